@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Boot Loader Specification Type #1 entries and loader.conf, parsed from a
+ * file buffer without allocation: every value is a slice into that buffer,
+ * so the buffer must outlive the parsed structure.
+ *
+ * Line grammar (BLS "Type #1 Boot Loader Entry Keys", systemd-boot's
+ * loader.conf(5)): "KEY WHITESPACE VALUE"; lines starting with '#' and blank
+ * lines are ignored; leading and trailing whitespace is dropped; unknown keys
+ * are ignored; the last line may lack a newline.
+ */
+#ifndef MB_BLS_H
+#define MB_BLS_H
+
+#include "mb/base.h"
+
+#define MB_CONF_MAX_LINE   4096 /* longer lines are rejected: MB_ERR_TOOLONG */
+#define MB_BLS_MAX_INITRD  8
+#define MB_BLS_MAX_OPTIONS 16
+
+typedef struct mb_conf_line {
+        size_t lineno;          /* 1-based, for messages */
+        mb_str key;
+        mb_str value;           /* may be empty */
+} mb_conf_line;
+
+/* Iterate key/value lines; *off starts at 0. MB_END at end of buffer.
+ * MB_ERR_TOOLONG for a line over MB_CONF_MAX_LINE bytes, MB_ERR_INVALID for
+ * a NUL byte in the text. *lineno carries the line counter between calls. */
+mb_err mb_conf_next(const char *buf, size_t size, size_t *off, size_t *lineno, mb_conf_line *ret);
+
+typedef struct mb_bls_entry {
+        mb_str id;              /* file name, e.g. "debian-6.1.0-26-amd64.conf" */
+        mb_str title, version, machine_id, sort_key;
+        mb_str linux, efi;      /* exactly one must be set for a bootable entry */
+        mb_str initrd[MB_BLS_MAX_INITRD];
+        size_t n_initrd;
+        mb_str options[MB_BLS_MAX_OPTIONS]; /* several "options" lines are joined with one space */
+        size_t n_options;
+        size_t err_line;        /* set when parsing failed */
+} mb_bls_entry;
+
+/* Parse one entry file. id is its file name (borrowed). MB_ERR_INVALID when
+ * it names neither linux nor efi, both, or exceeds the initrd/options limits
+ * (err_line says where). */
+mb_err mb_bls_parse_entry(const char *buf, size_t size, mb_str id, mb_bls_entry *ret);
+/* Join the options lines into dst (NUL-terminated). */
+mb_err mb_bls_options_join(const mb_bls_entry *e, char *dst, size_t dst_size, size_t *ret_len);
+/* BLS/systemd-boot sort order: entries with sort-key first, by sort-key,
+ * then machine-id, then version (newest first); then the rest by id
+ * (newest version first). Returns <0 when a sorts before b. */
+int mb_bls_compare(const mb_bls_entry *a, const mb_bls_entry *b);
+/* systemd's version comparison (strverscmp_improved semantics). */
+int mb_vercmp(mb_str a, mb_str b);
+
+typedef enum mb_tristate { MB_UNSET = 0, MB_NO, MB_YES } mb_tristate;
+
+typedef struct mb_loader_conf {
+        mb_str default_glob;    /* "default" */
+        int64_t timeout;        /* "timeout" seconds, -1 when unset */
+        mb_tristate tpm_required;  /* "tpm-required yes|no" (mshim) */
+        mb_str chainload;       /* "chainload PATH" (mshim): next stage when there are no entries */
+        size_t err_line;
+} mb_loader_conf;
+
+mb_err mb_loader_conf_parse(const char *buf, size_t size, mb_loader_conf *ret);
+/* fnmatch-style match of '*', '?' and '[...]' (no escapes needed by BLS ids). */
+bool mb_glob_match(mb_str pattern, mb_str s);
+/* Does the loader.conf default pattern select this entry? Matches the id
+ * with and without its ".conf" suffix, as systemd-boot does. */
+bool mb_bls_is_default(mb_str pattern, const mb_bls_entry *e);
+
+/* ASCII/UTF-8 to UTF-16LE bytes with a terminating NUL (2 bytes); the code
+ * units are written little-endian regardless of host order. Returns the
+ * number of bytes written including the NUL. Non-ASCII UTF-8 sequences are
+ * decoded; invalid ones give MB_ERR_INVALID. */
+mb_err mb_utf8_to_utf16le(const char *s, size_t len, uint8_t *dst, size_t dst_size, size_t *ret_bytes);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Decoders for event-log payloads (PC Client PFP section 10.4 and the UEFI
+ * structures it references), emitting what they find through mb_emit.
+ * Integrity rules (which events' digests must cover their payload) live here
+ * too, because they depend on the same understanding of each payload.
+ */
+#ifndef MB_EVDATA_H
+#define MB_EVDATA_H
+
+#include "mb/emit.h"
+#include "mb/tcglog.h"
+
+/* Emit the decoded payload of ev as an object under key "payload"
+ * (always an object; unknown or malformed payloads yield {"hex": "..."}
+ * plus "error" naming what was wrong). Never reads outside ev->data. */
+void mb_evdata_decode(const mb_tcglog_event *ev, mb_emit *e);
+
+typedef enum mb_integrity {
+        MB_INTEGRITY_NOT_APPLICABLE = 0, /* the digest covers something outside the log (an image, a blob) */
+        MB_INTEGRITY_OK,                 /* every computable digest equals the hash of the expected bytes */
+        MB_INTEGRITY_MISMATCH,           /* at least one computable digest does not */
+} mb_integrity;
+
+/* For events whose digest must cover (a known function of) the payload:
+ * separators, EV_EFI_ACTION, EV_EFI_VARIABLE_*, GPT, EV_IPL under the GRUB,
+ * systemd and shim conventions, mshim's own tags. ret_convention names the
+ * rule that matched (e.g. "systemd-utf16"), or NULL. */
+mb_integrity mb_evdata_check(const mb_tcglog_event *ev, const char **ret_convention);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * SHA-1, SHA-256, SHA-384, SHA-512 (FIPS 180-4), streaming, no allocation.
+ * Algorithms are named by their TPM_ALG_ID (TCG Algorithm Registry) because
+ * that is how the event log and the TPM name them.
+ */
+#ifndef MB_SHA_H
+#define MB_SHA_H
+
+#include "mb/base.h"
+
+#define MB_ALG_SHA1    0x0004
+#define MB_ALG_SHA256  0x000B
+#define MB_ALG_SHA384  0x000C
+#define MB_ALG_SHA512  0x000D
+#define MB_ALG_SM3_256 0x0012
+
+#define MB_HASH_MAX 64 /* largest digest we produce or carry, in bytes */
+
+typedef struct mb_hash {
+        uint16_t alg;
+        uint64_t total;      /* bytes fed so far (SHA-384/512 lengths above 2^61 bytes are not a concern here) */
+        size_t fill;         /* bytes waiting in block[] */
+        union {
+                uint32_t s32[8];
+                uint64_t s64[8];
+        } h;
+        uint8_t block[128];
+} mb_hash;
+
+/* Digest size in bytes for a TPM_ALG_ID we implement, 0 otherwise. */
+size_t mb_hash_size(uint16_t alg);
+/* Lower-case name ("sha256"), or NULL for an algorithm without a name here.
+ * Knows sm3_256 by name although we cannot compute it. */
+const char *mb_hash_name(uint16_t alg);
+/* Inverse of mb_hash_name; 0 when unknown. */
+uint16_t mb_hash_alg_by_name(const char *name);
+
+mb_err mb_hash_init(mb_hash *h, uint16_t alg);          /* MB_ERR_UNSUPPORTED for other algs */
+void mb_hash_update(mb_hash *h, const void *data, size_t n);
+void mb_hash_final(mb_hash *h, uint8_t *ret_digest);    /* writes mb_hash_size(alg) bytes */
+/* One-shot convenience. */
+mb_err mb_hash_buf(uint16_t alg, const void *data, size_t n, uint8_t *ret_digest);
+
+#endif

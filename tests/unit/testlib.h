@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Minimal test harness: each test program prints "PASS: name" or
+ * "FAIL: name" per case; tests/run-all.sh counts those lines.
+ */
+#ifndef MB_TESTLIB_H
+#define MB_TESTLIB_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tl_failed_cases, tl_case_failed;
+static const char *tl_case;
+
+#define CHECK(cond) do { if (!(cond)) { \
+        fprintf(stderr, "  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        tl_case_failed = 1; } } while (0)
+#define CHECK_EQ_INT(a, b) do { long long _a = (long long) (a), _b = (long long) (b); if (_a != _b) { \
+        fprintf(stderr, "  %s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, _a, _b); \
+        tl_case_failed = 1; } } while (0)
+
+static inline void tl_begin(const char *name) { tl_case = name; tl_case_failed = 0; }
+static inline void tl_end(void) {
+        printf("%s: %s\n", tl_case_failed ? "FAIL" : "PASS", tl_case);
+        if (tl_case_failed) tl_failed_cases++;
+}
+#define TEST(name) static void name(void)
+#define RUN(name) do { tl_begin(#name); name(); tl_end(); } while (0)
+#define TL_EXIT() return tl_failed_cases ? 1 : 0
+
+/* Directory holding eventlogs/: $MB_CORPUS, else the copy in tests/data. */
+static inline const char *tl_corpus_dir(void) {
+        const char *d = getenv("MB_CORPUS");
+        return d ? d : "tests/data";
+}
+#endif
