@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * SHA-1, SHA-256, SHA-384 and SHA-512 as specified by FIPS 180-4.
+ *
+ * Words are assembled from bytes in big-endian order (FIPS 180-4 §3.1), so
+ * the code is independent of host byte order and never performs an
+ * unaligned load. Whole blocks are compressed straight from the caller's
+ * buffer; only a partial block is copied into h->block.
+ */
+#include "mb/sha.h"
+
+static inline uint32_t be32(const uint8_t *p) {
+        return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) | ((uint32_t) p[2] << 8) | (uint32_t) p[3];
+}
+
+static inline uint64_t be64(const uint8_t *p) {
+        return ((uint64_t) be32(p) << 32) | be32(p + 4);
+}
+
+static inline void put_be32(uint8_t *p, uint32_t v) {
+        p[0] = (uint8_t) (v >> 24); p[1] = (uint8_t) (v >> 16); p[2] = (uint8_t) (v >> 8); p[3] = (uint8_t) v;
+}
+
+static inline void put_be64(uint8_t *p, uint64_t v) {
+        put_be32(p, (uint32_t) (v >> 32));
+        put_be32(p + 4, (uint32_t) v);
+}
+
+static inline uint32_t rol32(uint32_t x, unsigned n) { return (x << n) | (x >> (32 - n)); }
+static inline uint32_t ror32(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
+static inline uint64_t ror64(uint64_t x, unsigned n) { return (x >> n) | (x << (64 - n)); }
+
+/* Ch and Maj, FIPS 180-4 §4.1.1-§4.1.3 (shared by all three families). */
+#define CH(x, y, z)  (((x) & (y)) ^ (~(x) & (z)))
+#define MAJ(x, y, z) (((x) & (y)) ^ ((x) & (z)) ^ ((y) & (z)))
+
+/* ---- SHA-1 (§6.1) --------------------------------------------------------- */
+
+static void sha1_blocks(uint32_t *h, const uint8_t *p, size_t nblocks) {
+        for (; nblocks; nblocks--, p += 64) {
+                /* §6.1.2 step 1, with W kept as a 16-word ring buffer. */
+                uint32_t w[16], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+
+                for (unsigned t = 0; t < 80; t++) {
+                        uint32_t f, k, tmp;
+
+                        if (t < 16)
+                                w[t] = be32(p + 4 * t);
+                        else
+                                w[t & 15] = rol32(w[(t - 3) & 15] ^ w[(t - 8) & 15] ^
+                                                  w[(t - 14) & 15] ^ w[t & 15], 1);
+
+                        /* §4.1.1 functions and §4.2.1 constants by round. */
+                        if (t < 20) {
+                                f = CH(b, c, d);
+                                k = 0x5a827999;
+                        } else if (t < 40) {
+                                f = b ^ c ^ d;
+                                k = 0x6ed9eba1;
+                        } else if (t < 60) {
+                                f = MAJ(b, c, d);
+                                k = 0x8f1bbcdc;
+                        } else {
+                                f = b ^ c ^ d;
+                                k = 0xca62c1d6;
+                        }
+                        tmp = rol32(a, 5) + f + e + k + w[t & 15];
+                        e = d;
+                        d = c;
+                        c = rol32(b, 30);
+                        b = a;
+                        a = tmp;
+                }
+                h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e;
+        }
+}
+
+/* ---- SHA-256 (§6.2) ------------------------------------------------------- */
+
+/* §4.2.2 */
+static const uint32_t K256[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static void sha256_blocks(uint32_t *h, const uint8_t *p, size_t nblocks) {
+        for (; nblocks; nblocks--, p += 64) {
+                uint32_t w[64], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+
+                /* §6.2.2 step 1: message schedule, σ0/σ1 of §4.1.2. */
+                for (unsigned t = 0; t < 16; t++)
+                        w[t] = be32(p + 4 * t);
+                for (unsigned t = 16; t < 64; t++) {
+                        uint32_t s0 = ror32(w[t - 15], 7) ^ ror32(w[t - 15], 18) ^ (w[t - 15] >> 3);
+                        uint32_t s1 = ror32(w[t - 2], 17) ^ ror32(w[t - 2], 19) ^ (w[t - 2] >> 10);
+                        w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+                }
+                for (unsigned t = 0; t < 64; t++) {
+                        uint32_t t1 = hh + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + CH(e, f, g) + K256[t] + w[t];
+                        uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) + MAJ(a, b, c);
+                        hh = g; g = f; f = e; e = d + t1;
+                        d = c; c = b; b = a; a = t1 + t2;
+                }
+                h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+                h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+        }
+}
+
+/* ---- SHA-384 / SHA-512 (§6.4, §6.5) --------------------------------------- */
+
+/* §4.2.3 */
+static const uint64_t K512[80] = {
+        0x428a2f98d728ae22ULL, 0x7137449123ef65cdULL, 0xb5c0fbcfec4d3b2fULL, 0xe9b5dba58189dbbcULL,
+        0x3956c25bf348b538ULL, 0x59f111f1b605d019ULL, 0x923f82a4af194f9bULL, 0xab1c5ed5da6d8118ULL,
+        0xd807aa98a3030242ULL, 0x12835b0145706fbeULL, 0x243185be4ee4b28cULL, 0x550c7dc3d5ffb4e2ULL,
+        0x72be5d74f27b896fULL, 0x80deb1fe3b1696b1ULL, 0x9bdc06a725c71235ULL, 0xc19bf174cf692694ULL,
+        0xe49b69c19ef14ad2ULL, 0xefbe4786384f25e3ULL, 0x0fc19dc68b8cd5b5ULL, 0x240ca1cc77ac9c65ULL,
+        0x2de92c6f592b0275ULL, 0x4a7484aa6ea6e483ULL, 0x5cb0a9dcbd41fbd4ULL, 0x76f988da831153b5ULL,
+        0x983e5152ee66dfabULL, 0xa831c66d2db43210ULL, 0xb00327c898fb213fULL, 0xbf597fc7beef0ee4ULL,
+        0xc6e00bf33da88fc2ULL, 0xd5a79147930aa725ULL, 0x06ca6351e003826fULL, 0x142929670a0e6e70ULL,
+        0x27b70a8546d22ffcULL, 0x2e1b21385c26c926ULL, 0x4d2c6dfc5ac42aedULL, 0x53380d139d95b3dfULL,
+        0x650a73548baf63deULL, 0x766a0abb3c77b2a8ULL, 0x81c2c92e47edaee6ULL, 0x92722c851482353bULL,
+        0xa2bfe8a14cf10364ULL, 0xa81a664bbc423001ULL, 0xc24b8b70d0f89791ULL, 0xc76c51a30654be30ULL,
+        0xd192e819d6ef5218ULL, 0xd69906245565a910ULL, 0xf40e35855771202aULL, 0x106aa07032bbd1b8ULL,
+        0x19a4c116b8d2d0c8ULL, 0x1e376c085141ab53ULL, 0x2748774cdf8eeb99ULL, 0x34b0bcb5e19b48a8ULL,
+        0x391c0cb3c5c95a63ULL, 0x4ed8aa4ae3418acbULL, 0x5b9cca4f7763e373ULL, 0x682e6ff3d6b2b8a3ULL,
+        0x748f82ee5defb2fcULL, 0x78a5636f43172f60ULL, 0x84c87814a1f0ab72ULL, 0x8cc702081a6439ecULL,
+        0x90befffa23631e28ULL, 0xa4506cebde82bde9ULL, 0xbef9a3f7b2c67915ULL, 0xc67178f2e372532bULL,
+        0xca273eceea26619cULL, 0xd186b8c721c0c207ULL, 0xeada7dd6cde0eb1eULL, 0xf57d4f7fee6ed178ULL,
+        0x06f067aa72176fbaULL, 0x0a637dc5a2c898a6ULL, 0x113f9804bef90daeULL, 0x1b710b35131c471bULL,
+        0x28db77f523047d84ULL, 0x32caab7b40c72493ULL, 0x3c9ebe0a15c9bebcULL, 0x431d67c49c100d4cULL,
+        0x4cc5d4becb3e42b6ULL, 0x597f299cfc657e2aULL, 0x5fcb6fab3ad6faecULL, 0x6c44198c4a475817ULL,
+};
+
+static void sha512_blocks(uint64_t *h, const uint8_t *p, size_t nblocks) {
+        for (; nblocks; nblocks--, p += 128) {
+                uint64_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+
+                /* §6.4.2 step 1, σ0/σ1 of §4.1.3. */
+                for (unsigned t = 0; t < 16; t++)
+                        w[t] = be64(p + 8 * t);
+                for (unsigned t = 16; t < 80; t++) {
+                        uint64_t s0 = ror64(w[t - 15], 1) ^ ror64(w[t - 15], 8) ^ (w[t - 15] >> 7);
+                        uint64_t s1 = ror64(w[t - 2], 19) ^ ror64(w[t - 2], 61) ^ (w[t - 2] >> 6);
+                        w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+                }
+                for (unsigned t = 0; t < 80; t++) {
+                        uint64_t t1 = hh + (ror64(e, 14) ^ ror64(e, 18) ^ ror64(e, 41)) + CH(e, f, g) + K512[t] + w[t];
+                        uint64_t t2 = (ror64(a, 28) ^ ror64(a, 34) ^ ror64(a, 39)) + MAJ(a, b, c);
+                        hh = g; g = f; f = e; e = d + t1;
+                        d = c; c = b; b = a; a = t1 + t2;
+                }
+                h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+                h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+        }
+}
+
+/* ---- initial values (§5.3) ------------------------------------------------ */
+
+static const uint32_t IV1[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0 };
+static const uint32_t IV256[8] = {
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+};
+static const uint64_t IV384[8] = {
+        0xcbbb9d5dc1059ed8ULL, 0x629a292a367cd507ULL, 0x9159015a3070dd17ULL, 0x152fecd8f70e5939ULL,
+        0x67332667ffc00b31ULL, 0x8eb44a8768581511ULL, 0xdb0c2e0d64f98fa7ULL, 0x47b5481dbefa4fa4ULL,
+};
+static const uint64_t IV512[8] = {
+        0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
+        0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL,
+};
+
+/* ---- public API ------------------------------------------------------------ */
+
+static const struct {
+        uint16_t alg;
+        size_t size;
+        const char *name;
+} hash_table[] = {
+        { MB_ALG_SHA1,    20, "sha1" },
+        { MB_ALG_SHA256,  32, "sha256" },
+        { MB_ALG_SHA384,  48, "sha384" },
+        { MB_ALG_SHA512,  64, "sha512" },
+        /* Named so logs can be printed, but not computed: size 0. */
+        { MB_ALG_SM3_256,  0, "sm3_256" },
+};
+
+size_t mb_hash_size(uint16_t alg) {
+        for (size_t i = 0; i < MB_ARRAY_SIZE(hash_table); i++)
+                if (hash_table[i].alg == alg)
+                        return hash_table[i].size;
+        return 0;
+}
+
+const char *mb_hash_name(uint16_t alg) {
+        for (size_t i = 0; i < MB_ARRAY_SIZE(hash_table); i++)
+                if (hash_table[i].alg == alg)
+                        return hash_table[i].name;
+        return NULL;
+}
+
+static bool cstr_eq(const char *a, const char *b) {
+        for (; *a && *a == *b; a++, b++)
+                ;
+        return *a == *b;
+}
+
+uint16_t mb_hash_alg_by_name(const char *name) {
+        if (!name)
+                return 0;
+        for (size_t i = 0; i < MB_ARRAY_SIZE(hash_table); i++)
+                if (cstr_eq(name, hash_table[i].name))
+                        return hash_table[i].alg;
+        return 0;
+}
+
+static size_t block_size(uint16_t alg) {
+        return alg == MB_ALG_SHA384 || alg == MB_ALG_SHA512 ? 128 : 64;
+}
+
+mb_err mb_hash_init(mb_hash *h, uint16_t alg) {
+        switch (alg) {
+        case MB_ALG_SHA1:
+                mb_memcpy(h->h.s32, IV1, sizeof(IV1));
+                break;
+        case MB_ALG_SHA256:
+                mb_memcpy(h->h.s32, IV256, sizeof(IV256));
+                break;
+        case MB_ALG_SHA384:
+                mb_memcpy(h->h.s64, IV384, sizeof(IV384));
+                break;
+        case MB_ALG_SHA512:
+                mb_memcpy(h->h.s64, IV512, sizeof(IV512));
+                break;
+        default:
+                return MB_ERR_UNSUPPORTED;
+        }
+        h->alg = alg;
+        h->total = 0;
+        h->fill = 0;
+        return MB_OK;
+}
+
+static void compress(mb_hash *h, const uint8_t *p, size_t nblocks) {
+        switch (h->alg) {
+        case MB_ALG_SHA1:
+                sha1_blocks(h->h.s32, p, nblocks);
+                break;
+        case MB_ALG_SHA256:
+                sha256_blocks(h->h.s32, p, nblocks);
+                break;
+        default: /* SHA-384 and SHA-512 share the compression function (§6.5). */
+                sha512_blocks(h->h.s64, p, nblocks);
+                break;
+        }
+}
+
+void mb_hash_update(mb_hash *h, const void *data, size_t n) {
+        const uint8_t *p = data;
+        size_t bs = block_size(h->alg);
+
+        h->total += n;
+        if (h->fill) {
+                size_t take = bs - h->fill < n ? bs - h->fill : n;
+
+                mb_memcpy(h->block + h->fill, p, take);
+                h->fill += take;
+                p += take;
+                n -= take;
+                if (h->fill < bs)
+                        return;
+                compress(h, h->block, 1);
+                h->fill = 0;
+        }
+        if (n >= bs) {
+                compress(h, p, n / bs);
+                p += n - n % bs;
+                n %= bs;
+        }
+        mb_memcpy(h->block, p, n);
+        h->fill = n;
+}
+
+void mb_hash_final(mb_hash *h, uint8_t *ret_digest) {
+        size_t bs = block_size(h->alg);
+        /* The length field is 64 bits for SHA-1/256, 128 bits for SHA-384/512 (§5.1). */
+        size_t lenfield = bs / 8;
+        uint64_t bits = h->total << 3;
+
+        h->block[h->fill++] = 0x80;
+        if (h->fill > bs - lenfield) {
+                mb_memset(h->block + h->fill, 0, bs - h->fill);
+                compress(h, h->block, 1);
+                h->fill = 0;
+        }
+        mb_memset(h->block + h->fill, 0, bs - h->fill);
+        if (bs == 128)
+                put_be64(h->block + bs - 16, h->total >> 61);
+        put_be64(h->block + bs - 8, bits);
+        compress(h, h->block, 1);
+
+        /* SHA-384 is SHA-512 with other IVs, truncated to six words (§6.5). */
+        if (bs == 128) {
+                for (size_t i = 0; i < mb_hash_size(h->alg) / 8; i++)
+                        put_be64(ret_digest + 8 * i, h->h.s64[i]);
+        } else {
+                for (size_t i = 0; i < mb_hash_size(h->alg) / 4; i++)
+                        put_be32(ret_digest + 4 * i, h->h.s32[i]);
+        }
+}
+
+mb_err mb_hash_buf(uint16_t alg, const void *data, size_t n, uint8_t *ret_digest) {
+        mb_hash h;
+        mb_err r = mb_hash_init(&h, alg);
+
+        if (r != MB_OK)
+                return r;
+        mb_hash_update(&h, data, n);
+        mb_hash_final(&h, ret_digest);
+        return MB_OK;
+}
