@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# make deps: make sure every Debian 12 package the build and the tests need is
+# installed, then fetch the test kernel (scripts/fetch-kernel.sh). Silent and
+# fast when everything is already there.
+set -eu
+cd "$(dirname "$0")/.."
+
+PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
+libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
+clang python3"
+
+missing=
+for p in $PKGS; do
+        st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+        case "$st" in
+        *" installed") ;;
+        *) missing="$missing $p" ;;
+        esac
+done
+
+if [ -n "$missing" ]; then
+        if [ "$(id -u)" = 0 ]; then
+                echo "deps: installing:$missing"
+                export DEBIAN_FRONTEND=noninteractive
+                apt-get update -q
+                # shellcheck disable=SC2086
+                apt-get install -y -q --no-install-recommends $missing
+        else
+                echo "deps: missing Debian packages:$missing" >&2
+                echo "deps: run:  sudo apt-get install$missing" >&2
+                exit 1
+        fi
+fi
+
+exec scripts/fetch-kernel.sh

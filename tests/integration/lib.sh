@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Integration test library: boot OVMF + swtpm + a real Debian kernel under
+# QEMU (TCG) from an ESP built with mtools, and read back what the TPM saw.
+#
+# Usage from a test (run from anywhere; paths are made absolute here):
+#   . "$(dirname "$0")/lib.sh"
+#   it_init replay                  # per-test dir under build/it/, traps
+#   d=$(it_newboot base)            # boot dir with a default ESP tree in $d/esp
+#   it_boot "$d"                    # build esp.img, start swtpm, run QEMU, parse
+#   it_oracle check-... --result "$d/result" ...
+#
+# Layout of a boot dir:
+#   esp/        the files that go on the ESP (edit them before it_boot)
+#   esp.img     FAT image made with mtools; vars.fd per-boot OVMF variables
+#   tpm/        swtpm state, sock, pid, log
+#   serial.log  the guest's serial console; qemu.log QEMU's own output
+#   result/     parsed: result.json (banks, PCRs, cmdline), eventlog.bin
+#
+# Environment: B (build dir, default build), IT_TIMEOUT (seconds per boot,
+# default 300), IT_KEEP=1 keeps build/it/<test>.* after success.
+
+IT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=${B:-build}
+case "$B" in /*) IT_B=$B ;; *) IT_B=$IT_REPO/$B ;; esac
+IT_EFI=${IT_EFI:-$IT_B/mshimx64.efi}
+IT_CLI=${IT_CLI:-$IT_B/mshim}
+IT_KERNEL=${IT_KERNEL:-$IT_B/kernel/vmlinuz}
+IT_INITRD=$IT_B/it/initrd.img
+IT_ORACLE=$IT_REPO/tests/integration/oracle.py
+IT_TIMEOUT=${IT_TIMEOUT:-300}
+OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
+OVMF_VARS=${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
+IT_BANKS=${IT_BANKS:-sha1,sha256,sha384,sha512}
+# The kernel command line of the default entry. mshim.test=N is an
+# unknown parameter the kernel ignores: tests change it to alter one byte.
+IT_OPTIONS=${IT_OPTIONS:-console=ttyS0 quiet panic=-1 mshim.test=0}
+
+# A boot that reaches this line on the console fell through to the firmware's
+# shell: the loader under test failed. Tests that boot the shell on purpose
+# set it empty.
+IT_FALLTHROUGH=${IT_FALLTHROUGH-'BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell"'}
+
+IT_DIR=
+IT_FAILED=0
+IT_PIDS=
+
+it_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+it_pass() { echo "PASS: $*"; }
+it_fail() { echo "FAIL: $*"; IT_FAILED=1; }
+it_oracle() { python3 "$IT_ORACLE" "$@"; }
+
+it_cleanup() {
+        local f pid
+        for pid in $IT_PIDS; do kill "$pid" 2>/dev/null; done
+        if [ -n "$IT_DIR" ] && [ -d "$IT_DIR" ]; then
+                for f in "$IT_DIR"/*/tpm/pid; do
+                        [ -f "$f" ] || continue
+                        pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
+                done
+                if [ "$IT_FAILED" = 0 ] && [ "${IT_KEEP:-0}" != 1 ]; then
+                        rm -rf "$IT_DIR"
+                else
+                        echo "(test files kept in $IT_DIR)" >&2
+                fi
+        fi
+}
+
+# it_init NAME: per-test temporary directory and cleanup traps.
+it_init() {
+        mkdir -p "$IT_B/it"
+        IT_DIR=$(mktemp -d "$IT_B/it/$1.XXXXXX")
+        trap it_cleanup EXIT
+        trap 'exit 130' INT TERM
+}
+
+# it_require FILE...: FAIL (and exit) when a prerequisite is missing.
+it_require() {
+        local f ok=1
+        for f; do
+                if [ ! -e "$f" ]; then
+                        echo "missing prerequisite: $f (run make; make deps)" >&2
+                        ok=0
+                fi
+        done
+        [ "$ok" = 1 ]
+}
+
+# it_initrd: build (once, reproducibly) the reporting initramfs.
+it_initrd() {
+        local s=$IT_REPO/scripts/mkinitramfs.sh
+        if [ ! -s "$IT_INITRD" ] || [ "$s" -nt "$IT_INITRD" ]; then
+                mkdir -p "$(dirname "$IT_INITRD")"
+                "$s" "$IT_INITRD.$$" && mv "$IT_INITRD.$$" "$IT_INITRD"
+        fi
+}
+
+# it_newboot NAME [LOADER_EFI]: make $IT_DIR/NAME with the default ESP tree:
+#   /EFI/BOOT/BOOTX64.EFI   mshimx64.efi (or LOADER_EFI)
+#   /loader/loader.conf     timeout 0, default mshim-test
+#   /loader/entries/mshim-test.conf   linux /vmlinuz, initrd /initrd.img, options
+#   /vmlinuz /initrd.img
+# Prints the directory.
+it_newboot() {
+        local d=$IT_DIR/$1 efi=${2:-$IT_EFI}
+        it_initrd || return 1
+        mkdir -p "$d/esp/EFI/BOOT" "$d/esp/loader/entries"
+        cp "$efi" "$d/esp/EFI/BOOT/BOOTX64.EFI"
+        cp "$IT_KERNEL" "$d/esp/vmlinuz"
+        cp "$IT_INITRD" "$d/esp/initrd.img"
+        printf '# mshim integration test 0\ntimeout 0\ndefault mshim-test\n' > "$d/esp/loader/loader.conf"
+        printf 'title mshim integration test\nversion %s\nlinux /vmlinuz\ninitrd /initrd.img\noptions %s\n' \
+                "$(cat "$IT_B/kernel/VERSION" 2>/dev/null || echo 0)" "$IT_OPTIONS" \
+                > "$d/esp/loader/entries/mshim-test.conf"
+        echo "$d"
+}
+
+# it_mkesp DIR: DIR/esp.img, a FAT image (no partition table) holding DIR/esp.
+it_mkesp() {
+        local d=$1 kib sectors
+        kib=$(du -sk "$d/esp" | cut -f1)
+        sectors=$(( (kib + 8192) * 2 ))
+        [ "$sectors" -lt 65536 ] && sectors=65536
+        rm -f "$d/esp.img"
+        mformat -i "$d/esp.img" -C -T "$sectors" -h 64 -s 32 -v MSHIMESP :: >/dev/null &&
+                mcopy -i "$d/esp.img" -s -Q -m "$d"/esp/* ::/
+}
+
+# it_swtpm_start DIR: fresh TPM 2.0 state in DIR/tpm with IT_BANKS active,
+# then the QEMU-facing daemon on DIR/tpm/sock.
+it_swtpm_start() {
+        local t=$1/tpm
+        mkdir -p "$t/state"
+        if ! swtpm_setup --tpm2 --tpmstate "$t/state" --pcr-banks "$IT_BANKS" \
+                        --overwrite --logfile "$t/setup.log" >/dev/null 2>&1; then
+                echo "swtpm_setup failed:" >&2; cat "$t/setup.log" >&2
+                return 1
+        fi
+        if ! swtpm socket --tpm2 --tpmstate dir="$t/state" \
+                        --ctrl type=unixio,path="$t/sock" \
+                        --log file="$t/swtpm.log",level=1 \
+                        --daemon --pid file="$t/pid"; then
+                echo "swtpm failed to start" >&2; return 1
+        fi
+        local i=0
+        while [ ! -S "$t/sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+        [ -S "$t/sock" ]
+}
+
+it_swtpm_stop() {
+        local t=$1/tpm pid
+        [ -f "$t/pid" ] || return 0
+        pid=$(cat "$t/pid" 2>/dev/null)
+        if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
+                local i=0
+                while kill -0 "$pid" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+        fi
+        rm -f "$t/pid"
+}
+
+# it_qemu DIR [--no-tpm] [--stop REGEX] [--timeout S]: run the VM until it
+# powers off, the time limit passes, or (with --stop) REGEX (grep -E -i)
+# appears on the serial console; IT_FALLTHROUGH (boot fell through to the
+# UEFI shell) also stops it. Returns 0 when QEMU exited by itself or --stop matched,
+# 124 on timeout, 125 when the firmware fell back to its shell.
+it_qemu() {
+        local d=$1; shift
+        local tpm=1 stop= limit=$IT_TIMEOUT
+        while [ $# -gt 0 ]; do
+                case "$1" in
+                --no-tpm) tpm=0 ;;
+                --stop) stop=$2; shift ;;
+                --timeout) limit=$2; shift ;;
+                esac
+                shift
+        done
+        local args=(-machine q35,accel=tcg -m 1024 -smp 1 -display none -monitor none
+                -no-reboot -nic none -serial "file:$d/serial.log"
+                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE"
+                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
+                -drive "if=none,id=esp,format=raw,file=$d/esp.img"
+                -device virtio-blk-pci,drive=esp,bootindex=1)
+        cp "$OVMF_VARS" "$d/vars.fd"
+        : > "$d/serial.log"
+        if [ "$tpm" = 1 ]; then
+                it_swtpm_start "$d" || return 1
+                args+=(-chardev "socket,id=chrtpm,path=$d/tpm/sock"
+                        -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
+        fi
+        local t0=$SECONDS
+        qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
+        local qpid=$! rc=0
+        IT_PIDS="$IT_PIDS $qpid"
+        while kill -0 "$qpid" 2>/dev/null; do
+                if [ $((SECONDS - t0)) -ge "$limit" ]; then
+                        rc=124; break
+                fi
+                if [ -n "$stop" ] && grep -a -q -E -i "$stop" "$d/serial.log"; then
+                        sleep 1; rc=0; break
+                fi
+                if [ -n "$IT_FALLTHROUGH" ] && grep -a -q -E "$IT_FALLTHROUGH" "$d/serial.log"; then
+                        sleep 1; rc=125; break
+                fi
+                sleep 0.5
+        done
+        if kill -0 "$qpid" 2>/dev/null; then
+                kill "$qpid" 2>/dev/null
+        fi
+        wait "$qpid" 2>/dev/null
+        local qrc=$?
+        [ "$rc" = 0 ] && [ -z "$stop" ] && [ "$qrc" != 0 ] && rc=$qrc
+        echo $((SECONDS - t0)) > "$d/seconds"
+        [ "$tpm" = 1 ] && it_swtpm_stop "$d"
+        return $rc
+}
+
+# it_show_serial DIR: print the serial log (last 150 lines) for a failure.
+it_show_serial() {
+        echo "---- $1/serial.log (last 150 lines) ----" >&2
+        tr -d '\r' < "$1/serial.log" | tail -n 150 >&2
+        if [ -s "$1/qemu.log" ]; then
+                echo "---- $1/qemu.log ----" >&2; cat "$1/qemu.log" >&2
+        fi
+        echo "---- end ----" >&2
+}
+
+# it_boot DIR [it_qemu options]: ESP image, boot, parse the report into
+# DIR/result/. Returns non-zero (and prints the serial log) when the boot
+# timed out or the report is missing.
+it_boot() {
+        local d=$1; shift
+        it_mkesp "$d" || { echo "it_mkesp failed" >&2; return 1; }
+        it_log "booting $(basename "$d") ..."
+        it_qemu "$d" "$@"
+        local rc=$?
+        it_log "boot $(basename "$d") finished in $(cat "$d/seconds") s (status $rc)"
+        if [ "$rc" != 0 ]; then
+                case $rc in
+                124) echo "boot $(basename "$d"): no power-off within the time limit" >&2 ;;
+                125) echo "boot $(basename "$d"): firmware fell back to the UEFI shell" >&2 ;;
+                *) echo "boot $(basename "$d"): status $rc" >&2 ;;
+                esac
+                it_show_serial "$d"
+                return 1
+        fi
+        if ! it_oracle parse "$d/serial.log" "$d/result"; then
+                it_show_serial "$d"
+                return 1
+        fi
+}
+
+# it_pcr DIR BANK N: one PCR value reported by the guest.
+it_pcr() { it_oracle get "$1/result" "$2" "$3"; }

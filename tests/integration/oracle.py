@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Test oracles for the integration tests, independent of mshim's C code.
+
+Everything here is recomputed from first principles with hashlib: a small
+crypto-agile (TCG PC Client PFP) event-log parser and replay, PCR
+predictions from the files put on the ESP, a PE/COFF Authenticode digest,
+and the parser of the test initramfs' serial-console report.
+
+Subcommands print "PASS: name" / "FAIL: name" lines (with details on
+stderr) and exit 1 when anything failed.
+"""
+import argparse
+import base64
+import hashlib
+import json
+import os
+import re
+import struct
+import sys
+
+ALGS = {0x4: "sha1", 0xB: "sha256", 0xC: "sha384", 0xD: "sha512", 0x12: "sm3_256"}
+EV_NO_ACTION, EV_SEPARATOR, EV_EVENT_TAG, EV_IPL = 0x3, 0x4, 0x6, 0xD
+EV_EFI_BOOT_SERVICES_APPLICATION = 0x80000003
+TAG_MSHIM_LOADER_CONF, TAG_MSHIM_ENTRY = 0x6D736801, 0x6D736802
+TAG_LINUX_INITRD, TAG_LINUX_LOAD_OPTIONS = 0x8F3B22EC, 0x8F3B22ED
+CHECKED_PCRS = list(range(0, 10)) + list(range(11, 16))
+
+failed = False
+
+
+def report(ok, name, detail=""):
+    global failed
+    print(("PASS: " if ok else "FAIL: ") + name, flush=True)
+    if not ok:
+        failed = True
+        if detail:
+            sys.stderr.write("  " + detail.replace("\n", "\n  ") + "\n")
+
+
+def H(bank, data):
+    return hashlib.new(bank, data).digest()
+
+
+def zeros(bank):
+    return bytes(hashlib.new(bank).digest_size)
+
+
+def extend(bank, old, digest):
+    return H(bank, old + digest)
+
+
+# ---- event log -----------------------------------------------------------
+
+class Event:
+    def __init__(self, index, pcr, etype, digests, data):
+        self.index, self.pcr, self.type, self.digests, self.data = index, pcr, etype, digests, data
+
+    def tag_id(self):
+        if self.type == EV_EVENT_TAG and len(self.data) >= 8:
+            return struct.unpack_from("<I", self.data, 0)[0]
+        return None
+
+
+def parse_log(blob):
+    """Parse a crypto-agile log; returns (algorithm sizes, events)."""
+    off = 0
+
+    def need(n):
+        if len(blob) - off < n:
+            raise ValueError("event log truncated at offset %d" % off)
+
+    need(32)
+    pcr, etype = struct.unpack_from("<II", blob, 0)
+    size = struct.unpack_from("<I", blob, 28)[0]
+    off = 32
+    need(size)
+    spec = blob[off:off + size]
+    off += size
+    if etype != EV_NO_ACTION or not spec.startswith(b"Spec ID Event03\0"):
+        raise ValueError("not a crypto-agile log (first event is not Spec ID Event03)")
+    nalg = struct.unpack_from("<I", spec, 24)[0]
+    sizes = {}
+    for i in range(nalg):
+        alg, dsz = struct.unpack_from("<HH", spec, 28 + 4 * i)
+        sizes[alg] = dsz
+    events = []
+    while off < len(blob):
+        need(12)
+        pcr, etype, count = struct.unpack_from("<III", blob, off)
+        off += 12
+        digests = {}
+        for _ in range(count):
+            need(2)
+            alg = struct.unpack_from("<H", blob, off)[0]
+            off += 2
+            if alg not in sizes:
+                raise ValueError("unknown algorithm 0x%x at offset %d" % (alg, off))
+            need(sizes[alg])
+            digests[ALGS.get(alg, "alg%x" % alg)] = blob[off:off + sizes[alg]]
+            off += sizes[alg]
+        need(4)
+        esz = struct.unpack_from("<I", blob, off)[0]
+        off += 4
+        need(esz)
+        events.append(Event(len(events) + 1, pcr, etype, digests, blob[off:off + esz]))
+        off += esz
+    return sizes, events
+
+
+def replay(events, banks):
+    pcrs = {b: {} for b in banks}
+    for ev in events:
+        if ev.type == EV_NO_ACTION:
+            if ev.pcr == 0 and ev.data.startswith(b"StartupLocality\0") and len(ev.data) >= 17:
+                for b in banks:
+                    pcrs[b][0] = bytes(hashlib.new(b).digest_size - 1) + ev.data[16:17]
+            continue
+        for b in banks:
+            if b in ev.digests:
+                pcrs[b][ev.pcr] = extend(b, pcrs[b].get(ev.pcr, zeros(b)), ev.digests[b])
+    return pcrs
+
+
+def load_log(path):
+    with open(path, "rb") as f:
+        return parse_log(f.read())[1]
+
+
+# ---- the guest's report ----------------------------------------------------
+
+def parse_serial(text):
+    text = text.replace("\r", "")
+    if "MSHIM-RESULT-BEGIN" not in text:
+        raise ValueError("no MSHIM-RESULT-BEGIN marker on the serial console")
+    body = text.split("MSHIM-RESULT-BEGIN", 1)[1]
+    if "MSHIM-RESULT-END" not in body:
+        raise ValueError("report not terminated (no MSHIM-RESULT-END)")
+    body = body.split("MSHIM-RESULT-END", 1)[0]
+    res = {"tpm": True, "banks": [], "pcrs": {}, "cmdline": None}
+    log_lines, in_log, log_size = [], False, None
+    for line in body.split("\n"):
+        line = line.strip()
+        if in_log:
+            if line == "EVENTLOG-END":
+                in_log = False
+            elif line:
+                log_lines.append(line)
+            continue
+        if line == "NO-TPM":
+            res["tpm"] = False
+        elif line.startswith("BANKS"):
+            res["banks"] = line.split()[1:]
+        elif line.startswith("PCR "):
+            _, bank, n, val = line.split()
+            res["pcrs"].setdefault(bank, {})[n] = val.lower()
+        elif line.startswith("CMDLINE"):
+            res["cmdline"] = line[len("CMDLINE "):]
+        elif line.startswith("EVENTLOG-SIZE"):
+            log_size = int(line.split()[1])
+        elif line == "EVENTLOG-BEGIN":
+            in_log = True
+    log = base64.b64decode("".join(log_lines)) if log_lines else None
+    if log is not None and log_size is not None and len(log) != log_size:
+        raise ValueError("event log: decoded %d bytes, guest said %d" % (len(log), log_size))
+    if res["tpm"]:
+        for b in res["banks"]:
+            if len(res["pcrs"].get(b, {})) != 24:
+                raise ValueError("bank %s: %d PCR values reported, expected 24"
+                                 % (b, len(res["pcrs"].get(b, {}))))
+    return res, log
+
+
+def load_result(d):
+    with open(os.path.join(d, "result.json")) as f:
+        return json.load(f)
+
+
+def tpm_pcr(res, bank, n):
+    return bytes.fromhex(res["pcrs"][bank][str(n)])
+
+
+# ---- PE/COFF Authenticode (sha256), for the PCR 4 image digests ------------
+
+def authenticode(data, bank="sha256"):
+    pe = struct.unpack_from("<I", data, 0x3C)[0]
+    if data[pe:pe + 4] != b"PE\0\0":
+        raise ValueError("not a PE image")
+    coff = pe + 4
+    nsect = struct.unpack_from("<H", data, coff + 2)[0]
+    optsz = struct.unpack_from("<H", data, coff + 16)[0]
+    opt = coff + 20
+    magic = struct.unpack_from("<H", data, opt)[0]
+    dd = opt + (96 if magic == 0x10B else 112)      # data directories
+    csum = opt + 64
+    sec_dir = dd + 8 * 4                            # IMAGE_DIRECTORY_ENTRY_SECURITY
+    hdr_size = struct.unpack_from("<I", data, opt + 60)[0]
+    cert_off, cert_size = struct.unpack_from("<II", data, sec_dir)
+    h = hashlib.new(bank)
+    h.update(data[:csum])
+    h.update(data[csum + 4:sec_dir])
+    h.update(data[sec_dir + 8:hdr_size])
+    done = hdr_size
+    sects = []
+    for i in range(nsect):
+        s = opt + optsz + 40 * i
+        raw_size, raw_ptr = struct.unpack_from("<II", data, s + 16)
+        if raw_size:
+            sects.append((raw_ptr, raw_size))
+    for ptr, size in sorted(sects):
+        h.update(data[ptr:ptr + size])
+        done += size
+    end = len(data) - (cert_size if cert_off else 0)
+    if end > done:
+        h.update(data[done:end])
+    return h.digest()
+
+
+# ---- subcommands -------------------------------------------------------------
+
+def cmd_parse(a):
+    with open(a.serial, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    try:
+        res, log = parse_serial(text)
+    except ValueError as e:
+        sys.stderr.write("parse %s: %s\n" % (a.serial, e))
+        return 1
+    os.makedirs(a.outdir, exist_ok=True)
+    if log is not None:
+        with open(os.path.join(a.outdir, "eventlog.bin"), "wb") as f:
+            f.write(log)
+    with open(os.path.join(a.outdir, "result.json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+    return 0
+
+
+def cmd_get(a):
+    print(load_result(a.result)["pcrs"][a.bank][a.pcr])
+    return 0
+
+
+def replay_json_pcrs(path):
+    with open(path) as f:
+        j = json.load(f)
+    return {b: {int(k): bytes.fromhex(v) for k, v in d.items()} for b, d in j["pcrs"].items()}
+
+
+def eventlog_yaml_pcrs(path):
+    """The "pcrs:" section printed by tpm2_eventlog (tpm2-tools 5.x)."""
+    pcrs, bank, in_pcrs = {}, None, False
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("pcrs:"):
+                in_pcrs = True
+                continue
+            if not in_pcrs:
+                continue
+            m = re.match(r"^  (\w+):\s*$", line)
+            if m:
+                bank = m.group(1)
+                pcrs[bank] = {}
+                continue
+            m = re.match(r"^    (\d+)\s*:\s*0x([0-9a-fA-F]+)\s*$", line)
+            if m and bank:
+                pcrs[bank][int(m.group(1))] = bytes.fromhex(m.group(2))
+            elif line and not line.startswith(" "):
+                in_pcrs = False
+    return pcrs
+
+
+def compare_all(res, replayed, who, name):
+    bad = []
+    for b in res["banks"]:
+        if b not in replayed:
+            bad.append("%s: bank %s missing from the replay" % (who, b))
+            continue
+        for n in CHECKED_PCRS:
+            want = tpm_pcr(res, b, n)
+            got = replayed[b].get(n, bytes(len(want)))
+            if got != want:
+                bad.append("%s %s PCR %d: tpm %s replay %s" % (who, b, n, want.hex(), got.hex()))
+    if not res["banks"]:
+        bad.append("no active PCR banks reported")
+    report(not bad, name, "\n".join(bad))
+
+
+def cmd_check_replay(a):
+    res = load_result(a.result)
+    log = os.path.join(a.result, "eventlog.bin")
+    events = load_log(log)
+    compare_all(res, replay(events, res["banks"]), "python replay", a.name + ": python replay")
+    if a.mshim_json:
+        compare_all(res, replay_json_pcrs(a.mshim_json), "mshim log --json", a.name + ": mshim log --json")
+    if a.eventlog_yaml:
+        compare_all(res, eventlog_yaml_pcrs(a.eventlog_yaml), "tpm2_eventlog", a.name + ": tpm2_eventlog")
+    return 1 if failed else 0
+
+
+def cmd_check_pcr5(a):
+    """PCR 5 = firmware events (digests from the log) + mshim's events with
+    digests recomputed here from the files written on the ESP."""
+    res = load_result(a.result)
+    events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 5]
+    files = {TAG_MSHIM_LOADER_CONF: open(a.loader_conf, "rb").read(),
+             TAG_MSHIM_ENTRY: open(a.entry, "rb").read()}
+    seen = {t: 0 for t in files}
+    bad = []
+    for e in events:
+        t = e.tag_id()
+        if t in files:
+            seen[t] += 1
+            for b in res["banks"]:
+                if e.digests.get(b) != H(b, files[t]):
+                    bad.append("event %d (tag 0x%x) %s digest %s, file hash %s"
+                               % (e.index, t, b, (e.digests.get(b) or b"").hex(), H(b, files[t]).hex()))
+    for t, n in seen.items():
+        if n != 1:
+            bad.append("%d events with tag 0x%x in PCR 5, expected 1" % (n, t))
+    report(not bad, a.name + ": mshim's PCR 5 events carry the hashes of loader.conf and the entry",
+           "\n".join(bad))
+    bad = []
+    for b in res["banks"]:
+        v = zeros(b)
+        for e in events:
+            if e.type == EV_NO_ACTION:
+                continue
+            t = e.tag_id()
+            d = H(b, files[t]) if t in files else e.digests.get(b)
+            v = extend(b, v, d)
+        if v != tpm_pcr(res, b, 5):
+            bad.append("%s PCR 5: tpm %s predicted %s" % (b, tpm_pcr(res, b, 5).hex(), v.hex()))
+    report(not bad, a.name + ": PCR 5 equals the prediction from the ESP files", "\n".join(bad))
+    return 1 if failed else 0
+
+
+def cmd_check_pcr12(a):
+    res = load_result(a.result)
+    data = a.options.encode("utf-16-le") + b"\0\0"
+    bad = []
+    for b in res["banks"]:
+        want = extend(b, zeros(b), H(b, data))
+        if tpm_pcr(res, b, 12) != want:
+            bad.append("%s PCR 12: tpm %s predicted %s" % (b, tpm_pcr(res, b, 12).hex(), want.hex()))
+    report(not bad, a.name + ": PCR 12 equals the prediction from the options", "\n".join(bad))
+    events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 12]
+    bad = []
+    if len(events) != 1 or events[0].type != EV_IPL or events[0].data != data:
+        bad.append("PCR 12 events: %s" % [(hex(e.type), e.data[:80]) for e in events])
+    report(not bad, a.name + ": PCR 12 log holds one EV_IPL with the UTF-16LE options", "\n".join(bad))
+    return 1 if failed else 0
+
+
+def cmd_check_pcr4(a):
+    events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 4]
+    apps = [e for e in events if e.type == EV_EFI_BOOT_SERVICES_APPLICATION]
+    want = [authenticode(open(p, "rb").read()) for p in a.images]
+    got = [e.digests.get("sha256") for e in apps]
+    ok = got == want
+    detail = "PCR 4 events: %s\nexpected Authenticode sha256 digests of %s: %s\nlogged: %s" % (
+        [hex(e.type) for e in events], a.images, [w.hex() for w in want],
+        [(g or b"").hex() for g in got])
+    report(ok, a.name + ": PCR 4 holds one EV_EFI_BOOT_SERVICES_APPLICATION per image (%d)"
+           % len(a.images), detail)
+    return 1 if failed else 0
+
+
+def cmd_check_pcr9(a):
+    events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 9]
+    initrd = [e for e in events if e.tag_id() == TAG_LINUX_INITRD]
+    want = hashlib.sha256(open(a.initrd, "rb").read()).digest()
+    ok = len(initrd) == 1 and initrd[0].digests.get("sha256") == want
+    detail = "PCR 9 events: %s; sha256(initrd) %s" % (
+        [(hex(e.type), hex(e.tag_id() or 0), (e.digests.get("sha256") or b"").hex()) for e in events],
+        want.hex())
+    report(ok, a.name + ": PCR 9 holds one initrd event with sha256(initrd)", detail)
+    return 1 if failed else 0
+
+
+def cmd_diff(a):
+    base, var = load_result(a.base), load_result(a.variant)
+    expect = sorted(int(x) for x in a.expect.split(",") if x)
+    bad = []
+    for b in base["banks"]:
+        changed = [n for n in range(24) if tpm_pcr(base, b, n) != tpm_pcr(var, b, n)]
+        if changed != expect:
+            bad.append("%s: changed PCRs %s, expected %s" % (b, changed, expect))
+    if base["banks"] != var["banks"] or not base["banks"]:
+        bad.append("banks differ or empty: %s vs %s" % (base["banks"], var["banks"]))
+    report(not bad, a.name, "\n".join(bad))
+    return 1 if failed else 0
+
+
+def cmd_flip(a):
+    """Change one byte of a file: the first occurrence of OLD (one char) in
+    the first occurrence of the ASCII context string."""
+    data = bytearray(open(a.file, "rb").read())
+    i = data.find(a.context.encode())
+    if i < 0:
+        sys.stderr.write("flip: %r not found in %s\n" % (a.context, a.file))
+        return 1
+    data[i + a.pos] ^= 0x01
+    open(a.file, "wb").write(bytes(data))
+    return 0
+
+
+def cmd_predict(a):
+    """For the demo: print "PCR value" predictions for PCRs 5 and 12 (one bank)."""
+    b = a.bank
+    events = [e for e in load_log(a.log) if e.pcr == 5]
+    files = {TAG_MSHIM_LOADER_CONF: open(a.loader_conf, "rb").read(),
+             TAG_MSHIM_ENTRY: open(a.entry, "rb").read()}
+    v = zeros(b)
+    for e in events:
+        if e.type == EV_NO_ACTION:
+            continue
+        t = e.tag_id()
+        v = extend(b, v, H(b, files[t]) if t in files else e.digests.get(b))
+    print("5 %s" % v.hex())
+    data = a.options.encode("utf-16-le") + b"\0\0"
+    print("12 %s" % extend(b, zeros(b), H(b, data)).hex())
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    sp = p.add_subparsers(dest="cmd", required=True)
+    s = sp.add_parser("parse"); s.add_argument("serial"); s.add_argument("outdir")
+    s.set_defaults(f=cmd_parse)
+    s = sp.add_parser("get"); s.add_argument("result"); s.add_argument("bank"); s.add_argument("pcr")
+    s.set_defaults(f=cmd_get)
+    s = sp.add_parser("check-replay"); s.add_argument("--result", required=True)
+    s.add_argument("--name", required=True); s.add_argument("--mshim-json")
+    s.add_argument("--eventlog-yaml"); s.set_defaults(f=cmd_check_replay)
+    s = sp.add_parser("check-pcr5"); s.add_argument("--result", required=True)
+    s.add_argument("--name", required=True); s.add_argument("--loader-conf", required=True)
+    s.add_argument("--entry", required=True); s.set_defaults(f=cmd_check_pcr5)
+    s = sp.add_parser("check-pcr12"); s.add_argument("--result", required=True)
+    s.add_argument("--name", required=True); s.add_argument("--options", required=True)
+    s.set_defaults(f=cmd_check_pcr12)
+    s = sp.add_parser("check-pcr4"); s.add_argument("--result", required=True)
+    s.add_argument("--name", required=True); s.add_argument("images", nargs="+")
+    s.set_defaults(f=cmd_check_pcr4)
+    s = sp.add_parser("check-pcr9"); s.add_argument("--result", required=True)
+    s.add_argument("--name", required=True); s.add_argument("--initrd", required=True)
+    s.set_defaults(f=cmd_check_pcr9)
+    s = sp.add_parser("diff"); s.add_argument("--name", required=True)
+    s.add_argument("--expect", required=True, help="comma-separated PCRs that must change")
+    s.add_argument("base"); s.add_argument("variant"); s.set_defaults(f=cmd_diff)
+    s = sp.add_parser("flip"); s.add_argument("file"); s.add_argument("context")
+    s.add_argument("--pos", type=int, default=0); s.set_defaults(f=cmd_flip)
+    s = sp.add_parser("predict"); s.add_argument("--log", required=True)
+    s.add_argument("--bank", default="sha256"); s.add_argument("--loader-conf", required=True)
+    s.add_argument("--entry", required=True); s.add_argument("--options", required=True)
+    s.set_defaults(f=cmd_predict)
+    a = p.parse_args()
+    try:
+        return a.f(a)
+    except (ValueError, OSError, KeyError, struct.error) as e:
+        report(False, "%s: %s" % (getattr(a, "name", a.cmd), a.cmd), "%s: %s" % (type(e).__name__, e))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
