@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Booting one entry: measure its file, load its image with the firmware's
+ * LoadImage (which measures the image into PCR 4 itself), hand over the
+ * command line and the initrd, measure the command line, start it.
+ */
+#include "mshim.h"
+#include "mb/tcglog.h"
+
+/* The entry's options, joined and converted to the UTF-16LE string that
+ * becomes LoadOptions, NUL included. Empty options give L"" (2 bytes). */
+static EFI_STATUS entry_options(const mshim_entry *e, void **ret_buf, UINTN *ret_size) {
+        size_t need = 1, len = 0, bytes = 0;
+        char *utf8 = NULL;
+        void *utf16 = NULL;
+        EFI_STATUS st;
+        mb_err r;
+
+        /* Each line plus one separator (or the NUL): bounded by the entry
+         * file's size, which is capped, so this sum cannot overflow. */
+        for (size_t i = 0; i < e->bls.n_options; i++)
+                need += e->bls.options[i].len + 1;
+        utf8 = AllocatePool(need);
+        /* One UTF-16 unit per UTF-8 byte at most (4-byte sequences give a
+         * surrogate pair: still 4 bytes), plus the NUL. */
+        utf16 = AllocatePool(need * sizeof(CHAR16));
+        if (!utf8 || !utf16) {
+                st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", mshim_entry_name(e));
+                goto out;
+        }
+        r = mb_bls_options_join(&e->bls, utf8, need, &len);
+        if (r == MB_OK)
+                r = mb_utf8_to_utf16le(utf8, len, utf16, need * sizeof(CHAR16), &bytes);
+        if (r != MB_OK) {
+                st = mshim_log(mb_efi_status(r), L"entry %s: bad options: %a",
+                               mshim_entry_name(e), mb_strerror(r));
+                goto out;
+        }
+        *ret_buf = utf16;
+        *ret_size = bytes;
+        utf16 = NULL;
+        st = EFI_SUCCESS;
+out:
+        if (utf8)
+                FreePool(utf8);
+        if (utf16)
+                FreePool(utf16);
+        return st;
+}
+
+/* Read the entry's linux (or efi) file once and LoadImage it from that
+ * buffer, with its file device path so the firmware logs where it came from. */
+static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDLE *ret_child) {
+        mb_str src = e->bls.linux.len ? e->bls.linux : e->bls.efi;
+        CHAR16 path[MSHIM_PATH_UNITS];
+        EFI_DEVICE_PATH *dp = NULL;
+        EFI_HANDLE child = NULL;
+        void *buf = NULL;
+        UINTN size = 0;
+        EFI_STATUS st;
+
+        st = mshim_path_from_bls(src, path, MB_ARRAY_SIZE(path));
+        if (EFI_ERROR(st))
+                return mshim_log(st, L"entry %s: bad image path (%r)", mshim_entry_name(e), st);
+        st = mshim_file_load(c->root, path, MSHIM_IMAGE_MAX, &buf, &size);
+        if (EFI_ERROR(st))
+                return mshim_log(st, L"entry %s: cannot read %s: %r", mshim_entry_name(e), path, st);
+
+        dp = FileDevicePath(c->device, path);
+        if (!dp) {
+                st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", mshim_entry_name(e));
+                goto out;
+        }
+        st = BS->LoadImage(FALSE, c->image, dp, buf, size, &child);
+        if (EFI_ERROR(st)) {
+                /* UEFI 2.10, 7.4.1: on EFI_SECURITY_VIOLATION the image is
+                 * loaded anyway and must be unloaded by the caller. */
+                if (st == EFI_SECURITY_VIOLATION && child)
+                        BS->UnloadImage(child);
+                st = mshim_log(st, L"entry %s: LoadImage %s failed: %r", mshim_entry_name(e), path, st);
+                goto out;
+        }
+        *ret_child = child;
+out:
+        if (dp)
+                FreePool(dp);
+        FreePool(buf);  /* LoadImage copied the image */
+        return st;
+}
+
+/* LoadOptions point at the very buffer that is measured, and nothing else
+ * is added (no "initrd=": the initrd comes through LoadFile2). */
+static EFI_STATUS set_load_options(EFI_HANDLE child, const mshim_entry *e, void *opts, UINTN size) {
+        EFI_LOADED_IMAGE *li = NULL;
+        EFI_STATUS st;
+
+        st = BS->HandleProtocol(child, &LoadedImageProtocol, (void **) &li);
+        if (EFI_ERROR(st) || !li)
+                return mshim_log(EFI_ERROR(st) ? st : EFI_NOT_FOUND,
+                                 L"entry %s: loaded image has no LoadedImage protocol", mshim_entry_name(e));
+        if (size > UINT32_MAX)
+                return mshim_log(EFI_BAD_BUFFER_SIZE, L"entry %s: options too long", mshim_entry_name(e));
+        li->LoadOptions = opts;
+        li->LoadOptionsSize = (UINT32) size;
+        return EFI_SUCCESS;
+}
+
+static void print_title(const mshim_entry *e) {
+        mshim_text t;
+
+        if (e->bls.title.len)
+                mshim_log(EFI_SUCCESS, L"booting \"%s\" (%s)", mshim_text_of(e->bls.title, &t), mshim_entry_name(e));
+        else
+                mshim_log(EFI_SUCCESS, L"booting %s", mshim_entry_name(e));
+}
+
+EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
+        mshim_initrd *initrd = NULL;
+        EFI_HANDLE child = NULL;
+        void *opts = NULL;
+        UINTN opts_size = 0;
+        EFI_STATUS st;
+
+        print_title(e);
+        /* The entry about to be tried, measured before anything it names is
+         * read: what the PCR says was considered, even if it then fails. */
+        st = mshim_tpm_measure_file(&c->tpm, MB_TAG_BLS_ENTRY, e->path, e->buf, e->size);
+        if (EFI_ERROR(st))
+                return st;
+
+        st = entry_options(e, &opts, &opts_size);
+        if (EFI_ERROR(st))
+                return st;
+        st = entry_load_image(c, e, &child);
+        if (EFI_ERROR(st))
+                goto out;
+        st = set_load_options(child, e, opts, opts_size);
+        if (EFI_ERROR(st))
+                goto out;
+        st = mshim_initrd_install(c->root, &e->bls, mshim_entry_name(e), &initrd);
+        if (EFI_ERROR(st))
+                goto out;
+        /* Last thing before the jump, so that nothing read afterwards. */
+        st = mshim_tpm_measure_cmdline(&c->tpm, opts, opts_size);
+        if (EFI_ERROR(st))
+                goto out;
+
+        st = BS->StartImage(child, NULL, NULL);
+        /* An application that returned or called Exit() has been unloaded by
+         * the firmware (UEFI 2.10, 7.4.2): the handle is gone. Only an image
+         * whose verification failed was never started and is still ours. */
+        if (st != EFI_SECURITY_VIOLATION)
+                child = NULL;
+        st = mshim_log(EFI_ERROR(st) ? st : EFI_LOAD_ERROR,
+                       L"entry %s: the image returned: %r", mshim_entry_name(e), st);
+out:
+        mshim_initrd_uninstall(initrd);
+        if (child)
+                BS->UnloadImage(child);
+        FreePool(opts);
+        return st;
+}

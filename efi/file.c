@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Reading whole files from the boot volume, trusting no size the file
+ * system reports beyond the caller's cap. */
+#include "mshim.h"
+
+EFI_STATUS mshim_file_size(EFI_FILE_HANDLE f, const CHAR16 *path, UINTN max, UINTN *ret_size) {
+        EFI_FILE_INFO *info;
+        EFI_STATUS st = EFI_SUCCESS;
+
+        info = LibFileInfo(f);
+        if (!info)
+                return mshim_log(EFI_DEVICE_ERROR, L"cannot query %s", path);
+        if (info->Attribute & EFI_FILE_DIRECTORY)
+                st = mshim_log(EFI_INVALID_PARAMETER, L"%s is a directory", path);
+        else if (info->FileSize > max)
+                st = mshim_log(EFI_BAD_BUFFER_SIZE, L"%s is too big (%ld bytes, limit %ld)",
+                               path, info->FileSize, (UINT64) max);
+        else
+                *ret_size = (UINTN) info->FileSize;
+        FreePool(info);
+        return st;
+}
+
+EFI_STATUS mshim_file_read_exact(EFI_FILE_HANDLE f, const CHAR16 *path, void *buf, UINTN size) {
+        UINTN done = 0;
+
+        /* EFI_FILE_PROTOCOL.Read may return fewer bytes than asked (UEFI
+         * 2.10, 13.5); a zero-byte read before the end means the file
+         * shrank under us. */
+        while (done < size) {
+                UINTN n = size - done;
+                EFI_STATUS st = f->Read(f, &n, (UINT8 *) buf + done);
+
+                if (EFI_ERROR(st))
+                        return mshim_log(st, L"cannot read %s: %r", path, st);
+                if (n == 0 || n > size - done)
+                        return mshim_log(EFI_END_OF_FILE, L"%s: short read", path);
+                done += n;
+        }
+        return EFI_SUCCESS;
+}
+
+EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
+                           void **ret_buf, UINTN *ret_size) {
+        EFI_FILE_HANDLE f = NULL;
+        void *buf = NULL;
+        UINTN size = 0;
+        EFI_STATUS st;
+
+        st = root->Open(root, &f, (CHAR16 *) path, EFI_FILE_MODE_READ, 0);
+        if (st == EFI_NOT_FOUND)
+                return st;
+        if (EFI_ERROR(st))
+                return mshim_log(st, L"cannot open %s: %r", path, st);
+
+        st = mshim_file_size(f, path, max, &size);
+        if (EFI_ERROR(st))
+                goto out;
+        /* One spare byte so an empty file still gets a valid pointer. */
+        buf = AllocatePool(size + 1);
+        if (!buf) {
+                st = mshim_log(EFI_OUT_OF_RESOURCES, L"out of memory reading %s", path);
+                goto out;
+        }
+        st = mshim_file_read_exact(f, path, buf, size);
+        if (EFI_ERROR(st))
+                goto out;
+
+        *ret_buf = buf;
+        *ret_size = size;
+        buf = NULL;
+out:
+        if (buf)
+                FreePool(buf);
+        f->Close(f);
+        return st;
+}

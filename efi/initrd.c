@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Serving the initrd to the Linux EFI stub (5.8+): the stub looks for a
+ * handle whose device path is exactly one vendor media node with
+ * LINUX_EFI_INITRD_MEDIA_GUID, and calls EFI_LOAD_FILE2_PROTOCOL.LoadFile
+ * on it. The stub measures what it gets into PCR 9 itself (5.17+), so
+ * mshim does not measure the initrd.
+ */
+#include "mshim.h"
+
+#define MSHIM_LOAD_FILE2_PROTOCOL_GUID \
+        { 0x4006c0c1, 0xfcb3, 0x403e, { 0x99, 0x6d, 0x4a, 0x6c, 0x87, 0x24, 0xe0, 0x6d } }
+#define MSHIM_LINUX_INITRD_MEDIA_GUID \
+        { 0x5568e427, 0x68fc, 0x4f3d, { 0xac, 0x74, 0xca, 0x55, 0x52, 0x31, 0xcc, 0x68 } }
+
+static EFI_GUID load_file2_guid = MSHIM_LOAD_FILE2_PROTOCOL_GUID;
+
+/* Vendor media node + end node (UEFI 2.10, 10.3.5.6 and 10.3.1). */
+typedef struct {
+        VENDOR_DEVICE_PATH vendor;
+        EFI_DEVICE_PATH end;
+} __attribute__((packed)) initrd_device_path;
+
+static initrd_device_path initrd_dp = {
+        .vendor = {
+                .Header = {
+                        .Type = MEDIA_DEVICE_PATH,
+                        .SubType = MEDIA_VENDOR_DP,
+                        .Length = { sizeof(VENDOR_DEVICE_PATH), 0 },
+                },
+                .Guid = MSHIM_LINUX_INITRD_MEDIA_GUID,
+        },
+        .end = {
+                .Type = END_DEVICE_PATH_TYPE,
+                .SubType = END_ENTIRE_DEVICE_PATH_SUBTYPE,
+                .Length = { sizeof(EFI_DEVICE_PATH), 0 },
+        },
+};
+
+/* The protocol comes first so LoadFile's This is the whole object. LoadFile2
+ * has the same signature as LoadFile (UEFI 2.10, 13.2). */
+struct mshim_initrd {
+        EFI_LOAD_FILE_PROTOCOL proto;
+        EFI_HANDLE handle;
+        void *buf;
+        UINTN size;
+};
+
+static EFI_STATUS EFIAPI initrd_load_file(EFI_LOAD_FILE_PROTOCOL *This, EFI_DEVICE_PATH *FilePath,
+                                          BOOLEAN BootPolicy, UINTN *BufferSize, VOID *Buffer) {
+        mshim_initrd *r = (mshim_initrd *) This;
+
+        /* UEFI 2.10, 13.2: LoadFile2 must refuse BootPolicy = TRUE. */
+        if (BootPolicy)
+                return EFI_UNSUPPORTED;
+        if (!This || !BufferSize)
+                return EFI_INVALID_PARAMETER;
+        if (!Buffer || *BufferSize < r->size) {
+                *BufferSize = r->size;
+                return EFI_BUFFER_TOO_SMALL;
+        }
+        CopyMem(Buffer, r->buf, r->size);
+        *BufferSize = r->size;
+        return EFI_SUCCESS;
+}
+
+/* Total size of the entry's initrds, each opened once to ask. */
+static EFI_STATUS initrd_total_size(EFI_FILE_HANDLE root, const mb_bls_entry *e, const CHAR16 *label,
+                                    UINTN *ret_total) {
+        UINTN total = 0;
+
+        for (size_t i = 0; i < e->n_initrd; i++) {
+                CHAR16 path[MSHIM_PATH_UNITS];
+                EFI_FILE_HANDLE f;
+                UINTN size = 0;
+                EFI_STATUS st;
+
+                st = mshim_path_from_bls(e->initrd[i], path, MB_ARRAY_SIZE(path));
+                if (EFI_ERROR(st))
+                        return mshim_log(st, L"entry %s: bad initrd path (%r)", label, st);
+                st = root->Open(root, &f, path, EFI_FILE_MODE_READ, 0);
+                if (EFI_ERROR(st))
+                        return mshim_log(st, L"entry %s: cannot open initrd %s: %r", label, path, st);
+                /* The cap is on the sum, so each file may use what is left. */
+                st = mshim_file_size(f, path, MSHIM_IMAGE_MAX - total, &size);
+                f->Close(f);
+                if (EFI_ERROR(st))
+                        return mshim_log(st, L"entry %s: initrd %s unusable", label, path);
+                total += size;
+        }
+        *ret_total = total;
+        return EFI_SUCCESS;
+}
+
+/* Read the initrds back to back into buf, which holds exactly total bytes. */
+static EFI_STATUS initrd_read_all(EFI_FILE_HANDLE root, const mb_bls_entry *e, const CHAR16 *label,
+                                  UINT8 *buf, UINTN total) {
+        UINTN off = 0;
+
+        for (size_t i = 0; i < e->n_initrd; i++) {
+                CHAR16 path[MSHIM_PATH_UNITS];
+                EFI_FILE_HANDLE f;
+                UINTN size = 0;
+                EFI_STATUS st;
+
+                st = mshim_path_from_bls(e->initrd[i], path, MB_ARRAY_SIZE(path));
+                if (EFI_ERROR(st))
+                        return st;
+                st = root->Open(root, &f, path, EFI_FILE_MODE_READ, 0);
+                if (EFI_ERROR(st))
+                        return mshim_log(st, L"entry %s: cannot open initrd %s: %r", label, path, st);
+                /* Ask again: the file may have changed since we summed. */
+                st = mshim_file_size(f, path, total - off, &size);
+                if (!EFI_ERROR(st))
+                        st = mshim_file_read_exact(f, path, buf + off, size);
+                f->Close(f);
+                if (EFI_ERROR(st))
+                        return mshim_log(st, L"entry %s: cannot read initrd %s", label, path);
+                off += size;
+        }
+        if (off != total)
+                return mshim_log(EFI_VOLUME_CORRUPTED, L"entry %s: initrds changed size while read", label);
+        return EFI_SUCCESS;
+}
+
+/* Refuse to shadow another loader's initrd: the stub would take whichever
+ * handle LocateDevicePath finds first. */
+static bool initrd_already_served(void) {
+        EFI_DEVICE_PATH *dp = (EFI_DEVICE_PATH *) &initrd_dp;
+        EFI_HANDLE h;
+
+        return !EFI_ERROR(BS->LocateDevicePath(&load_file2_guid, &dp, &h)) && IsDevicePathEnd(dp);
+}
+
+EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
+                                const CHAR16 *label, mshim_initrd **ret) {
+        mshim_initrd *r = NULL;
+        UINTN total = 0;
+        EFI_STATUS st;
+
+        if (e->n_initrd == 0) {
+                *ret = NULL;
+                return EFI_SUCCESS;
+        }
+        if (initrd_already_served())
+                return mshim_log(EFI_ALREADY_STARTED, L"entry %s: another initrd provider is installed", label);
+        st = initrd_total_size(root, e, label, &total);
+        if (EFI_ERROR(st))
+                return st;
+
+        r = AllocateZeroPool(sizeof(*r));
+        if (!r)
+                return mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", label);
+        r->buf = AllocatePool(total + 1);       /* + 1: valid even when all initrds are empty */
+        if (!r->buf) {
+                st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory for %ld bytes of initrd",
+                               label, (UINT64) total);
+                goto fail;
+        }
+        r->size = total;
+        st = initrd_read_all(root, e, label, r->buf, total);
+        if (EFI_ERROR(st))
+                goto fail;
+
+        r->proto.LoadFile = initrd_load_file;
+        st = BS->InstallMultipleProtocolInterfaces(&r->handle, &DevicePathProtocol, &initrd_dp,
+                                                   &load_file2_guid, &r->proto, NULL);
+        if (EFI_ERROR(st)) {
+                st = mshim_log(st, L"entry %s: cannot install the initrd protocol: %r", label, st);
+                goto fail;
+        }
+        *ret = r;
+        return EFI_SUCCESS;
+fail:
+        if (r->buf)
+                FreePool(r->buf);
+        FreePool(r);
+        return st;
+}
+
+void mshim_initrd_uninstall(mshim_initrd *r) {
+        EFI_STATUS st;
+
+        if (!r)
+                return;
+        st = BS->UninstallMultipleProtocolInterfaces(r->handle, &DevicePathProtocol, &initrd_dp,
+                                                     &load_file2_guid, &r->proto, NULL);
+        /* Someone still holds the protocol: leaking the buffer is safer than
+         * freeing memory a live interface points to. */
+        if (EFI_ERROR(st)) {
+                mshim_log(st, L"warning: cannot uninstall the initrd protocol: %r", st);
+                return;
+        }
+        FreePool(r->buf);
+        FreePool(r);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mshim: a measured-boot loader for Boot Loader Specification Type #1
+ * entries. Reads its configuration from the volume it was loaded from,
+ * measures it (docs/MEASUREMENTS.md) and boots the default entry, falling
+ * back to the next ones in sort order. Never waits for a key.
+ */
+#include "mshim.h"
+#include "mb/tcglog.h"
+
+/* loader.conf is optional: when absent (or unparseable) the defaults are
+ * no default pattern, no timeout and TPM not required. */
+static EFI_STATUS load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *ret_size,
+                                   mb_loader_conf *ret_conf) {
+        void *buf = NULL;
+        UINTN size = 0;
+        EFI_STATUS st;
+        mb_err r;
+
+        mb_memset(ret_conf, 0, sizeof(*ret_conf));
+        ret_conf->timeout = -1;
+        st = mshim_file_load(root, MSHIM_LOADER_CONF_PATH, MSHIM_CONF_MAX, &buf, &size);
+        if (st == EFI_NOT_FOUND)
+                return EFI_SUCCESS;
+        if (EFI_ERROR(st))
+                return st;
+
+        r = mb_loader_conf_parse(buf, size, ret_conf);
+        if (r != MB_OK) {
+                /* Still measured by the caller: the PCR records these bytes
+                 * whether or not we understood them. */
+                mshim_log(EFI_SUCCESS, L"warning: %s: %a at line %ld; using defaults",
+                          MSHIM_LOADER_CONF_PATH, mb_strerror(r), (UINT64) ret_conf->err_line);
+                mb_memset(ret_conf, 0, sizeof(*ret_conf));
+                ret_conf->timeout = -1;
+        }
+        *ret_buf = buf;
+        *ret_size = size;
+        return EFI_SUCCESS;
+}
+
+/* The entry loader.conf's "default" glob selects, else the first. */
+static UINTN default_entry(const mb_loader_conf *conf, mshim_entry **v, UINTN n) {
+        if (conf->default_glob.len == 0)
+                return 0;
+        for (UINTN i = 0; i < n; i++)
+                if (mb_bls_is_default(conf->default_glob, &v[i]->bls))
+                        return i;
+        return 0;
+}
+
+/* Try the default entry, then the others in sort order starting after it
+ * (wrapping around). Returns only if none booted. */
+static EFI_STATUS boot_entries(mshim_ctx *c, const mb_loader_conf *conf, mshim_entry **v, UINTN n) {
+        UINTN first = default_entry(conf, v, n);
+
+        if (n == 0)
+                return mshim_log(EFI_NOT_FOUND, L"no boot entries in %s", MSHIM_ENTRIES_DIR);
+        for (UINTN k = 0; k < n; k++) {
+                const mshim_entry *e = v[(first + k) % n];
+
+                mshim_boot_entry(c, e);
+                if (mshim_tpm_refuses(&c->tpm))
+                        return EFI_SECURITY_VIOLATION;  /* already said why */
+                if (k + 1 < n)
+                        mshim_log(EFI_SUCCESS, L"entry %s failed; trying the next one", mshim_entry_name(e));
+        }
+        return mshim_log(EFI_NOT_FOUND, L"no entry could be booted; returning to the firmware");
+}
+
+/* The volume this image was loaded from, as a root directory. */
+static EFI_STATUS open_boot_volume(EFI_HANDLE image, EFI_HANDLE *ret_device, EFI_FILE_HANDLE *ret_root) {
+        EFI_LOADED_IMAGE *li = NULL;
+        EFI_FILE_HANDLE root;
+        EFI_STATUS st;
+
+        st = BS->HandleProtocol(image, &LoadedImageProtocol, (void **) &li);
+        if (EFI_ERROR(st) || !li)
+                return mshim_log(EFI_ERROR(st) ? st : EFI_NOT_FOUND, L"no LoadedImage protocol: %r", st);
+        root = LibOpenRoot(li->DeviceHandle);
+        if (!root)
+                return mshim_log(EFI_NOT_FOUND, L"cannot open the volume mshim was loaded from");
+        *ret_device = li->DeviceHandle;
+        *ret_root = root;
+        return EFI_SUCCESS;
+}
+
+EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
+        mshim_ctx c = { .image = image };
+        mb_loader_conf conf;
+        mshim_entry **entries = NULL;
+        UINTN n = 0, conf_size = 0;
+        void *conf_buf = NULL;
+        EFI_STATUS st;
+
+        InitializeLib(image, systab);
+        mshim_log(EFI_SUCCESS, L"version " MB_VERSION L", measured boot loader");
+
+        st = open_boot_volume(image, &c.device, &c.root);
+        if (EFI_ERROR(st))
+                return st;
+        st = load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
+        if (EFI_ERROR(st))
+                goto out;
+        /* Known only now: whether a missing TPM may be tolerated. */
+        st = mshim_tpm_init(&c.tpm, conf.tpm_required == MB_YES);
+        if (EFI_ERROR(st))
+                goto out;
+        if (conf_buf) {
+                st = mshim_tpm_measure_file(&c.tpm, MB_TAG_LOADER_CONF, MSHIM_LOADER_CONF_PATH,
+                                            conf_buf, conf_size);
+                if (EFI_ERROR(st))
+                        goto out;
+        }
+        /* "timeout" is accepted but there is no menu yet: nothing to wait for. */
+
+        st = mshim_entries_load(c.root, &entries, &n);
+        if (EFI_ERROR(st))
+                goto out;
+        st = boot_entries(&c, &conf, entries, n);
+out:
+        mshim_entries_free(entries, n);
+        if (conf_buf)
+                FreePool(conf_buf);
+        c.root->Close(c.root);
+        return st;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mshim loader internals: the only code that calls firmware services. The
+ * parsing, matching and encoding is the pure core's (include/mb/); these
+ * modules fetch bytes from the firmware, hand them to the core and act on
+ * the result.
+ */
+#ifndef MSHIM_EFI_H
+#define MSHIM_EFI_H
+
+/* gnu-efi's headers have a few old-style declarations; they are not ours
+ * to fix, so keep -Wstrict-prototypes for our own code only. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <efi.h>
+#include <efilib.h>
+#pragma GCC diagnostic pop
+
+/* -std=gnu11 predefines the macro "linux" (= 1), which would eat the
+ * mb_bls_entry member of that name. */
+#undef linux
+
+#include "mb/base.h"
+#include "mb/bls.h"
+#include "tcg2.h"
+
+/* Caps on what we read from the ESP. Sizes come from the file system, which
+ * we do not trust: everything bigger is refused before any allocation. */
+#define MSHIM_CONF_MAX     (64u * 1024)          /* loader.conf, entry files */
+#define MSHIM_IMAGE_MAX    (512u * 1024 * 1024)  /* kernel, EFI image, initrds (all together) */
+#define MSHIM_MAX_ENTRIES  64                    /* more entry files are reported and ignored */
+#define MSHIM_PATH_UNITS   512                   /* CHAR16 units of a path, NUL included */
+
+#define MSHIM_LOADER_CONF_PATH L"\\loader\\loader.conf"
+#define MSHIM_ENTRIES_DIR      L"\\loader\\entries"
+
+/* PCRs and event types mshim writes (docs/MEASUREMENTS.md). */
+#define MSHIM_PCR_CONFIG   5   /* loader.conf and the entry file, like systemd-boot's loader.conf */
+#define MSHIM_PCR_CMDLINE  12  /* kernel command line, systemd-boot convention */
+
+/* ---- util.c -------------------------------------------------------------- */
+
+/* The one conversion of the core's error type to EFI_STATUS. */
+EFI_STATUS mb_efi_status(mb_err e);
+
+/* Print "mshim: " + the formatted text + newline; returns status, so errors
+ * are reported and returned in the same expression. */
+EFI_STATUS mshim_log(EFI_STATUS status, const CHAR16 *fmt, ...);
+
+/* A borrowed UTF-8 slice made printable: converted to CHAR16, cut to fit,
+ * "(unprintable)" when it is not valid UTF-8. */
+typedef struct mshim_text {
+        CHAR16 s[128];
+} mshim_text;
+const CHAR16 *mshim_text_of(mb_str s, mshim_text *t);
+
+/* A BLS path ("/vmlinuz-6.1", relative to the volume root, '/' separated)
+ * as a UEFI file path ("\vmlinuz-6.1"). */
+EFI_STATUS mshim_path_from_bls(mb_str path, CHAR16 *dst, UINTN dst_units);
+
+/* ---- file.c -------------------------------------------------------------- */
+
+/* Read the whole file at path (from the volume root) into a new pool buffer
+ * of at most max bytes. EFI_NOT_FOUND is returned quietly (callers decide
+ * whether a missing file is an error); other failures are logged. */
+EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
+                           void **ret_buf, UINTN *ret_size);
+/* Size of an open file, refused when it exceeds max or is a directory. */
+EFI_STATUS mshim_file_size(EFI_FILE_HANDLE f, const CHAR16 *path, UINTN max, UINTN *ret_size);
+/* Read exactly size bytes from the current position. */
+EFI_STATUS mshim_file_read_exact(EFI_FILE_HANDLE f, const CHAR16 *path, void *buf, UINTN size);
+
+/* ---- measure.c ----------------------------------------------------------- */
+
+typedef struct mshim_tpm {
+        MSHIM_TCG2_PROTOCOL *tcg2;  /* NULL: no usable TPM (absent, or it failed) */
+        bool required;              /* loader.conf "tpm-required yes" */
+        bool warned_log_full;
+} mshim_tpm;
+
+/* Find and probe the TPM. EFI_SECURITY_VIOLATION when none is usable and
+ * one is required; otherwise EFI_SUCCESS (with a warning when there is none). */
+EFI_STATUS mshim_tpm_init(mshim_tpm *t, bool required);
+/* A TPM is required and none is usable: nothing may be booted. */
+static inline bool mshim_tpm_refuses(const mshim_tpm *t) {
+        return t->required && !t->tcg2;
+}
+/* PCR 5 EV_EVENT_TAG: {tag, size, path as UTF-16LE with NUL}, digest over
+ * the file bytes. */
+EFI_STATUS mshim_tpm_measure_file(mshim_tpm *t, uint32_t tag, const CHAR16 *path,
+                                  const void *data, UINTN size);
+/* PCR 12 EV_IPL: event data and digest both the UTF-16LE command line. */
+EFI_STATUS mshim_tpm_measure_cmdline(mshim_tpm *t, const void *utf16, UINTN size);
+
+/* ---- initrd.c ------------------------------------------------------------ */
+
+typedef struct mshim_initrd mshim_initrd;
+
+/* Read the entry's initrd files, concatenated in order, and publish them
+ * through LoadFile2 on the Linux initrd media device path. *ret is NULL
+ * when the entry has no initrd. */
+EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
+                                const CHAR16 *label, mshim_initrd **ret);
+/* Undo mshim_initrd_install (NULL is fine). */
+void mshim_initrd_uninstall(mshim_initrd *r);
+
+/* ---- boot.c -------------------------------------------------------------- */
+
+typedef struct mshim_ctx {
+        EFI_HANDLE image;           /* mshim's own image handle */
+        EFI_HANDLE device;          /* the volume mshim was loaded from */
+        EFI_FILE_HANDLE root;
+        mshim_tpm tpm;
+} mshim_ctx;
+
+/* One parsed entry file; bls borrows from buf and id. */
+typedef struct mshim_entry {
+        char id[256];               /* file name, ASCII */
+        CHAR16 path[MSHIM_PATH_UNITS]; /* "\loader\entries\<id>" */
+        char *buf;                  /* the raw file, as parsed and measured */
+        UINTN size;
+        mb_bls_entry bls;
+} mshim_entry;
+
+/* Measure the entry file, load its image, hand over options and initrd,
+ * start it. Returns only when the entry failed or the image returned; the
+ * reason has been printed. Whether to try another entry is the caller's
+ * call: see mshim_tpm_refuses(). */
+EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e);
+
+/* ---- entries.c ----------------------------------------------------------- */
+
+/* Read and parse \loader\entries\*.conf into an array of separately
+ * allocated entries (bls borrows from each, so they must not move), sorted
+ * by mb_bls_compare. Unparseable files are reported and skipped. */
+EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, UINTN *ret_n);
+void mshim_entries_free(mshim_entry **entries, UINTN n);
+/* The entry's file name, for messages. */
+const CHAR16 *mshim_entry_name(const mshim_entry *e);
+
+#endif

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Small helpers shared by the loader modules: status conversion, console
+ * messages, strings from the core made printable or usable as paths. */
+#include "mshim.h"
+
+EFI_STATUS mb_efi_status(mb_err e) {
+        switch (e) {
+        case MB_OK:
+        case MB_END:
+                return EFI_SUCCESS;
+        case MB_ERR_TRUNCATED:
+        case MB_ERR_INVALID:
+                return EFI_LOAD_ERROR;  /* a file we read is malformed */
+        case MB_ERR_UNSUPPORTED:
+                return EFI_UNSUPPORTED;
+        case MB_ERR_NOSPACE:
+                return EFI_BUFFER_TOO_SMALL;
+        case MB_ERR_NOTFOUND:
+                return EFI_NOT_FOUND;
+        case MB_ERR_TOOLONG:
+        case MB_ERR_OVERFLOW:
+                return EFI_BAD_BUFFER_SIZE;
+        }
+        return EFI_LOAD_ERROR;
+}
+
+EFI_STATUS mshim_log(EFI_STATUS status, const CHAR16 *fmt, ...) {
+        va_list ap;
+
+        Print(L"mshim: ");
+        va_start(ap, fmt);
+        VPrint(fmt, ap);
+        va_end(ap);
+        Print(L"\n");
+        return status;
+}
+
+const CHAR16 *mshim_text_of(mb_str s, mshim_text *t) {
+        static const CHAR16 unprintable[] = L"(unprintable)";
+        /* Each UTF-8 byte yields at most one UTF-16 unit, so cutting the
+         * input to the buffer's units (less the NUL) always fits; a cut in
+         * the middle of a sequence shows as unprintable, which is rare. */
+        size_t max = MB_ARRAY_SIZE(t->s) - 1, n;
+
+        if (s.len > max)
+                s.len = max;
+        /* x86 is little endian: UTF-16LE bytes are CHAR16 units. */
+        if (mb_utf8_to_utf16le(s.p, s.len, (uint8_t *) t->s, sizeof(t->s), &n) != MB_OK)
+                CopyMem(t->s, (void *) unprintable, sizeof(unprintable));
+        return t->s;
+}
+
+EFI_STATUS mshim_path_from_bls(mb_str path, CHAR16 *dst, UINTN dst_units) {
+        size_t n, i;
+        mb_err r;
+
+        if (dst_units < 2)
+                return EFI_BUFFER_TOO_SMALL;
+        /* BLS: paths are relative to the root of the partition, written with
+         * '/'; UEFI file paths use '\' (UEFI 2.10, 13.5 EFI_FILE_PROTOCOL.Open).
+         * Keep one unit for a leading '\' in case the entry omitted the '/'. */
+        r = mb_utf8_to_utf16le(path.p, path.len, (uint8_t *) (dst + 1), (dst_units - 1) * sizeof(CHAR16), &n);
+        if (r != MB_OK)
+                return mb_efi_status(r);
+        dst[0] = L'\\';
+        n /= sizeof(CHAR16);    /* units, NUL included */
+        for (i = 1; i < n + 1; i++)
+                if (dst[i] == L'/')
+                        dst[i] = L'\\';
+        /* "/vmlinuz" became "\\vmlinuz": drop the extra separator. */
+        if (dst[1] == L'\\')
+                CopyMem(dst, dst + 1, n * sizeof(CHAR16));
+        return dst[1] == 0 ? EFI_INVALID_PARAMETER : EFI_SUCCESS;
+}
