@@ -14,6 +14,11 @@
 
 #include "mb/base.h"
 
+/* GNU C modes (-std=gnu11) predefine the macro "linux" as 1, which would
+ * turn the mb_bls_entry field below into a syntax error in every file that
+ * includes this header. */
+#undef linux
+
 #define MB_CONF_MAX_LINE   4096 /* longer lines are rejected: MB_ERR_TOOLONG */
 #define MB_BLS_MAX_INITRD  8
 #define MB_BLS_MAX_OPTIONS 16
@@ -26,7 +31,10 @@ typedef struct mb_conf_line {
 
 /* Iterate key/value lines; *off starts at 0. MB_END at end of buffer.
  * MB_ERR_TOOLONG for a line over MB_CONF_MAX_LINE bytes, MB_ERR_INVALID for
- * a NUL byte in the text. *lineno carries the line counter between calls. */
+ * a NUL byte in the text. *lineno carries the line counter between calls.
+ * Whitespace is space, tab and '\r' (so CRLF files work); the key ends at the
+ * first space or tab. On an error *lineno is the offending line and *off is
+ * unchanged. */
 mb_err mb_conf_next(const char *buf, size_t size, size_t *off, size_t *lineno, mb_conf_line *ret);
 
 typedef struct mb_bls_entry {
@@ -42,9 +50,15 @@ typedef struct mb_bls_entry {
 
 /* Parse one entry file. id is its file name (borrowed). MB_ERR_INVALID when
  * it names neither linux nor efi, both, or exceeds the initrd/options limits
- * (err_line says where). */
+ * (err_line says where). A repeated single-valued key keeps its last value,
+ * as in systemd-boot; linux, efi and initrd need a non-empty value; empty
+ * options lines are dropped; an entry counts as having a sort-key when its
+ * sort-key is non-empty. On failure only ret->err_line is written (0 when
+ * the file as a whole is to blame, e.g. neither linux nor efi). */
 mb_err mb_bls_parse_entry(const char *buf, size_t size, mb_str id, mb_bls_entry *ret);
-/* Join the options lines into dst (NUL-terminated). */
+/* Join the options lines into dst (NUL-terminated), one space between them.
+ * MB_ERR_NOSPACE, with dst untouched, when they do not fit; ret_len (the
+ * length without the NUL) may be NULL. */
 mb_err mb_bls_options_join(const mb_bls_entry *e, char *dst, size_t dst_size, size_t *ret_len);
 /* BLS/systemd-boot sort order: entries with sort-key first, by sort-key,
  * then machine-id, then version (newest first); then the rest by id
@@ -63,6 +77,19 @@ typedef struct mb_loader_conf {
         size_t err_line;
 } mb_loader_conf;
 
+/* "timeout" values (systemd-boot loader.conf(5)). A number of seconds from 0
+ * to MB_TIMEOUT_MAX (systemd-boot keeps it in 32 bits); "menu-hidden" and
+ * "menu-disabled" boot the default at once (0); "menu-force" shows the menu
+ * and waits for the user (MB_TIMEOUT_MENU_FORCE). Anything else is
+ * MB_ERR_INVALID with err_line set. */
+#define MB_TIMEOUT_UNSET      (-1)
+#define MB_TIMEOUT_MAX        ((int64_t) UINT32_MAX)
+#define MB_TIMEOUT_MENU_FORCE INT64_MAX
+
+/* Keys: default, timeout, tpm-required (yes/no/true/false/on/off/1/0, else
+ * MB_ERR_INVALID), chainload (non-empty path, else MB_ERR_INVALID); other
+ * keys are systemd-boot's (editor, console-mode, ...) and are ignored. On
+ * failure only ret->err_line is written (0 when no line is to blame). */
 mb_err mb_loader_conf_parse(const char *buf, size_t size, mb_loader_conf *ret);
 /* fnmatch-style match of '*', '?' and '[...]' (no escapes needed by BLS ids). */
 bool mb_glob_match(mb_str pattern, mb_str s);
@@ -73,7 +100,10 @@ bool mb_bls_is_default(mb_str pattern, const mb_bls_entry *e);
 /* ASCII/UTF-8 to UTF-16LE bytes with a terminating NUL (2 bytes); the code
  * units are written little-endian regardless of host order. Returns the
  * number of bytes written including the NUL. Non-ASCII UTF-8 sequences are
- * decoded; invalid ones give MB_ERR_INVALID. */
+ * decoded; invalid ones give MB_ERR_INVALID. Overlong forms, surrogates,
+ * values above U+10FFFF and U+0000 (it would end the string early) are
+ * invalid; characters above U+FFFF become surrogate pairs. MB_ERR_NOSPACE
+ * when dst is too small; dst is untouched on every failure. */
 mb_err mb_utf8_to_utf16le(const char *s, size_t len, uint8_t *dst, size_t dst_size, size_t *ret_bytes);
 
 #endif
