@@ -101,8 +101,6 @@ typedef struct mb_tcglog {
         mb_tcglog_format format;
         uint32_t n_algs;
         mb_tcglog_alg algs[MB_TCGLOG_MAX_ALGS];
-        bool have_locality;     /* a StartupLocality EV_NO_ACTION event was seen */
-        uint8_t startup_locality;
         /* Where and why decoding stopped, for messages that name the offset. */
         size_t err_offset;
         uint32_t err_number;
@@ -116,6 +114,8 @@ mb_err mb_tcglog_open(mb_tcglog *log, const void *buf, size_t size);
 mb_err mb_tcglog_next(mb_tcglog *log, mb_tcglog_event *ret_ev);
 /* The digest for alg in ev, or NULL. */
 const mb_tcglog_digest *mb_tcglog_event_digest(const mb_tcglog_event *ev, uint16_t alg);
+/* If ev is a StartupLocality EV_NO_ACTION event, its locality. */
+bool mb_tcglog_startup_locality(const mb_tcglog_event *ev, uint8_t *ret_locality);
 /* Symbolic name of an event type ("EV_IPL"), or NULL when unknown. */
 const char *mb_tcglog_type_name(uint32_t type);
 
@@ -131,14 +131,16 @@ typedef struct mb_pcr_bank {
 typedef struct mb_replay {
         uint32_t n_banks;
         mb_pcr_bank banks[MB_TCGLOG_MAX_ALGS];
+        bool pcr0_started;      /* PCR 0 was extended or given its locality start value */
 } mb_replay;
 
 /* Set up one bank per algorithm the log declares; all PCRs zero. */
 void mb_replay_init(mb_replay *r, const mb_tcglog *log);
-/* Apply one record: EV_NO_ACTION and PCR >= 24 are skipped; a StartupLocality
- * EV_NO_ACTION or a first PCR 0 event of type EV_EFI_HCRTM_EVENT sets PCR 0's
- * starting value (PC Client PFP 10.4.5.3 and 3.3.4.2). */
-void mb_replay_event(mb_replay *r, mb_tcglog *log, const mb_tcglog_event *ev);
+/* Apply one record: EV_NO_ACTION and PCR >= 24 are never extended; a
+ * StartupLocality EV_NO_ACTION before any PCR 0 extend, or a first PCR 0
+ * event of type EV_EFI_HCRTM_EVENT, sets PCR 0's starting value (PC Client
+ * PFP 10.4.5.3 "Startup Locality Event" and 3.3.4.2 "H-CRTM"). */
+void mb_replay_event(mb_replay *r, const mb_tcglog_event *ev);
 /* Extend helper: pcr = H(pcr || digest). */
 mb_err mb_pcr_extend(uint16_t alg, uint8_t *pcr, const uint8_t *digest);
 mb_pcr_bank *mb_replay_bank(mb_replay *r, uint16_t alg);
