@@ -53,7 +53,7 @@ it_cleanup() {
         local f pid
         for pid in $IT_PIDS; do kill "$pid" 2>/dev/null; done
         if [ -n "$IT_DIR" ] && [ -d "$IT_DIR" ]; then
-                for f in "$IT_DIR"/*/tpm/pid; do
+                for f in "$IT_DIR"/*/qemu.pid "$IT_DIR"/*/tpm/pid; do
                         [ -f "$f" ] || continue
                         pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
                 done
@@ -190,6 +190,7 @@ it_qemu() {
         qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
         local qpid=$! rc=0
         IT_PIDS="$IT_PIDS $qpid"
+        echo "$qpid" > "$d/qemu.pid"
         while kill -0 "$qpid" 2>/dev/null; do
                 if [ $((SECONDS - t0)) -ge "$limit" ]; then
                         rc=124; break
@@ -207,6 +208,7 @@ it_qemu() {
         fi
         wait "$qpid" 2>/dev/null
         local qrc=$?
+        rm -f "$d/qemu.pid"
         [ "$rc" = 0 ] && [ -z "$stop" ] && [ "$qrc" != 0 ] && rc=$qrc
         echo $((SECONDS - t0)) > "$d/seconds"
         [ "$tpm" = 1 ] && it_swtpm_stop "$d"
@@ -246,6 +248,27 @@ it_boot() {
                 it_show_serial "$d"
                 return 1
         fi
+}
+
+# it_boot_all DIR...: it_boot each DIR (default options), IT_JOBS at a time
+# (default: the number of CPUs, at most 4). DIR/boot.rc holds each status;
+# returns non-zero when any boot failed. Messages go out per boot, in order.
+it_boot_all() {
+        local jobs=${IT_JOBS:-$(nproc 2>/dev/null || echo 1)} d running=() rc=0
+        [ "$jobs" -gt 4 ] && jobs=4
+        for d; do
+                ( it_boot "$d" > "$d/boot.out" 2>&1; echo $? > "$d/boot.rc" ) &
+                running+=($!)
+                if [ "${#running[@]}" -ge "$jobs" ]; then
+                        wait "${running[0]}"; running=("${running[@]:1}")
+                fi
+        done
+        wait
+        for d; do
+                cat "$d/boot.out" >&2
+                [ "$(cat "$d/boot.rc" 2>/dev/null)" = 0 ] || rc=1
+        done
+        return $rc
 }
 
 # it_pcr DIR BANK N: one PCR value reported by the guest.
