@@ -131,16 +131,19 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         st = entry_options(e, &opts, &opts_size);
         if (EFI_ERROR(st))
                 return st;
+        /* The initrd before the image: LoadImage adds the image's PCR 4
+         * event, so everything that can fail without starting it should
+         * fail before that event exists. */
+        st = mshim_initrd_install(c->root, &e->bls, mshim_entry_name(e), &initrd);
+        if (EFI_ERROR(st))
+                goto out;
         st = entry_load_image(c, e, &child);
         if (EFI_ERROR(st))
                 goto out;
         st = set_load_options(child, e, opts, opts_size);
         if (EFI_ERROR(st))
                 goto out;
-        st = mshim_initrd_install(c->root, &e->bls, mshim_entry_name(e), &initrd);
-        if (EFI_ERROR(st))
-                goto out;
-        /* Last thing before the jump, so that nothing read afterwards. */
+        /* Last thing before the jump: nothing is read or changed after it. */
         st = mshim_tpm_measure_cmdline(&c->tpm, opts, opts_size);
         if (EFI_ERROR(st))
                 goto out;

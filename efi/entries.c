@@ -72,8 +72,14 @@ static mshim_entry *entry_load(EFI_FILE_HANDLE root, const CHAR16 *name) {
         e->buf = buf;
         r = mb_bls_parse_entry(e->buf, e->size, (mb_str) { e->id, mb_strnlen(e->id, sizeof(e->id)) }, &e->bls);
         if (r != MB_OK) {
-                mshim_log(mb_efi_status(r), L"skipping entry %s: %a at line %ld",
-                          name, mb_strerror(r), (UINT64) e->bls.err_line);
+                /* err_line 0: the file as a whole is wrong (e.g. it names
+                 * neither linux nor efi), not one line of it. */
+                if (e->bls.err_line)
+                        mshim_log(mb_efi_status(r), L"skipping entry %s: %a at line %ld",
+                                  name, mb_strerror(r), (UINT64) e->bls.err_line);
+                else
+                        mshim_log(mb_efi_status(r), L"skipping entry %s: %a (the file as a whole, e.g. neither linux nor efi)",
+                                  name, mb_strerror(r));
                 goto fail;
         }
         return e;

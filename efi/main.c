@@ -8,35 +8,46 @@
 #include "mshim.h"
 #include "mb/tcglog.h"
 
-/* loader.conf is optional: when absent (or unparseable) the defaults are
- * no default pattern, no timeout and TPM not required. */
-static EFI_STATUS load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *ret_size,
-                                   mb_loader_conf *ret_conf) {
+/* Defaults when loader.conf is absent: no default pattern, no timeout, TPM
+ * not required. When it is present but cannot be read or parsed, we cannot
+ * know whether it asked for a TPM, so it is assumed to have asked: fail
+ * closed on the one setting that guards measurements. */
+static void loader_conf_defaults(mb_loader_conf *conf, bool present) {
+        mb_memset(conf, 0, sizeof(*conf));
+        conf->timeout = MB_TIMEOUT_UNSET;
+        conf->tpm_required = present ? MB_YES : MB_UNSET;
+}
+
+/* Read and parse loader.conf; *ret_buf stays NULL when there is nothing to
+ * measure. Never fails: problems are reported and defaults apply. */
+static void load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *ret_size,
+                             mb_loader_conf *ret_conf) {
         void *buf = NULL;
         UINTN size = 0;
         EFI_STATUS st;
         mb_err r;
 
-        mb_memset(ret_conf, 0, sizeof(*ret_conf));
-        ret_conf->timeout = -1;
         st = mshim_file_load(root, MSHIM_LOADER_CONF_PATH, MSHIM_CONF_MAX, &buf, &size);
-        if (st == EFI_NOT_FOUND)
-                return EFI_SUCCESS;
-        if (EFI_ERROR(st))
-                return st;
-
+        if (st == EFI_NOT_FOUND) {
+                loader_conf_defaults(ret_conf, false);
+                return;
+        }
+        if (EFI_ERROR(st)) {
+                mshim_log(st, L"warning: cannot read %s; using defaults with tpm-required yes",
+                          MSHIM_LOADER_CONF_PATH);
+                loader_conf_defaults(ret_conf, true);
+                return;
+        }
         r = mb_loader_conf_parse(buf, size, ret_conf);
         if (r != MB_OK) {
                 /* Still measured by the caller: the PCR records these bytes
                  * whether or not we understood them. */
-                mshim_log(EFI_SUCCESS, L"warning: %s: %a at line %ld; using defaults",
+                mshim_log(mb_efi_status(r), L"warning: %s: %a at line %ld; using defaults with tpm-required yes",
                           MSHIM_LOADER_CONF_PATH, mb_strerror(r), (UINT64) ret_conf->err_line);
-                mb_memset(ret_conf, 0, sizeof(*ret_conf));
-                ret_conf->timeout = -1;
+                loader_conf_defaults(ret_conf, true);
         }
         *ret_buf = buf;
         *ret_size = size;
-        return EFI_SUCCESS;
 }
 
 /* The entry loader.conf's "default" glob selects, else the first. */
@@ -98,10 +109,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
 
         st = open_boot_volume(image, &c.device, &c.root);
         if (EFI_ERROR(st))
-                return st;
-        st = load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
-        if (EFI_ERROR(st))
                 goto out;
+        load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
         /* Known only now: whether a missing TPM may be tolerated. */
         st = mshim_tpm_init(&c.tpm, conf.tpm_required == MB_YES);
         if (EFI_ERROR(st))
@@ -122,6 +131,7 @@ out:
         mshim_entries_free(entries, n);
         if (conf_buf)
                 FreePool(conf_buf);
-        c.root->Close(c.root);
+        if (c.root)
+                c.root->Close(c.root);
         return st;
 }
