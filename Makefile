@@ -32,6 +32,7 @@ SAN          := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 TEST_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -Itests/unit $(SAN) -DMB_VERSION=\"$(VERSION)\"
 TEST_CORE_O  := $(CORE_SRC:src/%.c=$(B)/test/src/%.o)
 UNIT_BIN     := $(UNIT_SRC:tests/unit/%.c=$(B)/test/%)
+TEST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/test/tools/%.o)
 
 # ---- the loader (gnu-efi) -------------------------------------------------
 EFI_INC      := /usr/include/efi
@@ -59,6 +60,14 @@ $(B)/test/src/%.o: src/%.c $(wildcard include/mb/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
+$(B)/test/tools/%.o: tools/%.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itools -c $< -o $@
+
+# The CLI again, under ASan/UBSan: tests/cli runs this one.
+$(B)/test/mshim: $(TEST_TOOL_O) $(TEST_CORE_O)
+	$(CC) $(TEST_CFLAGS) -o $@ $^ $(HOST_LIBS)
+
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto
@@ -75,13 +84,13 @@ $(B)/mshimx64.efi: $(B)/mshimx64.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j '.rel.*' \
 	  -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10 $< $@
 
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
 
 deps:
 	@scripts/deps.sh
 
-check: deps all $(UNIT_BIN)
+check: deps all $(UNIT_BIN) $(B)/test/mshim
 	@tests/run-all.sh
 
 integration: deps all

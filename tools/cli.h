@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Shared pieces of the host CLI: file loading, output sinks, errors. */
+#ifndef MB_CLI_H
+#define MB_CLI_H
+
+#include <stdio.h>
+#include "mb/emit.h"
+#include "mb/tcglog.h"
+#include "mb/pcrs.h"
+
+/* Exit statuses, documented in `mshim --help`. */
+#define EXIT_CHECK_FAILED 1 /* a verification found a mismatch */
+#define EXIT_BAD_INPUT    2 /* usage error, unreadable or malformed input */
+
+extern const char *mb_prog;
+
+/* Print "mshim: <message>" to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A whole file, mapped read-only (or read, for pipes and sysfs files). */
+typedef struct cli_file {
+        const uint8_t *data;
+        size_t size;
+        void *map;      /* non-NULL when mmap()ed */
+        uint8_t *heap;  /* non-NULL when read() into memory */
+} cli_file;
+int cli_file_load(const char *path, cli_file *ret);   /* prints its own error; 0 or -1 */
+void cli_file_free(cli_file *f);
+
+/* A buffered writer over stdout; the JSON and text sinks write through it. */
+void out_put(const char *s, size_t n);
+void out_puts(const char *s);
+void out_putc(char c);
+void out_u64(uint64_t v);
+void out_hex(const uint8_t *p, size_t n);
+void out_flush(void);
+
+/* JSON sink (RFC 8259 string escaping, UTF-8 passed through). */
+typedef struct json_sink {
+        mb_emit emit;
+        int depth;
+        bool need_comma[64];
+} json_sink;
+void json_sink_init(json_sink *j);
+/* Start the next member of the current container (prints the comma and key). */
+void json_key(json_sink *j, const char *key);
+void json_string(const char *s, size_t n);
+
+/* One-line "key=value" text sink for the human-readable table. */
+typedef struct text_sink {
+        mb_emit emit;
+        int depth;
+        bool need_sep[64];
+} text_sink;
+void text_sink_init(text_sink *t);
+
+int cmd_log(int argc, char **argv);
+int cmd_log_diff(int argc, char **argv);
+
+/* Read every PCR of the given banks from the TPM named by the usual TCTI
+ * environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI; else tpm2-tss's default). */
+int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret);
+
+#endif

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mshim log: decode a TCG event log, replay it, check each event's digest
+ * against its payload, and compare the replay with PCR values from a file or
+ * the TPM. All parsing is the core's (src/tcglog.c, src/evdata.c); this file
+ * only drives it and prints. The JSON shape is docs/log-json.md.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "mb/evdata.h"
+#include "mb/pcrs.h"
+
+#define DEFAULT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
+#define JSON_SCHEMA "mshim-log/1"
+
+typedef struct log_opts {
+        const char *path;
+        const char *pcrs_file;
+        bool json, tpm, check, verbose, no_payload;
+} log_opts;
+
+typedef struct log_run {
+        const log_opts *o;
+        cli_file file;
+        mb_tcglog log;
+        mb_replay replay;
+        json_sink js;
+        uint32_t n_events, n_integrity_bad;
+        mb_err err;             /* MB_OK or the decode error that stopped us */
+        mb_pcr_values actual;
+        bool have_actual;
+        uint32_t n_pcr_bad;
+        uint32_t n_compared;
+} log_run;
+
+static const char *format_name(const mb_tcglog *log) {
+        switch (log->format) {
+        case MB_TCGLOG_CRYPTO_AGILE: return "crypto-agile";
+        case MB_TCGLOG_SHA1_LEGACY: return "sha1-legacy";
+        }
+        return NULL;
+}
+
+static const char *alg_label(uint16_t alg, char buf[16]) {
+        const char *n = mb_hash_name(alg);
+        static const char digits[] = "0123456789abcdef";
+
+        if (n)
+                return n;
+        /* Unnamed algorithms are shown by their TPM_ALG_ID, e.g. "alg_0x0027". */
+        memcpy(buf, "alg_0x", 6);
+        for (int i = 0; i < 4; i++)
+                buf[6 + i] = digits[(alg >> (12 - 4 * i)) & 15];
+        buf[10] = 0;
+        return buf;
+}
+
+static const char *integrity_name(mb_integrity i) {
+        return i == MB_INTEGRITY_OK ? "ok" : i == MB_INTEGRITY_MISMATCH ? "mismatch" : NULL;
+}
+
+/* ---- per-event output ---------------------------------------------------- */
+
+static void json_event(log_run *r, const mb_tcglog_event *ev, mb_integrity integ, const char *conv) {
+        mb_emit *e = &r->js.emit;
+        const char *name = mb_tcglog_type_name(ev->type);
+        char lb[16];
+
+        mb_emit_begin_obj(e, NULL);
+        mb_emit_u64(e, "number", ev->number);
+        mb_emit_u64(e, "offset", ev->offset);
+        mb_emit_u64(e, "pcr", ev->pcr);
+        if (name)
+                mb_emit_cstr(e, "type", name);
+        mb_emit_u64(e, "type_id", ev->type);
+        mb_emit_begin_obj(e, "digests");
+        for (uint32_t i = 0; i < ev->n_digests; i++)
+                mb_emit_hex(e, alg_label(ev->digests[i].alg, lb), ev->digests[i].bytes, ev->digests[i].size);
+        mb_emit_end_obj(e);
+        mb_emit_u64(e, "data_size", ev->data_size);
+        if (integ != MB_INTEGRITY_NOT_APPLICABLE) {
+                mb_emit_cstr(e, "integrity", integrity_name(integ));
+                if (conv)
+                        mb_emit_cstr(e, "convention", conv);
+        }
+        if (!r->o->no_payload)
+                mb_evdata_decode(ev, e);
+        mb_emit_end_obj(e);
+}
+
+static void text_event(log_run *r, const mb_tcglog_event *ev, mb_integrity integ) {
+        const char *name = mb_tcglog_type_name(ev->type);
+        char num[32];
+        text_sink ts;
+
+        snprintf(num, sizeof(num), "%5u  PCR %2u  ", ev->number, ev->pcr);
+        out_puts(num);
+        if (name)
+                out_puts(name);
+        else {
+                snprintf(num, sizeof(num), "0x%08x", ev->type);
+                out_puts(num);
+        }
+        for (size_t n = name ? strlen(name) : 10; n < 34; n++)
+                out_putc(' ');
+        /* One digest is enough to tell events apart in the table; -v shows all. */
+        for (uint32_t i = 0; i < (r->o->verbose ? ev->n_digests : (ev->n_digests ? 1 : 0)); i++) {
+                char lb[16];
+                out_puts(alg_label(ev->digests[i].alg, lb));
+                out_putc(':');
+                out_hex(ev->digests[i].bytes, r->o->verbose ? ev->digests[i].size : 8);
+                out_puts(r->o->verbose ? " " : "..  ");
+        }
+        if (integ == MB_INTEGRITY_MISMATCH)
+                out_puts("[DIGEST MISMATCH] ");
+        if (!r->o->no_payload) {
+                text_sink_init(&ts);
+                mb_evdata_decode(ev, &ts.emit);
+        }
+        out_putc('\n');
+}
+
+/* ---- the decode/replay pass ---------------------------------------------- */
+
+static void report_decode_error(log_run *r) {
+        if (r->o->json) {
+                mb_emit *e = &r->js.emit;
+                mb_emit_begin_obj(e, "error");
+                mb_emit_u64(e, "offset", r->log.err_offset);
+                mb_emit_u64(e, "record", r->log.err_number);
+                mb_emit_cstr(e, "message", r->log.err_reason ? r->log.err_reason : mb_strerror(r->err));
+                mb_emit_end_obj(e);
+        }
+        cli_error("%s: malformed event log at byte offset %zu (record %u): %s", r->o->path,
+                  r->log.err_offset, r->log.err_number, r->log.err_reason ? r->log.err_reason : mb_strerror(r->err));
+}
+
+static void decode_all(log_run *r) {
+        mb_tcglog_event ev;
+        mb_err err;
+
+        if (r->o->json)
+                mb_emit_begin_arr(&r->js.emit, "events");
+        while ((err = mb_tcglog_next(&r->log, &ev)) == MB_OK) {
+                const char *conv = NULL;
+                mb_integrity integ = mb_evdata_check(&ev, &conv);
+
+                r->n_events++;
+                if (integ == MB_INTEGRITY_MISMATCH)
+                        r->n_integrity_bad++;
+                mb_replay_event(&r->replay, &ev);
+                if (r->o->json)
+                        json_event(r, &ev, integ, conv);
+                else
+                        text_event(r, &ev, integ);
+        }
+        if (r->o->json)
+                mb_emit_end_arr(&r->js.emit);
+        r->err = err == MB_END ? MB_OK : err;
+}
+
+/* ---- replayed PCRs ------------------------------------------------------- */
+
+static void json_pcrs(log_run *r) {
+        mb_emit *e = &r->js.emit;
+        char lb[16], idx[4];
+
+        mb_emit_begin_obj(e, "pcrs");
+        for (uint32_t b = 0; b < r->replay.n_banks; b++) {
+                const mb_pcr_bank *bank = &r->replay.banks[b];
+                /* A bank we cannot hash has no replayed values to offer. */
+                if (!bank->computable)
+                        continue;
+                mb_emit_begin_obj(e, alg_label(bank->alg, lb));
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                        if (!(bank->extended & (1u << i)))
+                                continue;
+                        snprintf(idx, sizeof(idx), "%u", i);
+                        mb_emit_hex(e, idx, bank->pcr[i], bank->size);
+                }
+                mb_emit_end_obj(e);
+        }
+        mb_emit_end_obj(e);
+}
+
+static void text_pcrs(log_run *r) {
+        char lb[16], line[32];
+
+        for (uint32_t b = 0; b < r->replay.n_banks; b++) {
+                const mb_pcr_bank *bank = &r->replay.banks[b];
+
+                out_puts("\nReplayed PCRs, ");
+                out_puts(alg_label(bank->alg, lb));
+                if (!bank->computable) {
+                        out_puts(": not computed (mshim cannot hash this algorithm)\n");
+                        continue;
+                }
+                out_puts(":\n");
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                        if (!(bank->extended & (1u << i)))
+                                continue;
+                        snprintf(line, sizeof(line), "  PCR %2u: ", i);
+                        out_puts(line);
+                        out_hex(bank->pcr[i], bank->size);
+                        out_putc('\n');
+                }
+        }
+}
+
+/* ---- comparison with real PCR values ------------------------------------ */
+
+/* Which PCRs a comparison covers: every PCR the log extends, and the static
+ * PCRs 0-15 except 10 (IMA's, never in the firmware log), which must then
+ * still hold their reset value. Dynamic PCRs 16-23 reset to other values and
+ * are only compared when the log extends them. */
+static bool compared_pcr(const mb_pcr_bank *bank, uint32_t i) {
+        return (bank->extended & (1u << i)) || (i <= 15 && i != 10);
+}
+
+static void list_pcr_events(log_run *r, uint32_t pcr, uint16_t alg) {
+        mb_tcglog log;
+        mb_tcglog_event ev;
+        char lb[16], line[64];
+
+        if (mb_tcglog_open(&log, r->file.data, r->file.size) != MB_OK)
+                return;
+        out_puts("    events extended into it:\n");
+        while (mb_tcglog_next(&log, &ev) == MB_OK) {
+                const mb_tcglog_digest *d = mb_tcglog_event_digest(&ev, alg);
+                const char *name = mb_tcglog_type_name(ev.type);
+                if (ev.pcr != pcr || ev.type == MB_EV_NO_ACTION || !d)
+                        continue;
+                snprintf(line, sizeof(line), "      #%u %s %s:", ev.number, name ? name : "?", alg_label(alg, lb));
+                out_puts(line);
+                out_hex(d->bytes, d->size);
+                out_putc('\n');
+        }
+}
+
+static void compare_bank(log_run *r, const mb_pcr_bank *bank) {
+        char lb[16], line[64];
+        mb_emit *e = &r->js.emit;
+
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *actual = mb_pcrs_get(&r->actual, bank->alg, i);
+                bool ok;
+
+                if (!actual || !compared_pcr(bank, i))
+                        continue;
+                ok = memcmp(bank->pcr[i], actual, bank->size) == 0;
+                r->n_compared++;
+                if (!ok)
+                        r->n_pcr_bad++;
+                if (r->o->json) {
+                        mb_emit_begin_obj(e, NULL);
+                        mb_emit_cstr(e, "bank", alg_label(bank->alg, lb));
+                        mb_emit_u64(e, "pcr", i);
+                        mb_emit_hex(e, "replayed", bank->pcr[i], bank->size);
+                        mb_emit_hex(e, "actual", actual, bank->size);
+                        mb_emit_bool(e, "match", ok);
+                        mb_emit_end_obj(e);
+                        continue;
+                }
+                snprintf(line, sizeof(line), "  %-7s PCR %2u  %s\n", alg_label(bank->alg, lb), i, ok ? "match" : "MISMATCH");
+                out_puts(line);
+                if (!ok) {
+                        out_puts("    replayed: ");
+                        out_hex(bank->pcr[i], bank->size);
+                        out_puts("\n    actual:   ");
+                        out_hex(actual, bank->size);
+                        out_putc('\n');
+                        list_pcr_events(r, i, bank->alg);
+                }
+        }
+}
+
+static int load_actual(log_run *r) {
+        if (r->o->pcrs_file) {
+                cli_file f;
+                mb_err err;
+
+                if (cli_file_load(r->o->pcrs_file, &f) < 0)
+                        return -1;
+                err = mb_pcrs_parse((const char *) f.data, f.size, &r->actual);
+                cli_file_free(&f);
+                if (err != MB_OK) {
+                        if (r->actual.err_line)
+                                cli_error("%s:%zu: not a PCR value line (expected tpm2_pcrread YAML or \"sha256:0=<hex>\")",
+                                          r->o->pcrs_file, r->actual.err_line);
+                        else
+                                cli_error("%s: no PCR values found", r->o->pcrs_file);
+                        return -1;
+                }
+        } else {
+                uint16_t algs[MB_TCGLOG_MAX_ALGS];
+                uint32_t n = 0;
+                for (uint32_t b = 0; b < r->replay.n_banks; b++)
+                        if (r->replay.banks[b].computable)
+                                algs[n++] = r->replay.banks[b].alg;
+                if (cli_tpm_read_pcrs(algs, n, &r->actual) < 0)
+                        return -1;
+        }
+        r->have_actual = true;
+        return 0;
+}
+
+static void compare_all(log_run *r) {
+        if (r->o->json)
+                mb_emit_begin_arr(&r->js.emit, "comparison");
+        else
+                out_puts(r->o->tpm ? "\nComparison with the TPM's PCRs:\n" : "\nComparison with the given PCR values:\n");
+        for (uint32_t b = 0; b < r->replay.n_banks; b++)
+                if (r->replay.banks[b].computable)
+                        compare_bank(r, &r->replay.banks[b]);
+        if (r->o->json)
+                mb_emit_end_arr(&r->js.emit);
+}
+
+/* ---- driver -------------------------------------------------------------- */
+
+static int finish(log_run *r) {
+        if (r->err != MB_OK)
+                return EXIT_BAD_INPUT;
+        if (r->have_actual && (r->n_pcr_bad || r->n_compared == 0))
+                return EXIT_CHECK_FAILED;
+        if (r->o->check && r->n_integrity_bad)
+                return EXIT_CHECK_FAILED;
+        return 0;
+}
+
+static void text_summary(log_run *r) {
+        char line[160];
+
+        snprintf(line, sizeof(line), "\n%u events, format %s", r->n_events, format_name(&r->log));
+        out_puts(line);
+        if (r->n_integrity_bad) {
+                snprintf(line, sizeof(line), "; %u event(s) whose digest does not cover their data", r->n_integrity_bad);
+                out_puts(line);
+        }
+        if (r->have_actual) {
+                snprintf(line, sizeof(line), "; %u of %u compared PCRs match", r->n_compared - r->n_pcr_bad, r->n_compared);
+                out_puts(line);
+        }
+        out_putc('\n');
+}
+
+static int run_log(const log_opts *o) {
+        log_run *r = calloc(1, sizeof(*r));
+        int ret = EXIT_BAD_INPUT;
+        mb_err err;
+
+        if (!r) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        r->o = o;
+        if (cli_file_load(o->path, &r->file) < 0)
+                goto out;
+        json_sink_init(&r->js);
+        err = mb_tcglog_open(&r->log, r->file.data, r->file.size);
+        if (o->json) {
+                mb_emit_begin_obj(&r->js.emit, NULL);
+                mb_emit_cstr(&r->js.emit, "schema", JSON_SCHEMA);
+                mb_emit_cstr(&r->js.emit, "file", o->path);
+        }
+        if (err != MB_OK) {
+                r->err = err;
+                report_decode_error(r);
+                goto close;
+        }
+        mb_replay_init(&r->replay, &r->log);
+        if (o->json) {
+                char lb[16];
+                mb_emit_cstr(&r->js.emit, "format", format_name(&r->log));
+                mb_emit_begin_arr(&r->js.emit, "algorithms");
+                for (uint32_t i = 0; i < r->log.n_algs; i++)
+                        mb_emit_cstr(&r->js.emit, NULL, alg_label(r->log.algs[i].alg, lb));
+                mb_emit_end_arr(&r->js.emit);
+        }
+        decode_all(r);
+        if (r->err != MB_OK)
+                report_decode_error(r);
+        if (o->json) {
+                mb_emit_u64(&r->js.emit, "event_count", r->n_events);
+                mb_emit_u64(&r->js.emit, "integrity_mismatches", r->n_integrity_bad);
+                json_pcrs(r);
+        } else
+                text_pcrs(r);
+        if (r->err == MB_OK && (o->pcrs_file || o->tpm)) {
+                if (load_actual(r) < 0)
+                        goto close;
+                compare_all(r);
+        }
+        if (!o->json)
+                text_summary(r);
+        ret = finish(r);
+close:
+        if (o->json) {
+                mb_emit_end_obj(&r->js.emit);
+                out_putc('\n');
+        }
+        out_flush();
+        cli_file_free(&r->file);
+out:
+        free(r);
+        return ret;
+}
+
+static void usage_log(FILE *f) {
+        fprintf(f,
+"Usage: mshim log [OPTIONS] [FILE]\n"
+"       mshim log diff [--json] A B\n"
+"\n"
+"Decode a binary TCG event log, check every event's digest against its data,\n"
+"and replay it into the PCR values a TPM should hold.\n"
+"\n"
+"FILE defaults to " DEFAULT_LOG ".\n"
+"Both crypto-agile (TCG PC Client PFP, Spec ID Event03) and legacy SHA-1\n"
+"logs are read. Replay rules: EV_NO_ACTION is never extended; PCR 0 starts\n"
+"at the StartupLocality value, or at 4 after an H-CRTM event; PCRs 24 and\n"
+"above are shown but not replayed.\n"
+"\n"
+"Options:\n"
+"  --json         print one JSON object (schema mshim-log/1, docs/log-json.md)\n"
+"                 instead of the table; programs should read this, never the table\n"
+"  --pcrs FILE    compare the replay with PCR values in FILE: tpm2_pcrread YAML,\n"
+"                 or lines \"sha256:7=<hex>\"; a mismatching PCR's events are listed\n"
+"  --tpm          compare the replay with the local TPM's PCRs (tpm2-tss ESAPI;\n"
+"                 the TCTI comes from TPM2TOOLS_TCTI, TCTI or TSS2_TCTI)\n"
+"  --check        exit 1 when an event's digest does not cover its data\n"
+"  -v, --verbose  show every bank's full digest in the table\n"
+"  --no-payload   do not decode event data\n"
+"  -h, --help     show this help\n"
+"\n"
+"Exit status: 0 success; 1 a PCR or digest check failed; 2 bad usage, an\n"
+"unreadable file, or a malformed log (its error names the byte offset and\n"
+"record number, and the records before it are still printed).\n");
+}
+
+int cmd_log(int argc, char **argv) {
+        static const struct option longopts[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "pcrs", required_argument, NULL, 'p' },
+                { "tpm", no_argument, NULL, 't' },
+                { "check", no_argument, NULL, 'c' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "no-payload", no_argument, NULL, 'n' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        log_opts o = { 0 };
+        int c;
+
+        if (argc > 1 && strcmp(argv[1], "diff") == 0)
+                return cmd_log_diff(argc - 1, argv + 1);
+        while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'j': o.json = true; break;
+                case 'p': o.pcrs_file = optarg; break;
+                case 't': o.tpm = true; break;
+                case 'c': o.check = true; break;
+                case 'v': o.verbose = true; break;
+                case 'n': o.no_payload = true; break;
+                case 'h': usage_log(stdout); return 0;
+                default: usage_log(stderr); return EXIT_BAD_INPUT;
+                }
+        }
+        if (o.pcrs_file && o.tpm) {
+                cli_error("--pcrs and --tpm cannot be used together");
+                return EXIT_BAD_INPUT;
+        }
+        if (argc - optind > 1) {
+                cli_error("log takes one FILE; see 'mshim log --help'");
+                return EXIT_BAD_INPUT;
+        }
+        o.path = optind < argc ? argv[optind] : DEFAULT_LOG;
+        return run_log(&o);
+}

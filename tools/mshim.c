@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mshim: the host-side companion of the mshimx64.efi loader. */
+#include <string.h>
+#include "cli.h"
+
+static void usage(FILE *f) {
+        fprintf(f,
+"Usage: mshim COMMAND [OPTIONS] [ARGS]\n"
+"\n"
+"Host tools for the mshim measured-boot loader.\n"
+"\n"
+"Commands:\n"
+"  log [FILE]       decode, check and replay a TCG event log (default: this\n"
+"                   machine's /sys/kernel/security/tpm0/binary_bios_measurements);\n"
+"                   compare it with PCR values (--pcrs FILE, --tpm)\n"
+"  log diff A B     show the event-level differences between two boots' logs\n"
+"  help [COMMAND]   show this help, or a command's\n"
+"\n"
+"Options:\n"
+"  -h, --help       show this help\n"
+"  --version        print the version\n"
+"\n"
+"Run 'mshim COMMAND --help' for a command's options. Exit status: 0 success,\n"
+"1 a check failed, 2 bad usage or unreadable/malformed input.\n"
+"See README.md and docs/ for the loader, its configuration and its measurements.\n");
+}
+
+int main(int argc, char **argv) {
+        const char *cmd = argc > 1 ? argv[1] : NULL;
+
+        if (!cmd) {
+                usage(stderr);
+                return EXIT_BAD_INPUT;
+        }
+        if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+                usage(stdout);
+                return 0;
+        }
+        if (!strcmp(cmd, "help")) {
+                if (argc > 2 && !strcmp(argv[2], "log")) {
+                        char *args[] = { "log", "--help", NULL };
+                        return cmd_log(2, args);
+                }
+                usage(stdout);
+                return 0;
+        }
+        if (!strcmp(cmd, "--version")) {
+                printf("mshim %s\n", MB_VERSION);
+                return 0;
+        }
+        if (!strcmp(cmd, "log"))
+                return cmd_log(argc - 1, argv + 1);
+        cli_error("unknown command '%s'; see 'mshim --help'", cmd);
+        return EXIT_BAD_INPUT;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The two mb_emit implementations of the CLI: JSON and one-line text. */
+#include <string.h>
+#include "cli.h"
+
+#define MAX_DEPTH 63
+
+/* ---- JSON (RFC 8259) ---------------------------------------------------- */
+
+void json_string(const char *s, size_t n) {
+        static const char digits[] = "0123456789abcdef";
+        size_t start = 0;
+
+        out_putc('"');
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) s[i];
+                char esc[6] = { '\\', 'u', '0', '0', digits[c >> 4], digits[c & 15] };
+
+                if (c >= 0x20 && c != '"' && c != '\\')
+                        continue;
+                out_put(s + start, i - start);
+                start = i + 1;
+                switch (c) {
+                case '"': out_puts("\\\""); break;
+                case '\\': out_puts("\\\\"); break;
+                case '\n': out_puts("\\n"); break;
+                case '\r': out_puts("\\r"); break;
+                case '\t': out_puts("\\t"); break;
+                default: out_put(esc, sizeof(esc));
+                }
+        }
+        out_put(s + start, n - start);
+        out_putc('"');
+}
+
+void json_key(json_sink *j, const char *key) {
+        if (j->need_comma[j->depth])
+                out_putc(',');
+        j->need_comma[j->depth] = true;
+        if (key) {
+                json_string(key, strlen(key));
+                out_putc(':');
+        }
+}
+
+static void j_open(json_sink *j, const char *key, char c) {
+        json_key(j, key);
+        out_putc(c);
+        if (j->depth < MAX_DEPTH)
+                j->depth++;
+        j->need_comma[j->depth] = false;
+}
+
+static void j_close(json_sink *j, char c) {
+        out_putc(c);
+        if (j->depth > 0)
+                j->depth--;
+}
+
+static void j_begin_obj(mb_emit *e, const char *k) { j_open(e->ctx, k, '{'); }
+static void j_end_obj(mb_emit *e) { j_close(e->ctx, '}'); }
+static void j_begin_arr(mb_emit *e, const char *k) { j_open(e->ctx, k, '['); }
+static void j_end_arr(mb_emit *e) { j_close(e->ctx, ']'); }
+static void j_str(mb_emit *e, const char *k, const char *s, size_t n) { json_key(e->ctx, k); json_string(s, n); }
+static void j_u64(mb_emit *e, const char *k, uint64_t v) { json_key(e->ctx, k); out_u64(v); }
+static void j_bool(mb_emit *e, const char *k, bool v) { json_key(e->ctx, k); out_puts(v ? "true" : "false"); }
+static void j_hex(mb_emit *e, const char *k, const uint8_t *p, size_t n) {
+        json_key(e->ctx, k);
+        out_putc('"');
+        out_hex(p, n);
+        out_putc('"');
+}
+
+static const mb_emit_ops json_ops = {
+        j_begin_obj, j_end_obj, j_begin_arr, j_end_arr, j_str, j_u64, j_hex, j_bool,
+};
+
+void json_sink_init(json_sink *j) {
+        memset(j, 0, sizeof(*j));
+        j->emit.ops = &json_ops;
+        j->emit.ctx = j;
+}
+
+/* ---- one-line text: key=value key={a=1 b=2} list=[x y] ------------------ */
+
+/* Long blobs are cut in the table; --json always carries them whole. */
+#define TEXT_HEX_MAX 32
+
+static void t_sep(text_sink *t, const char *key) {
+        if (t->need_sep[t->depth])
+                out_putc(' ');
+        t->need_sep[t->depth] = true;
+        if (key) {
+                out_puts(key);
+                out_putc('=');
+        }
+}
+
+static void t_open(text_sink *t, const char *key, char c) {
+        /* The payload object itself is the line's top level: no braces. */
+        if (t->depth > 0 || key == NULL || strcmp(key, "payload") != 0) {
+                t_sep(t, key);
+                out_putc(c);
+        }
+        if (t->depth < MAX_DEPTH)
+                t->depth++;
+        t->need_sep[t->depth] = false;
+}
+
+static void t_close(text_sink *t, char c) {
+        if (t->depth > 0)
+                t->depth--;
+        if (t->depth > 0)
+                out_putc(c);
+}
+
+static void t_begin_obj(mb_emit *e, const char *k) { t_open(e->ctx, k, '{'); }
+static void t_end_obj(mb_emit *e) { t_close(e->ctx, '}'); }
+static void t_begin_arr(mb_emit *e, const char *k) { t_open(e->ctx, k, '['); }
+static void t_end_arr(mb_emit *e) { t_close(e->ctx, ']'); }
+static void t_u64(mb_emit *e, const char *k, uint64_t v) { t_sep(e->ctx, k); out_u64(v); }
+static void t_bool(mb_emit *e, const char *k, bool v) { t_sep(e->ctx, k); out_puts(v ? "yes" : "no"); }
+
+static void t_str(mb_emit *e, const char *k, const char *s, size_t n) {
+        bool quote = n == 0 || memchr(s, ' ', n) != NULL;
+
+        t_sep(e->ctx, k);
+        if (quote)
+                out_putc('"');
+        for (size_t i = 0; i < n; i++)
+                out_putc((unsigned char) s[i] < 0x20 ? '.' : s[i]);
+        if (quote)
+                out_putc('"');
+}
+
+static void t_hex(mb_emit *e, const char *k, const uint8_t *p, size_t n) {
+        t_sep(e->ctx, k);
+        out_hex(p, n > TEXT_HEX_MAX ? TEXT_HEX_MAX : n);
+        if (n > TEXT_HEX_MAX)
+                out_puts("...");
+}
+
+static const mb_emit_ops text_ops = {
+        t_begin_obj, t_end_obj, t_begin_arr, t_end_arr, t_str, t_u64, t_hex, t_bool,
+};
+
+void text_sink_init(text_sink *t) {
+        memset(t, 0, sizeof(*t));
+        t->emit.ops = &text_ops;
+        t->emit.ctx = t;
+}

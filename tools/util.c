@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* File loading, error reporting and a buffered stdout writer for the CLI. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
+
+const char *mb_prog = "mshim";
+
+void cli_error(const char *fmt, ...) {
+        va_list ap;
+
+        out_flush();
+        fprintf(stderr, "%s: ", mb_prog);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+/* Files whose st_size is 0 or not meaningful (pipes, sysfs/securityfs files
+ * such as binary_bios_measurements) are read in a loop instead of mapped. */
+static int read_stream(int fd, const char *path, cli_file *ret) {
+        size_t cap = 1 << 16, len = 0;
+        uint8_t *buf = malloc(cap);
+
+        if (!buf)
+                goto nomem;
+        for (;;) {
+                ssize_t n;
+
+                if (len == cap) {
+                        uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+                        if (!nb)
+                                goto nomem;
+                        buf = nb;
+                        cap *= 2;
+                }
+                n = read(fd, buf + len, cap - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        cli_error("cannot read %s: %s", path, strerror(errno));
+                        free(buf);
+                        return -1;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        *ret = (cli_file) { .data = buf, .size = len, .heap = buf };
+        return 0;
+nomem:
+        free(buf);
+        cli_error("out of memory reading %s", path);
+        return -1;
+}
+
+int cli_file_load(const char *path, cli_file *ret) {
+        struct stat st;
+        int fd = open(path, O_RDONLY | O_CLOEXEC), r = -1;
+
+        if (fd < 0) {
+                cli_error("cannot open %s: %s", path, strerror(errno));
+                return -1;
+        }
+        if (fstat(fd, &st) < 0) {
+                cli_error("cannot stat %s: %s", path, strerror(errno));
+                goto out;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                cli_error("%s is a directory", path);
+                goto out;
+        }
+        if (S_ISREG(st.st_mode) && st.st_size > 0) {
+                void *m = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+                if (m != MAP_FAILED) {
+                        *ret = (cli_file) { .data = m, .size = (size_t) st.st_size, .map = m };
+                        r = 0;
+                        goto out;
+                }
+        }
+        r = read_stream(fd, path, ret);
+out:
+        close(fd);
+        return r;
+}
+
+void cli_file_free(cli_file *f) {
+        if (f->map)
+                munmap(f->map, f->size);
+        free(f->heap);
+        *f = (cli_file) { 0 };
+}
+
+/* stdio's per-call locking and formatting dominate when printing 100,000
+ * events; a plain buffer flushed with fwrite keeps `mshim log` fast. */
+static char obuf[1 << 16];
+static size_t olen;
+
+void out_flush(void) {
+        if (olen)
+                fwrite(obuf, 1, olen, stdout);
+        olen = 0;
+        fflush(stdout);
+}
+
+void out_put(const char *s, size_t n) {
+        if (n > sizeof(obuf) - olen) {
+                out_flush();
+                if (n > sizeof(obuf)) {
+                        fwrite(s, 1, n, stdout);
+                        return;
+                }
+        }
+        memcpy(obuf + olen, s, n);
+        olen += n;
+}
+
+void out_puts(const char *s) { out_put(s, strlen(s)); }
+void out_putc(char c) { out_put(&c, 1); }
+
+void out_u64(uint64_t v) {
+        char b[24];
+        int i = sizeof(b);
+
+        do {
+                b[--i] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v);
+        out_put(b + i, sizeof(b) - (size_t) i);
+}
+
+void out_hex(const uint8_t *p, size_t n) {
+        static const char digits[] = "0123456789abcdef";
+        char b[128];
+
+        while (n) {
+                size_t k = n > sizeof(b) / 2 ? sizeof(b) / 2 : n;
+                for (size_t i = 0; i < k; i++) {
+                        b[2 * i] = digits[p[i] >> 4];
+                        b[2 * i + 1] = digits[p[i] & 15];
+                }
+                out_put(b, 2 * k);
+                p += k;
+                n -= k;
+        }
+}
