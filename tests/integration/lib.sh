@@ -16,6 +16,8 @@
 #   serial.log  the guest's serial console; qemu.log QEMU's own output
 #   result/     parsed: result.json (banks, PCRs, cmdline), eventlog.bin
 #
+# IT_PROGRESS (an array of "REGEX|message") makes it_qemu print message
+# when REGEX first appears on the serial console.
 # Environment: B (build dir, default build), IT_TIMEOUT (seconds per boot,
 # default 300), IT_KEEP=1 keeps build/it/<test>.* after success.
 
@@ -188,7 +190,7 @@ it_qemu() {
         fi
         local t0=$SECONDS
         qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
-        local qpid=$! rc=0
+        local qpid=$! rc=0 m seen=
         IT_PIDS="$IT_PIDS $qpid"
         echo "$qpid" > "$d/qemu.pid"
         while kill -0 "$qpid" 2>/dev/null; do
@@ -200,6 +202,15 @@ it_qemu() {
                 fi
                 if [ -n "$IT_FALLTHROUGH" ] && grep -a -q -E "$IT_FALLTHROUGH" "$d/serial.log"; then
                         sleep 1; rc=125; break
+                fi
+                if [ -n "${IT_PROGRESS:-}" ]; then
+                        for m in "${IT_PROGRESS[@]}"; do
+                                case "$seen" in *"<${m%%|*}>"*) continue ;; esac
+                                if grep -a -q -E "${m%%|*}" "$d/serial.log"; then
+                                        seen="$seen<${m%%|*}>"
+                                        it_log "  ${m#*|} ($((SECONDS - t0)) s)"
+                                fi
+                        done
                 fi
                 sleep 0.5
         done
