@@ -736,14 +736,15 @@ static void decode_authority(mb_emit *e, const uint8_t *p, size_t n) {
 static const char *decode_var_value(mb_emit *e, uint32_t type, const uint8_t *guid,
                                     const uint8_t *name, size_t units, const uint8_t *p, size_t n) {
         const evd_var *v = var_lookup(guid, name, units);
-        if (v)
-                return decode_var_kind(e, v->kind, p, n);
-        if (guid_eq(guid, evd_guid_global) && is_boot_option(name, units))
-                return decode_load_option(e, p, n);
+        /* An authority event named "db" holds one entry of db, not db. */
         if (type == MB_EV_EFI_VARIABLE_AUTHORITY) {
                 decode_authority(e, p, n);
                 return NULL;
         }
+        if (v)
+                return decode_var_kind(e, v->kind, p, n);
+        if (guid_eq(guid, evd_guid_global) && is_boot_option(name, units))
+                return decode_load_option(e, p, n);
         mb_emit_hex(e, "data", p, n);
         return NULL;
 }
