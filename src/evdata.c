@@ -898,7 +898,7 @@ static const char *decode_handoff(const mb_tcglog_event *ev, mb_emit *e) {
                 return "table count truncated";
         mb_emit_u64(e, "number_of_tables", count);
         mb_emit_begin_arr(e, "tables");
-        for (uint64_t i = 0; i < count && !err; i++) {
+        for (uint64_t i = 0; i < count; i++) {
                 if (!rd_take(&r, 24, &t)) {
                         err = "tables run past the event";
                         break;
