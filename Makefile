@@ -101,3 +101,30 @@ demo: deps all
 
 clean:
 	rm -rf $(B)
+
+# ---- fuzzing and benchmark (tests/fuzz, docs/FUZZING.md, scripts/bench.sh) ----
+# pointer-overflow is recoverable only so that tests/fuzz/ubsan.supp can name
+# open findings; tests/fuzz/run.sh sets halt_on_error=1 for everything else.
+FUZZ_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=all -fsanitize-recover=pointer-overflow -fno-omit-frame-pointer
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+REPLAY_BIN   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(B)/test/replay_%)
+FUZZ_SECONDS ?= 60
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/sink.h $(CORE_SRC) $(wildcard include/mb/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC)
+
+# The same targets under gcc's ASan/UBSan with a plain main(): make check
+# replays tests/fuzz/corpus through them (tests/cli/test_fuzz_replay.sh).
+$(B)/test/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c tests/fuzz/sink.h $(TEST_CORE_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/fuzz/replay_main.c $(TEST_CORE_O)
+
+.PHONY: fuzz-run
+fuzz: $(FUZZ_BIN)
+fuzz-run: $(FUZZ_BIN)
+	@B=$(B) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+bench: $(B)/mshim
+	@B=$(B) scripts/bench.sh
+check unit: $(REPLAY_BIN)
