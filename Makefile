@@ -127,4 +127,4 @@ fuzz-run: $(FUZZ_BIN)
 	@B=$(B) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 bench: $(B)/mshim
 	@B=$(B) scripts/bench.sh
-check unit: $(REPLAY_BIN)
+check: $(REPLAY_BIN)
