@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libFuzzer target: BLS Type #1 entries, loader.conf and the line iterator
+ * under them, plus options joining, sorting and default-pattern matching on
+ * what they return. The first input byte selects a mode bit set, the rest is
+ * the file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mb/bls.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static volatile uint64_t sink;
+
+static void touch(mb_str s) {
+        if (s.len && !s.p)
+                abort();
+        for (size_t i = 0; i < s.len; i++)
+                sink += (uint8_t) s.p[i];
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        char *buf = malloc(size ? size : 1);
+        mb_bls_entry e, e2;
+        mb_loader_conf c;
+        mb_conf_line l;
+        size_t off = 0, lineno = 0, n = 0;
+        char joined[512];
+        uint8_t u16[256];
+        static const mb_str id = { "debian-6.1.0-26-amd64.conf", 26 };
+        static const mb_str id2 = { "fedora-6.5.conf", 15 };
+        mb_err err;
+
+        if (!buf)
+                return 0;
+        memcpy(buf, data, size);
+
+        /* The raw line iterator: every slice must lie in the buffer. */
+        while ((err = mb_conf_next(buf, size, &off, &lineno, &l)) == MB_OK) {
+                if (l.key.p < buf || l.key.p + l.key.len > buf + size || l.value.len > size)
+                        abort();
+                touch(l.key);
+                touch(l.value);
+                if (++n > size + 1)
+                        abort(); /* no progress */
+        }
+
+        if (mb_bls_parse_entry(buf, size, id, &e) == MB_OK) {
+                touch(e.title); touch(e.version); touch(e.machine_id); touch(e.sort_key);
+                touch(e.linux); touch(e.efi);
+                if (e.n_initrd > MB_BLS_MAX_INITRD || e.n_options > MB_BLS_MAX_OPTIONS)
+                        abort();
+                for (size_t i = 0; i < e.n_initrd; i++)
+                        touch(e.initrd[i]);
+                for (size_t i = 0; i < e.n_options; i++)
+                        touch(e.options[i]);
+                size_t jl = 0;
+                if (mb_bls_options_join(&e, joined, sizeof(joined), &jl) == MB_OK && (jl >= sizeof(joined) || joined[jl]))
+                        abort();
+                size_t ub = 0;
+                if (mb_utf8_to_utf16le(joined, jl < sizeof(joined) ? jl : 0, u16, sizeof(u16), &ub) == MB_OK && ub > sizeof(u16))
+                        abort();
+                sink += (uint64_t) mb_bls_compare(&e, &e) + mb_vercmp(e.version, e.title);
+                e2 = e;
+                e2.id = id2;
+                int ab = mb_bls_compare(&e, &e2), ba = mb_bls_compare(&e2, &e);
+                if ((ab < 0) != (ba > 0) || (ab > 0) != (ba < 0))
+                        abort(); /* the sort order must be antisymmetric */
+                sink += mb_bls_is_default(e.title, &e);
+                if (e.n_options)
+                        sink += mb_glob_match(e.options[0], e.title);
+        }
+
+        if (mb_loader_conf_parse(buf, size, &c) == MB_OK) {
+                touch(c.default_glob);
+                touch(c.chainload);
+                sink += (uint64_t) c.timeout + c.tpm_required;
+                sink += mb_glob_match(c.default_glob, c.chainload);
+        }
+        free(buf);
+        return 0;
+}
