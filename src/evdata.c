@@ -543,7 +543,7 @@ static void emit_signature(mb_emit *e, const uint8_t *type, const uint8_t *sig, 
 
 /* One list at the cursor; its signatures are emitted into an open object. */
 static const char *decode_siglist(mb_emit *e, evd_rd *r) {
-        const uint8_t *type, *body;
+        const uint8_t *type, *hdr, *body;
         uint32_t list_size, hdr_size, sig_size;
         size_t start = r->off;
         if (!rd_take(r, 16, &type) || !rd_u32(r, &list_size) || !rd_u32(r, &hdr_size) || !rd_u32(r, &sig_size))
@@ -559,8 +559,8 @@ static const char *decode_siglist(mb_emit *e, evd_rd *r) {
         /* Each EFI_SIGNATURE_DATA starts with the 16-byte owner GUID. */
         if (sig_size < 16 || rest % sig_size != 0)
                 return "signature size does not divide the list";
-        r->off += hdr_size;
-        rd_take(r, rest, &body);
+        if (!rd_take(r, hdr_size, &hdr) || !rd_take(r, rest, &body))
+                return "signature list size out of bounds"; /* checked above; keeps body defined */
         mb_emit_begin_arr(e, "signatures");
         for (size_t off = 0; off < rest; off += sig_size)
                 emit_signature(e, type, body + off, sig_size);
@@ -762,14 +762,13 @@ static const char *parse_var(const uint8_t *p, size_t n, evd_var_hdr *ret) {
         uint64_t name_units, data_size;
         if (!rd_take(&r, 16, &h.guid) || !rd_u64(&r, &name_units) || !rd_u64(&r, &data_size))
                 return "variable header truncated";
-        if (name_units > rd_left(&r) / 2)
+        /* Compared before the multiplication, so name_units * 2 cannot wrap. */
+        if (name_units > rd_left(&r) / 2 || !rd_take(&r, (size_t) name_units * 2, &h.name))
                 return "variable name runs past the event";
         h.name_units = (size_t) name_units;
-        rd_take(&r, h.name_units * 2, &h.name);
-        if (data_size > rd_left(&r))
+        if (data_size > rd_left(&r) || !rd_take(&r, (size_t) data_size, &h.data))
                 return "variable data runs past the event";
         h.data_size = (size_t) data_size;
-        rd_take(&r, h.data_size, &h.data);
         h.trailing = rd_left(&r);
         *ret = h;
         return NULL;
@@ -800,9 +799,8 @@ static const char *decode_image(const mb_tcglog_event *ev, mb_emit *e) {
         mb_emit_u64(e, "image_location", loc);
         mb_emit_u64(e, "image_length", len);
         mb_emit_u64(e, "link_time_address", link);
-        if (dp_len > rd_left(&r))
+        if (dp_len > rd_left(&r) || !rd_take(&r, (size_t) dp_len, &dp))
                 return "device path length runs past the event";
-        rd_take(&r, (size_t) dp_len, &dp);
         return emit_device_path(e, "device_path", dp, (size_t) dp_len);
 }
 
