@@ -7,11 +7,14 @@ log=$(mktemp); trap 'rm -f "$log"' EXIT
 for t in tests/integration/test_*.sh; do
         echo "== $t"
         start=$SECONDS
-        bash "$t" 2>&1 | tee -a "$log"
+        out=$(mktemp)
+        bash "$t" 2>&1 | tee "$out"
         rc=${PIPESTATUS[0]}
-        if [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$log"; then
+        cat "$out" >> "$log"
+        if [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$out"; then
                 echo "FAIL: $t exited with status $rc" | tee -a "$log"
         fi
+        rm -f "$out"
         echo "== $t: $((SECONDS - start)) s"
 done
 p=$(grep -c '^PASS: ' "$log"); f=$(grep -c '^FAIL: ' "$log")
