@@ -155,7 +155,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         if (st != EFI_SECURITY_VIOLATION)
                 child = NULL;
         st = mshim_log(EFI_ERROR(st) ? st : EFI_LOAD_ERROR,
-                       L"entry %s: the image returned: %r", mshim_entry_name(e), st);
+                       L"entry %s: StartImage returned: %r", mshim_entry_name(e), st);
 out:
         mshim_initrd_uninstall(initrd);
         if (child)

@@ -70,6 +70,9 @@ static EFI_STATUS boot_entries(mshim_ctx *c, const mb_loader_conf *conf, mshim_e
         for (UINTN k = 0; k < n; k++) {
                 const mshim_entry *e = v[(first + k) % n];
 
+                /* Any failure has been reported where it happened; the
+                 * only one that ends the loop is a TPM we must not do
+                 * without. */
                 mshim_boot_entry(c, e);
                 if (mshim_tpm_refuses(&c->tpm))
                         return EFI_SECURITY_VIOLATION;  /* already said why */

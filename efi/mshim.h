@@ -16,10 +16,6 @@
 #include <efilib.h>
 #pragma GCC diagnostic pop
 
-/* -std=gnu11 predefines the macro "linux" (= 1), which would eat the
- * mb_bls_entry member of that name. */
-#undef linux
-
 #include "mb/base.h"
 #include "mb/bls.h"
 #include "tcg2.h"
