@@ -173,6 +173,31 @@ def test_errors(tmp):
     p = run("log", t)
     result(p.returncode == 2 and p.stdout.count("PCR") >= 24, "log: truncated log, table mode", p.stderr)
 
+def test_integrity(tmp):
+    """Every real log passes --check; a separator whose data no longer
+    hashes to its digest (PFP 10.4.1: EV_SEPARATOR digest = H(data)) fails."""
+    for name, exp in sorted(expected().items()):
+        if "error" in exp:
+            continue
+        p = run("log", "--check", "--no-payload", os.path.join(DATA, name))
+        result(p.returncode == 0, f"log --check {name}: every checkable digest covers its data", p.stdout[-800:])
+    path = os.path.join(DATA, "tpm2-tools-event-arch-linux.bin")
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    out = json.loads(run("log", "--json", path).stdout)
+    ev = next(e for e in out["events"] if e["type_id"] == 4)
+    # The data are the record's last 4 bytes.
+    end = out["events"][ev["number"] + 1]["offset"]
+    data[end - 1] ^= 0x01
+    t = os.path.join(tmp, "sep.bin")
+    with open(t, "wb") as f:
+        f.write(data)
+    p = run("log", "--check", t)
+    result(p.returncode == 1 and p.stdout.count("DIGEST MISMATCH") == 1, "log --check flags a tampered separator", p.stdout[-800:])
+    j = json.loads(run("log", "--json", t).stdout)
+    bad = [e["number"] for e in j["events"] if e.get("integrity") == "mismatch"]
+    result(bad == [ev["number"]] and j["integrity_mismatches"] == 1, "log --json marks exactly that event", str(bad))
+
 def test_table(tmp):
     p = run("log", os.path.join(DATA, "qemu-ovmf-systemd-boot-linux61.bin"))
     ok = (p.returncode == 0 and "EV_EFI_BOOT_SERVICES_APPLICATION" in p.stdout
@@ -187,5 +212,6 @@ if __name__ == "__main__":
         test_pcrs_option(tmp)
         test_diff(tmp)
         test_errors(tmp)
+        test_integrity(tmp)
         test_table(tmp)
     sys.exit(1 if failed else 0)
