@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# make bench: `mshim log --json` against tpm2_eventlog (tpm2-tools) on a
+# 100,000-event crypto-agile log built from a real one by
+# scripts/bench/mklog.py (its header, then its other records repeated).
+# Prints the median wall-clock and CPU (user+sys) time of BENCH_RUNS runs of
+# each, their ratio, and the peak RSS of each on the 100,000-event log and on
+# a 10,000-event one (to show that mshim's memory does not grow with the
+# number of events beyond the mapped file).
+#
+# Informative only: exits non-zero when a tool fails to run, never on the
+# ratio. Environment: B (build dir, default build), BENCH_LOG (source log),
+# BENCH_EVENTS (default 100000), BENCH_RUNS (default 5), BENCH_DIR (scratch).
+set -u
+cd "$(dirname "$0")/.."
+B=${B:-build}
+SRC=${BENCH_LOG:-tests/data/eventlogs/qemu-ovmf-systemd-boot-linux61.bin}
+N=${BENCH_EVENTS:-100000}
+RUNS=${BENCH_RUNS:-5}
+MSHIM=$B/mshim
+DIR=${BENCH_DIR:-$(mktemp -d /tmp/mshim-bench.XXXXXX)}
+[ -n "${BENCH_DIR:-}" ] || trap 'rm -rf "$DIR"' EXIT
+mkdir -p "$DIR"
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ -x "$MSHIM" ] || die "$MSHIM not built (make B=$B)"
+command -v tpm2_eventlog > /dev/null || die "tpm2_eventlog not found (tpm2-tools)"
+command -v python3 > /dev/null || die "python3 not found"
+TIME=/usr/bin/time
+[ -x "$TIME" ] || TIME=
+
+big=$DIR/bench-$N.bin small=$DIR/bench-$((N / 10)).bin
+python3 scripts/bench/mklog.py "$SRC" "$N" "$big" || die "mklog failed"
+python3 scripts/bench/mklog.py "$SRC" "$((N / 10))" "$small" || die "mklog failed"
+
+# Sanity: both tools accept the log, and mshim sees N events.
+"$MSHIM" log --json "$big" > "$DIR/mshim.json" 2> "$DIR/mshim.err" || { cat "$DIR/mshim.err" >&2; die "mshim log --json failed on $big"; }
+tpm2_eventlog "$big" > "$DIR/tpm2.yaml" 2> "$DIR/tpm2.err" || { cat "$DIR/tpm2.err" >&2; die "tpm2_eventlog failed on $big"; }
+n_seen=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["events"]))' "$DIR/mshim.json" 2>/dev/null || echo "?")
+
+# run_one CMD...: prints "wall cpu" in seconds for one run, output to /dev/null.
+run_one() {
+        local t0 t1 c0 c1
+        c0=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat 2>/dev/null)
+        t0=$(date +%s.%N)
+        "$@" > /dev/null 2>&1 || return 1
+        t1=$(date +%s.%N)
+        # cutime+cstime of this shell: CPU of waited-for children, in clock ticks.
+        c1=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat 2>/dev/null)
+        awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" -v hz="$(getconf CLK_TCK)" \
+                'BEGIN { printf "%.4f %.4f\n", b - a, (d - c) / hz }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# bench NAME CMD...: RUNS runs; sets WALL and CPU (medians).
+bench() {
+        local name=$1; shift
+        : > "$DIR/$name.times"
+        for _ in $(seq "$RUNS"); do
+                run_one "$@" >> "$DIR/$name.times" || die "$name failed to run"
+        done
+        WALL=$(cut -d' ' -f1 "$DIR/$name.times" | median)
+        CPU=$(cut -d' ' -f2 "$DIR/$name.times" | median)
+}
+# peak_rss CMD...: peak resident set in KiB, or "n/a" without /usr/bin/time.
+peak_rss() {
+        [ -n "$TIME" ] || { echo n/a; return; }
+        "$TIME" -f %M -o "$DIR/rss" "$@" > /dev/null 2>&1 || die "$* failed"
+        tail -1 "$DIR/rss"
+}
+
+echo "log: $big ($(stat -c %s "$big") bytes, $N events built from $SRC; mshim decoded $n_seen)"
+echo "runs: $RUNS each, median; load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+bench mshim "$MSHIM" log --json "$big"; m_wall=$WALL m_cpu=$CPU
+bench tpm2 tpm2_eventlog "$big"; t_wall=$WALL t_cpu=$CPU
+awk -v mw="$m_wall" -v mc="$m_cpu" -v tw="$t_wall" -v tc="$t_cpu" 'BEGIN {
+        printf "mshim log --json: %.3f s, tpm2_eventlog: %.3f s, ratio %.1fx (target >= 20x)  [wall clock]\n", mw, tw, tw / mw
+        if (mc > 0) printf "mshim log --json: %.3f s, tpm2_eventlog: %.3f s, ratio %.1fx  [CPU user+sys]\n", mc, tc, tc / mc
+}'
+m_big=$(peak_rss "$MSHIM" log --json "$big"); m_small=$(peak_rss "$MSHIM" log --json "$small")
+t_big=$(peak_rss tpm2_eventlog "$big"); t_small=$(peak_rss tpm2_eventlog "$small")
+echo "peak RSS (KiB)    $((N / 10)) events   $N events   log size $(( $(stat -c %s "$small") / 1024 )) -> $(( $(stat -c %s "$big") / 1024 )) KiB"
+printf '  %-16s %12s %12s\n' "mshim log --json" "$m_small" "$m_big" "tpm2_eventlog" "$t_small" "$t_big"
