@@ -88,7 +88,7 @@ unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
 
 deps:
-	@scripts/deps.sh
+	@KDIR=$(B)/kernel scripts/deps.sh
 
 check: deps all $(UNIT_BIN) $(B)/test/mshim
 	@tests/run-all.sh
