@@ -7,7 +7,7 @@
 # files on the ESP alone (tests/integration/oracle.py). Exits non-zero on
 # any mismatch. DEMO_FULL=1 prints whole digests instead of 16 hex digits.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib.sh
 IT_PROGRESS=(
         'BdsDxe: starting|firmware: starting \EFI\BOOT\BOOTX64.EFI (mshim)'
@@ -73,4 +73,4 @@ if bad:
     sys.exit(1)
 print("All PCRs match: the TPM, the event log replay and the predictions agree.")
 PY
-exit $IT_FAILED
+exit "$IT_FAILED"

@@ -166,7 +166,7 @@ it_swtpm_stop() {
 # 124 on timeout, 125 when the firmware fell back to its shell.
 it_qemu() {
         local d=$1; shift
-        local tpm=1 stop= limit=$IT_TIMEOUT
+        local tpm=1 stop='' limit=$IT_TIMEOUT
         while [ $# -gt 0 ]; do
                 case "$1" in
                 --no-tpm) tpm=0 ;;
@@ -175,6 +175,7 @@ it_qemu() {
                 esac
                 shift
         done
+        # shellcheck disable=SC2054 # commas belong to QEMU options
         local args=(-machine q35,accel=tcg -m 1024 -smp 1 -display none -monitor none
                 -no-reboot -nic none -serial "file:$d/serial.log"
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE"
@@ -185,6 +186,7 @@ it_qemu() {
         : > "$d/serial.log"
         if [ "$tpm" = 1 ]; then
                 it_swtpm_start "$d" || return 1
+                # shellcheck disable=SC2054
                 args+=(-chardev "socket,id=chrtpm,path=$d/tpm/sock"
                         -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
         fi

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # make integration: only the QEMU/OVMF/swtpm tests; ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 for t in tests/integration/test_*.sh; do
         echo "== $t"

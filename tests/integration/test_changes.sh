@@ -43,4 +43,4 @@ it_oracle diff --name "$T: one byte of the initrd changes PCR 9 only" \
         --expect 9 "$base/result" "$ird/result" || IT_FAILED=1
 it_oracle diff --name "$T: one byte of loader.conf changes PCR 5 only" \
         --expect 5 "$base/result" "$lc/result" || IT_FAILED=1
-exit $IT_FAILED
+exit "$IT_FAILED"

@@ -56,4 +56,4 @@ case " $cmdline " in
 *) it_fail "$T: kernel command line holds the entry's options"
    echo "  /proc/cmdline: '$cmdline', options: '$IT_OPTIONS'" >&2 ;;
 esac
-exit $IT_FAILED
+exit "$IT_FAILED"

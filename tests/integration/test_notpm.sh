@@ -39,4 +39,4 @@ else
         it_fail "$T: tpm-required yes without a TPM: mshim refuses to boot"
         it_show_serial "$r"
 fi
-exit $IT_FAILED
+exit "$IT_FAILED"
