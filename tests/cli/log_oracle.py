@@ -5,6 +5,9 @@ EXPECTED.json (values replayed by other tools, see tests/data/eventlogs/README.m
 and tpm2_eventlog from tpm2-tools. Prints PASS:/FAIL: lines."""
 import json, os, re, subprocess, sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from oracle import eventlog_yaml_pcrs  # one tpm2_eventlog YAML reader for all tests
+
 MSHIM = os.environ.get("MSHIM", "build/test/mshim")
 DATA = os.environ.get("MB_CORPUS", "tests/data") + "/eventlogs"
 failed = 0
@@ -44,24 +47,12 @@ def test_corpus():
                f"rc={p.returncode} stderr={p.stderr}")
 
 def eventlog_pcrs(path):
-    """tpm2_eventlog's replay: the 'pcrs:' section of its YAML."""
-    p = subprocess.run(["tpm2_eventlog", path], capture_output=True, text=True, timeout=120)
-    pcrs, bank, inside = {}, None, False
-    for line in p.stdout.splitlines():
-        if line.startswith("pcrs:"):
-            inside = True
-            continue
-        if not inside:
-            continue
-        m = re.match(r"^  (\w+):\s*$", line)
-        if m:
-            bank = m.group(1)
-            pcrs[bank] = {}
-            continue
-        m = re.match(r"^    (\d+)\s*:\s*0x([0-9A-Fa-f]+)", line)
-        if m and bank:
-            pcrs[bank][m.group(1)] = m.group(2).lower()
-    return p.returncode, pcrs
+    """tpm2_eventlog's replay: the 'pcrs:' section of its YAML, as hex strings."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w+") as out:
+        p = subprocess.run(["tpm2_eventlog", path], stdout=out, stderr=subprocess.DEVNULL, timeout=120)
+        pcrs = eventlog_yaml_pcrs(out.name)
+    return p.returncode, {b: {str(i): v.hex() for i, v in d.items()} for b, d in pcrs.items()}
 
 def test_differential():
     """Same files through tpm2_eventlog. Its 5.4 replay ignores
