@@ -56,6 +56,7 @@ void text_sink_init(text_sink *t);
 
 int cmd_log(int argc, char **argv);
 int cmd_log_diff(int argc, char **argv);
+int cmd_vars(int argc, char **argv);
 
 /* Read every PCR of the given banks from the TPM named by the usual TCTI
  * environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI; else tpm2-tss's default). */

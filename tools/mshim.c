@@ -14,6 +14,7 @@ static void usage(FILE *f) {
 "                   machine's /sys/kernel/security/tpm0/binary_bios_measurements);\n"
 "                   compare it with PCR values (--pcrs FILE, --tpm)\n"
 "  log diff A B     show the event-level differences between two boots' logs\n"
+"  vars SUB FILE    list, read and edit an OVMF variable store (keys, MOK)\n"
 "  help [COMMAND]   show this help, or a command's\n"
 "\n"
 "Options:\n"
@@ -50,6 +51,8 @@ int main(int argc, char **argv) {
         }
         if (!strcmp(cmd, "log"))
                 return cmd_log(argc - 1, argv + 1);
+        if (!strcmp(cmd, "vars"))
+                return cmd_vars(argc - 1, argv + 1);
         cli_error("unknown command '%s'; see 'mshim --help'", cmd);
         return EXIT_BAD_INPUT;
 }

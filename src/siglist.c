@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * EFI_SIGNATURE_LIST parsing and building (UEFI 2.10, 32.4.1), and the
+ * MokAuth digest shim's MokManager checks before it enrolls MokNew.
+ */
+#include "mb/sha.h"
+#include "mb/varstore.h"
+
+/* EFI_SIGNATURE_LIST: SignatureType, SignatureListSize, SignatureHeaderSize,
+ * SignatureSize; then the header, then the EFI_SIGNATURE_DATA entries, each
+ * a SignatureOwner GUID followed by the signature. */
+#define SL_TYPE         0
+#define SL_LIST_SIZE    16
+#define SL_HEADER_SIZE  20
+#define SL_SIG_SIZE     24
+#define SL_FIXED        28
+#define SD_OWNER_SIZE   16
+
+/* MokManager's limits on the password it reads (PASSWORD_MIN/MAX). */
+#define MOK_PW_MIN 1
+#define MOK_PW_MAX 256
+
+mb_err mb_siglist_next(const uint8_t *buf, size_t size, size_t *off, mb_siglist *ret) {
+        const uint8_t *p;
+        uint32_t list_size, hdr_size, sig_size, body;
+        mb_siglist l;
+
+        if (*off == size)
+                return MB_END;
+        if (mb_out_of_bounds(size, *off, SL_FIXED))
+                return MB_ERR_TRUNCATED;
+        p = buf + *off;
+        list_size = mb_le32(p + SL_LIST_SIZE);
+        hdr_size = mb_le32(p + SL_HEADER_SIZE);
+        sig_size = mb_le32(p + SL_SIG_SIZE);
+        if (list_size < SL_FIXED || mb_out_of_bounds(size, *off, list_size))
+                return MB_ERR_TRUNCATED;
+        /* The entries must exactly fill what the header leaves, and each
+         * must at least hold its owner GUID. */
+        if (hdr_size > list_size - SL_FIXED || sig_size < SD_OWNER_SIZE)
+                return MB_ERR_INVALID;
+        body = list_size - SL_FIXED - hdr_size;
+        if (body % sig_size)
+                return MB_ERR_INVALID;
+        mb_memcpy(l.type.b, p + SL_TYPE, 16);
+        l.header = p + SL_FIXED;
+        l.header_size = hdr_size;
+        l.sig_size = sig_size;
+        l.n_sigs = body / sig_size;
+        l.sigs = l.header + hdr_size;
+        *ret = l;
+        *off += list_size;
+        return MB_OK;
+}
+
+mb_err mb_siglist_build(const mb_guid *type, const mb_guid *owner, const uint8_t *sig, size_t sig_len,
+                        uint8_t *out, size_t out_size, size_t *ret_len) {
+        size_t total;
+
+        if (sig_len > UINT32_MAX - SL_FIXED - SD_OWNER_SIZE)
+                return MB_ERR_OVERFLOW;
+        total = SL_FIXED + SD_OWNER_SIZE + sig_len;
+        if (out) {
+                if (out_size < total)
+                        return MB_ERR_NOSPACE;
+                mb_memcpy(out + SL_TYPE, type->b, 16);
+                mb_put_le32(out + SL_LIST_SIZE, (uint32_t) total);
+                mb_put_le32(out + SL_HEADER_SIZE, 0);
+                mb_put_le32(out + SL_SIG_SIZE, (uint32_t) (SD_OWNER_SIZE + sig_len));
+                mb_memcpy(out + SL_FIXED, owner->b, 16);
+                mb_memcpy(out + SL_FIXED + SD_OWNER_SIZE, sig, sig_len);
+        }
+        *ret_len = total;
+        return MB_OK;
+}
+
+/* MokManager hashes the CHAR16 keystrokes it read; mokutil widens each
+ * password byte to 16 bits. The two agree only for ASCII, so that is all
+ * we accept. */
+mb_err mb_mok_auth(const uint8_t *moknew, size_t moknew_len, const char *password, size_t pw_len,
+                   uint8_t ret_digest[32]) {
+        mb_hash h;
+
+        if (pw_len < MOK_PW_MIN || pw_len > MOK_PW_MAX)
+                return MB_ERR_TOOLONG;
+        for (size_t i = 0; i < pw_len; i++)
+                if ((unsigned char) password[i] < 0x20 || (unsigned char) password[i] > 0x7e)
+                        return MB_ERR_INVALID;
+        if (mb_hash_init(&h, MB_ALG_SHA256) != MB_OK)
+                return MB_ERR_UNSUPPORTED;
+        mb_hash_update(&h, moknew, moknew_len);
+        for (size_t i = 0; i < pw_len; i++) {
+                uint8_t u[2] = { (uint8_t) password[i], 0 };
+                mb_hash_update(&h, u, 2);
+        }
+        mb_hash_final(&h, ret_digest);
+        return MB_OK;
+}

@@ -1,0 +1,933 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mshim vars: list, read and edit an OVMF variable store file (what
+ * virt-fw-vars does, for Debian 12 which lacks it). The store format is the
+ * core's (src/varstore.c, src/siglist.c); this file reads certificates with
+ * OpenSSL, prints, and writes the result through a temporary file and a
+ * rename so that a failure never leaves a half-written store behind.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include "cli.h"
+#include "mb/bls.h"
+#include "mb/varstore.h"
+
+#define JSON_SCHEMA "mshim-vars/1"
+#define MAX_CERTS   16
+#define NAME_MAX_BYTES 512      /* UTF-16LE bytes of a variable name we accept */
+
+/* The owner recorded in signature lists we write unless --owner says
+ * otherwise: mshim's own, fixed so that output is reproducible. */
+static const char DEFAULT_OWNER[] = "4d0b4b1e-b009-4cb7-863a-287100431702";
+
+typedef struct vars_opts {
+        const char *file, *name, *out, *guid, *owner, *password;
+        const char *pk, *kek[MAX_CERTS], *db[MAX_CERTS], *dbx[MAX_CERTS], *dbx_hash[MAX_CERTS], *cert;
+        unsigned n_kek, n_db, n_dbx, n_dbx_hash;
+        bool json, secure_boot;
+} vars_opts;
+
+/* A loaded store: a private, writable copy of the file. */
+typedef struct store {
+        uint8_t *img;
+        size_t size;
+        mb_varstore vs;
+} store;
+
+/* A growable byte buffer for variable data built from several lists. */
+typedef struct bytes {
+        uint8_t *p;
+        size_t len;
+} bytes;
+
+/* ---- names and GUIDs ----------------------------------------------------- */
+
+static const struct {
+        const char *alias;
+        const mb_guid *guid;
+} guid_names[] = {
+        { "global", &MB_GUID_GLOBAL_VARIABLE },
+        { "security", &MB_GUID_IMAGE_SECURITY_DB },
+        { "shim", &MB_GUID_SHIM_LOCK },
+        { "secureboot-enable", &MB_GUID_SECURE_BOOT_ENABLE },
+        { "custom-mode", &MB_GUID_CUSTOM_MODE },
+};
+
+static const char *guid_alias(const mb_guid *g) {
+        for (size_t i = 0; i < MB_ARRAY_SIZE(guid_names); i++)
+                if (mb_guid_eq(g, guid_names[i].guid))
+                        return guid_names[i].alias;
+        return NULL;
+}
+
+static int parse_guid_arg(const char *s, mb_guid *ret) {
+        for (size_t i = 0; i < MB_ARRAY_SIZE(guid_names); i++)
+                if (!strcmp(s, guid_names[i].alias)) {
+                        *ret = *guid_names[i].guid;
+                        return 0;
+                }
+        if (mb_guid_parse(s, strlen(s), ret) == MB_OK)
+                return 0;
+        cli_error("'%s' is not a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx) or one of "
+                  "global, security, shim, secureboot-enable, custom-mode", s);
+        return -1;
+}
+
+static void guid_text(const mb_guid *g, char out[40]) {
+        mb_strbuf b;
+
+        mb_strbuf_init(&b, out, 40);
+        mb_strbuf_guid(&b, g->b);
+        out[b.len < 40 ? b.len : 39] = 0;
+}
+
+static void name_text(const mb_var *v, char *out, size_t cap) {
+        mb_strbuf b;
+
+        mb_strbuf_init(&b, out, cap);
+        mb_strbuf_utf16le(&b, v->name, v->name_size / 2);
+        out[b.len < cap ? b.len : cap - 1] = 0;
+}
+
+static int name_utf16(const char *name, uint8_t out[NAME_MAX_BYTES], size_t *ret_size) {
+        if (!*name || mb_utf8_to_utf16le(name, strlen(name), out, NAME_MAX_BYTES, ret_size) != MB_OK) {
+                cli_error("'%s' is not a usable variable name", name);
+                return -1;
+        }
+        return 0;
+}
+
+static const char *attr_text(uint32_t a, char out[64]) {
+        static const struct { uint32_t bit; const char *name; } bits[] = {
+                { MB_VAR_NON_VOLATILE, "NV" }, { MB_VAR_BOOTSERVICE_ACCESS, "BS" },
+                { MB_VAR_RUNTIME_ACCESS, "RT" }, { MB_VAR_HARDWARE_ERROR_RECORD, "HR" },
+                { MB_VAR_AUTHENTICATED_WRITE_ACCESS, "AW" }, { MB_VAR_TIME_BASED_AUTHENTICATED_WRITE, "AT" },
+                { MB_VAR_APPEND_WRITE, "AP" }, { MB_VAR_ENHANCED_AUTHENTICATED_ACCESS, "EA" },
+        };
+        size_t n = 0;
+
+        out[0] = 0;
+        for (size_t i = 0; i < MB_ARRAY_SIZE(bits); i++)
+                if (a & bits[i].bit)
+                        n += (size_t) snprintf(out + n, 64 - n, "%s%s", n ? "," : "", bits[i].name);
+        if (a & ~0xffu)
+                snprintf(out + n, 64 - n, "%s0x%x", n ? "," : "", a & ~0xffu);
+        return out;
+}
+
+/* ---- loading and saving -------------------------------------------------- */
+
+static const char *open_error(mb_err e) {
+        switch (e) {
+        case MB_ERR_TRUNCATED: return "truncated";
+        case MB_ERR_UNSUPPORTED: return "unsupported variable store format (only EDK2's authenticated store is handled)";
+        default: return "not an OVMF variable store, or corrupt (bad firmware volume header, checksum or record)";
+        }
+}
+
+static int store_load(const char *path, store *ret) {
+        cli_file f;
+        mb_err e;
+
+        if (cli_file_load(path, &f) < 0)
+                return -1;
+        ret->img = malloc(f.size ? f.size : 1);
+        if (!ret->img) {
+                cli_file_free(&f);
+                cli_error("out of memory reading %s", path);
+                return -1;
+        }
+        memcpy(ret->img, f.data, f.size);
+        ret->size = f.size;
+        cli_file_free(&f);
+        e = mb_varstore_open(ret->img, ret->size, &ret->vs);
+        if (e != MB_OK) {
+                cli_error("%s: %s", path, open_error(e));
+                free(ret->img);
+                ret->img = NULL;
+                return -1;
+        }
+        return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+        while (n) {
+                ssize_t w = write(fd, p, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -1;
+                p += w;
+                n -= (size_t) w;
+        }
+        return 0;
+}
+
+/* mkstemp creates 0600; give the result OUT's old mode, or the usual
+ * 0666 less umask for a new file. */
+static mode_t out_mode(const char *out) {
+        struct stat st;
+        mode_t um;
+
+        if (stat(out, &st) == 0)
+                return st.st_mode & 07777;
+        um = umask(0);
+        umask(um);
+        return 0666 & ~um;
+}
+
+/* Write through OUT.XXXXXX in the same directory and rename over OUT: the
+ * old OUT stays intact until the new one is complete. */
+static int save_file(const char *out, const uint8_t *p, size_t n) {
+        size_t len = strlen(out);
+        char *tmp = malloc(len + 8);
+        int fd, r = -1;
+
+        if (!tmp) {
+                cli_error("out of memory");
+                return -1;
+        }
+        memcpy(tmp, out, len);
+        memcpy(tmp + len, ".XXXXXX", 8);
+        fd = mkstemp(tmp);
+        if (fd < 0) {
+                cli_error("cannot create a temporary file next to %s: %s", out, strerror(errno));
+                goto out;
+        }
+        if (write_all(fd, p, n) < 0 || fsync(fd) < 0) {
+                cli_error("cannot write %s: %s", tmp, strerror(errno));
+                close(fd);
+                unlink(tmp);
+                goto out;
+        }
+        close(fd);
+        if (chmod(tmp, out_mode(out)) < 0 || rename(tmp, out) < 0) {
+                cli_error("cannot rename %s to %s: %s", tmp, out, strerror(errno));
+                unlink(tmp);
+                goto out;
+        }
+        r = 0;
+out:
+        free(tmp);
+        return r;
+}
+
+/* Re-check the edited image as a reader would before it reaches disk. */
+static int store_save(store *s, const char *out) {
+        mb_varstore check;
+
+        if (mb_varstore_open(s->img, s->size, &check) != MB_OK) {
+                cli_error("internal error: the edited store does not parse; nothing written");
+                return -1;
+        }
+        return save_file(out, s->img, s->size);
+}
+
+static void store_free(store *s) {
+        free(s->img);
+        s->img = NULL;
+}
+
+/* ---- certificates and signature lists ------------------------------------ */
+
+/* A PEM or DER X.509 certificate, returned as DER. */
+static int cert_load(const char *path, uint8_t **ret_der, size_t *ret_len) {
+        cli_file f;
+        BIO *bio = NULL;
+        X509 *x = NULL;
+        unsigned char *der = NULL;
+        int len, r = -1;
+
+        if (cli_file_load(path, &f) < 0)
+                return -1;
+        bio = BIO_new_mem_buf(f.data, (int) (f.size > INT32_MAX ? INT32_MAX : f.size));
+        if (bio)
+                x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+        if (!x) {
+                const unsigned char *p = f.data;
+                x = d2i_X509(NULL, &p, (long) (f.size > INT32_MAX ? INT32_MAX : f.size));
+        }
+        if (!x) {
+                cli_error("%s: not a PEM or DER X.509 certificate", path);
+                goto out;
+        }
+        len = i2d_X509(x, &der);
+        if (len <= 0) {
+                cli_error("%s: cannot encode the certificate", path);
+                goto out;
+        }
+        *ret_der = der;
+        *ret_len = (size_t) len;
+        r = 0;
+out:
+        X509_free(x);
+        BIO_free(bio);
+        cli_file_free(&f);
+        return r;
+}
+
+static int bytes_append_list(bytes *b, const mb_guid *type, const mb_guid *owner, const uint8_t *sig, size_t n) {
+        size_t need;
+        uint8_t *np;
+
+        if (mb_siglist_build(type, owner, sig, n, NULL, 0, &need) != MB_OK || need > SIZE_MAX - b->len) {
+                cli_error("signature too large");
+                return -1;
+        }
+        np = realloc(b->p, b->len + need);
+        if (!np) {
+                cli_error("out of memory");
+                return -1;
+        }
+        b->p = np;
+        mb_siglist_build(type, owner, sig, n, b->p + b->len, need, &need);
+        b->len += need;
+        return 0;
+}
+
+static int bytes_append_cert(bytes *b, const char *path, const mb_guid *owner) {
+        uint8_t *der;
+        size_t n;
+        int r;
+
+        if (cert_load(path, &der, &n) < 0)
+                return -1;
+        r = bytes_append_list(b, &MB_GUID_CERT_X509, owner, der, n);
+        OPENSSL_free(der);
+        return r;
+}
+
+static int bytes_append_hash(bytes *b, const char *hex, const mb_guid *owner) {
+        uint8_t h[32];
+
+        if (strlen(hex) != 64)
+                goto bad;
+        for (size_t i = 0; i < 32; i++) {
+                unsigned v;
+                if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
+                    !strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
+                        goto bad;
+                h[i] = (uint8_t) v;
+        }
+        return bytes_append_list(b, &MB_GUID_CERT_SHA256, owner, h, sizeof(h));
+bad:
+        cli_error("--dbx-hash wants a SHA-256 digest as 64 hex digits, not '%s'", hex);
+        return -1;
+}
+
+/* ---- listing -------------------------------------------------------------- */
+
+/* Variables whose data is a sequence of EFI_SIGNATURE_LISTs. */
+static bool is_sigdb(const char *name) {
+        static const char *const names[] = {
+                "PK", "KEK", "db", "dbx", "dbt", "dbr", "PKDefault", "KEKDefault", "dbDefault",
+                "dbxDefault", "MokList", "MokListX", "MokNew", "MokDel", "MokListRT", "MokListXRT",
+        };
+        for (size_t i = 0; i < MB_ARRAY_SIZE(names); i++)
+                if (!strcmp(name, names[i]))
+                        return true;
+        return false;
+}
+
+static void x509_subject(const uint8_t *der, size_t n, char *out, size_t cap) {
+        const unsigned char *p = der;
+        X509 *x = d2i_X509(NULL, &p, (long) n);
+
+        if (!x || !X509_NAME_oneline(X509_get_subject_name(x), out, (int) cap))
+                snprintf(out, cap, "(unparsable certificate)");
+        X509_free(x);
+}
+
+static void emit_entry(mb_emit *e, const mb_siglist *l, const uint8_t *sd, bool json) {
+        const uint8_t *sig = sd + 16;
+        size_t n = l->sig_size - 16;
+        mb_guid owner;
+        char og[40], subj[512];
+
+        memcpy(owner.b, sd, 16);
+        guid_text(&owner, og);
+        if (mb_guid_eq(&l->type, &MB_GUID_CERT_X509))
+                x509_subject(sig, n, subj, sizeof(subj));
+        if (json) {
+                mb_emit_begin_obj(e, NULL);
+                mb_emit_cstr(e, "owner", og);
+                if (mb_guid_eq(&l->type, &MB_GUID_CERT_X509))
+                        mb_emit_cstr(e, "subject", subj);
+                else
+                        mb_emit_hex(e, "data", sig, n);
+                mb_emit_end_obj(e);
+                return;
+        }
+        out_puts("    ");
+        if (mb_guid_eq(&l->type, &MB_GUID_CERT_X509)) {
+                out_puts("x509 ");
+                out_puts(subj);
+        } else {
+                out_puts(mb_guid_eq(&l->type, &MB_GUID_CERT_SHA256) ? "sha256 " : "data ");
+                out_hex(sig, n);
+        }
+        out_puts("  owner=");
+        out_puts(og);
+        out_putc('\n');
+}
+
+static const char *list_type_name(const mb_guid *t) {
+        if (mb_guid_eq(t, &MB_GUID_CERT_X509))
+                return "x509";
+        if (mb_guid_eq(t, &MB_GUID_CERT_SHA256))
+                return "sha256";
+        return NULL;
+}
+
+static mb_err count_sigs(const mb_var *v, size_t *ret_lists, size_t *ret_sigs) {
+        size_t off = 0;
+        mb_siglist l;
+        mb_err r;
+
+        *ret_lists = *ret_sigs = 0;
+        while ((r = mb_siglist_next(v->data, v->data_size, &off, &l)) == MB_OK) {
+                (*ret_lists)++;
+                *ret_sigs += l.n_sigs;
+        }
+        return r;
+}
+
+/* The signature lists of PK/KEK/db/dbx/MokList...: a summary, then each
+ * entry of the lists that parse. */
+static void emit_sigdb(mb_emit *e, const mb_var *v, bool json) {
+        size_t off = 0, n_lists, n_sigs;
+        mb_err end = count_sigs(v, &n_lists, &n_sigs);
+        char line[128];
+        mb_siglist l;
+
+        if (json) {
+                mb_emit_u64(e, "signatures", n_sigs);
+                mb_emit_bool(e, "signature_lists_valid", end == MB_END);
+                mb_emit_begin_arr(e, "signature_lists");
+        } else {
+                snprintf(line, sizeof(line), "    (%zu signature list%s, %zu entr%s%s)\n", n_lists,
+                         n_lists == 1 ? "" : "s", n_sigs, n_sigs == 1 ? "y" : "ies",
+                         end == MB_END ? "" : "; malformed after that");
+                out_puts(line);
+        }
+        while (mb_siglist_next(v->data, v->data_size, &off, &l) == MB_OK) {
+                const char *tn = list_type_name(&l.type);
+                char tg[40];
+
+                guid_text(&l.type, tg);
+                if (json) {
+                        mb_emit_begin_obj(e, NULL);
+                        mb_emit_cstr(e, "type", tn ? tn : tg);
+                        mb_emit_begin_arr(e, "entries");
+                }
+                for (uint32_t i = 0; i < l.n_sigs; i++)
+                        emit_entry(e, &l, l.sigs + (size_t) i * l.sig_size, json);
+                if (json) {
+                        mb_emit_end_arr(e);
+                        mb_emit_end_obj(e);
+                }
+        }
+        if (json)
+                mb_emit_end_arr(e);
+}
+
+static void emit_var(mb_emit *e, const mb_var *v, bool json) {
+        char g[40], name[256], at[64], line[400];
+        const char *alias = guid_alias(&v->guid);
+
+        guid_text(&v->guid, g);
+        name_text(v, name, sizeof(name));
+        attr_text(v->attributes, at);
+        if (json) {
+                mb_emit_begin_obj(e, NULL);
+                mb_emit_cstr(e, "guid", g);
+                if (alias)
+                        mb_emit_cstr(e, "guid_name", alias);
+                mb_emit_cstr(e, "name", name);
+                mb_emit_cstr(e, "attributes", at);
+                mb_emit_u64(e, "attributes_value", v->attributes);
+                mb_emit_u64(e, "size", v->data_size);
+                if (is_sigdb(name))
+                        emit_sigdb(e, v, true);
+                mb_emit_end_obj(e);
+                return;
+        }
+        snprintf(line, sizeof(line), "%s %-17s %-22s %-12s %zu bytes\n", g, alias ? alias : "-", name, at,
+                 v->data_size);
+        out_puts(line);
+        if (is_sigdb(name))
+                emit_sigdb(e, v, false);
+}
+
+static int do_list(const vars_opts *o) {
+        store s;
+        json_sink js;
+        size_t cursor = 0;
+        mb_var v;
+
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        json_sink_init(&js);
+        if (o->json) {
+                mb_emit_begin_obj(&js.emit, NULL);
+                mb_emit_cstr(&js.emit, "schema", JSON_SCHEMA);
+                mb_emit_cstr(&js.emit, "file", o->file);
+                mb_emit_u64(&js.emit, "free_bytes", s.vs.vars_end - s.vs.free_off);
+                mb_emit_begin_arr(&js.emit, "variables");
+        }
+        while (mb_varstore_next(&s.vs, &cursor, &v) == MB_OK)
+                if (v.live)
+                        emit_var(&js.emit, &v, o->json);
+        if (o->json) {
+                mb_emit_end_arr(&js.emit);
+                mb_emit_end_obj(&js.emit);
+                out_putc('\n');
+        }
+        out_flush();
+        store_free(&s);
+        return 0;
+}
+
+/* ---- get / delete --------------------------------------------------------- */
+
+/* The live variable NAME, under --guid if given, else the only one so
+ * named. Prints its own errors. */
+static int lookup(const store *s, const vars_opts *o, mb_var *ret) {
+        uint8_t name[NAME_MAX_BYTES];
+        size_t name_size, cursor = 0, hits = 0;
+        mb_guid g;
+        mb_var v;
+
+        if (name_utf16(o->name, name, &name_size) < 0)
+                return -1;
+        if (o->guid) {
+                if (parse_guid_arg(o->guid, &g) < 0)
+                        return -1;
+                if (mb_varstore_find(&s->vs, name, name_size, &g, ret) == MB_OK)
+                        return 0;
+                cli_error("%s: no variable %s under %s", o->file, o->name, o->guid);
+                return -1;
+        }
+        while (mb_varstore_next(&s->vs, &cursor, &v) == MB_OK)
+                if (v.live && v.name_size == name_size && !memcmp(v.name, name, name_size)) {
+                        if (hits++ == 0)
+                                *ret = v;
+                }
+        if (hits == 1)
+                return 0;
+        if (hits == 0)
+                cli_error("%s: no variable named %s", o->file, o->name);
+        else
+                cli_error("%s: %zu variables are named %s; choose one with --guid", o->file, hits, o->name);
+        return -1;
+}
+
+static int do_get(const vars_opts *o) {
+        store s;
+        mb_var v;
+        int r = EXIT_BAD_INPUT;
+
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        if (lookup(&s, o, &v) < 0)
+                goto out;
+        if (o->out) {
+                if (save_file(o->out, v.data, v.data_size) < 0)
+                        goto out;
+        } else if (fwrite(v.data, 1, v.data_size, stdout) != v.data_size || fflush(stdout)) {
+                cli_error("cannot write to stdout");
+                goto out;
+        }
+        r = 0;
+out:
+        store_free(&s);
+        return r;
+}
+
+static int do_delete(const vars_opts *o) {
+        store s;
+        mb_var v;
+        int r = EXIT_BAD_INPUT;
+
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        if (lookup(&s, o, &v) < 0)
+                goto out;
+        if (mb_varstore_delete(&s.vs, v.name, v.name_size, &v.guid) != MB_OK) {
+                cli_error("%s: cannot delete %s: the fault-tolerant-write area holds an unfinished "
+                          "write (boot the firmware once to let it finish)", o->file, o->name);
+                goto out;
+        }
+        if (store_save(&s, o->out) < 0)
+                goto out;
+        r = 0;
+out:
+        store_free(&s);
+        return r;
+}
+
+/* ---- writing variables ---------------------------------------------------- */
+
+/* EFI_TIME (UEFI 2.10, 8.3) for now, or for $SOURCE_DATE_EPOCH so that
+ * builds are reproducible. Time-based authenticated variables need it: a
+ * later signed update must carry a newer time. */
+static void efi_time_now(uint8_t t[MB_EFI_TIME_SIZE]) {
+        const char *sde = getenv("SOURCE_DATE_EPOCH");
+        time_t now = sde ? (time_t) strtoll(sde, NULL, 10) : time(NULL);
+        struct tm tm;
+
+        memset(t, 0, MB_EFI_TIME_SIZE);
+        if (!gmtime_r(&now, &tm))
+                return;
+        mb_put_le16(t, (uint16_t) (tm.tm_year + 1900));
+        t[2] = (uint8_t) (tm.tm_mon + 1);
+        t[3] = (uint8_t) tm.tm_mday;
+        t[4] = (uint8_t) tm.tm_hour;
+        t[5] = (uint8_t) tm.tm_min;
+        t[6] = (uint8_t) tm.tm_sec;
+}
+
+static int set_var(store *s, const char *name, const mb_guid *g, uint32_t attrs, const uint8_t *data, size_t n) {
+        uint8_t wname[NAME_MAX_BYTES], ts[MB_EFI_TIME_SIZE];
+        size_t wn;
+        mb_err e;
+
+        if (name_utf16(name, wname, &wn) < 0)
+                return -1;
+        efi_time_now(ts);
+        e = mb_varstore_set(&s->vs, wname, wn, g, attrs,
+                            attrs & MB_VAR_TIME_BASED_AUTHENTICATED_WRITE ? ts : NULL, data, n);
+        if (e == MB_OK)
+                return 0;
+        if (e == MB_ERR_NOSPACE)
+                cli_error("no room left in the variable store for %s (%zu bytes)", name, n);
+        else if (e == MB_ERR_UNSUPPORTED)
+                cli_error("the fault-tolerant-write area holds an unfinished write; boot the firmware "
+                          "once to let it finish");
+        else
+                cli_error("cannot write %s: the store's free space is not erased flash", name);
+        return -1;
+}
+
+#define ATTR_AUTH (MB_VAR_NON_VOLATILE | MB_VAR_BOOTSERVICE_ACCESS | MB_VAR_RUNTIME_ACCESS | \
+                   MB_VAR_TIME_BASED_AUTHENTICATED_WRITE)
+#define ATTR_NVBS (MB_VAR_NON_VOLATILE | MB_VAR_BOOTSERVICE_ACCESS)
+#define ATTR_NVBSRT (ATTR_NVBS | MB_VAR_RUNTIME_ACCESS)
+
+static int build_db(bytes *b, const char *const *certs, unsigned n, const mb_guid *owner) {
+        for (unsigned i = 0; i < n; i++)
+                if (bytes_append_cert(b, certs[i], owner) < 0)
+                        return -1;
+        return 0;
+}
+
+static int enroll_keys(store *s, const vars_opts *o, const mb_guid *owner) {
+        bytes pk = { 0 }, kek = { 0 }, db = { 0 }, dbx = { 0 };
+        int r = -1;
+
+        /* Read every certificate before touching the store: a bad one
+         * must not leave half the keys written. */
+        if (build_db(&pk, &o->pk, 1, owner) < 0 || build_db(&kek, o->kek, o->n_kek, owner) < 0 ||
+            build_db(&db, o->db, o->n_db, owner) < 0 || build_db(&dbx, o->dbx, o->n_dbx, owner) < 0)
+                goto out;
+        for (unsigned i = 0; i < o->n_dbx_hash; i++)
+                if (bytes_append_hash(&dbx, o->dbx_hash[i], owner) < 0)
+                        goto out;
+        /* db and dbx first, PK last, as a firmware enrolling them in
+         * setup mode must: writing PK ends setup mode. */
+        if (set_var(s, "db", &MB_GUID_IMAGE_SECURITY_DB, ATTR_AUTH, db.p, db.len) < 0 ||
+            (dbx.len && set_var(s, "dbx", &MB_GUID_IMAGE_SECURITY_DB, ATTR_AUTH, dbx.p, dbx.len) < 0) ||
+            set_var(s, "KEK", &MB_GUID_GLOBAL_VARIABLE, ATTR_AUTH, kek.p, kek.len) < 0 ||
+            set_var(s, "PK", &MB_GUID_GLOBAL_VARIABLE, ATTR_AUTH, pk.p, pk.len) < 0)
+                goto out;
+        r = 0;
+out:
+        free(pk.p);
+        free(kek.p);
+        free(db.p);
+        free(dbx.p);
+        return r;
+}
+
+/* EDK2 AuthVariableLib: with a PK, SecureBoot is on iff SecureBootEnable
+ * is 1 (a missing one is created as 1); CustomMode 0 is standard mode, in
+ * which db/dbx/KEK/PK updates need signatures. */
+static int set_secure_boot(store *s, bool on) {
+        uint8_t enable = on ? 1 : 0, custom = 0;
+
+        if (set_var(s, "SecureBootEnable", &MB_GUID_SECURE_BOOT_ENABLE, ATTR_NVBS, &enable, 1) < 0)
+                return -1;
+        return on ? set_var(s, "CustomMode", &MB_GUID_CUSTOM_MODE, ATTR_NVBS, &custom, 1) : 0;
+}
+
+static int do_enroll(const vars_opts *o) {
+        store s;
+        mb_guid owner;
+        int r = EXIT_BAD_INPUT;
+
+        if (!o->pk || !o->n_kek || !o->n_db) {
+                cli_error("vars enroll needs --pk, --kek and --db; see 'mshim vars --help'");
+                return EXIT_BAD_INPUT;
+        }
+        if (parse_guid_arg(o->owner ? o->owner : DEFAULT_OWNER, &owner) < 0)
+                return EXIT_BAD_INPUT;
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        if (enroll_keys(&s, o, &owner) < 0 || set_secure_boot(&s, o->secure_boot) < 0)
+                goto out;
+        if (store_save(&s, o->out) < 0)
+                goto out;
+        r = 0;
+out:
+        store_free(&s);
+        return r;
+}
+
+/* shim reads MokList (NV|BS only: shim treats a runtime-visible MokList as
+ * forged) and trusts every certificate in it. */
+static int do_add_mok(const vars_opts *o) {
+        uint8_t wname[NAME_MAX_BYTES];
+        size_t wn;
+        bytes b = { 0 };
+        store s;
+        mb_var old;
+        int r = EXIT_BAD_INPUT;
+
+        if (!o->cert) {
+                cli_error("vars add-mok needs --cert CERT");
+                return EXIT_BAD_INPUT;
+        }
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        name_utf16("MokList", wname, &wn);
+        if (mb_varstore_find(&s.vs, wname, wn, &MB_GUID_SHIM_LOCK, &old) == MB_OK) {
+                b.p = malloc(old.data_size ? old.data_size : 1);
+                if (!b.p) {
+                        cli_error("out of memory");
+                        goto out;
+                }
+                memcpy(b.p, old.data, old.data_size);
+                b.len = old.data_size;
+        }
+        if (bytes_append_cert(&b, o->cert, &MB_GUID_SHIM_LOCK) < 0 ||
+            set_var(&s, "MokList", &MB_GUID_SHIM_LOCK, ATTR_NVBS, b.p, b.len) < 0 ||
+            store_save(&s, o->out) < 0)
+                goto out;
+        r = 0;
+out:
+        free(b.p);
+        store_free(&s);
+        return r;
+}
+
+/* The password from --password, else the first line of standard input. */
+static char *read_password(const vars_opts *o) {
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+
+        if (o->password)
+                return strdup(o->password);
+        n = getline(&line, &cap, stdin);
+        if (n < 0) {
+                free(line);
+                cli_error("vars mok-import: no --password and no password on standard input");
+                return NULL;
+        }
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+                line[--n] = 0;
+        return line;
+}
+
+/* What `mokutil --import CERT` leaves for shim: MokNew holds the request,
+ * MokAuth its SHA-256 with the password; shim sees MokNew at the next boot
+ * and starts MokManager, which asks for the password before enrolling. */
+static int do_mok_import(const vars_opts *o) {
+        bytes b = { 0 };
+        char *pw = NULL;
+        uint8_t auth[32];
+        store s = { 0 };
+        int r = EXIT_BAD_INPUT;
+        mb_err e;
+
+        if (!o->cert) {
+                cli_error("vars mok-import needs --cert CERT");
+                return EXIT_BAD_INPUT;
+        }
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        if (bytes_append_cert(&b, o->cert, &MB_GUID_SHIM_LOCK) < 0)
+                goto out;
+        pw = read_password(o);
+        if (!pw)
+                goto out;
+        e = mb_mok_auth(b.p, b.len, pw, strlen(pw), auth);
+        if (e != MB_OK) {
+                cli_error("the MOK password must be 1 to 256 printable ASCII characters");
+                goto out;
+        }
+        if (set_var(&s, "MokNew", &MB_GUID_SHIM_LOCK, ATTR_NVBSRT, b.p, b.len) < 0 ||
+            set_var(&s, "MokAuth", &MB_GUID_SHIM_LOCK, ATTR_NVBSRT, auth, sizeof(auth)) < 0 ||
+            store_save(&s, o->out) < 0)
+                goto out;
+        r = 0;
+out:
+        free(pw);
+        free(b.p);
+        store_free(&s);
+        return r;
+}
+
+/* ---- command line ----------------------------------------------------------- */
+
+static void vars_usage(FILE *f) {
+        fprintf(f,
+"Usage: mshim vars list FILE [--json]\n"
+"       mshim vars get FILE NAME [--guid GUID] [-o OUT]\n"
+"       mshim vars delete FILE NAME [--guid GUID] -o OUT\n"
+"       mshim vars enroll FILE --pk CERT --kek CERT --db CERT [--db CERT]...\n"
+"                  [--dbx CERT]... [--dbx-hash SHA256]... [--owner GUID] [--secure-boot] -o OUT\n"
+"       mshim vars add-mok FILE --cert CERT -o OUT\n"
+"       mshim vars mok-import FILE --cert CERT [--password PW] -o OUT\n"
+"\n"
+"Read and edit an OVMF/EDK2 variable store file (OVMF_VARS*.fd) the way the\n"
+"firmware itself would: records are appended and the ones they replace are\n"
+"marked deleted. Output always has the input's size; the input is never\n"
+"changed unless OUT names it. A file that is not an authenticated EDK2 store,\n"
+"has a bad firmware-volume checksum, a record running past the store, or no\n"
+"room left is refused and nothing is written.\n"
+"\n"
+"Commands:\n"
+"  list        every live variable: GUID, GUID name, variable name, attributes\n"
+"              (NV,BS,RT,HR,AW,AT,AP,EA) and size; for PK, KEK, db, dbx, MokList\n"
+"              and the like, each signature entry (X.509 subject or hash)\n"
+"  get         write a variable's raw data to OUT (default: standard output)\n"
+"  delete      mark a variable deleted\n"
+"  enroll      write PK, KEK, db (and dbx) as EFI_SIGNATURE_LISTs of X.509\n"
+"              certificates (SHA-256 entries for --dbx-hash), attributes\n"
+"              NV,BS,RT,AT, replacing existing ones; set SecureBootEnable to 1\n"
+"              with --secure-boot (and CustomMode to 0), else to 0 so that the\n"
+"              keys are in place but images are not checked\n"
+"  add-mok     append an X.509 certificate to shim's MokList (NV,BS)\n"
+"  mok-import  request enrollment of CERT as 'mokutil --import' does: MokNew\n"
+"              and MokAuth = SHA-256(MokNew || UCS-2 password); at the next boot\n"
+"              shim starts MokManager, which asks for the password\n"
+"\n"
+"Options:\n"
+"  -o, --output OUT   file to write (required for editing commands)\n"
+"  --guid GUID        vendor GUID of NAME (needed when several share the name);\n"
+"                     also: global, security, shim, secureboot-enable, custom-mode\n"
+"  --json             list as one JSON object (schema mshim-vars/1)\n"
+"  --pk/--kek/--db/--dbx CERT   PEM or DER X.509 certificate; --kek, --db and\n"
+"                     --dbx may be repeated (up to 16 each)\n"
+"  --dbx-hash HEX     a SHA-256 digest (64 hex digits) to forbid\n"
+"  --owner GUID       SignatureOwner of enrolled entries (default %s)\n"
+"  --secure-boot      turn Secure Boot on (see enroll)\n"
+"  --cert CERT        certificate for add-mok and mok-import\n"
+"  --password PW      MOK password (1-256 printable ASCII characters); without\n"
+"                     it, the first line of standard input\n"
+"  -h, --help         show this help\n"
+"\n"
+"Exit status: 0 success, 2 bad usage, unreadable or malformed input, or no\n"
+"room. See docs/VARS.md.\n", DEFAULT_OWNER);
+}
+
+static int add_cert(const char **list, unsigned *n, const char *opt, const char *v) {
+        if (*n >= MAX_CERTS) {
+                cli_error("at most %d %s options", MAX_CERTS, opt);
+                return -1;
+        }
+        list[(*n)++] = v;
+        return 0;
+}
+
+static int parse_opts(int argc, char **argv, vars_opts *o) {
+        enum { O_GUID = 256, O_JSON, O_PK, O_KEK, O_DB, O_DBX, O_DBXH, O_OWNER, O_SB, O_CERT, O_PW };
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' }, { "output", required_argument, NULL, 'o' },
+                { "guid", required_argument, NULL, O_GUID }, { "json", no_argument, NULL, O_JSON },
+                { "pk", required_argument, NULL, O_PK }, { "kek", required_argument, NULL, O_KEK },
+                { "db", required_argument, NULL, O_DB }, { "dbx", required_argument, NULL, O_DBX },
+                { "dbx-hash", required_argument, NULL, O_DBXH }, { "owner", required_argument, NULL, O_OWNER },
+                { "secure-boot", no_argument, NULL, O_SB }, { "cert", required_argument, NULL, O_CERT },
+                { "password", required_argument, NULL, O_PW }, { 0 },
+        };
+        int c, r = 0;
+
+        optind = 1;
+        while (r == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+                switch (c) {
+                case 'h': vars_usage(stdout); return 1;
+                case 'o': o->out = optarg; break;
+                case O_GUID: o->guid = optarg; break;
+                case O_JSON: o->json = true; break;
+                case O_PK: o->pk = optarg; break;
+                case O_KEK: r = add_cert(o->kek, &o->n_kek, "--kek", optarg); break;
+                case O_DB: r = add_cert(o->db, &o->n_db, "--db", optarg); break;
+                case O_DBX: r = add_cert(o->dbx, &o->n_dbx, "--dbx", optarg); break;
+                case O_DBXH: r = add_cert(o->dbx_hash, &o->n_dbx_hash, "--dbx-hash", optarg); break;
+                case O_OWNER: o->owner = optarg; break;
+                case O_SB: o->secure_boot = true; break;
+                case O_CERT: o->cert = optarg; break;
+                case O_PW: o->password = optarg; break;
+                default: return -1;
+                }
+        }
+        return r;
+}
+
+static const struct {
+        const char *name;
+        int (*run)(const vars_opts *o);
+        bool takes_name, writes;
+} vars_cmds[] = {
+        { "list", do_list, false, false },
+        { "get", do_get, true, false },
+        { "delete", do_delete, true, true },
+        { "enroll", do_enroll, false, true },
+        { "add-mok", do_add_mok, false, true },
+        { "mok-import", do_mok_import, false, true },
+};
+
+int cmd_vars(int argc, char **argv) {
+        vars_opts o = { 0 };
+        const char *sub = argc > 1 ? argv[1] : NULL;
+        int r, want;
+
+        if (sub && (!strcmp(sub, "-h") || !strcmp(sub, "--help"))) {
+                vars_usage(stdout);
+                return 0;
+        }
+        for (size_t i = 0; sub && i < MB_ARRAY_SIZE(vars_cmds); i++) {
+                if (strcmp(sub, vars_cmds[i].name))
+                        continue;
+                r = parse_opts(argc - 1, argv + 1, &o);
+                if (r)
+                        return r > 0 ? 0 : EXIT_BAD_INPUT;
+                want = vars_cmds[i].takes_name ? 2 : 1;
+                if (argc - 1 - optind != want) {
+                        cli_error("vars %s takes %s; see 'mshim vars --help'", sub,
+                                  want == 2 ? "FILE and NAME" : "one FILE");
+                        return EXIT_BAD_INPUT;
+                }
+                o.file = argv[1 + optind];
+                o.name = want == 2 ? argv[2 + optind] : NULL;
+                if (vars_cmds[i].writes && !o.out) {
+                        cli_error("vars %s needs -o OUT (give -o %s to change the file in place)", sub, o.file);
+                        return EXIT_BAD_INPUT;
+                }
+                return vars_cmds[i].run(&o);
+        }
+        if (sub)
+                cli_error("unknown vars command '%s'; see 'mshim vars --help'", sub);
+        else
+                vars_usage(stderr);
+        return EXIT_BAD_INPUT;
+}
