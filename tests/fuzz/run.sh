@@ -32,7 +32,8 @@ for t in "${targets[@]}"; do
         fi
         mkdir -p "$WORK/$t/corpus"
         echo "== fuzz_$t for ${SECONDS_EACH}s (log: $WORK/$t/fuzz.log)"
-        nice -n 10 "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+        dict=(); [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+        nice -n 10 "$bin" "${dict[@]}" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
                 -print_final_stats=1 -artifact_prefix="$WORK/$t/" \
                 "$WORK/$t/corpus" "tests/fuzz/corpus/$t" > "$WORK/$t/fuzz.log" 2>&1
         r=$?
