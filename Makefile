@@ -41,10 +41,12 @@ EFI_CFLAGS   := -std=gnu11 -O2 -g $(WARN) $(INC) -I$(EFI_INC) -I$(EFI_INC)/x86_6
                 -ffreestanding -fno-builtin -fpic -fshort-wchar -fno-stack-protector -fno-stack-check \
                 -fno-strict-aliasing -mno-red-zone -maccumulate-outgoing-args -mno-sse -mno-mmx \
                 -DGNU_EFI_USE_MS_ABI -DMB_VERSION=\"$(VERSION)\" -DMB_EFI
-EFI_LDFLAGS  := -nostdlib -znocombreloc -T $(EFI_LIB)/elf_x86_64_efi.lds -shared -Bsymbolic \
+# efi/mshim.lds: gnu-efi's layout plus a page-aligned .sbat section.
+EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
 EFI_CORE_O   := $(CORE_SRC:src/%.c=$(B)/efi/src/%.o)
 EFI_O        := $(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o)
+EFI_SBAT_O   := $(B)/efi/efi/sbat.o
 
 .PHONY: all check unit integration demo fuzz bench clean deps kernel
 all: $(B)/mshimx64.efi $(B)/mshim
@@ -76,8 +78,17 @@ $(B)/efi/%.o: %.c $(wildcard include/mb/*.h) $(wildcard efi/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(EFI_CFLAGS) -Iefi -c $< -o $@
 
-$(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O)
-	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $^ -o $@ -lefi -lgnuefi \
+# The SBAT CSV (shim's SBAT.md) carries this build's version.
+$(B)/efi/sbat.csv: efi/sbat.csv.in Makefile
+	@mkdir -p $(dir $@)
+	sed 's/@VERSION@/$(VERSION)/g' $< > $@
+
+$(EFI_SBAT_O): efi/sbat.S $(B)/efi/sbat.csv
+	@mkdir -p $(dir $@)
+	$(CC) -DMSHIM_SBAT_CSV='"$(B)/efi/sbat.csv"' -c $< -o $@
+
+$(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) -o $@ -lefi -lgnuefi \
 	  $(shell $(CC) -print-libgcc-file-name)
 
 $(B)/mshimx64.efi: $(B)/mshimx64.so

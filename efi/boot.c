@@ -48,43 +48,18 @@ out:
         return st;
 }
 
-/* Read the entry's linux (or efi) file once and LoadImage it from that
- * buffer, with its file device path so the firmware logs where it came from. */
+/* Load the entry's linux (or efi) file with the firmware's LoadImage. */
 static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDLE *ret_child) {
         mb_str src = e->bls.linux.len ? e->bls.linux : e->bls.efi;
         CHAR16 path[MSHIM_PATH_UNITS];
-        EFI_DEVICE_PATH *dp = NULL;
-        EFI_HANDLE child = NULL;
-        void *buf = NULL;
-        UINTN size = 0;
         EFI_STATUS st;
 
         st = mshim_path_from_bls(src, path, MB_ARRAY_SIZE(path));
         if (EFI_ERROR(st))
                 return mshim_log(st, L"entry %s: bad image path (%r)", mshim_entry_name(e), st);
-        st = mshim_file_load(c->root, path, MSHIM_IMAGE_MAX, &buf, &size);
-        if (EFI_ERROR(st))
-                return mshim_log(st, L"entry %s: cannot read %s: %r", mshim_entry_name(e), path, st);
-
-        dp = FileDevicePath(c->device, path);
-        if (!dp) {
-                st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", mshim_entry_name(e));
-                goto out;
-        }
-        st = BS->LoadImage(FALSE, c->image, dp, buf, size, &child);
-        if (EFI_ERROR(st)) {
-                /* UEFI 2.10, 7.4.1: on EFI_SECURITY_VIOLATION the image is
-                 * loaded anyway and must be unloaded by the caller. */
-                if (st == EFI_SECURITY_VIOLATION && child)
-                        BS->UnloadImage(child);
-                st = mshim_log(st, L"entry %s: LoadImage %s failed: %r", mshim_entry_name(e), path, st);
-                goto out;
-        }
-        *ret_child = child;
-out:
-        if (dp)
-                FreePool(dp);
-        FreePool(buf);  /* LoadImage copied the image */
+        st = mshim_image_load(c, path, ret_child);
+        if (st == EFI_NOT_FOUND)
+                mshim_log(st, L"entry %s: %s not found", mshim_entry_name(e), path);
         return st;
 }
 
@@ -148,14 +123,10 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         if (EFI_ERROR(st))
                 goto out;
 
-        st = BS->StartImage(child, NULL, NULL);
-        /* An application that returned or called Exit() has been unloaded by
-         * the firmware (UEFI 2.10, 7.4.2): the handle is gone. Only an image
-         * whose verification failed was never started and is still ours. */
-        if (st != EFI_SECURITY_VIOLATION)
-                child = NULL;
-        st = mshim_log(EFI_ERROR(st) ? st : EFI_LOAD_ERROR,
-                       L"entry %s: StartImage returned: %r", mshim_entry_name(e), st);
+        /* SHIM_LOCK only for EFI programs: a Linux kernel never asks for
+         * it, and offering it would only widen what could call Verify. */
+        st = mshim_image_start(c, child, mshim_entry_name(e), e->bls.efi.len > 0);
+        child = NULL;   /* mshim_image_start took it */
 out:
         mshim_initrd_uninstall(initrd);
         if (child)

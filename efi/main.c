@@ -65,8 +65,9 @@ static UINTN default_entry(const mb_loader_conf *conf, mshim_entry **v, UINTN n)
 static EFI_STATUS boot_entries(mshim_ctx *c, const mb_loader_conf *conf, mshim_entry **v, UINTN n) {
         UINTN first = default_entry(conf, v, n);
 
+        /* As shim: with nothing to boot, start the next loader. */
         if (n == 0)
-                return mshim_log(EFI_NOT_FOUND, L"no boot entries in %s", MSHIM_ENTRIES_DIR);
+                return mshim_chainload(c, conf);
         for (UINTN k = 0; k < n; k++) {
                 const mshim_entry *e = v[(first + k) % n];
 
@@ -83,7 +84,8 @@ static EFI_STATUS boot_entries(mshim_ctx *c, const mb_loader_conf *conf, mshim_e
 }
 
 /* The volume this image was loaded from, as a root directory. */
-static EFI_STATUS open_boot_volume(EFI_HANDLE image, EFI_HANDLE *ret_device, EFI_FILE_HANDLE *ret_root) {
+static EFI_STATUS open_boot_volume(EFI_HANDLE image, EFI_LOADED_IMAGE **ret_li, EFI_HANDLE *ret_device,
+                                   EFI_FILE_HANDLE *ret_root) {
         EFI_LOADED_IMAGE *li = NULL;
         EFI_FILE_HANDLE root;
         EFI_STATUS st;
@@ -94,6 +96,7 @@ static EFI_STATUS open_boot_volume(EFI_HANDLE image, EFI_HANDLE *ret_device, EFI
         root = LibOpenRoot(li->DeviceHandle);
         if (!root)
                 return mshim_log(EFI_NOT_FOUND, L"cannot open the volume mshim was loaded from");
+        *ret_li = li;
         *ret_device = li->DeviceHandle;
         *ret_root = root;
         return EFI_SUCCESS;
@@ -110,7 +113,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         InitializeLib(image, systab);
         mshim_log(EFI_SUCCESS, L"version " MB_VERSION L", measured boot loader");
 
-        st = open_boot_volume(image, &c.device, &c.root);
+        st = open_boot_volume(image, &c.loaded, &c.device, &c.root);
         if (EFI_ERROR(st))
                 goto out;
         load_loader_conf(c.root, &conf_buf, &conf_size, &conf);

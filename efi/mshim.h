@@ -105,6 +105,7 @@ void mshim_initrd_uninstall(mshim_initrd *r);
 typedef struct mshim_ctx {
         EFI_HANDLE image;           /* mshim's own image handle */
         EFI_HANDLE device;          /* the volume mshim was loaded from */
+        EFI_LOADED_IMAGE *loaded;   /* mshim's own LoadedImage */
         EFI_FILE_HANDLE root;
         mshim_tpm tpm;
 } mshim_ctx;
@@ -123,6 +124,30 @@ typedef struct mshim_entry {
  * reason has been printed. Whether to try another entry is the caller's
  * call: see mshim_tpm_refuses(). */
 EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e);
+
+/* ---- image.c ------------------------------------------------------------- */
+
+/* Read path from the boot volume and LoadImage it (the firmware verifies
+ * it under Secure Boot and measures it into PCR 4). Refusals are reported
+ * with the file and the reason; EFI_NOT_FOUND is returned silently, for
+ * the caller to say what was missing. */
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child);
+/* StartImage, with SHIM_LOCK offered for the time it runs when shim_lock
+ * is set. Takes child. Returns (after a message) only when it returned. */
+EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock);
+
+/* ---- chain.c ------------------------------------------------------------- */
+
+/* No entries: start grubx64.efi (or loader.conf's "chainload") from
+ * mshim's directory with mshim's own LoadOptions. Returns only on failure. */
+EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf);
+
+/* ---- shimlock.c ---------------------------------------------------------- */
+
+/* Offer SHIM_LOCK (and, with Secure Boot on, the LoadImage hook that keeps
+ * verified images measured once) unless shim already provides it; undo. */
+void mshim_shim_lock_install(mshim_ctx *c);
+void mshim_shim_lock_uninstall(mshim_ctx *c);
 
 /* ---- entries.c ----------------------------------------------------------- */
 

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Loading and starting the next program with the firmware's LoadImage and
+ * StartImage: the firmware verifies it against db/dbx when Secure Boot is
+ * on and measures it into PCR 4 (docs/MEASUREMENTS.md), so mshim does
+ * neither itself. This file turns LoadImage's refusals into messages that
+ * say which file failed and why.
+ */
+#include "mshim.h"
+
+/* Why LoadImage refused an image, in words a user can act on. The meanings
+ * are the UEFI spec's (2.10, 7.4.1 LoadImage) and EDK2's
+ * DxeImageVerificationLib, which is what OVMF and most firmware run. */
+static const CHAR16 *load_refusal_reason(EFI_STATUS st) {
+        switch (st) {
+        case EFI_SECURITY_VIOLATION:
+                return L"refused by Secure Boot (Security Violation): not signed by a key in db, or revoked in dbx";
+        case EFI_ACCESS_DENIED:
+                return L"refused by Secure Boot (Access Denied): the platform's image policy forbids it";
+        case EFI_LOAD_ERROR:
+        case EFI_UNSUPPORTED:
+        case EFI_INVALID_PARAMETER:
+                return L"not a PE/COFF image this firmware can start (wrong file, corrupt, or another architecture)";
+        case EFI_OUT_OF_RESOURCES:
+                return L"not enough memory to load it";
+        default:
+                return L"the firmware could not load it";
+        }
+}
+
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child) {
+        EFI_DEVICE_PATH *dp = NULL;
+        EFI_HANDLE child = NULL;
+        void *buf = NULL;
+        UINTN size = 0;
+        EFI_STATUS st;
+
+        st = mshim_file_load(c->root, path, MSHIM_IMAGE_MAX, &buf, &size);
+        /* A missing file is the caller's to report: it knows what was
+         * expected there. Other failures mshim_file_load has reported. */
+        if (EFI_ERROR(st))
+                return st;
+
+        /* The file's device path, so the firmware's PCR 4 event says where
+         * the image came from. */
+        dp = FileDevicePath(c->device, (CHAR16 *) path);
+        if (!dp) {
+                st = mshim_log(EFI_OUT_OF_RESOURCES, L"%s: out of memory", path);
+                goto out;
+        }
+        st = BS->LoadImage(FALSE, c->image, dp, buf, size, &child);
+        if (EFI_ERROR(st)) {
+                /* UEFI 2.10, 7.4.1: on EFI_SECURITY_VIOLATION the image
+                 * was loaded all the same and a handle returned, which the
+                 * caller must unload; other errors return no handle. */
+                if (st == EFI_SECURITY_VIOLATION && child)
+                        BS->UnloadImage(child);
+                st = mshim_log(st, L"%s: %s", path, load_refusal_reason(st));
+                goto out;
+        }
+        *ret_child = child;
+out:
+        if (dp)
+                FreePool(dp);
+        FreePool(buf);  /* LoadImage copied the image */
+        return st;
+}
+
+EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock) {
+        EFI_STATUS st;
+
+        /* Loaders built to run behind shim (GRUB, ...) verify what they
+         * load through SHIM_LOCK (docs/SHIM_LOCK.md). */
+        if (shim_lock)
+                mshim_shim_lock_install(c);
+        st = BS->StartImage(child, NULL, NULL);
+        if (shim_lock)
+                mshim_shim_lock_uninstall(c);
+        /* An application that returned or called Exit() has been unloaded
+         * by the firmware (UEFI 2.10, 7.4.2): the handle is gone. Only an
+         * image whose verification failed was never started and is still
+         * ours to unload. */
+        if (st == EFI_SECURITY_VIOLATION)
+                BS->UnloadImage(child);
+        return mshim_log(EFI_ERROR(st) ? st : EFI_LOAD_ERROR, L"%s: StartImage returned: %r", label, st);
+}
