@@ -3,6 +3,21 @@
 #include <string.h>
 #include "cli.h"
 
+/* tools/sign.c */
+int cmd_sign(int argc, char **argv);
+int cmd_pe_hash(int argc, char **argv);
+int cmd_sbat(int argc, char **argv);
+
+/* Commands whose 'mshim help NAME' is 'mshim NAME --help'. */
+static const struct {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+} commands[] = {
+        { "sign", cmd_sign },
+        { "pe-hash", cmd_pe_hash },
+        { "sbat", cmd_sbat },
+};
+
 static void usage(FILE *f) {
         fprintf(f,
 "Usage: mshim COMMAND [OPTIONS] [ARGS]\n"
@@ -15,6 +30,9 @@ static void usage(FILE *f) {
 "                   compare it with PCR values (--pcrs FILE, --tpm)\n"
 "  log diff A B     show the event-level differences between two boots' logs\n"
 "  vars SUB FILE    list, read and edit an OVMF variable store (keys, MOK)\n"
+"  sign IMAGE       Authenticode-sign an EFI image or kernel (--key, --cert)\n"
+"  pe-hash IMAGE... print images' Authenticode digests (as PCR 4 and db see them)\n"
+"  sbat IMAGE       print an image's SBAT records; check them against a policy\n"
 "  help [COMMAND]   show this help, or a command's\n"
 "\n"
 "Options:\n"
@@ -42,6 +60,11 @@ int main(int argc, char **argv) {
                         char *args[] = { "log", "--help", NULL };
                         return cmd_log(2, args);
                 }
+                for (size_t i = 0; argc > 2 && i < MB_ARRAY_SIZE(commands); i++)
+                        if (!strcmp(argv[2], commands[i].name)) {
+                                char *args[] = { argv[2], "--help", NULL };
+                                return commands[i].fn(2, args);
+                        }
                 usage(stdout);
                 return 0;
         }
@@ -53,6 +76,9 @@ int main(int argc, char **argv) {
                 return cmd_log(argc - 1, argv + 1);
         if (!strcmp(cmd, "vars"))
                 return cmd_vars(argc - 1, argv + 1);
+        for (size_t i = 0; i < MB_ARRAY_SIZE(commands); i++)
+                if (!strcmp(cmd, commands[i].name))
+                        return commands[i].fn(argc - 1, argv + 1);
         cli_error("unknown command '%s'; see 'mshim --help'", cmd);
         return EXIT_BAD_INPUT;
 }
