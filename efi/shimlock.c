@@ -149,6 +149,7 @@ static void bs_set_load_image(EFI_IMAGE_LOAD f) {
 /* ---- the protocol ---------------------------------------------------------- */
 
 static EFI_STATUS SHIMAPI shim_lock_verify(void *buffer, UINT32 size) {
+        uint8_t digest[32];
         EFI_HANDLE h = NULL;
         EFI_STATUS st;
 
@@ -159,6 +160,12 @@ static EFI_STATUS SHIMAPI shim_lock_verify(void *buffer, UINT32 size) {
                 return EFI_INVALID_PARAMETER;
         if (!shim_lock.firmware_load)
                 return EFI_SECURITY_VIOLATION;  /* cannot happen: installed with the hook */
+        /* The same bytes again (Debian's GRUB 2.06 verifies the kernel
+         * twice, from two copies: its verifier framework, then linuxefi):
+         * the firmware already accepted them, and asking again would
+         * load and measure them a second time. */
+        if (cache_matches(buffer, size))
+                return EFI_SUCCESS;
 
         st = shim_lock.firmware_load(FALSE, shim_lock.image, NULL, buffer, size, &h);
         if (EFI_ERROR(st)) {
@@ -171,13 +178,14 @@ static EFI_STATUS SHIMAPI shim_lock_verify(void *buffer, UINT32 size) {
                  * key accepts; the firmware's "denied" means the same here. */
                 return (st == EFI_ACCESS_DENIED) ? EFI_SECURITY_VIOLATION : st;
         }
-        /* Keep it for the LoadImage that normally follows; a previous
-         * unclaimed one is not going to be asked for any more. */
-        cache_drop();
-        if (mb_hash_buf(MB_ALG_SHA256, buffer, size, shim_lock.cached_sha256) != MB_OK) {
+        if (mb_hash_buf(MB_ALG_SHA256, buffer, size, digest) != MB_OK) {
                 BS->UnloadImage(h);
                 return EFI_SECURITY_VIOLATION;
         }
+        /* Keep it for the LoadImage (or the second Verify) that normally
+         * follows; a previous unclaimed one will not be asked for again. */
+        cache_drop();
+        CopyMem(shim_lock.cached_sha256, digest, sizeof(digest));
         shim_lock.cached = h;
         shim_lock.cached_size = size;
         return EFI_SUCCESS;

@@ -286,3 +286,93 @@ it_boot_all() {
 
 # it_pcr DIR BANK N: one PCR value reported by the guest.
 it_pcr() { it_oracle get "$1/result" "$2" "$3"; }
+
+# it_oracle_cmdline RESULT_DIR: the kernel command line the guest reported.
+it_oracle_cmdline() {
+        python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cmdline"])' "$1/result.json"
+}
+
+# it_grub_events EVENTLOG NAME CMDLINE PATH=FILE...: GRUB 2.06's own events
+# (its tpm module, docs/MEASUREMENTS.md): in PCR 8 EV_IPL events whose data
+# is "grub_cmd: <command>" and one "kernel_cmdline: <path> <CMDLINE>", each
+# digest over the text after the prefix, without NUL (observed with Debian's
+# 2.06); in PCR 9 EV_IPL events per file read,
+# data = the path, digest = the file's hash, for each PATH=FILE given.
+it_grub_events() {
+        python3 - "$IT_REPO/tests/integration" "$@" <<'PY'
+import hashlib, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+log, name, cmdline, files = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+ev = oracle.load_log(log)
+def text(e):
+    return e.data.rstrip(b"\0").decode("utf-8", "replace")
+p8 = [e for e in ev if e.pcr == 8]
+p9 = [e for e in ev if e.pcr == 9]
+bad = []
+cmds = [e for e in p8 if e.type == oracle.EV_IPL and text(e).startswith("grub_cmd: ")]
+kcl = [e for e in p8 if e.type == oracle.EV_IPL and text(e).startswith("kernel_cmdline: ")]
+if not cmds:
+    bad.append("no 'grub_cmd: ' events in PCR 8")
+if len(kcl) != 1 or not text(kcl[0]).endswith(" " + cmdline):
+    bad.append("want one 'kernel_cmdline: ... %s' in PCR 8, got %s" % (cmdline, [text(e) for e in kcl]))
+for e in cmds + kcl:
+    body = text(e).split(": ", 1)[1]
+    if e.digests.get("sha256") != hashlib.sha256(body.encode()).digest():
+        bad.append("PCR 8 %r: digest is not sha256 of the text after the prefix" % text(e))
+for pf in files:
+    path, f = pf.split("=", 1)
+    want = hashlib.sha256(open(f, "rb").read()).digest()
+    hits = [e for e in p9 if e.type == oracle.EV_IPL and text(e).endswith(path)]
+    if not any(e.digests.get("sha256") == want for e in hits):
+        bad.append("PCR 9: no EV_IPL event for %s with sha256 of the file; PCR 9: %s"
+                   % (path, [(hex(e.type), text(e)[:60]) for e in p9]))
+oracle.report(not bad, name + ": GRUB's PCR 8 commands/kernel_cmdline and PCR 9 file events", "\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+# it_secure_boot_on: make the following it_qemu calls boot OVMF with Secure
+# Boot enforced: OVMF_CODE_4M.secboot.fd needs SMM and a secure pflash, which
+# it_qemu's fixed machine line lacks, so a qemu-system-x86_64 wrapper placed
+# first on PATH adds them. OVMF_VARS defaults to the Debian snakeoil store
+# (PK/KEK/db hold the snakeoil certificate, /usr/share/ovmf/PkKek-1-snakeoil.*).
+it_secure_boot_on() {
+        local w=$IT_DIR/sb-bin real
+        real=$(command -v qemu-system-x86_64) || return 1
+        mkdir -p "$w"
+        cat > "$w/qemu-system-x86_64" <<WRAP
+#!/bin/sh
+# Written by it_secure_boot_on (tests/integration/lib.sh).
+for a; do
+        shift
+        case "\$a" in q35,accel=tcg) a=q35,smm=on,accel=tcg ;; esac
+        set -- "\$@" "\$a"
+done
+exec "$real" -global driver=cfi.pflash01,property=secure,value=on "\$@"
+WRAP
+        chmod +x "$w/qemu-system-x86_64"
+        PATH=$w:$PATH
+        OVMF_CODE=${IT_SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
+        OVMF_VARS=${IT_SB_VARS:-/usr/share/OVMF/OVMF_VARS_4M.snakeoil.fd}
+}
+
+# it_snakeoil_sign IN OUT: OUT = IN with its signatures removed and signed
+# with the snakeoil db key (passphrase "snakeoil", decrypted to a temp file).
+# With OUT only unsigned when IT_SIGN_NONE=1.
+it_snakeoil_sign() {
+        local key=$IT_DIR/snakeoil.key tmp=$2.unsigned
+        if [ ! -s "$key" ]; then
+                openssl rsa -passin pass:snakeoil -in /usr/share/ovmf/PkKek-1-snakeoil.key \
+                        -out "$key" 2>/dev/null || return 1
+        fi
+        cp "$1" "$tmp"
+        while sbverify --list "$tmp" 2>/dev/null | grep -q '^signature [0-9]'; do
+                sbattach --remove "$tmp" >/dev/null 2>&1 || return 1
+        done
+        if [ "${IT_SIGN_NONE:-0}" = 1 ]; then
+                mv "$tmp" "$2"; return 0
+        fi
+        sbsign --key "$key" --cert /usr/share/ovmf/PkKek-1-snakeoil.pem --output "$2" "$tmp" >/dev/null 2>&1 &&
+                rm -f "$tmp"
+}

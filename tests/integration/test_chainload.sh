@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Chainloading real loaders through mshim (Secure Boot off):
+#  (a) GRUB: no \loader\entries at all, so mshim falls back to grubx64.efi
+#      next to itself, as shim does. GRUB (grub-mkstandalone from
+#      grub-efi-amd64-bin, tpm module preloaded) boots the test kernel.
+#      Checked: the PCRs replay from the log; PCR 4 holds mshim and GRUB
+#      exactly once each (GRUB's linuxefi enters the kernel through the
+#      EFI handover, not LoadImage); GRUB's PCR 8 events (EV_IPL
+#      "grub_cmd: ..." and "kernel_cmdline: ...") and PCR 9 events (the
+#      files it read: the kernel and the initrd, digest = sha256 of the
+#      file) are there as GRUB 2.06 logs them.
+#  (b) systemd-boot through an mshim `efi` entry; systemd-boot reads the
+#      same \loader\entries and boots the test kernel from its own entry
+#      (see below for how the two loaders pick different entries).
+set -u
+. "$(dirname "$0")/lib.sh"
+T=chainload
+it_init "$T"
+SDBOOT=${SDBOOT:-/usr/lib/systemd/boot/efi/systemd-bootx64.efi}
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" /usr/lib/grub/x86_64-efi/linuxefi.mod "$SDBOOT"; then
+        it_fail "$T: prerequisites (grub-efi-amd64-bin, systemd-boot-efi)"; exit 1
+fi
+GRUB_OPTIONS="console=ttyS0 quiet panic=-1 mshim.test=grub"
+
+# ---- (a) GRUB through the no-entries fallback ------------------------------
+g=$(it_newboot grub) || { it_fail "$T: set-up"; exit 1; }
+rm -rf "$g/esp/loader/entries"
+printf '# mshim chainload test\ntimeout 0\n' > "$g/esp/loader/loader.conf"
+cat > "$g/grub.cfg" <<CFG
+set timeout=0
+search --no-floppy --file --set=root /vmlinuz
+echo "mshim-test: GRUB is loading the kernel"
+linuxefi /vmlinuz $GRUB_OPTIONS
+initrdefi /initrd.img
+boot
+CFG
+if ! grub-mkstandalone -O x86_64-efi -o "$g/esp/EFI/BOOT/grubx64.efi" \
+                --modules="part_gpt part_msdos fat linuxefi normal tpm echo search search_fs_file" \
+                "boot/grub/grub.cfg=$g/grub.cfg" 2> "$g/mkstandalone.err"; then
+        it_fail "$T: grub-mkstandalone"; cat "$g/mkstandalone.err" >&2; exit 1
+fi
+
+# ---- (b) systemd-boot through an efi entry ---------------------------------
+# Both loaders read \loader\entries and loader.conf. The entry that starts
+# systemd-boot is named with a boot-counting suffix of 0 tries left
+# ("+0-1"): systemd-boot sorts such "bad" entries after all others, so with
+# no "default" it picks the linux entry; mshim has no boot counting and
+# picks the first by sort-key, which is the efi entry.
+s=$(it_newboot sdboot) || { it_fail "$T: set-up"; exit 1; }
+mkdir -p "$s/esp/EFI/systemd"
+cp "$SDBOOT" "$s/esp/EFI/systemd/systemd-bootx64.efi"
+printf '# mshim chainload test\ntimeout 0\n' > "$s/esp/loader/loader.conf"
+mv "$s/esp/loader/entries/mshim-test.conf" "$s/esp/loader/entries/b-linux.conf"
+printf 'sort-key b\n' >> "$s/esp/loader/entries/b-linux.conf"
+printf 'title systemd-boot\nsort-key a\nefi /EFI/systemd/systemd-bootx64.efi\n' \
+        > "$s/esp/loader/entries/a-sdboot+0-1.conf"
+
+it_boot_all "$g" "$s"
+for d in "$g" "$s"; do
+        n=$(basename "$d")
+        if [ "$(cat "$d/boot.rc")" != 0 ]; then
+                it_fail "$T: $n: boot through mshim reaches the initramfs"
+                continue
+        fi
+        it_pass "$T: $n: boot through mshim reaches the initramfs"
+        r=$d/result
+        args=(--result "$r" --name "$T: $n: TPM PCRs equal the event-log replay")
+        if "$IT_CLI" log --json "$r/eventlog.bin" > "$d/mshim-log.json" 2> "$d/mshim-log.err"; then
+                args+=(--mshim-json "$d/mshim-log.json")
+        else
+                it_fail "$T: $n: mshim log --json"; cat "$d/mshim-log.err" >&2
+        fi
+        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+done
+
+# (a) PCR 4: mshim and GRUB, once each, nothing else.
+if [ "$(cat "$g/boot.rc")" = 0 ]; then
+        it_oracle check-pcr4 --result "$g/result" --name "$T: grub" \
+                "$g/esp/EFI/BOOT/BOOTX64.EFI" "$g/esp/EFI/BOOT/grubx64.efi" || IT_FAILED=1
+        it_grub_events "$g/result/eventlog.bin" "$T: grub" "$GRUB_OPTIONS" \
+                "/vmlinuz=$g/esp/vmlinuz" "/initrd.img=$g/esp/initrd.img" || IT_FAILED=1
+        case " $(it_oracle_cmdline "$g/result") " in
+        *" $GRUB_OPTIONS "*) it_pass "$T: grub: the kernel got GRUB's command line" ;;
+        *) it_fail "$T: grub: the kernel got GRUB's command line" ;;
+        esac
+fi
+# (b) PCR 4: mshim, systemd-boot, the kernel (systemd-boot uses LoadImage).
+if [ "$(cat "$s/boot.rc")" = 0 ]; then
+        it_oracle check-pcr4 --result "$s/result" --name "$T: sdboot" \
+                "$s/esp/EFI/BOOT/BOOTX64.EFI" "$s/esp/EFI/systemd/systemd-bootx64.efi" "$s/esp/vmlinuz" || IT_FAILED=1
+        case " $(it_oracle_cmdline "$s/result") " in
+        *" $IT_OPTIONS "*) it_pass "$T: sdboot: the kernel got the linux entry's options" ;;
+        *) it_fail "$T: sdboot: the kernel got the linux entry's options" ;;
+        esac
+fi
+exit $IT_FAILED
