@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
 libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
-clang python3"
+clang python3 pesign shim-signed grub-efi-amd64-bin grub-efi-amd64-signed
+systemd-boot-efi"
 
 missing=
 for p in $PKGS; do

@@ -3,11 +3,6 @@
 #include <string.h>
 #include "cli.h"
 
-/* tools/sign.c */
-int cmd_sign(int argc, char **argv);
-int cmd_pe_hash(int argc, char **argv);
-int cmd_sbat(int argc, char **argv);
-
 /* Commands whose 'mshim help NAME' is 'mshim NAME --help'. */
 static const struct {
         const char *name;
