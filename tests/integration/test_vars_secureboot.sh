@@ -6,7 +6,9 @@
 #    refused ("Access Denied"/"Security Violation" from BdsDxe);
 #  - with --secure-boot, the same kernel signed with the enrolled db key
 #    runs (its EFI stub prints "UEFI Secure Boot is enabled");
-#  - without --secure-boot (SecureBootEnable 0) the unsigned kernel runs.
+#  - without --secure-boot (SecureBootEnable 0) the unsigned kernel runs;
+#  - Debian's shim with Microsoft's keys trusts a certificate `vars add-mok`
+#    put in MokList, and starts MokManager for a `vars mok-import` request.
 # No disk but the ESP; each boot stops as soon as the firmware decided.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -104,5 +106,60 @@ if sb_boot "$u" "$k/nosb.fd" "$DECIDED" &&
 else
         it_fail "$T: enrolled keys without --secure-boot: an unsigned kernel runs"
         it_show_serial "$u"
+fi
+
+# ---- shim and the MOK variables ----------------------------------------
+# Debian's Microsoft-signed shim 16 with Microsoft's keys (OVMF_VARS_4M.ms.fd).
+# The second stage shim starts (grubx64.efi) is MokManager signed with a
+# fresh MOK key: shim runs it only if that key is in MokList. MokManager
+# prints "Shim UEFI key management" when it runs; it also runs, from the
+# Debian-signed mmx64.efi, when shim finds a MokNew request.
+SHIM=${SHIM:-/usr/lib/shim/shimx64.efi.signed}
+MM_SIGNED=${MM_SIGNED:-/usr/lib/shim/mmx64.efi.signed}
+MM=${MM:-/usr/lib/shim/mmx64.efi}
+MS_VARS=${MS_VARS:-/usr/share/OVMF/OVMF_VARS_4M.ms.fd}
+if ! it_require "$SHIM" "$MM_SIGNED" "$MM" "$MS_VARS"; then
+        it_fail "$T: prerequisites (shim-signed)"; exit 1
+fi
+openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=mshim-test-mok/" -days 3650 \
+        -keyout "$k/mok.key" -out "$k/mok.pem" 2>/dev/null &&
+        sbsign --key "$k/mok.key" --cert "$k/mok.pem" --output "$k/mm-mok.efi" "$MM" >/dev/null 2>&1 ||
+        { it_fail "$T: MOK key"; exit 1; }
+m=$IT_DIR/shim
+mkdir -p "$m/esp/EFI/BOOT"
+cp "$SHIM" "$m/esp/EFI/BOOT/BOOTX64.EFI"
+cp "$MM_SIGNED" "$m/esp/EFI/BOOT/mmx64.efi"
+cp "$k/mm-mok.efi" "$m/esp/EFI/BOOT/grubx64.efi"
+it_mkesp "$m" || { it_fail "$T: set-up (esp)"; exit 1; }
+if ! "$IT_CLI" vars add-mok "$MS_VARS" --cert "$k/mok.pem" -o "$k/addmok.fd" ||
+   ! "$IT_CLI" vars mok-import "$MS_VARS" --cert "$k/mok.pem" --password mshim-test -o "$k/import.fd"; then
+        it_fail "$T: mshim vars add-mok / mok-import"; exit 1
+fi
+SHIM_DECIDED='Verification failed|Shim UEFI key management|No bootable option'
+MOKMANAGER='Shim UEFI key management'
+
+it_log "booting shim with Microsoft's keys only (control) ..."
+if sb_boot "$m" "$MS_VARS" "$SHIM_DECIDED" && grep -a -q "Verification failed" "$m/serial.log" &&
+   ! grep -a -q "$MOKMANAGER" "$m/serial.log"; then
+        it_pass "$T: shim refuses a second stage signed by a key not in MokList"
+else
+        it_fail "$T: shim refuses a second stage signed by a key not in MokList"
+        it_show_serial "$m"
+fi
+it_log "booting shim after add-mok ..."
+if sb_boot "$m" "$k/addmok.fd" "$SHIM_DECIDED" && grep -a -q "$MOKMANAGER" "$m/serial.log" &&
+   ! grep -a -q "Verification failed" "$m/serial.log"; then
+        it_pass "$T: add-mok: shim trusts the certificate added to MokList"
+else
+        it_fail "$T: add-mok: shim trusts the certificate added to MokList"
+        it_show_serial "$m"
+fi
+it_log "booting shim after mok-import ..."
+if sb_boot "$m" "$k/import.fd" "$SHIM_DECIDED" && grep -a -q "$MOKMANAGER" "$m/serial.log" &&
+   ! grep -a -q "Verification failed" "$m/serial.log"; then
+        it_pass "$T: mok-import: shim sees MokNew and starts MokManager"
+else
+        it_fail "$T: mok-import: shim sees MokNew and starts MokManager"
+        it_show_serial "$m"
 fi
 exit "$IT_FAILED"
