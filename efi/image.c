@@ -13,10 +13,12 @@
  * DxeImageVerificationLib, which is what OVMF and most firmware run. */
 static const CHAR16 *load_refusal_reason(EFI_STATUS st) {
         switch (st) {
+        /* EDK2 answers an image that fails db/dbx with Access Denied
+         * under its "deny" policy (OVMF's default for disks) and Security
+         * Violation under "defer"; the cause is the same. */
         case EFI_SECURITY_VIOLATION:
-                return L"refused by Secure Boot (Security Violation): not signed by a key in db, or revoked in dbx";
         case EFI_ACCESS_DENIED:
-                return L"refused by Secure Boot (Access Denied): the platform's image policy forbids it";
+                return L"not signed by a key in db, or revoked in dbx";
         case EFI_LOAD_ERROR:
         case EFI_UNSUPPORTED:
         case EFI_INVALID_PARAMETER:
@@ -55,7 +57,10 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_ch
                  * caller must unload; other errors return no handle. */
                 if (st == EFI_SECURITY_VIOLATION && child)
                         BS->UnloadImage(child);
-                st = mshim_log(st, L"%s: %s", path, load_refusal_reason(st));
+                if (st == EFI_SECURITY_VIOLATION || st == EFI_ACCESS_DENIED)
+                        st = mshim_log(st, L"%s: refused by Secure Boot (%r): %s", path, st, load_refusal_reason(st));
+                else
+                        st = mshim_log(st, L"%s: %s (%r)", path, load_refusal_reason(st), st);
                 goto out;
         }
         *ret_child = child;

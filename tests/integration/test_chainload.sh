@@ -13,6 +13,10 @@
 #  (b) systemd-boot through an mshim `efi` entry; systemd-boot reads the
 #      same \loader\entries and boots the test kernel from its own entry
 #      (see below for how the two loaders pick different entries).
+#  (c) an efi entry naming a file that is not a PE image: mshim says so,
+#      naming the file, and boots the next entry.
+#  (d) no entries and no grubx64.efi: mshim says exactly that and returns
+#      to the firmware.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=chainload
@@ -56,20 +60,27 @@ printf 'sort-key b\n' >> "$s/esp/loader/entries/b-linux.conf"
 printf 'title systemd-boot\nsort-key a\nefi /EFI/systemd/systemd-bootx64.efi\n' \
         > "$s/esp/loader/entries/a-sdboot+0-1.conf"
 
-it_boot_all "$g" "$s"
-for d in "$g" "$s"; do
-        n=$(basename "$d")
+# ---- (c) an efi entry that is not a PE image, then a good one ---------------
+n=$(it_newboot notpe) || { it_fail "$T: set-up"; exit 1; }
+printf 'this is not a PE image\n' > "$n/esp/notpe.efi"
+printf 'title not a PE image\nsort-key a\nefi /notpe.efi\n' > "$n/esp/loader/entries/a-notpe.conf"
+printf 'sort-key b\n' >> "$n/esp/loader/entries/mshim-test.conf"
+printf '# mshim chainload test\ntimeout 0\n' > "$n/esp/loader/loader.conf"
+
+it_boot_all "$g" "$s" "$n"
+for d in "$g" "$s" "$n"; do
+        bn=$(basename "$d")
         if [ "$(cat "$d/boot.rc")" != 0 ]; then
-                it_fail "$T: $n: boot through mshim reaches the initramfs"
+                it_fail "$T: $bn: boot through mshim reaches the initramfs"
                 continue
         fi
-        it_pass "$T: $n: boot through mshim reaches the initramfs"
+        it_pass "$T: $bn: boot through mshim reaches the initramfs"
         r=$d/result
-        args=(--result "$r" --name "$T: $n: TPM PCRs equal the event-log replay")
+        args=(--result "$r" --name "$T: $bn: TPM PCRs equal the event-log replay")
         if "$IT_CLI" log --json "$r/eventlog.bin" > "$d/mshim-log.json" 2> "$d/mshim-log.err"; then
                 args+=(--mshim-json "$d/mshim-log.json")
         else
-                it_fail "$T: $n: mshim log --json"; cat "$d/mshim-log.err" >&2
+                it_fail "$T: $bn: mshim log --json"; cat "$d/mshim-log.err" >&2
         fi
         it_oracle check-replay "${args[@]}" || IT_FAILED=1
 done
@@ -93,5 +104,28 @@ if [ "$(cat "$s/boot.rc")" = 0 ]; then
         *" $IT_OPTIONS "*) it_pass "$T: sdboot: the kernel got the linux entry's options" ;;
         *) it_fail "$T: sdboot: the kernel got the linux entry's options" ;;
         esac
+fi
+# (c) the message names the file and says why; the next entry booted.
+if [ "$(cat "$n/boot.rc")" = 0 ] &&
+                tr -d '\r' < "$n/serial.log" | grep -q 'mshim: \\notpe.efi: not a PE/COFF image'; then
+        it_pass "$T: notpe: 'not a PE image' is reported and the next entry boots"
+        tr -d '\r' < "$n/serial.log" | grep -m1 'notpe.efi:' | sed 's/^/  console: /' >&2
+else
+        it_fail "$T: notpe: 'not a PE image' is reported and the next entry boots"
+        it_show_serial "$n"
+fi
+
+# ---- (d) no entries and no grubx64.efi: a clear message, back to firmware --
+m=$(it_newboot missing) || { it_fail "$T: set-up"; exit 1; }
+rm -rf "$m/esp/loader/entries"
+it_mkesp "$m" || { it_fail "$T: set-up (esp)"; exit 1; }
+it_log "booting missing (no entries, no grubx64.efi) ..."
+it_qemu "$m" --timeout 120 --stop 'returning to the firmware|MSHIM-RESULT-BEGIN'
+want='mshim: no boot entries and \EFI\BOOT\grubx64.efi not found; returning to the firmware'
+if tr -d '\r' < "$m/serial.log" | grep -q -F "$want"; then
+        it_pass "$T: missing: no entries and no grubx64.efi gives a clear message"
+else
+        it_fail "$T: missing: no entries and no grubx64.efi gives a clear message"
+        it_show_serial "$m"
 fi
 exit $IT_FAILED

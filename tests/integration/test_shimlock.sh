@@ -9,6 +9,8 @@
 #      events are there.
 #  (2) kernel with no signature: GRUB refuses it through Verify ("bad shim
 #      signature" on the console) and nothing boots it.
+#  (3) mshim's own linux entry with an unsigned kernel: the firmware refuses
+#      it, mshim names the file and the reason, and boots the next entry.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=shimlock
@@ -62,6 +64,26 @@ if it_boot "$good"; then
                 "/vmlinuz=$good/esp/vmlinuz" "/initrd.img=$good/esp/initrd.img" || IT_FAILED=1
 else
         it_fail "$T: signed kernel: firmware -> mshim -> GRUB -> kernel boots under Secure Boot"
+fi
+
+# (3) mshim's own LoadImage under Secure Boot: a linux entry whose kernel
+# has no signature is refused by the firmware; mshim names the file and
+# the reason and boots the next entry (a signed kernel).
+own=$(it_newboot own) || { it_fail "$T: set-up"; exit 1; }
+it_snakeoil_sign "$IT_EFI" "$own/esp/EFI/BOOT/BOOTX64.EFI" &&
+        it_snakeoil_sign "$IT_KERNEL" "$own/esp/vmlinuz" &&
+        IT_SIGN_NONE=1 it_snakeoil_sign "$IT_KERNEL" "$own/esp/vmlinuz-unsigned" || { it_fail "$T: signing"; exit 1; }
+printf 'sort-key b\n' >> "$own/esp/loader/entries/mshim-test.conf"
+printf 'title unsigned kernel\nsort-key a\nlinux /vmlinuz-unsigned\ninitrd /initrd.img\noptions %s\n' "$IT_OPTIONS" \
+        > "$own/esp/loader/entries/a-unsigned.conf"
+printf '# mshim shimlock test\ntimeout 0\n' > "$own/esp/loader/loader.conf"
+if it_boot "$own" && tr -d '\r' < "$own/serial.log" |
+                grep -q -E 'mshim: \\vmlinuz-unsigned: refused by Secure Boot \((Access Denied|Security Violation)\): not signed by a key in db, or revoked in dbx'; then
+        it_pass "$T: own entry: an unsigned kernel is refused with a message naming it, the next entry boots"
+        tr -d '\r' < "$own/serial.log" | grep -m1 'vmlinuz-unsigned:' | sed 's/^/  console: /' >&2
+else
+        it_fail "$T: own entry: an unsigned kernel is refused with a message naming it, the next entry boots"
+        it_show_serial "$own"
 fi
 
 # (2) unsigned kernel: GRUB stops at its error and waits; stop there.
