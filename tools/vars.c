@@ -690,11 +690,26 @@ out:
         return r;
 }
 
+/* Is this exact signature already an entry of the lists in data? */
+static bool sigdb_contains(const uint8_t *data, size_t n, const mb_guid *type, const uint8_t *sig, size_t len) {
+        size_t off = 0;
+        mb_siglist l;
+
+        while (mb_siglist_next(data, n, &off, &l) == MB_OK) {
+                if (!mb_guid_eq(&l.type, type) || l.sig_size - 16 != len)
+                        continue;
+                for (uint32_t i = 0; i < l.n_sigs; i++)
+                        if (!memcmp(l.sigs + (size_t) i * l.sig_size + 16, sig, len))
+                                return true;
+        }
+        return false;
+}
+
 /* shim reads MokList (NV|BS only: shim treats a runtime-visible MokList as
  * forged) and trusts every certificate in it. */
 static int do_add_mok(const vars_opts *o) {
-        uint8_t wname[NAME_MAX_BYTES];
-        size_t wn;
+        uint8_t wname[NAME_MAX_BYTES], *der = NULL;
+        size_t wn, der_len;
         bytes b = { 0 };
         store s;
         mb_var old;
@@ -716,12 +731,20 @@ static int do_add_mok(const vars_opts *o) {
                 memcpy(b.p, old.data, old.data_size);
                 b.len = old.data_size;
         }
-        if (bytes_append_cert(&b, o->cert, &MB_GUID_SHIM_LOCK) < 0 ||
+        if (cert_load(o->cert, &der, &der_len) < 0)
+                goto out;
+        /* Like mokutil, refuse a certificate that is already enrolled. */
+        if (sigdb_contains(b.p, b.len, &MB_GUID_CERT_X509, der, der_len)) {
+                cli_error("%s: %s is already in MokList", o->file, o->cert);
+                goto out;
+        }
+        if (bytes_append_list(&b, &MB_GUID_CERT_X509, &MB_GUID_SHIM_LOCK, der, der_len) < 0 ||
             set_var(&s, "MokList", &MB_GUID_SHIM_LOCK, ATTR_NVBS, b.p, b.len) < 0 ||
             store_save(&s, o->out) < 0)
                 goto out;
         r = 0;
 out:
+        OPENSSL_free(der);
         free(b.p);
         store_free(&s);
         return r;

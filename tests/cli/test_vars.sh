@@ -142,6 +142,8 @@ subjects = [e["subject"] for l in m["signature_lists"] for e in l["entries"]]
 assert subjects == ["/CN=test-mok", "/CN=test-db"], subjects
 assert m["signature_lists"][0]["entries"][0]["owner"] == "605dab50-e046-4300-abb6-3dd810dd8b23"
 EOF
+refuses "add-mok of a certificate already in MokList" "already in MokList" \
+        "$MSHIM" vars add-mok "$t/mok2.fd" --cert "$t/mok.pem" -o "$t/x.fd"
 refuses "add-mok without --cert" "needs --cert" "$MSHIM" vars add-mok "$VARS" -o "$t/x.fd"
 
 # ---- mok-import ------------------------------------------------------------
