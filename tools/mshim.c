@@ -3,11 +3,13 @@
 #include <string.h>
 #include "cli.h"
 
-/* Commands whose 'mshim help NAME' is 'mshim NAME --help'. */
+/* Every command; 'mshim help NAME' is 'mshim NAME --help'. */
 static const struct {
         const char *name;
         int (*fn)(int argc, char **argv);
 } commands[] = {
+        { "log", cmd_log },
+        { "vars", cmd_vars },
         { "sign", cmd_sign },
         { "pe-hash", cmd_pe_hash },
         { "sbat", cmd_sbat },
@@ -51,10 +53,6 @@ int main(int argc, char **argv) {
                 return 0;
         }
         if (!strcmp(cmd, "help")) {
-                if (argc > 2 && !strcmp(argv[2], "log")) {
-                        char *args[] = { "log", "--help", NULL };
-                        return cmd_log(2, args);
-                }
                 for (size_t i = 0; argc > 2 && i < MB_ARRAY_SIZE(commands); i++)
                         if (!strcmp(argv[2], commands[i].name)) {
                                 char *args[] = { argv[2], "--help", NULL };
@@ -67,10 +65,6 @@ int main(int argc, char **argv) {
                 printf("mshim %s\n", MB_VERSION);
                 return 0;
         }
-        if (!strcmp(cmd, "log"))
-                return cmd_log(argc - 1, argv + 1);
-        if (!strcmp(cmd, "vars"))
-                return cmd_vars(argc - 1, argv + 1);
         for (size_t i = 0; i < MB_ARRAY_SIZE(commands); i++)
                 if (!strcmp(cmd, commands[i].name))
                         return commands[i].fn(argc - 1, argv + 1);
