@@ -376,3 +376,151 @@ it_snakeoil_sign() {
         sbsign --key "$key" --cert /usr/share/ovmf/PkKek-1-snakeoil.pem --output "$2" "$tmp" >/dev/null 2>&1 &&
                 rm -f "$tmp"
 }
+
+# ---- Debian's signed shim in front of mshim (test_shim.sh, test_mokmanager.sh)
+
+IT_SHIM=${IT_SHIM:-/usr/lib/shim/shimx64.efi.signed}
+IT_MM=${IT_MM:-/usr/lib/shim/mmx64.efi.signed}
+
+# it_shim_keys DIR: DIR/mok.{key,pem,der}, the test MOK, and
+# DIR/other.{key,pem}, a key nobody trusts (RSA-2048, SHA-256).
+it_shim_keys() {
+        local k=$1 n
+        mkdir -p "$k"
+        for n in mok other; do
+                openssl req -new -x509 -newkey rsa:2048 -sha256 -nodes -days 3650 \
+                        -subj "/CN=mshim integration test $n key/" \
+                        -keyout "$k/$n.key" -out "$k/$n.pem" 2>/dev/null || return 1
+        done
+        openssl x509 -in "$k/mok.pem" -outform DER -out "$k/mok.der"
+}
+
+# it_shim_esp NAME KEYDIR: a boot dir (it_newboot) whose ESP holds
+#   /EFI/BOOT/BOOTX64.EFI  Debian's Microsoft-signed shim
+#   /EFI/BOOT/mmx64.efi    Debian's signed MokManager
+#   /EFI/BOOT/grubx64.efi  mshimx64.efi signed with KEYDIR/mok.key
+# and mshim's loader config, Debian's signed kernel and the test initrd.
+it_shim_esp() {
+        local d k=$2
+        d=$(it_newboot "$1") || return 1
+        cp "$IT_SHIM" "$d/esp/EFI/BOOT/BOOTX64.EFI" &&
+                cp "$IT_MM" "$d/esp/EFI/BOOT/mmx64.efi" &&
+                "$IT_CLI" sign --key "$k/mok.key" --cert "$k/mok.pem" \
+                        -o "$d/esp/EFI/BOOT/grubx64.efi" "$IT_EFI" >"$d/sign.log" 2>&1 ||
+                { cat "$d/sign.log" >&2; return 1; }
+        echo "$d"
+}
+
+# it_shim_resign IN OUT KEY CERT: OUT = IN with every signature removed,
+# then signed with KEY/CERT only.
+it_shim_resign() {
+        local tmp=$2.unsigned
+        cp "$1" "$tmp" || return 1
+        while sbverify --list "$tmp" 2>/dev/null | grep -q '^signature [0-9]'; do
+                sbattach --remove "$tmp" >/dev/null 2>&1 || return 1
+        done
+        sbsign --key "$3" --cert "$4" --output "$2" "$tmp" >/dev/null 2>&1 && rm -f "$tmp"
+}
+
+# it_shim_events EVENTLOG NAME MOKLIST MOK_DER SHIM MSHIM KERNEL: what a boot
+# firmware -> shim 16 -> mshim -> kernel logs (observed with Debian's
+# 16.1 build, docs/MOK.md); MOKLIST is the MokList variable's data as the
+# store held it at boot (`mshim vars get`), MOK_DER the certificate mshim
+# was signed with. Checks:
+#  - PCR 4: exactly one EV_EFI_BOOT_SERVICES_APPLICATION per image, shim
+#    (by the firmware), mshim and the kernel (by shim), with Authenticode
+#    sha256 digests, and nothing else but the firmware's EV_EFI_ACTION and
+#    separator (mshim adds no PCR 4 event);
+#  - PCR 14: shim's EV_IPL "MokList" = sha256(ESL of shim's built-in vendor
+#    certificate || MOKLIST), "MokListX" = sha256(shim's built-in vendor dbx),
+#    "MokListTrusted", once each, nothing else;
+#  - PCR 7: every EV_EFI_VARIABLE_AUTHORITY has digest sha256(event data);
+#    shim's "MokListRT" authority carrying MOK_DER once, before mshim's PCR 4
+#    event; the one carrying shim's vendor certificate once, before the
+#    kernel's; PCR 7 holds only the firmware's and shim's event types.
+it_shim_events() {
+        python3 - "$IT_REPO/tests/integration" "$@" <<'PY'
+import hashlib, struct, sys, uuid
+sys.path.insert(0, sys.argv[1])
+import oracle
+log, name, moklist, mokder, shim, mshim, kernel = sys.argv[2:9]
+ev = oracle.load_log(log)
+bad = []
+X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
+SHIM_GUID = uuid.UUID("605dab50-e046-4300-abb6-3dd810dd8b23").bytes_le
+EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000007, 0x80000001, 0x800000E0
+
+def section(path, want):
+    d = open(path, "rb").read()
+    pe = struct.unpack_from("<I", d, 0x3C)[0]
+    n, optsz = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
+    symtab, nsym = struct.unpack_from("<II", d, pe + 12)
+    for i in range(n):
+        s = pe + 24 + optsz + 40 * i
+        nm = d[s:s + 8].rstrip(b"\0")
+        if nm.startswith(b"/") and symtab:      # long name: offset into the COFF string table
+            o = symtab + 18 * nsym + int(nm[1:])
+            nm = d[o:d.index(b"\0", o)]
+        if nm == want:
+            vsize, _, rsize, rptr = struct.unpack_from("<IIII", d, s + 8)
+            return d[rptr:rptr + min(vsize, rsize)]
+    raise SystemExit("%s: no %s section" % (path, want))
+
+vc = section(shim, b".vendor_cert")
+a_size, d_size, a_off, d_off = struct.unpack_from("<IIII", vc, 0)
+vendor_cert, vendor_dbx = vc[a_off:a_off + a_size], vc[d_off:d_off + d_size]
+mok = open(mokder, "rb").read()
+
+# PCR 4
+p4 = [e for e in ev if e.pcr == 4]
+apps = [e for e in p4 if e.type == oracle.EV_EFI_BOOT_SERVICES_APPLICATION]
+want = [oracle.authenticode(open(p, "rb").read()) for p in (shim, mshim, kernel)]
+if [e.digests.get("sha256") for e in apps] != want:
+    bad.append("PCR 4 applications: logged %s, want shim, mshim, kernel %s"
+               % ([(e.digests.get("sha256") or b"").hex()[:16] for e in apps], [w.hex()[:16] for w in want]))
+other = [hex(e.type) for e in p4 if e.type not in (oracle.EV_EFI_BOOT_SERVICES_APPLICATION,
+                                                   oracle.EV_SEPARATOR, EV_EFI_ACTION)]
+if other:
+    bad.append("PCR 4: unexpected event types %s" % other)
+
+# PCR 14
+p14 = [e for e in ev if e.pcr == 14]
+esl = X509 + struct.pack("<III", 28 + 16 + len(vendor_cert), 0, 16 + len(vendor_cert)) + SHIM_GUID + vendor_cert
+expect14 = {b"MokList\0": hashlib.sha256(esl + open(moklist, "rb").read()).digest(),
+            b"MokListX\0": hashlib.sha256(vendor_dbx).digest(),
+            b"MokListTrusted\0": None}
+got14 = [e.data for e in p14]
+if sorted(got14) != sorted(expect14) or any(e.type != oracle.EV_IPL for e in p14):
+    bad.append("PCR 14 events: %s, want one EV_IPL each for %s" % ([(hex(e.type), e.data) for e in p14], list(expect14)))
+for e in p14:
+    w = expect14.get(e.data)
+    if w is not None and e.digests.get("sha256") != w:
+        bad.append("PCR 14 %r: digest %s, predicted %s" % (e.data, e.digests.get("sha256", b"").hex(), w.hex()))
+
+# PCR 7
+def var(e):
+    nl, dl = struct.unpack_from("<QQ", e.data, 16)
+    return e.data[:16], e.data[32:32 + 2 * nl].decode("utf-16-le", "replace"), e.data[32 + 2 * nl:]
+
+p7 = [e for e in ev if e.pcr == 7]
+for e in p7:
+    if e.type not in (EV_VAR_CONFIG, EV_VAR_AUTH, oracle.EV_SEPARATOR):
+        bad.append("PCR 7: unexpected event %d type %s" % (e.index, hex(e.type)))
+    if e.type == EV_VAR_AUTH and e.digests.get("sha256") != hashlib.sha256(e.data).digest():
+        bad.append("PCR 7 event %d: digest is not sha256 of the event data" % e.index)
+auth = [(e, *var(e)) for e in p7 if e.type == EV_VAR_AUTH]
+def by_cert(cert):
+    return [e for e, g, n, d in auth if g == SHIM_GUID and n == "MokListRT" and d[16:] == cert]
+idx = {e.digests.get("sha256"): e.index for e in apps}
+for label, cert, image in (("the MOK", mok, want[1]), ("shim's vendor certificate", vendor_cert, want[2])):
+    hits = by_cert(cert)
+    if len(hits) != 1:
+        bad.append("PCR 7: %d MokListRT authority events for %s, want 1" % (len(hits), label))
+    elif image in idx and hits[0].index > idx[image]:
+        bad.append("PCR 7: authority for %s logged after the image it verified" % label)
+sys.stderr.write("  PCR 7 authorities: %s\n" % [(n, len(d)) for e, g, n, d in auth])
+oracle.report(not bad, name + ": shim's PCR 4/7/14 events (shim, mshim, kernel once each in PCR 4; MokList/MokListX/MokListTrusted; MOK and vendor authorities)",
+              "\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
