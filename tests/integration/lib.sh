@@ -175,13 +175,16 @@ it_qemu() {
                 esac
                 shift
         done
+        local machine=q35,accel=tcg
+        [ "${IT_SECURE_BOOT:-0}" = 1 ] && machine=q35,smm=on,accel=tcg
         # shellcheck disable=SC2054 # commas belong to QEMU options
-        local args=(-machine q35,accel=tcg -m 1024 -smp 1 -display none -monitor none
+        local args=(-machine "$machine" -m 1024 -smp 1 -display none -monitor none
                 -no-reboot -nic none -serial "file:$d/serial.log"
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE"
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
                 -drive "if=none,id=esp,format=raw,file=$d/esp.img"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
+        [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
         cp "$OVMF_VARS" "$d/vars.fd"
         : > "$d/serial.log"
         if [ "$tpm" = 1 ]; then
@@ -332,49 +335,68 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# it_secure_boot_on: make the following it_qemu calls boot OVMF with Secure
-# Boot enforced: OVMF_CODE_4M.secboot.fd needs SMM and a secure pflash, which
-# it_qemu's fixed machine line lacks, so a qemu-system-x86_64 wrapper placed
-# first on PATH adds them. OVMF_VARS defaults to the Debian snakeoil store
-# (PK/KEK/db hold the snakeoil certificate, /usr/share/ovmf/PkKek-1-snakeoil.*).
+# it_secure_boot_on [VARS]: the following it_qemu calls boot OVMF with
+# Secure Boot enforced: IT_SECURE_BOOT=1 (it_qemu then gives the machine SMM
+# and a secure pflash, which OVMF_CODE_4M.secboot.fd needs), OVMF_CODE =
+# IT_SB_CODE or OVMF_CODE_4M.secboot.fd, OVMF_VARS = VARS or IT_SB_VARS (a
+# store with keys enrolled, e.g. by it_sb_keys; required).
 it_secure_boot_on() {
-        local w=$IT_DIR/sb-bin real
-        real=$(command -v qemu-system-x86_64) || return 1
-        mkdir -p "$w"
-        cat > "$w/qemu-system-x86_64" <<WRAP
-#!/bin/sh
-# Written by it_secure_boot_on (tests/integration/lib.sh).
-for a; do
-        shift
-        case "\$a" in q35,accel=tcg) a=q35,smm=on,accel=tcg ;; esac
-        set -- "\$@" "\$a"
-done
-exec "$real" -global driver=cfi.pflash01,property=secure,value=on "\$@"
-WRAP
-        chmod +x "$w/qemu-system-x86_64"
-        PATH=$w:$PATH
+        local vars=${1:-${IT_SB_VARS:-}}
+        if [ -z "$vars" ] || [ ! -f "$vars" ]; then
+                echo "it_secure_boot_on: no variable store with keys (VARS or IT_SB_VARS)" >&2
+                return 1
+        fi
+        IT_SECURE_BOOT=1
         OVMF_CODE=${IT_SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
-        OVMF_VARS=${IT_SB_VARS:-/usr/share/OVMF/OVMF_VARS_4M.snakeoil.fd}
+        OVMF_VARS=$vars
 }
 
-# it_snakeoil_sign IN OUT: OUT = IN with its signatures removed and signed
-# with the snakeoil db key (passphrase "snakeoil", decrypted to a temp file).
-# With OUT only unsigned when IT_SIGN_NONE=1.
-it_snakeoil_sign() {
-        local key=$IT_DIR/snakeoil.key tmp=$2.unsigned
-        if [ ! -s "$key" ]; then
-                openssl rsa -passin pass:snakeoil -in /usr/share/ovmf/PkKek-1-snakeoil.key \
-                        -out "$key" 2>/dev/null || return 1
-        fi
-        cp "$1" "$tmp"
-        while sbverify --list "$tmp" 2>/dev/null | grep -q '^signature [0-9]'; do
-                sbattach --remove "$tmp" >/dev/null 2>&1 || return 1
+# The SignatureOwner it_sb_keys enrolls db with (and the authority events
+# in PCR 7 then carry).
+IT_SB_OWNER=${IT_SB_OWNER:-6d736869-6d00-4000-8000-7465737464b0}
+
+# it_sb_keys DIR: the project's own Secure Boot keys, made with OpenSSL
+# (RSA-2048, SHA-256, self-signed): DIR/{pk,kek,db}.{key,pem}, DIR/db.der,
+# and DIR/other.{key,pem}, a key in no database. DIR/sb.fd is a copy of
+# OVMF_VARS_4M.fd with PK, KEK and db enrolled by `mshim vars enroll
+# --secure-boot` (db owner IT_SB_OWNER); DIR/nosb.fd the same keys without
+# --secure-boot (SecureBootEnable 0: images are not checked).
+it_sb_keys() {
+        local k=$1 n vars=${IT_SB_BASE_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
+        mkdir -p "$k"
+        for n in pk kek db other; do
+                openssl req -new -x509 -newkey rsa:2048 -sha256 -nodes -days 3650 \
+                        -subj "/CN=mshim integration test $n key/" \
+                        -keyout "$k/$n.key" -out "$k/$n.pem" 2>/dev/null || return 1
         done
-        if [ "${IT_SIGN_NONE:-0}" = 1 ]; then
-                mv "$tmp" "$2"; return 0
+        openssl x509 -in "$k/db.pem" -outform DER -out "$k/db.der" &&
+        "$IT_CLI" vars enroll "$vars" --pk "$k/pk.pem" --kek "$k/kek.pem" --db "$k/db.pem" \
+                --owner "$IT_SB_OWNER" --secure-boot -o "$k/sb.fd" >"$k/enroll.log" 2>&1 &&
+        "$IT_CLI" vars enroll "$vars" --pk "$k/pk.pem" --kek "$k/kek.pem" --db "$k/db.pem" \
+                --owner "$IT_SB_OWNER" -o "$k/nosb.fd" >>"$k/enroll.log" 2>&1 ||
+                { cat "$k/enroll.log" >&2; return 1; }
+}
+
+# it_sb_sign [--keep] IN OUT KEYDIR NAME: OUT = IN signed by `mshim sign`
+# with KEYDIR/NAME.{key,pem} (e.g. db, other), after every signature IN
+# had was removed (sbattach), unless --keep: then the new signature is
+# appended to IN's. NAME "none": OUT = IN without any signature.
+it_sb_sign() {
+        local keep=0
+        [ "$1" = --keep ] && { keep=1; shift; }
+        local tmp=$2.in k=$3 n=$4
+        cp "$1" "$tmp" || return 1
+        if [ "$keep" = 0 ]; then
+                while sbverify --list "$tmp" 2>/dev/null | grep -q '^signature [0-9]'; do
+                        sbattach --remove "$tmp" >/dev/null 2>&1 || return 1
+                done
         fi
-        sbsign --key "$key" --cert /usr/share/ovmf/PkKek-1-snakeoil.pem --output "$2" "$tmp" >/dev/null 2>&1 &&
-                rm -f "$tmp"
+        if [ "$n" = none ]; then
+                mv "$tmp" "$2"; return
+        fi
+        "$IT_CLI" sign --key "$k/$n.key" --cert "$k/$n.pem" -o "$2" "$tmp" >"$2.log" 2>&1 ||
+                { cat "$2.log" >&2; return 1; }
+        rm -f "$tmp" "$2.log"
 }
 
 # ---- Debian's signed shim in front of mshim (test_shim.sh, test_mokmanager.sh)
@@ -523,4 +545,59 @@ oracle.report(not bad, name + ": shim's PCR 4/7/14 events (shim, mshim, kernel o
               "\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
+}
+
+# it_qemu_console DIR SCRIPT [mok_console.py options]: boot DIR/esp.img (it
+# must exist) with Secure Boot (SMM, secure pflash, IT_SB_CODE or
+# OVMF_CODE_4M.secboot.fd), DIR/vars.fd as the variable store (copied from
+# OVMF_VARS first when missing, then kept: the firmware's changes stay in
+# it) and swtpm, the serial port on a unix socket driven by mok_console.py
+# running SCRIPT; DIR/serial.log records everything. Unlike it_qemu the VM
+# may reset (no -no-reboot): a reset restarts the firmware in the same QEMU
+# with the same store and ESP. Returns mok_console.py's status (0: every step
+# and --until matched); QEMU is stopped afterwards in any case.
+it_qemu_console() {
+        local d=$1 script=$2; shift 2
+        local code=${IT_SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
+        [ -f "$d/vars.fd" ] || cp "$OVMF_VARS" "$d/vars.fd" || return 1
+        rm -f "$d/serial.sock"
+        : > "$d/serial.log"
+        it_swtpm_start "$d" || return 1
+        # shellcheck disable=SC2054 # commas belong to QEMU options
+        local args=(-machine q35,smm=on,accel=tcg -m 1024 -smp 1 -display none -monitor none
+                -global driver=cfi.pflash01,property=secure,value=on -nic none
+                -serial "unix:$d/serial.sock,server=on,wait=on"
+                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
+                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
+                -drive "if=none,id=esp,format=raw,file=$d/esp.img"
+                -device virtio-blk-pci,drive=esp,bootindex=1
+                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
+                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
+        local t0=$SECONDS
+        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
+        local qpid=$! rc
+        IT_PIDS="$IT_PIDS $qpid"
+        echo "$qpid" > "$d/qemu.pid"
+        python3 "$IT_REPO/tests/integration/mok_console.py" --socket "$d/serial.sock" \
+                --log "$d/serial.log" --script "$script" "$@"
+        rc=$?
+        kill "$qpid" 2>/dev/null
+        wait "$qpid" 2>/dev/null
+        rm -f "$d/qemu.pid"
+        echo $((SECONDS - t0)) > "$d/seconds"
+        it_swtpm_stop "$d"
+        return $rc
+}
+
+# it_strip_kmsg IN OUT: OUT = the serial log IN without the kernel's console
+# messages ("[    2.936113] reboot: Power down" up to its line end). The
+# test initramfs powers off right after echoing its report; when the UART
+# drains slowly (a socket chardev, as it_qemu_console uses), the kernel's
+# own "Power down" line can land inside the report's base64 lines. The
+# report is checked afterwards (EVENTLOG-SIZE, PCR replay), so a wrong cut
+# shows up as a failure, never as a pass.
+it_strip_kmsg() {
+        python3 -c 'import re, sys
+d = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(re.sub(rb"\[ *[0-9]+\.[0-9]{6}\] [^\r\n]*\r?\n", b"", d))' "$1" "$2"
 }

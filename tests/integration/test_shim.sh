@@ -28,6 +28,7 @@ fi
 if ! "$IT_CLI" vars --help >/dev/null 2>&1; then
         it_fail "$T: prerequisites: $IT_CLI has no 'vars' command"; exit 1
 fi
+# shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
 IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
 IT_SB_VARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
 it_secure_boot_on || { it_fail "$T: set-up (qemu wrapper)"; exit 1; }
@@ -36,6 +37,7 @@ k=$IT_DIR/keys
 it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
 "$IT_CLI" vars add-mok "$IT_SB_VARS" --cert "$k/mok.pem" -o "$k/vars-mok.fd" ||
         { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
+# shellcheck disable=SC2034 # the store it_qemu copies for each boot
 OVMF_VARS=$k/vars-mok.fd
 
 good=$(it_shim_esp good "$k") || { it_fail "$T: set-up (esp)"; exit 1; }
@@ -59,8 +61,10 @@ fi
 
 # (2a) mshim signed by a key shim does not know.
 a=$(it_shim_esp unknown-mshim "$k") || { it_fail "$T: set-up (esp)"; exit 1; }
-"$IT_CLI" sign --key "$k/other.key" --cert "$k/other.pem" -o "$a/esp/EFI/BOOT/grubx64.efi.new" "$IT_EFI" >"$a/sign.log" 2>&1 &&
-        mv "$a/esp/EFI/BOOT/grubx64.efi.new" "$a/esp/EFI/BOOT/grubx64.efi" || { it_fail "$T: set-up (sign)"; exit 1; }
+rm -f "$a/esp/EFI/BOOT/grubx64.efi"
+if ! "$IT_CLI" sign --key "$k/other.key" --cert "$k/other.pem" -o "$a/esp/EFI/BOOT/grubx64.efi" "$IT_EFI" >"$a/sign.log" 2>&1; then
+        it_fail "$T: set-up (sign)"; cat "$a/sign.log" >&2; exit 1
+fi
 it_mkesp "$a" || { it_fail "$T: set-up (esp image)"; exit 1; }
 it_log "booting unknown-mshim (mshim signed by a key not in MokList) ..."
 it_qemu "$a" --timeout 150 --stop 'MSHIM-RESULT-BEGIN|Verification failed|start_image\(\) returned|Failed to load image'
