@@ -12,7 +12,7 @@
 # ratio. Environment: B (build dir, default build), BENCH_LOG (source log),
 # BENCH_EVENTS (default 100000), BENCH_RUNS (default 5), BENCH_DIR (scratch).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.."  || exit 1
 B=${B:-build}
 SRC=${BENCH_LOG:-tests/data/eventlogs/qemu-ovmf-systemd-boot-linux61.bin}
 N=${BENCH_EVENTS:-100000}

@@ -4,7 +4,7 @@
 # fuzz target built with gcc under ASan/UBSan ($B/test/replay_<target>, built
 # by `make check`). One "PASS: fuzz-replay <target>" line per target.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.."  || exit 1
 B=${B:-build}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

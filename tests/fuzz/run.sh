@@ -10,7 +10,7 @@
 #   build/fuzz/fuzz_X -merge=1 tests/fuzz/corpus/X $FUZZ_WORK/X/corpus
 # (see docs/FUZZING.md). Exits 1 when a target found a crash.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.."  || exit 1
 B=${B:-build}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 WORK=${FUZZ_WORK:-/tmp/mshim-fuzz}
