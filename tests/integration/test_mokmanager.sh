@@ -6,7 +6,9 @@
 #     OVMF_VARS_4M.ms.fd, as `mokutil --import` would; MokList is empty;
 #  2. the VM boots shim, which finds MokNew and starts MokManager;
 #     mok_console.py answers it over the serial console as a person would:
-#     any key, "Enroll MOK", "Continue", "Yes", the password, "Reboot";
+#     any key, "Enroll MOK", "Continue", "Yes", a wrong password (MokManager
+#     must say "Password doesn't match" and ask again), the right one,
+#     "Reboot";
 #  3. the VM resets (same QEMU, same variable store): shim now finds the
 #     key in MokList and starts mshim, signed with that key, which boots
 #     Debian's signed kernel: the initramfs report proves it.
@@ -65,6 +67,13 @@ send <down>
 send <enter>
 expect 30 Password:
 sleep 1
+# A wrong password first: MokManager must refuse it and ask again.
+send wrong-$PASSWORD<enter>
+expect 30 ERROR\s+Password doesn't match\s+OK
+sleep 1
+send <enter>
+expect 30 Password:
+sleep 1
 send $PASSWORD<enter>
 # Enrolled: the main menu now starts with Reboot.
 expect 60 Perform MOK management\s+Reboot
@@ -79,9 +88,9 @@ rc=$?
 it_log "MokManager session and the boot after it: $(cat "$d/seconds") s (status $rc)"
 log=$(tr -d '\r' < "$d/serial.log" | tr -c '\n -~' ' ')
 if [ "$rc" = 0 ]; then
-        it_pass "$T: MokManager enrolls the key (Enroll MOK, Continue, Yes, password, Reboot) driven over the serial console"
+        it_pass "$T: MokManager, driven over the serial console, refuses a wrong password and enrolls the key with the right one (Enroll MOK, Continue, Yes, password, Reboot)"
 else
-        it_fail "$T: MokManager enrolls the key (Enroll MOK, Continue, Yes, password, Reboot) driven over the serial console"
+        it_fail "$T: MokManager, driven over the serial console, refuses a wrong password and enrolls the key with the right one (Enroll MOK, Continue, Yes, password, Reboot)"
         it_show_serial "$d"
         exit 1
 fi
