@@ -114,10 +114,8 @@ clean:
 	rm -rf $(B)
 
 # ---- fuzzing and benchmark (tests/fuzz, docs/FUZZING.md, scripts/bench.sh) ----
-# pointer-overflow is recoverable only so that tests/fuzz/ubsan.supp can name
-# open findings; tests/fuzz/run.sh sets halt_on_error=1 for everything else.
 FUZZ_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=fuzzer,address,undefined \
-                -fno-sanitize-recover=all -fsanitize-recover=pointer-overflow -fno-omit-frame-pointer
+                -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 REPLAY_BIN   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(B)/test/replay_%)
 FUZZ_SECONDS ?= 60

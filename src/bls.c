@@ -286,12 +286,16 @@ static void ver_skip_invalid(ver_cursor *c) {
 }
 
 int mb_vercmp(mb_str as, mb_str bs) {
-        ver_cursor a = { as.p, as.p + as.len }, b = { bs.p, bs.p + bs.len };
+        ver_cursor a, b;
         int r;
 
-        /* An empty (or missing) version is older than any other. */
+        /* An empty (or missing) version is older than any other. Checked
+         * before the cursors: an unset version is {NULL, 0}, and NULL + 0 is
+         * undefined in C. */
         if (as.len == 0 || bs.len == 0)
                 return ver_cmp_size(as.len, bs.len);
+        a = (ver_cursor) { as.p, as.p + as.len };
+        b = (ver_cursor) { bs.p, bs.p + bs.len };
 
         for (;;) {
                 ver_skip_invalid(&a);

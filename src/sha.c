@@ -265,6 +265,9 @@ void mb_hash_update(mb_hash *h, const void *data, size_t n) {
         const uint8_t *p = data;
         size_t bs = block_size(h->alg);
 
+        /* Nothing to add; data may be NULL then, and NULL + 0 is undefined in C. */
+        if (n == 0)
+                return;
         h->total += n;
         if (h->fill) {
                 size_t take = bs - h->fill < n ? bs - h->fill : n;

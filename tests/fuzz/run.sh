@@ -23,7 +23,7 @@ fi
 # Known, still-open UBSan findings that would stop every run at the seed
 # corpus are listed here (recoverable only for the check class named); see
 # docs/FUZZING.md. Everything else aborts.
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/ubsan.supp:print_stacktrace=1:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 rc=0
 for t in "${targets[@]}"; do
         bin=$B/fuzz/fuzz_$t

@@ -399,6 +399,80 @@ it_sb_sign() {
         rm -f "$tmp" "$2.log"
 }
 
+# it_sb_pcr7 RESULT VARS DB_DER NAME: PCR 7 of a Secure Boot boot from the
+# store VARS (it_sb_keys) holds exactly what the firmware logs: the
+# configuration (SecureBoot = 1, PK, KEK, db, dbx: each event's data the
+# variable's data in VARS, dbx empty when absent), one separator, then one
+# EV_EFI_VARIABLE_AUTHORITY: the db entry (IT_SB_OWNER + DB_DER) that
+# verified every image; each event's digests are the hashes of its data,
+# and these events replay to the TPM's PCR 7 in every bank.
+it_sb_pcr7() {
+        local r=$1 vars=$2 der=$3 name=$4 v
+        for v in PK KEK db dbx; do
+                "$IT_CLI" vars get "$vars" "$v" -o "$r/var-$v.bin" >/dev/null 2>&1 || : > "$r/var-$v.bin"
+        done
+        python3 - "$IT_REPO/tests/integration" "$r" "$der" "$IT_SB_OWNER" "$name" <<'PY'
+import struct, sys, uuid
+sys.path.insert(0, sys.argv[1])
+import oracle
+r, der, owner, name = sys.argv[2], open(sys.argv[3], "rb").read(), uuid.UUID(sys.argv[4]).bytes_le, sys.argv[5]
+res = oracle.load_result(r)
+ev = oracle.load_log(r + "/eventlog.bin")
+GLOBAL = uuid.UUID("8be4df61-93ca-11d2-aa0d-00e098032b8c").bytes_le
+SECDB = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
+EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000001, 0x800000E0
+bad = []
+
+def var(e):
+    nl, dl = struct.unpack_from("<QQ", e.data, 16)
+    return e.data[:16], e.data[32:32 + 2 * nl].decode("utf-16-le", "replace"), e.data[32 + 2 * nl:32 + 2 * nl + dl]
+
+p7 = [e for e in ev if e.pcr == 7]
+for e in p7:
+    sys.stderr.write("  PCR 7 event %d: %s %s\n" % (e.index, hex(e.type),
+                     var(e)[1] if e.type in (EV_VAR_CONFIG, EV_VAR_AUTH) else e.data[:8].hex()))
+# Only the firmware's event types, in its order: the configuration, then
+# the separator, then the authorities.
+types = [e.type for e in p7]
+seps = [i for i, t in enumerate(types) if t == oracle.EV_SEPARATOR]
+if len(seps) != 1:
+    bad.append("PCR 7: %d separators, want 1" % len(seps))
+else:
+    s = seps[0]
+    if any(t != EV_VAR_CONFIG for t in types[:s]) or any(t != EV_VAR_AUTH for t in types[s + 1:]):
+        bad.append("PCR 7: want EV_EFI_VARIABLE_DRIVER_CONFIG..., EV_SEPARATOR, EV_EFI_VARIABLE_AUTHORITY...; got %s"
+                   % [hex(t) for t in types])
+# Configuration: SecureBoot (enabled), PK, KEK, db, dbx, each the variable's
+# data as the store held it (dbx absent: empty), digest = hash of the event data.
+want = [(GLOBAL, "SecureBoot", b"\x01")] + [(GLOBAL, n, open("%s/var-%s.bin" % (r, n), "rb").read())
+                                          for n in ("PK", "KEK")] + \
+       [(SECDB, n, open("%s/var-%s.bin" % (r, n), "rb").read()) for n in ("db", "dbx")]
+got = [var(e) for e in p7 if e.type == EV_VAR_CONFIG]
+if got != want:
+    bad.append("PCR 7 configuration: got %s, want %s"
+               % ([(n, len(d), d[:1].hex() if n == "SecureBoot" else "") for g, n, d in got],
+                  [(n, len(d), d[:1].hex() if n == "SecureBoot" else "") for g, n, d in want]))
+for e in p7:
+    if e.type in (EV_VAR_CONFIG, EV_VAR_AUTH):
+        for b, dg in e.digests.items():
+            if dg != oracle.H(b, e.data):
+                bad.append("PCR 7 event %d: %s digest is not the hash of its data" % (e.index, b))
+# The authority: exactly one, the db entry that verified mshim and the kernel.
+auth = [var(e) for e in p7 if e.type == EV_VAR_AUTH]
+if auth != [(SECDB, "db", owner + der)]:
+    bad.append("PCR 7 authorities: got %s, want one db entry = owner %s + the DER of db.pem (%d bytes)"
+               % ([(n, len(d), d[:16].hex()) for g, n, d in auth], owner.hex(), len(der)))
+# PCR 7 replays from exactly these events, in every bank.
+rep = oracle.replay(p7, res["banks"])
+for b in res["banks"]:
+    tv, rv = oracle.tpm_pcr(res, b, 7), rep[b].get(7, oracle.zeros(b))
+    if rv != tv:
+        bad.append("PCR 7 %s: TPM %s, replay of the events above %s" % (b, tv.hex(), rv.hex()))
+oracle.report(not bad, name, "\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
 # ---- Debian's signed shim in front of mshim (test_shim.sh, test_mokmanager.sh)
 
 IT_SHIM=${IT_SHIM:-/usr/lib/shim/shimx64.efi.signed}
@@ -459,7 +533,8 @@ it_shim_resign() {
 #  - PCR 7: every EV_EFI_VARIABLE_AUTHORITY has digest sha256(event data);
 #    shim's "MokListRT" authority carrying MOK_DER once, before mshim's PCR 4
 #    event; the one carrying shim's vendor certificate once, before the
-#    kernel's; PCR 7 holds only the firmware's and shim's event types.
+#    kernel's; besides them only the firmware's db authority (for shim) and
+#    shim's SbatLevel; no other PCR 7 event types (mshim adds none).
 it_shim_events() {
         python3 - "$IT_REPO/tests/integration" "$@" <<'PY'
 import hashlib, struct, sys, uuid
@@ -540,6 +615,12 @@ for label, cert, image in (("the MOK", mok, want[1]), ("shim's vendor certificat
         bad.append("PCR 7: %d MokListRT authority events for %s, want 1" % (len(hits), label))
     elif image in idx and hits[0].index > idx[image]:
         bad.append("PCR 7: authority for %s logged after the image it verified" % label)
+DB_GUID = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
+kinds = sorted((g == SHIM_GUID and "shim" or g == DB_GUID and "security" or "other", n) for e, g, n, d in auth)
+want7 = sorted([("security", "db"), ("shim", "SbatLevel"), ("shim", "MokListRT"), ("shim", "MokListRT")])
+if kinds != want7:
+    bad.append("PCR 7 authorities %s, want exactly %s (firmware: db for shim; shim: SbatLevel, MOK, vendor)"
+               % (kinds, want7))
 sys.stderr.write("  PCR 7 authorities: %s\n" % [(n, len(d)) for e, g, n, d in auth])
 oracle.report(not bad, name + ": shim's PCR 4/7/14 events (shim, mshim, kernel once each in PCR 4; MokList/MokListX/MokListTrusted; MOK and vendor authorities)",
               "\n".join(bad))
@@ -547,57 +628,3 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# it_qemu_console DIR SCRIPT [mok_console.py options]: boot DIR/esp.img (it
-# must exist) with Secure Boot (SMM, secure pflash, IT_SB_CODE or
-# OVMF_CODE_4M.secboot.fd), DIR/vars.fd as the variable store (copied from
-# OVMF_VARS first when missing, then kept: the firmware's changes stay in
-# it) and swtpm, the serial port on a unix socket driven by mok_console.py
-# running SCRIPT; DIR/serial.log records everything. Unlike it_qemu the VM
-# may reset (no -no-reboot): a reset restarts the firmware in the same QEMU
-# with the same store and ESP. Returns mok_console.py's status (0: every step
-# and --until matched); QEMU is stopped afterwards in any case.
-it_qemu_console() {
-        local d=$1 script=$2; shift 2
-        local code=${IT_SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
-        [ -f "$d/vars.fd" ] || cp "$OVMF_VARS" "$d/vars.fd" || return 1
-        rm -f "$d/serial.sock"
-        : > "$d/serial.log"
-        it_swtpm_start "$d" || return 1
-        # shellcheck disable=SC2054 # commas belong to QEMU options
-        local args=(-machine q35,smm=on,accel=tcg -m 1024 -smp 1 -display none -monitor none
-                -global driver=cfi.pflash01,property=secure,value=on -nic none
-                -serial "unix:$d/serial.sock,server=on,wait=on"
-                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
-                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
-                -drive "if=none,id=esp,format=raw,file=$d/esp.img"
-                -device virtio-blk-pci,drive=esp,bootindex=1
-                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
-                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
-        local t0=$SECONDS
-        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
-        local qpid=$! rc
-        IT_PIDS="$IT_PIDS $qpid"
-        echo "$qpid" > "$d/qemu.pid"
-        python3 "$IT_REPO/tests/integration/mok_console.py" --socket "$d/serial.sock" \
-                --log "$d/serial.log" --script "$script" "$@"
-        rc=$?
-        kill "$qpid" 2>/dev/null
-        wait "$qpid" 2>/dev/null
-        rm -f "$d/qemu.pid"
-        echo $((SECONDS - t0)) > "$d/seconds"
-        it_swtpm_stop "$d"
-        return $rc
-}
-
-# it_strip_kmsg IN OUT: OUT = the serial log IN without the kernel's console
-# messages ("[    2.936113] reboot: Power down" up to its line end). The
-# test initramfs powers off right after echoing its report; when the UART
-# drains slowly (a socket chardev, as it_qemu_console uses), the kernel's
-# own "Power down" line can land inside the report's base64 lines. The
-# report is checked afterwards (EVENTLOG-SIZE, PCR replay), so a wrong cut
-# shows up as a failure, never as a pass.
-it_strip_kmsg() {
-        python3 -c 'import re, sys
-d = open(sys.argv[1], "rb").read()
-open(sys.argv[2], "wb").write(re.sub(rb"\[ *[0-9]+\.[0-9]{6}\] [^\r\n]*\r?\n", b"", d))' "$1" "$2"
-}
