@@ -628,3 +628,57 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# it_qemu_console DIR SCRIPT [mok_console.py options]: boot DIR/esp.img (it
+# must exist) with Secure Boot (SMM, secure pflash, IT_SB_CODE or
+# OVMF_CODE_4M.secboot.fd), DIR/vars.fd as the variable store (copied from
+# OVMF_VARS first when missing, then kept: the firmware's changes stay in
+# it) and swtpm, the serial port on a unix socket driven by mok_console.py
+# running SCRIPT; DIR/serial.log records everything. Unlike it_qemu the VM
+# may reset (no -no-reboot): a reset restarts the firmware in the same QEMU
+# with the same store and ESP. Returns mok_console.py's status (0: every step
+# and --until matched); QEMU is stopped afterwards in any case.
+it_qemu_console() {
+        local d=$1 script=$2; shift 2
+        local code=${IT_SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
+        [ -f "$d/vars.fd" ] || cp "$OVMF_VARS" "$d/vars.fd" || return 1
+        rm -f "$d/serial.sock"
+        : > "$d/serial.log"
+        it_swtpm_start "$d" || return 1
+        # shellcheck disable=SC2054 # commas belong to QEMU options
+        local args=(-machine q35,smm=on,accel=tcg -m 1024 -smp 1 -display none -monitor none
+                -global driver=cfi.pflash01,property=secure,value=on -nic none
+                -serial "unix:$d/serial.sock,server=on,wait=on"
+                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
+                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
+                -drive "if=none,id=esp,format=raw,file=$d/esp.img"
+                -device virtio-blk-pci,drive=esp,bootindex=1
+                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
+                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
+        local t0=$SECONDS
+        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
+        local qpid=$! rc
+        IT_PIDS="$IT_PIDS $qpid"
+        echo "$qpid" > "$d/qemu.pid"
+        python3 "$IT_REPO/tests/integration/mok_console.py" --socket "$d/serial.sock" \
+                --log "$d/serial.log" --script "$script" "$@"
+        rc=$?
+        kill "$qpid" 2>/dev/null
+        wait "$qpid" 2>/dev/null
+        rm -f "$d/qemu.pid"
+        echo $((SECONDS - t0)) > "$d/seconds"
+        it_swtpm_stop "$d"
+        return $rc
+}
+
+# it_strip_kmsg IN OUT: OUT = the serial log IN without the kernel's console
+# messages ("[    2.936113] reboot: Power down" up to its line end). The
+# test initramfs powers off right after echoing its report; when the UART
+# drains slowly (a socket chardev, as it_qemu_console uses), the kernel's
+# own "Power down" line can land inside the report's base64 lines. The
+# report is checked afterwards (EVENTLOG-SIZE, PCR replay), so a wrong cut
+# shows up as a failure, never as a pass.
+it_strip_kmsg() {
+        python3 -c 'import re, sys
+d = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(re.sub(rb"\[ *[0-9]+\.[0-9]{6}\] [^\r\n]*\r?\n", b"", d))' "$1" "$2"
+}
