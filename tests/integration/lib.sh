@@ -536,7 +536,7 @@ it_shim_resign() {
 #    kernel's; besides them only the firmware's db authority (for shim) and
 #    shim's SbatLevel; no other PCR 7 event types (mshim adds none).
 it_shim_events() {
-        python3 - "$IT_REPO/tests/integration" "$@" <<'PY'
+        python3 -B - "$IT_REPO/tests/integration" "$@" <<'PY'
 import hashlib, struct, sys, uuid
 sys.path.insert(0, sys.argv[1])
 import oracle

@@ -30,15 +30,13 @@ if ! "$IT_CLI" vars --help >/dev/null 2>&1; then
 fi
 # shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
 IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
-IT_SB_VARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
-it_secure_boot_on || { it_fail "$T: set-up (qemu wrapper)"; exit 1; }
 
 k=$IT_DIR/keys
 it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
-"$IT_CLI" vars add-mok "$IT_SB_VARS" --cert "$k/mok.pem" -o "$k/vars-mok.fd" ||
+"$IT_CLI" vars add-mok /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" -o "$k/vars-mok.fd" ||
         { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
-# shellcheck disable=SC2034 # the store it_qemu copies for each boot
-OVMF_VARS=$k/vars-mok.fd
+# Microsoft's keys plus the test MOK: the store it_qemu copies for each boot.
+it_secure_boot_on "$k/vars-mok.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
 
 good=$(it_shim_esp good "$k") || { it_fail "$T: set-up (esp)"; exit 1; }
 
