@@ -5,7 +5,7 @@
  * Words are assembled from bytes in big-endian order (FIPS 180-4 §3.1), so
  * the code is independent of host byte order and never performs an
  * unaligned load. Whole blocks are compressed straight from the caller's
- * buffer; only a partial block is copied into h->block.
+ * buffer; only a partial block is copied into h->u.p.block.
  */
 #include "mb/sha.h"
 
@@ -178,48 +178,6 @@ static const uint64_t IV512[8] = {
 
 /* ---- public API ------------------------------------------------------------ */
 
-static const struct {
-        uint16_t alg;
-        size_t size;
-        const char *name;
-} hash_table[] = {
-        { MB_ALG_SHA1,    20, "sha1" },
-        { MB_ALG_SHA256,  32, "sha256" },
-        { MB_ALG_SHA384,  48, "sha384" },
-        { MB_ALG_SHA512,  64, "sha512" },
-        /* Named so logs can be printed, but not computed: size 0. */
-        { MB_ALG_SM3_256,  0, "sm3_256" },
-};
-
-size_t mb_hash_size(uint16_t alg) {
-        for (size_t i = 0; i < MB_ARRAY_SIZE(hash_table); i++)
-                if (hash_table[i].alg == alg)
-                        return hash_table[i].size;
-        return 0;
-}
-
-const char *mb_hash_name(uint16_t alg) {
-        for (size_t i = 0; i < MB_ARRAY_SIZE(hash_table); i++)
-                if (hash_table[i].alg == alg)
-                        return hash_table[i].name;
-        return NULL;
-}
-
-static bool cstr_eq(const char *a, const char *b) {
-        for (; *a && *a == *b; a++, b++)
-                ;
-        return *a == *b;
-}
-
-uint16_t mb_hash_alg_by_name(const char *name) {
-        if (!name)
-                return 0;
-        for (size_t i = 0; i < MB_ARRAY_SIZE(hash_table); i++)
-                if (cstr_eq(name, hash_table[i].name))
-                        return hash_table[i].alg;
-        return 0;
-}
-
 static size_t block_size(uint16_t alg) {
         return alg == MB_ALG_SHA384 || alg == MB_ALG_SHA512 ? 128 : 64;
 }
@@ -227,36 +185,36 @@ static size_t block_size(uint16_t alg) {
 mb_err mb_hash_init(mb_hash *h, uint16_t alg) {
         switch (alg) {
         case MB_ALG_SHA1:
-                mb_memcpy(h->h.s32, IV1, sizeof(IV1));
+                mb_memcpy(h->u.p.h.s32, IV1, sizeof(IV1));
                 break;
         case MB_ALG_SHA256:
-                mb_memcpy(h->h.s32, IV256, sizeof(IV256));
+                mb_memcpy(h->u.p.h.s32, IV256, sizeof(IV256));
                 break;
         case MB_ALG_SHA384:
-                mb_memcpy(h->h.s64, IV384, sizeof(IV384));
+                mb_memcpy(h->u.p.h.s64, IV384, sizeof(IV384));
                 break;
         case MB_ALG_SHA512:
-                mb_memcpy(h->h.s64, IV512, sizeof(IV512));
+                mb_memcpy(h->u.p.h.s64, IV512, sizeof(IV512));
                 break;
         default:
                 return MB_ERR_UNSUPPORTED;
         }
         h->alg = alg;
-        h->total = 0;
-        h->fill = 0;
+        h->u.p.total = 0;
+        h->u.p.fill = 0;
         return MB_OK;
 }
 
 static void compress(mb_hash *h, const uint8_t *p, size_t nblocks) {
         switch (h->alg) {
         case MB_ALG_SHA1:
-                sha1_blocks(h->h.s32, p, nblocks);
+                sha1_blocks(h->u.p.h.s32, p, nblocks);
                 break;
         case MB_ALG_SHA256:
-                sha256_blocks(h->h.s32, p, nblocks);
+                sha256_blocks(h->u.p.h.s32, p, nblocks);
                 break;
         default: /* SHA-384 and SHA-512 share the compression function (§6.5). */
-                sha512_blocks(h->h.s64, p, nblocks);
+                sha512_blocks(h->u.p.h.s64, p, nblocks);
                 break;
         }
 }
@@ -268,63 +226,52 @@ void mb_hash_update(mb_hash *h, const void *data, size_t n) {
         /* Nothing to add; data may be NULL then, and NULL + 0 is undefined in C. */
         if (n == 0)
                 return;
-        h->total += n;
-        if (h->fill) {
-                size_t take = bs - h->fill < n ? bs - h->fill : n;
+        h->u.p.total += n;
+        if (h->u.p.fill) {
+                size_t take = bs - h->u.p.fill < n ? bs - h->u.p.fill : n;
 
-                mb_memcpy(h->block + h->fill, p, take);
-                h->fill += take;
+                mb_memcpy(h->u.p.block + h->u.p.fill, p, take);
+                h->u.p.fill += take;
                 p += take;
                 n -= take;
-                if (h->fill < bs)
+                if (h->u.p.fill < bs)
                         return;
-                compress(h, h->block, 1);
-                h->fill = 0;
+                compress(h, h->u.p.block, 1);
+                h->u.p.fill = 0;
         }
         if (n >= bs) {
                 compress(h, p, n / bs);
                 p += n - n % bs;
                 n %= bs;
         }
-        mb_memcpy(h->block, p, n);
-        h->fill = n;
+        mb_memcpy(h->u.p.block, p, n);
+        h->u.p.fill = n;
 }
 
 void mb_hash_final(mb_hash *h, uint8_t *ret_digest) {
         size_t bs = block_size(h->alg);
         /* The length field is 64 bits for SHA-1/256, 128 bits for SHA-384/512 (§5.1). */
         size_t lenfield = bs / 8;
-        uint64_t bits = h->total << 3;
+        uint64_t bits = h->u.p.total << 3;
 
-        h->block[h->fill++] = 0x80;
-        if (h->fill > bs - lenfield) {
-                mb_memset(h->block + h->fill, 0, bs - h->fill);
-                compress(h, h->block, 1);
-                h->fill = 0;
+        h->u.p.block[h->u.p.fill++] = 0x80;
+        if (h->u.p.fill > bs - lenfield) {
+                mb_memset(h->u.p.block + h->u.p.fill, 0, bs - h->u.p.fill);
+                compress(h, h->u.p.block, 1);
+                h->u.p.fill = 0;
         }
-        mb_memset(h->block + h->fill, 0, bs - h->fill);
+        mb_memset(h->u.p.block + h->u.p.fill, 0, bs - h->u.p.fill);
         if (bs == 128)
-                put_be64(h->block + bs - 16, h->total >> 61);
-        put_be64(h->block + bs - 8, bits);
-        compress(h, h->block, 1);
+                put_be64(h->u.p.block + bs - 16, h->u.p.total >> 61);
+        put_be64(h->u.p.block + bs - 8, bits);
+        compress(h, h->u.p.block, 1);
 
         /* SHA-384 is SHA-512 with other IVs, truncated to six words (§6.5). */
         if (bs == 128) {
                 for (size_t i = 0; i < mb_hash_size(h->alg) / 8; i++)
-                        put_be64(ret_digest + 8 * i, h->h.s64[i]);
+                        put_be64(ret_digest + 8 * i, h->u.p.h.s64[i]);
         } else {
                 for (size_t i = 0; i < mb_hash_size(h->alg) / 4; i++)
-                        put_be32(ret_digest + 4 * i, h->h.s32[i]);
+                        put_be32(ret_digest + 4 * i, h->u.p.h.s32[i]);
         }
-}
-
-mb_err mb_hash_buf(uint16_t alg, const void *data, size_t n, uint8_t *ret_digest) {
-        mb_hash h;
-        mb_err r = mb_hash_init(&h, alg);
-
-        if (r != MB_OK)
-                return r;
-        mb_hash_update(&h, data, n);
-        mb_hash_final(&h, ret_digest);
-        return MB_OK;
 }

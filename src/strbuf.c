@@ -27,9 +27,22 @@ static void sb_putc(mb_strbuf *b, char c) {
         b->p[b->len] = '\0';
 }
 
+/* The bulk form of sb_putc: the same capacity rule, one copy. */
 void mb_strbuf_put(mb_strbuf *b, const char *s, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                sb_putc(b, s[i]);
+        size_t room;
+
+        if (b->truncated || n == 0)
+                return;
+        room = b->cap ? b->cap - 1 - b->len : 0;
+        if (n > room) {
+                n = room;
+                b->truncated = true;
+        }
+        if (b->cap == 0)
+                return;
+        mb_memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = '\0';
 }
 
 void mb_strbuf_puts(mb_strbuf *b, const char *s) {
@@ -50,9 +63,17 @@ void mb_strbuf_u64(mb_strbuf *b, uint64_t v) {
 static const char sb_digits[] = "0123456789abcdef";
 
 void mb_strbuf_hex(mb_strbuf *b, const uint8_t *p, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                sb_putc(b, sb_digits[p[i] >> 4]);
-                sb_putc(b, sb_digits[p[i] & 0xf]);
+        char tmp[64];
+
+        while (n) {
+                size_t k = n < sizeof(tmp) / 2 ? n : sizeof(tmp) / 2;
+                for (size_t i = 0; i < k; i++) {
+                        tmp[2 * i] = sb_digits[p[i] >> 4];
+                        tmp[2 * i + 1] = sb_digits[p[i] & 0xf];
+                }
+                mb_strbuf_put(b, tmp, 2 * k);
+                p += k;
+                n -= k;
         }
 }
 
@@ -70,11 +91,16 @@ void mb_strbuf_hexnum(mb_strbuf *b, uint64_t v) {
  * fields (UEFI spec, appendix A "GUID and Time Formats"). */
 void mb_strbuf_guid(mb_strbuf *b, const uint8_t guid[16]) {
         static const uint8_t order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
+        char text[36];
+        size_t n = 0;
+
         for (size_t i = 0; i < 16; i++) {
                 if (i == 4 || i == 6 || i == 8 || i == 10)
-                        sb_putc(b, '-');
-                mb_strbuf_hex(b, &guid[order[i]], 1);
+                        text[n++] = '-';
+                text[n++] = sb_digits[guid[order[i]] >> 4];
+                text[n++] = sb_digits[guid[order[i]] & 0xf];
         }
+        mb_strbuf_put(b, text, n);
 }
 
 /* UTF-8 (RFC 3629). A sequence that does not fit is dropped whole, so a

@@ -27,13 +27,30 @@ typedef struct cli_file {
 int cli_file_load(const char *path, cli_file *ret);   /* prints its own error; 0 or -1 */
 void cli_file_free(cli_file *f);
 
-/* A buffered writer over stdout; the JSON and text sinks write through it. */
-void out_put(const char *s, size_t n);
-void out_puts(const char *s);
-void out_putc(char c);
+/* A buffered writer over stdout; the JSON and text sinks write through it.
+ * The small writers are inline: `mshim log --json` calls them hundreds of
+ * millions of times on a large log. */
+#define OUT_BUF_SIZE (1 << 16)
+extern char out_buf[OUT_BUF_SIZE];
+extern size_t out_len;
+void out_flush(void);
+void out_put_slow(const char *s, size_t n);
+
+static inline void out_put(const char *s, size_t n) {
+        if (n <= OUT_BUF_SIZE - out_len) {
+                __builtin_memcpy(out_buf + out_len, s, n);
+                out_len += n;
+        } else
+                out_put_slow(s, n);
+}
+static inline void out_putc(char c) {
+        if (out_len == OUT_BUF_SIZE)
+                out_flush();
+        out_buf[out_len++] = c;
+}
+static inline void out_puts(const char *s) { out_put(s, __builtin_strlen(s)); }
 void out_u64(uint64_t v);
 void out_hex(const uint8_t *p, size_t n);
-void out_flush(void);
 
 /* JSON sink (RFC 8259 string escaping, UTF-8 passed through). */
 typedef struct json_sink {

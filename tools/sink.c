@@ -7,39 +7,61 @@
 
 /* ---- JSON (RFC 8259) ---------------------------------------------------- */
 
-void json_string(const char *s, size_t n) {
+/* Bytes that must be escaped inside a JSON string (RFC 8259, 7): the
+ * control characters, '"' and '\\'. Everything else, UTF-8 included, is
+ * copied in runs. */
+static bool json_escape_table[256];
+static bool json_table_ready;
+
+static void json_table_init(void) {
+        for (int c = 0; c < 0x20; c++)
+                json_escape_table[c] = true;
+        json_escape_table['"'] = json_escape_table['\\'] = true;
+        json_table_ready = true;
+}
+
+static void json_escape_byte(unsigned char c) {
         static const char digits[] = "0123456789abcdef";
+        char esc[6] = { '\\', 'u', '0', '0', digits[c >> 4], digits[c & 15] };
+
+        switch (c) {
+        case '"': out_put("\\\"", 2); break;
+        case '\\': out_put("\\\\", 2); break;
+        case '\n': out_put("\\n", 2); break;
+        case '\r': out_put("\\r", 2); break;
+        case '\t': out_put("\\t", 2); break;
+        default: out_put(esc, sizeof(esc));
+        }
+}
+
+void json_string(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *) s;
         size_t start = 0;
 
+        if (!json_table_ready)
+                json_table_init();
         out_putc('"');
         for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char) s[i];
-                char esc[6] = { '\\', 'u', '0', '0', digits[c >> 4], digits[c & 15] };
-
-                if (c >= 0x20 && c != '"' && c != '\\')
+                if (!json_escape_table[p[i]])
                         continue;
                 out_put(s + start, i - start);
+                json_escape_byte(p[i]);
                 start = i + 1;
-                switch (c) {
-                case '"': out_puts("\\\""); break;
-                case '\\': out_puts("\\\\"); break;
-                case '\n': out_puts("\\n"); break;
-                case '\r': out_puts("\\r"); break;
-                case '\t': out_puts("\\t"); break;
-                default: out_put(esc, sizeof(esc));
-                }
         }
         out_put(s + start, n - start);
         out_putc('"');
 }
 
+/* Keys are the program's own identifiers (and bank or PCR names it
+ * formats), never input text: they need no escaping. */
 void json_key(json_sink *j, const char *key) {
         if (j->need_comma[j->depth])
                 out_putc(',');
         j->need_comma[j->depth] = true;
         if (key) {
-                json_string(key, strlen(key));
-                out_putc(':');
+                out_putc('"');
+                out_puts(key);
+                out_put("\":", 2);
         }
 }
 

@@ -100,30 +100,25 @@ void cli_file_free(cli_file *f) {
 
 /* stdio's per-call locking and formatting dominate when printing 100,000
  * events; a plain buffer flushed with fwrite keeps `mshim log` fast. */
-static char obuf[1 << 16];
-static size_t olen;
+char out_buf[OUT_BUF_SIZE];
+size_t out_len;
 
 void out_flush(void) {
-        if (olen)
-                fwrite(obuf, 1, olen, stdout);
-        olen = 0;
+        if (out_len)
+                fwrite(out_buf, 1, out_len, stdout);
+        out_len = 0;
         fflush(stdout);
 }
 
-void out_put(const char *s, size_t n) {
-        if (n > sizeof(obuf) - olen) {
-                out_flush();
-                if (n > sizeof(obuf)) {
-                        fwrite(s, 1, n, stdout);
-                        return;
-                }
+void out_put_slow(const char *s, size_t n) {
+        out_flush();
+        if (n > OUT_BUF_SIZE) {
+                fwrite(s, 1, n, stdout);
+                return;
         }
-        memcpy(obuf + olen, s, n);
-        olen += n;
+        memcpy(out_buf, s, n);
+        out_len = n;
 }
-
-void out_puts(const char *s) { out_put(s, strlen(s)); }
-void out_putc(char c) { out_put(&c, 1); }
 
 void out_u64(uint64_t v) {
         char b[24];
@@ -136,16 +131,24 @@ void out_u64(uint64_t v) {
         out_put(b + i, sizeof(b) - (size_t) i);
 }
 
+/* Two output characters per byte from one table look-up. */
 void out_hex(const uint8_t *p, size_t n) {
-        static const char digits[] = "0123456789abcdef";
-        char b[128];
+        static char pairs[256][2];
+        static bool ready;
+        char b[256];
 
+        if (!ready) {
+                static const char digits[] = "0123456789abcdef";
+                for (int i = 0; i < 256; i++) {
+                        pairs[i][0] = digits[i >> 4];
+                        pairs[i][1] = digits[i & 15];
+                }
+                ready = true;
+        }
         while (n) {
                 size_t k = n > sizeof(b) / 2 ? sizeof(b) / 2 : n;
-                for (size_t i = 0; i < k; i++) {
-                        b[2 * i] = digits[p[i] >> 4];
-                        b[2 * i + 1] = digits[p[i] & 15];
-                }
+                for (size_t i = 0; i < k; i++)
+                        memcpy(b + 2 * i, pairs[p[i]], 2);
                 out_put(b, 2 * k);
                 p += k;
                 n -= k;

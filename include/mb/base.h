@@ -49,12 +49,30 @@ static inline void mb_put_le32(uint8_t *p, uint32_t v) {
         p[0] = (uint8_t) v; p[1] = (uint8_t) (v >> 8); p[2] = (uint8_t) (v >> 16); p[3] = (uint8_t) (v >> 24);
 }
 
-/* Own copies so the core needs no libc; the compiler may still emit
- * memcpy/memset calls, which gnu-efi and libc both provide. */
-void mb_memcpy(void *dst, const void *src, size_t n);
-void mb_memset(void *dst, int c, size_t n);
-int mb_memcmp(const void *a, const void *b, size_t n);
-size_t mb_strnlen(const char *s, size_t max);
+/* memcpy and memset are the two functions every build has (gnu-efi's libefi
+ * provides them for the compiler's own use), so the builtins are safe and
+ * let the compiler inline small copies. The others are the core's own. */
+static inline void mb_memcpy(void *dst, const void *src, size_t n) {
+        if (n)
+                __builtin_memcpy(dst, src, n);
+}
+static inline void mb_memset(void *dst, int c, size_t n) {
+        if (n)
+                __builtin_memset(dst, c, n);
+}
+static inline int mb_memcmp(const void *a, const void *b, size_t n) {
+        const uint8_t *x = a, *y = b;
+        for (; n; n--, x++, y++)
+                if (*x != *y)
+                        return *x < *y ? -1 : 1;
+        return 0;
+}
+static inline size_t mb_strnlen(const char *s, size_t max) {
+        size_t n = 0;
+        while (n < max && s[n])
+                n++;
+        return n;
+}
 
 /* A borrowed, non-NUL-terminated string slice. */
 typedef struct mb_str {

@@ -17,15 +17,24 @@
 
 #define MB_HASH_MAX 64 /* largest digest we produce or carry, in bytes */
 
+/* Two implementations share this interface: src/sha.c, portable, for the
+ * loader and the sanitized tests; and tools/sha_openssl.c, for the host CLI,
+ * which uses libcrypto's CPU-specific code (SHA-NI, AVX2) and keeps its
+ * context in `backend` (docs/DESIGN.md). */
 typedef struct mb_hash {
         uint16_t alg;
-        uint64_t total;      /* bytes fed so far (SHA-384/512 lengths above 2^61 bytes are not a concern here) */
-        size_t fill;         /* bytes waiting in block[] */
         union {
-                uint32_t s32[8];
-                uint64_t s64[8];
-        } h;
-        uint8_t block[128];
+                struct {
+                        uint64_t total;      /* bytes fed so far (SHA-384/512 lengths above 2^61 bytes are not a concern here) */
+                        size_t fill;         /* bytes waiting in block[] */
+                        union {
+                                uint32_t s32[8];
+                                uint64_t s64[8];
+                        } h;
+                        uint8_t block[128];
+                } p;
+                uint64_t backend[32];
+        } u;
 } mb_hash;
 
 /* Digest size in bytes for a TPM_ALG_ID we implement, 0 otherwise. */
