@@ -18,7 +18,9 @@ static const CHAR16 *load_refusal_reason(EFI_STATUS st) {
          * Violation under "defer"; the cause is the same. */
         case EFI_SECURITY_VIOLATION:
         case EFI_ACCESS_DENIED:
-                return L"not signed by a key in db, or revoked in dbx";
+                /* Behind shim the trusted keys also include its MokList
+                 * and vendor certificate; the wording covers both. */
+                return L"not signed by a trusted key (db, or shim's MokList/vendor key), or revoked (dbx)";
         case EFI_LOAD_ERROR:
         case EFI_UNSUPPORTED:
         case EFI_INVALID_PARAMETER:

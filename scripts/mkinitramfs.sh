@@ -68,6 +68,9 @@ if [ -r "$log" ]; then
 fi
 echo MSHIM-RESULT-END
 sync
+# Let the serial console drain: the kernel's own "reboot: Power down" line
+# must not land inside the report on a socket-backed serial port.
+sleep 1
 poweroff -f
 INIT
 chmod 0755 "$stage/init" "$stage/bin/busybox"
