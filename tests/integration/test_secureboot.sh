@@ -44,7 +44,7 @@ python3 - "$k/vmlinuz-tampered" <<'PY' || { it_fail "$T: set-up (tamper)"; exit 
 import struct, sys
 d = bytearray(open(sys.argv[1], "rb").read())
 pe = struct.unpack_from("<I", d, 0x3C)[0]
-n, optsz = struct.unpack_from("<HH", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
+n, optsz = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
 for i in range(n):
     s = pe + 24 + optsz + 40 * i
     if d[s:s + 8].rstrip(b"\0") == b".text":
