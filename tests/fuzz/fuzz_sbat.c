@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libFuzzer target: SBAT. The input is split at its first NUL byte: the
+ * part before is an image's .sbat section, the part after an SbatLevel
+ * policy (without a NUL the whole input is both). Runs the .sbat iterator
+ * and mb_sbat_validate, the policy iterator, mb_sbat_check (image against
+ * policy, and the image against itself), and mb_sbat_level_section on the
+ * whole input.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mb/sbat.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static volatile uint64_t sink;
+
+static void inside(const void *base, size_t size, const char *p, size_t n) {
+        const char *b = base;
+        if (n == 0)
+                return;
+        if (!p || p < b || (size_t) (p - b) > size || size - (size_t) (p - b) < n)
+                abort();
+}
+
+static void touch(const void *base, size_t size, mb_str s) {
+        inside(base, size, s.p, s.len);
+        for (size_t i = 0; i < s.len; i++)
+                sink += (uint8_t) s.p[i];
+}
+
+/* Iterate all records; returns the final status. */
+static mb_err walk(const void *p, size_t n, bool policy, size_t *ret_records) {
+        mb_sbat_iter it;
+        mb_sbat_entry e;
+        size_t records = 0, lastline = 0;
+        mb_err r;
+
+        if (policy)
+                mb_sbat_policy_init(&it, p, n);
+        else
+                mb_sbat_init(&it, p, n);
+        while ((r = mb_sbat_next(&it, &e)) == MB_OK) {
+                touch(p, n, e.component);
+                touch(p, n, e.vendor_name);
+                touch(p, n, e.vendor_package);
+                touch(p, n, e.vendor_version);
+                touch(p, n, e.vendor_url);
+                if (e.component.len == 0 || e.generation == 0 || e.lineno <= lastline || ++records > n)
+                        abort();
+                for (size_t i = 0; i < e.component.len; i++)
+                        if (e.component.p[i] == ',' || e.component.p[i] == '\n' || e.component.p[i] == '\0')
+                                abort();
+                lastline = e.lineno;
+        }
+        *ret_records = records;
+        return r;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        char *buf = malloc(size ? size : 1);
+        const uint8_t *nul = memchr(data, 0, size);
+        size_t img_n = nul ? (size_t) (nul - data) : size;
+        const char *pol = nul ? buf + img_n + 1 : buf;
+        size_t pol_n = nul ? size - img_n - 1 : size;
+        size_t recs = 0, lineno = 0;
+        mb_sbat_entry bad;
+        uint32_t min_gen = 0;
+        bool revoked = false;
+        mb_err r, rv;
+
+        if (!buf)
+                return 0;
+        memcpy(buf, data, size);
+
+        r = walk(buf, img_n, false, &recs);
+        rv = mb_sbat_validate(buf, img_n, &lineno);
+        if ((r == MB_END) != (rv == MB_OK))
+                abort(); /* the iterator and the validator disagree */
+        walk(pol, pol_n, true, &recs);
+        /* The whole input as a NUL-padded section: valid only if the part
+         * after the NUL is all NULs. */
+        walk(buf, size, false, &recs);
+
+        if (mb_sbat_check(buf, img_n, pol, pol_n, &revoked, &bad, &min_gen) == MB_OK) {
+                if (revoked) {
+                        touch(buf, img_n, bad.component);
+                        if (min_gen <= bad.generation)
+                                abort();
+                }
+                if (rv != MB_OK)
+                        abort(); /* checked an image .sbat that does not validate */
+        }
+        /* The image as its own policy: revoked only when it names one
+         * component twice with different generations. */
+        if (mb_sbat_check(buf, img_n, buf, img_n, &revoked, &bad, &min_gen) == MB_OK && revoked &&
+            min_gen <= bad.generation)
+                abort();
+
+        for (int latest = 0; latest < 2; latest++) {
+                const char *t;
+                size_t tl;
+
+                if (mb_sbat_level_section(buf, size, latest, &t, &tl) == MB_OK) {
+                        inside(buf, size, t, tl + 1);
+                        if (t[tl] != '\0' || memchr(t, 0, tl))
+                                abort();
+                        walk(t, tl, true, &recs);
+                }
+        }
+        free(buf);
+        return 0;
+}
