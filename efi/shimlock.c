@@ -7,9 +7,9 @@
  *
  * Verify asks the firmware: with Secure Boot on it calls the firmware's
  * LoadImage on the buffer, so db, dbx and every other check the firmware
- * applies decide. That LoadImage also measures the image into PCR 4
- * (EDK2 DxeTpm2MeasureBootLib measures every image its Security2 handlers
- * see, with or without a device path), so the loaded handle is kept, and
+ * applies decide. That LoadImage also measures an accepted image into
+ * PCR 4 (EDK2 DxeTpm2MeasureBootLib measures every image its Security2
+ * handlers pass, with or without a device path), so the loaded handle is kept, and
  * when the next stage then calls LoadImage on the same bytes it gets that
  * handle instead of a second load and a second PCR 4 event.
  */
