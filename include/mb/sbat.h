@@ -25,7 +25,8 @@
 typedef struct mb_sbat_entry {
         mb_str component;          /* never empty */
         uint32_t generation;       /* >= 1 */
-        /* Empty in policy records, which carry only the first two fields. */
+        /* In policy records (SbatLevel), whatever follows the generation:
+         * e.g. the date of "sbat,1,2022052400" lands in vendor_name. */
         mb_str vendor_name, vendor_package, vendor_version, vendor_url;
         size_t lineno;             /* 1-based, for messages */
 } mb_sbat_entry;
