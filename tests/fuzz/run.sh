@@ -30,11 +30,11 @@ for t in "${targets[@]}"; do
         fi
         mkdir -p "$WORK/$t/corpus"
         echo "== fuzz_$t for ${SECONDS_EACH}s (log: $WORK/$t/fuzz.log)"
-        dict=(); [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+        opts=(); [ -f "tests/fuzz/$t.dict" ] && opts=(-dict="tests/fuzz/$t.dict")
         # PE seeds are whole images (>100 KiB) hashed four times per run:
         # capping the input keeps pe at thousands of runs a second.
-        [ "$t" = pe ] && dict+=(-max_len=8192)
-        nice -n 10 "$bin" "${dict[@]}" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+        [ "$t" = pe ] && opts+=(-max_len=8192)
+        nice -n 10 "$bin" "${opts[@]}" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
                 -print_final_stats=1 -artifact_prefix="$WORK/$t/" \
                 "$WORK/$t/corpus" "tests/fuzz/corpus/$t" > "$WORK/$t/fuzz.log" 2>&1
         r=$?
