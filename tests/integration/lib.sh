@@ -682,3 +682,140 @@ it_strip_kmsg() {
 d = open(sys.argv[1], "rb").read()
 open(sys.argv[2], "wb").write(re.sub(rb"\[ *[0-9]+\.[0-9]{6}\] [^\r\n]*\r?\n", b"", d))' "$1" "$2"
 }
+
+# ---- Debian's GRUB behind shim and mshim (test_shim.sh case 3) ----------------
+
+# it_shim_grub_events EVENTLOG NAME SHIM MSHIM GRUB KERNEL MOK_DER: what a
+# boot firmware -> shim 16 -> mshim -> (an `efi` entry) Debian's signed GRUB
+# 2.06 -> Debian's signed kernel logs, with shim's SHIM_LOCK in charge
+# (observed with Debian's shim 16.1 and GRUB 2.06-13+deb12u2; docs/MOK.md).
+# Checks:
+#  - PCR 4: the EV_EFI_BOOT_SERVICES_APPLICATION events are, in this order,
+#    shim (device path ...\EFI\BOOT\BOOTX64.EFI: the firmware's), mshim
+#    (\EFI\BOOT\grubx64.efi) and GRUB (\EFI\debian\grubx64.efi: shim's
+#    LoadImage hook, as mshim loaded it), then the kernel exactly twice,
+#    each with an empty device path, a link-time address of 0, the kernel
+#    file's length and a different image address (two buffers): shim's
+#    SHIM_LOCK Verify, called by GRUB's verifier and again by linuxefi;
+#    GRUB enters the kernel through the EFI handover protocol, so no
+#    LoadImage (shim's hook or the firmware's) measures it. Every digest is
+#    the image's Authenticode hash in every bank the log carries; besides
+#    these only the firmware's EV_EFI_ACTION and separator: mshim adds no
+#    PCR 4 event;
+#  - PCR 7: the authorities are exactly the firmware's db (for shim), shim's
+#    SbatLevel, shim's MokListRT with MOK_DER (logged before mshim's PCR 4
+#    event) and shim's MokListRT with its vendor certificate (once, before
+#    GRUB's PCR 4 event: it verified GRUB and the kernel); no other PCR 7
+#    event types;
+#  - PCR 14: shim's MokList, MokListX, MokListTrusted, once each.
+it_shim_grub_events() {
+        python3 -B - "$IT_REPO/tests/integration" "$@" <<'PY'
+import hashlib, os, struct, sys, uuid
+sys.path.insert(0, sys.argv[1])
+import oracle
+log, name, shim, mshim, grub, kernel, mokder = sys.argv[2:9]
+ev = oracle.load_log(log)
+bad = []
+SHIM_GUID = uuid.UUID("605dab50-e046-4300-abb6-3dd810dd8b23").bytes_le
+DB_GUID = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
+EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000007, 0x80000001, 0x800000E0
+
+def vendor_cert(path):
+    d = open(path, "rb").read()
+    pe = struct.unpack_from("<I", d, 0x3C)[0]
+    n, optsz = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
+    symtab, nsym = struct.unpack_from("<II", d, pe + 12)
+    for i in range(n):
+        s = pe + 24 + optsz + 40 * i
+        nm = d[s:s + 8].rstrip(b"\0")
+        if nm.startswith(b"/") and symtab:      # long name: offset into the COFF string table
+            o = symtab + 18 * nsym + int(nm[1:])
+            nm = d[o:d.index(b"\0", o)]
+        if nm == b".vendor_cert":
+            vsize, _, rsize, rptr = struct.unpack_from("<IIII", d, s + 8)
+            vc = d[rptr:rptr + min(vsize, rsize)]
+            a_size, _, a_off, _ = struct.unpack_from("<IIII", vc, 0)
+            return vc[a_off:a_off + a_size]
+    raise SystemExit("%s: no .vendor_cert section" % path)
+
+def image_event(e):
+    """UEFI_IMAGE_LOAD_EVENT: (address, length, link-time address, file path text, device path length)."""
+    addr, length, link, dplen = struct.unpack_from("<QQQQ", e.data, 0)
+    dp, o, path = e.data[32:32 + dplen], 0, ""
+    while o + 4 <= len(dp):
+        t, st, ln = dp[o], dp[o + 1], struct.unpack_from("<H", dp, o + 2)[0]
+        if ln < 4:
+            break
+        if t == 4 and st == 4:                   # media file path node
+            path += dp[o + 4:o + ln].decode("utf-16-le", "replace").rstrip("\0")
+        o += ln
+    return addr, length, link, path, dplen
+
+p4 = [e for e in ev if e.pcr == 4]
+apps = [e for e in p4 if e.type == oracle.EV_EFI_BOOT_SERVICES_APPLICATION]
+files = [("shim", shim), ("mshim", mshim), ("GRUB", grub), ("kernel", kernel), ("kernel", kernel)]
+banks = sorted({b for e in apps for b in e.digests})
+auth = {p: {b: oracle.authenticode(open(p, "rb").read(), b) for b in banks} for p in (shim, mshim, grub, kernel)}
+def who(e):
+    return [n for n, p in files[:4] if auth[p].get("sha256") == e.digests.get("sha256")] or ["?"]
+seen = [(who(e)[0], image_event(e)) for e in apps]
+for n, (addr, length, link, path, dplen) in seen:
+    sys.stderr.write("  PCR 4: %-6s at 0x%x, %d bytes, link-time 0x%x, device path %d bytes %r\n"
+                     % (n, addr, length, link, dplen, path))
+if [n for n, _ in seen] != [n for n, _ in files]:
+    bad.append("PCR 4 applications: %s, want shim, mshim, GRUB, kernel, kernel" % [n for n, _ in seen])
+else:
+    for e, (n, p) in zip(apps, files):
+        for b in banks:
+            if e.digests.get(b) != auth[p][b]:
+                bad.append("PCR 4 %s: %s digest is not its Authenticode hash" % (n, b))
+    paths = [x[3] for _, x in seen]
+    for i, want in enumerate(("\\EFI\\BOOT\\BOOTX64.EFI", "\\EFI\\BOOT\\grubx64.efi", "\\EFI\\debian\\grubx64.efi")):
+        if not paths[i].lower().endswith(want.lower()):
+            bad.append("PCR 4 %s: device path %r, want ...%s" % (files[i][0], paths[i], want))
+    ksize = os.path.getsize(kernel)
+    k = [x for _, x in seen[3:]]
+    if any(dplen != 0 or link != 0 or length != ksize for addr, length, link, path, dplen in k):
+        bad.append("PCR 4 kernel events: want an empty device path, link-time address 0 and length %d "
+                   "(shim's Verify of GRUB's buffer), got %s" % (ksize, k))
+    if k[0][0] == k[1][0]:
+        bad.append("PCR 4 kernel events: the same image address twice (want two buffers)")
+other = [hex(e.type) for e in p4 if e.type not in (oracle.EV_EFI_BOOT_SERVICES_APPLICATION,
+                                                   oracle.EV_SEPARATOR, EV_EFI_ACTION)]
+if other:
+    bad.append("PCR 4: unexpected event types %s" % other)
+
+# PCR 14: shim's three, once each.
+p14 = sorted((hex(e.type), e.data) for e in ev if e.pcr == 14)
+if p14 != sorted((hex(oracle.EV_IPL), n) for n in (b"MokList\0", b"MokListX\0", b"MokListTrusted\0")):
+    bad.append("PCR 14 events: %s, want shim's MokList, MokListX, MokListTrusted" % p14)
+
+# PCR 7
+def var(e):
+    nl, dl = struct.unpack_from("<QQ", e.data, 16)
+    return e.data[:16], e.data[32:32 + 2 * nl].decode("utf-16-le", "replace"), e.data[32 + 2 * nl:]
+p7 = [e for e in ev if e.pcr == 7]
+for e in p7:
+    if e.type not in (EV_VAR_CONFIG, EV_VAR_AUTH, oracle.EV_SEPARATOR):
+        bad.append("PCR 7: unexpected event %d type %s" % (e.index, hex(e.type)))
+    if e.type == EV_VAR_AUTH and e.digests.get("sha256") != hashlib.sha256(e.data).digest():
+        bad.append("PCR 7 event %d: digest is not sha256 of the event data" % e.index)
+auths = [(e, *var(e)) for e in p7 if e.type == EV_VAR_AUTH]
+kinds = sorted((g == SHIM_GUID and "shim" or g == DB_GUID and "security" or "other", n) for e, g, n, d in auths)
+want7 = sorted([("security", "db"), ("shim", "SbatLevel"), ("shim", "MokListRT"), ("shim", "MokListRT")])
+if kinds != want7:
+    bad.append("PCR 7 authorities %s, want exactly %s" % (kinds, want7))
+idx = {n: e.index for n, e in zip([n for n, _ in seen], apps)}
+for label, cert, image in (("the MOK", open(mokder, "rb").read(), "mshim"),
+                           ("shim's vendor certificate", vendor_cert(shim), "GRUB")):
+    hits = [e for e, g, n, d in auths if g == SHIM_GUID and n == "MokListRT" and d[16:] == cert]
+    if len(hits) != 1:
+        bad.append("PCR 7: %d MokListRT authority events for %s, want 1" % (len(hits), label))
+    elif image in idx and hits[0].index > idx[image]:
+        bad.append("PCR 7: authority for %s logged after %s's PCR 4 event" % (label, image))
+oracle.report(not bad, name + ": PCR 4 = shim, mshim, GRUB once each and the kernel twice (shim's Verify, "
+              "empty device path), nothing from mshim; PCR 7 authorities db, SbatLevel, MOK, vendor; PCR 14 shim's",
+              "\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}

@@ -14,16 +14,25 @@
 #  (2b) mshim MOK-signed, the kernel re-signed by an unknown key only: the
 #      kernel's LoadImage goes through shim's verification and is refused;
 #      mshim names the file; nothing boots.
+#  (3) shim -> mshim -> an `efi /EFI/debian/grubx64.efi` entry: Debian's
+#      signed GRUB, unmodified (Debian's key: shim's vendor certificate)
+#      -> Debian's signed kernel, unmodified. mshim finds shim's SHIM_LOCK
+#      and installs neither its own nor its LoadImage hook (console line);
+#      GRUB verifies the kernel through shim's Verify and boots it; the
+#      PCRs replay; PCR 4 holds shim, mshim and GRUB once each and the
+#      kernel twice, both shim's Verify events (GRUB 2.06 calls it twice;
+#      empty device path), none from mshim; GRUB's PCR 8/9 events.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=shim
 it_init "$T"
 SHIM=${SHIM:-/usr/lib/shim/shimx64.efi.signed}
 MM_SIGNED=${MM_SIGNED:-/usr/lib/shim/mmx64.efi.signed}
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$SHIM" "$MM_SIGNED" \
+GRUB_SIGNED=${GRUB_SIGNED:-/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$SHIM" "$MM_SIGNED" "$GRUB_SIGNED" \
                 /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd ||
    ! command -v sbsign >/dev/null || ! command -v sbattach >/dev/null; then
-        it_fail "$T: prerequisites (shim-signed, ovmf, sbsigntool, make; make deps)"; exit 1
+        it_fail "$T: prerequisites (shim-signed, grub-efi-amd64-signed, ovmf, sbsigntool, make; make deps)"; exit 1
 fi
 if ! "$IT_CLI" vars --help >/dev/null 2>&1; then
         it_fail "$T: prerequisites: $IT_CLI has no 'vars' command"; exit 1
@@ -94,5 +103,50 @@ if grep -q -E 'mshim: \\vmlinuz: refused by Secure Boot \((Access Denied|Securit
 else
         it_fail "$T: kernel signed by an unknown key: shim's verification refuses mshim's LoadImage, mshim names the file"
         it_show_serial "$b"
+fi
+# (3) Debian's signed GRUB as an mshim `efi` entry, behind shim: shim's
+# SHIM_LOCK stays in charge. GRUB's built-in prefix is /EFI/debian
+# (`strings` shows it), so its grub.cfg goes there, next to it.
+GRUB_OPTIONS="console=ttyS0 quiet panic=-1 mshim.test=shim-grub"
+g=$(it_shim_esp grub "$k") || { it_fail "$T: set-up (esp)"; exit 1; }
+mkdir -p "$g/esp/EFI/debian" && cp "$GRUB_SIGNED" "$g/esp/EFI/debian/grubx64.efi" ||
+        { it_fail "$T: set-up (GRUB)"; exit 1; }
+printf 'title Debian GRUB behind shim and mshim\nefi /EFI/debian/grubx64.efi\n' \
+        > "$g/esp/loader/entries/mshim-test.conf"
+cat > "$g/esp/EFI/debian/grub.cfg" <<CFG
+set timeout=0
+search --no-floppy --file --set=root /vmlinuz
+echo "mshim-test: GRUB is loading the kernel"
+linux /vmlinuz $GRUB_OPTIONS
+initrd /initrd.img
+boot
+CFG
+if it_boot "$g" --timeout 200 --stop 'bad shim signature|prohibited by secure boot|you need to load the kernel first|Verification failed'; then
+        it_pass "$T: shim -> mshim -> Debian's signed GRUB -> Debian's signed kernel reaches the initramfs"
+        log=$(tr -d '\r' < "$g/serial.log" | tr -c '\n -~' ' ')
+        if [ "$(grep -c -F "mshim: SHIM_LOCK already provided (by shim); not installing mshim's" <<<"$log")" = 1 ] &&
+           ! grep -q 'SHIM_LOCK Verify' <<<"$log" &&
+           grep -q 'mshim-test: GRUB is loading the kernel' <<<"$log" &&
+           cmp -s "$GRUB_SIGNED" "$g/esp/EFI/debian/grubx64.efi" && cmp -s "$IT_KERNEL" "$g/esp/vmlinuz"; then
+                it_pass "$T: behind shim mshim installs no SHIM_LOCK of its own (console), GRUB and the kernel unmodified"
+                grep -m1 -F 'SHIM_LOCK already provided' <<<"$log" | sed 's/^/  console: /' >&2
+        else
+                it_fail "$T: behind shim mshim installs no SHIM_LOCK of its own (console), GRUB and the kernel unmodified"
+                it_show_serial "$g"
+        fi
+        r=$g/result
+        args=(--result "$r" --name "$T: GRUB: TPM PCRs equal the event-log replay")
+        "$IT_CLI" log --json "$r/eventlog.bin" > "$g/mshim-log.json" 2>/dev/null &&
+                args+=(--mshim-json "$g/mshim-log.json")
+        tpm2_eventlog "$r/eventlog.bin" > "$g/tpm2_eventlog.yaml" 2>/dev/null &&
+                args+=(--eventlog-yaml "$g/tpm2_eventlog.yaml")
+        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+        it_shim_grub_events "$r/eventlog.bin" "$T: GRUB" "$g/esp/EFI/BOOT/BOOTX64.EFI" \
+                "$g/esp/EFI/BOOT/grubx64.efi" "$g/esp/EFI/debian/grubx64.efi" "$g/esp/vmlinuz" "$k/mok.der" ||
+                IT_FAILED=1
+        it_grub_events "$r/eventlog.bin" "$T: GRUB" "$GRUB_OPTIONS" \
+                "/vmlinuz=$g/esp/vmlinuz" "/initrd.img=$g/esp/initrd.img" || IT_FAILED=1
+else
+        it_fail "$T: shim -> mshim -> Debian's signed GRUB -> Debian's signed kernel reaches the initramfs"
 fi
 exit "$IT_FAILED"
