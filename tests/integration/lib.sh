@@ -412,7 +412,7 @@ it_sb_pcr7() {
                 "$IT_CLI" vars get "$vars" "$v" -o "$r/var-$v.bin" >/dev/null 2>&1 || : > "$r/var-$v.bin"
         done
         python3 - "$IT_REPO/tests/integration" "$r" "$der" "$IT_SB_OWNER" "$name" <<'PY'
-import struct, sys, uuid
+import struct, subprocess, sys, uuid
 sys.path.insert(0, sys.argv[1])
 import oracle
 r, der, owner, name = sys.argv[2], open(sys.argv[3], "rb").read(), uuid.UUID(sys.argv[4]).bytes_le, sys.argv[5]
@@ -447,6 +447,17 @@ else:
 want = [(GLOBAL, "SecureBoot", b"\x01")] + [(GLOBAL, n, open("%s/var-%s.bin" % (r, n), "rb").read())
                                           for n in ("PK", "KEK")] + \
        [(SECDB, n, open("%s/var-%s.bin" % (r, n), "rb").read()) for n in ("db", "dbx")]
+# What `mshim vars enroll` wrote must be, independently of mshim, one
+# EFI_SIGNATURE_LIST per key (UEFI 2.10, 32.4.1): the X.509 type GUID,
+# ListSize, HeaderSize 0, SignatureSize, then owner + DER.
+X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
+keydir = sys.argv[3].rsplit("/", 1)[0]
+for n, key in (("PK", "pk"), ("KEK", "kek"), ("db", "db")):
+    kder = subprocess.run(["openssl", "x509", "-in", "%s/%s.pem" % (keydir, key), "-outform", "DER"],
+                          capture_output=True, check=True).stdout
+    siglist = X509 + struct.pack("<III", 28 + 16 + len(kder), 0, 16 + len(kder)) + owner + kder
+    if open("%s/var-%s.bin" % (r, n), "rb").read() != siglist:
+        bad.append("%s in the store is not the EFI_SIGNATURE_LIST of %s.pem" % (n, key))
 got = [var(e) for e in p7 if e.type == EV_VAR_CONFIG]
 if got != want:
     bad.append("PCR 7 configuration: got %s, want %s"
