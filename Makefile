@@ -101,7 +101,7 @@ unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
 
 deps:
-	@KDIR=$(B)/kernel scripts/deps.sh
+	@KDIR=$(B)/kernel EFIROOT=$(B)/debian-efi scripts/deps.sh
 
 check: deps all $(UNIT_BIN) $(B)/test/mshim
 	@tests/run-all.sh

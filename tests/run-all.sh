@@ -5,6 +5,8 @@
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
+# Debian's signed EFI images, unpacked by scripts/fetch-efi.sh.
+export MB_EFIROOT=${MB_EFIROOT:-$B/debian-efi}
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 run() {
         echo "== $*"

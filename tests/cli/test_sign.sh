@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # mshim sign / pe-hash / sbat. Oracles: sbverify (sbsigntool) for the
 # signatures, pesign -h for the Authenticode digests, objcopy for the .sbat
-# bytes. Images: Debian's shim and GRUB (shim-signed, grub-efi-amd64-signed),
+# bytes. Images: Debian's shim and GRUB (unpacked by scripts/fetch-efi.sh),
 # the test kernel and build/mshimx64.efi when present.
 set -u
 cd "$(dirname "$0")/../.."
 MSHIM=${MSHIM:-build/test/mshim}
-SHIM=/usr/lib/shim/shimx64.efi.signed
-GRUB=/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
-FB=/usr/lib/shim/fbx64.efi
+# Debian's images, unpacked by scripts/fetch-efi.sh (never installed).
+EFIROOT=${MB_EFIROOT:-build/debian-efi}
+SHIM=$EFIROOT/usr/lib/shim/shimx64.efi.signed
+GRUB=$EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+FB=$EFIROOT/usr/lib/shim/fbx64.efi
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 
 pass() { echo "PASS: sign: $1"; }
@@ -24,7 +26,7 @@ expect_rc() {
 }
 
 for f in "$SHIM" "$GRUB" "$FB"; do
-        [ -f "$f" ] || { fail "missing $f: run make deps (shim-signed, grub-efi-amd64-signed)"; exit 1; }
+        [ -f "$f" ] || { fail "missing $f: run make deps (scripts/fetch-efi.sh)"; exit 1; }
 done
 for t in sbsign sbverify openssl objcopy; do
         command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }

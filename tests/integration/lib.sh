@@ -24,6 +24,9 @@
 IT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
 case "$B" in /*) IT_B=$B ;; *) IT_B=$IT_REPO/$B ;; esac
+# Debian's signed shim, MokManager and GRUB (scripts/fetch-efi.sh).
+IT_EFIROOT=${MB_EFIROOT:-$IT_B/debian-efi}
+case "$IT_EFIROOT" in /*) ;; *) IT_EFIROOT=$IT_REPO/$IT_EFIROOT ;; esac
 IT_EFI=${IT_EFI:-$IT_B/mshimx64.efi}
 IT_CLI=${IT_CLI:-$IT_B/mshim}
 IT_KERNEL=${IT_KERNEL:-$IT_B/kernel/vmlinuz}
@@ -486,8 +489,8 @@ PY
 
 # ---- Debian's signed shim in front of mshim (test_shim.sh, test_mokmanager.sh)
 
-IT_SHIM=${IT_SHIM:-/usr/lib/shim/shimx64.efi.signed}
-IT_MM=${IT_MM:-/usr/lib/shim/mmx64.efi.signed}
+IT_SHIM=${IT_SHIM:-$IT_EFIROOT/usr/lib/shim/shimx64.efi.signed}
+IT_MM=${IT_MM:-$IT_EFIROOT/usr/lib/shim/mmx64.efi.signed}
 
 # it_shim_keys DIR: DIR/mok.{key,pem,der}, the test MOK, and
 # DIR/other.{key,pem}, a key nobody trusts (RSA-2048, SHA-256).

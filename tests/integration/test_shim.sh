@@ -26,9 +26,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 T=shim
 it_init "$T"
-SHIM=${SHIM:-/usr/lib/shim/shimx64.efi.signed}
-MM_SIGNED=${MM_SIGNED:-/usr/lib/shim/mmx64.efi.signed}
-GRUB_SIGNED=${GRUB_SIGNED:-/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
+SHIM=${SHIM:-$IT_EFIROOT/usr/lib/shim/shimx64.efi.signed}
+MM_SIGNED=${MM_SIGNED:-$IT_EFIROOT/usr/lib/shim/mmx64.efi.signed}
+GRUB_SIGNED=${GRUB_SIGNED:-$IT_EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$SHIM" "$MM_SIGNED" "$GRUB_SIGNED" \
                 /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd ||
    ! command -v sbsign >/dev/null || ! command -v sbattach >/dev/null; then

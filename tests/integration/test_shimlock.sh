@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 T=shimlock
 it_init "$T"
-GRUB_SIGNED=${GRUB_SIGNED:-/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
+GRUB_SIGNED=${GRUB_SIGNED:-$IT_EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$GRUB_SIGNED" /usr/share/OVMF/OVMF_CODE_4M.secboot.fd \
                 /usr/share/OVMF/OVMF_VARS_4M.fd ||
    ! command -v sbattach >/dev/null || ! command -v sbverify >/dev/null; then

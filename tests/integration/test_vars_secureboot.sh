@@ -55,9 +55,9 @@ mkdir -p "$k"
 # fresh MOK key: shim runs it only if that key is in MokList. MokManager
 # prints "Shim UEFI key management" when it runs; it also runs, from the
 # Debian-signed mmx64.efi, when shim finds a MokNew request.
-SHIM=${SHIM:-/usr/lib/shim/shimx64.efi.signed}
-MM_SIGNED=${MM_SIGNED:-/usr/lib/shim/mmx64.efi.signed}
-MM=${MM:-/usr/lib/shim/mmx64.efi}
+SHIM=${SHIM:-$IT_EFIROOT/usr/lib/shim/shimx64.efi.signed}
+MM_SIGNED=${MM_SIGNED:-$IT_EFIROOT/usr/lib/shim/mmx64.efi.signed}
+MM=${MM:-$IT_EFIROOT/usr/lib/shim/mmx64.efi}
 MS_VARS=${MS_VARS:-/usr/share/OVMF/OVMF_VARS_4M.ms.fd}
 if ! it_require "$SHIM" "$MM_SIGNED" "$MM" "$MS_VARS"; then
         it_fail "$T: prerequisites (shim-signed)"; exit 1

@@ -24,14 +24,14 @@
 #include "mb/pe.h"
 #include "mb/sha.h"
 
-#define SHIM "/usr/lib/shim/shimx64.efi.signed"
-#define GRUB "/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed"
+#define SHIM "efi:usr/lib/shim/shimx64.efi.signed"
+#define GRUB "efi:usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed"
 
 static const char *const images[] = {
         SHIM, GRUB,
-        "/usr/lib/shim/mmx64.efi.signed",
-        "/usr/lib/shim/fbx64.efi",                 /* unsigned */
-        "/usr/lib/grub/x86_64-efi-signed/gcdx64.efi.signed",
+        "efi:usr/lib/shim/mmx64.efi.signed",
+        "efi:usr/lib/shim/fbx64.efi",              /* unsigned */
+        "efi:usr/lib/grub/x86_64-efi-signed/gcdx64.efi.signed",
         "build/kernel/vmlinuz",                    /* Debian's signed kernel */
         "build/mshimx64.efi",                      /* ours, unsigned */
 };
@@ -42,7 +42,7 @@ typedef struct blob {
 } blob;
 
 static bool load(const char *path, blob *ret) {
-        FILE *f = fopen(path, "rb");
+        FILE *f = fopen(tl_path(path), "rb");
         long n;
 
         if (!f)
@@ -122,7 +122,7 @@ static bool pesign_hash(const char *path, const char *alg, char *out, size_t out
 
         if (access("/usr/bin/pesign", X_OK) != 0)
                 return false;
-        snprintf(cmd, sizeof(cmd), "pesign -h -d %s -i '%s' 2>/dev/null", alg, path);
+        snprintf(cmd, sizeof(cmd), "pesign -h -d %s -i '%s' 2>/dev/null", alg, tl_path(path));
         p = popen(cmd, "r");
         if (!p)
                 return false;
@@ -201,7 +201,7 @@ TEST(real_sbat_section_matches_objcopy) {
                         CHECK(!"signed image missing: run make deps");
                         continue;
                 }
-                snprintf(cmd, sizeof(cmd), "objcopy -O binary --only-section=.sbat '%s' /tmp/mb-test-pe.sbat", files[i]);
+                snprintf(cmd, sizeof(cmd), "objcopy -O binary --only-section=.sbat '%s' /tmp/mb-test-pe.sbat", tl_path(files[i]));
                 CHECK(system(cmd) == 0);
                 CHECK(load("/tmp/mb-test-pe.sbat", &o));
                 CHECK_EQ_INT(mb_pe_parse(b.data, b.size, &pe), MB_OK);
@@ -412,7 +412,7 @@ TEST(every_prefix_and_random_header_flips) {
         size_t last = 0;
         uint32_t seed = 12345;
 
-        if (!load("/usr/lib/shim/fbx64.efi", &b) && !load(SHIM, &b)) {
+        if (!load("efi:usr/lib/shim/fbx64.efi", &b) && !load(SHIM, &b)) {
                 CHECK(!"no shim image: run make deps");
                 return;
         }

@@ -11,8 +11,8 @@
 #include "mb/pe.h"
 #include "mb/sbat.h"
 
-#define SHIM "/usr/lib/shim/shimx64.efi.signed"
-#define GRUB "/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed"
+#define SHIM "efi:usr/lib/shim/shimx64.efi.signed"
+#define GRUB "efi:usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed"
 #define TMP  "/tmp/mb-test-sbat.bin"
 
 typedef struct blob {
@@ -21,7 +21,7 @@ typedef struct blob {
 } blob;
 
 static bool load(const char *path, blob *ret) {
-        FILE *f = fopen(path, "rb");
+        FILE *f = fopen(tl_path(path), "rb");
         long n;
 
         if (!f)
@@ -47,7 +47,7 @@ static bool objcopy_section(const char *file, const char *section, blob *ret) {
         char cmd[512];
 
         snprintf(cmd, sizeof(cmd), "objcopy -O binary --only-section=%s '%s' " TMP " 2>/dev/null",
-                 section, file);
+                 section, tl_path(file));
         if (system(cmd) != 0)
                 return false;
         bool ok = load(TMP, ret);

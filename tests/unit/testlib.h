@@ -33,4 +33,19 @@ static inline const char *tl_corpus_dir(void) {
         const char *d = getenv("MB_CORPUS");
         return d ? d : "tests/data";
 }
+/* Debian's signed EFI images are unpacked under $MB_EFIROOT (default
+ * build/debian-efi) by scripts/fetch-efi.sh, never installed: tests name
+ * them "efi:usr/lib/...", and every file access goes through tl_path(). */
+static inline const char *tl_path(const char *p) {
+        static char buf[4][1024];
+        static int k;
+        const char *root = getenv("MB_EFIROOT");
+        char *b;
+
+        if (strncmp(p, "efi:", 4) != 0)
+                return p;
+        b = buf[k++ % 4];
+        snprintf(b, sizeof(buf[0]), "%s/%s", root ? root : "build/debian-efi", p + 4);
+        return b;
+}
 #endif
