@@ -561,25 +561,7 @@ X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
 SHIM_GUID = uuid.UUID("605dab50-e046-4300-abb6-3dd810dd8b23").bytes_le
 EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000007, 0x80000001, 0x800000E0
 
-def section(path, want):
-    d = open(path, "rb").read()
-    pe = struct.unpack_from("<I", d, 0x3C)[0]
-    n, optsz = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
-    symtab, nsym = struct.unpack_from("<II", d, pe + 12)
-    for i in range(n):
-        s = pe + 24 + optsz + 40 * i
-        nm = d[s:s + 8].rstrip(b"\0")
-        if nm.startswith(b"/") and symtab:      # long name: offset into the COFF string table
-            o = symtab + 18 * nsym + int(nm[1:])
-            nm = d[o:d.index(b"\0", o)]
-        if nm == want:
-            vsize, _, rsize, rptr = struct.unpack_from("<IIII", d, s + 8)
-            return d[rptr:rptr + min(vsize, rsize)]
-    raise SystemExit("%s: no %s section" % (path, want))
-
-vc = section(shim, b".vendor_cert")
-a_size, d_size, a_off, d_off = struct.unpack_from("<IIII", vc, 0)
-vendor_cert, vendor_dbx = vc[a_off:a_off + a_size], vc[d_off:d_off + d_size]
+vendor_cert, vendor_dbx = oracle.shim_vendor_cert(shim)
 mok = open(mokder, "rb").read()
 
 # PCR 4
@@ -734,24 +716,6 @@ SHIM_GUID = uuid.UUID("605dab50-e046-4300-abb6-3dd810dd8b23").bytes_le
 DB_GUID = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
 EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000007, 0x80000001, 0x800000E0
 
-def vendor_cert(path):
-    d = open(path, "rb").read()
-    pe = struct.unpack_from("<I", d, 0x3C)[0]
-    n, optsz = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
-    symtab, nsym = struct.unpack_from("<II", d, pe + 12)
-    for i in range(n):
-        s = pe + 24 + optsz + 40 * i
-        nm = d[s:s + 8].rstrip(b"\0")
-        if nm.startswith(b"/") and symtab:      # long name: offset into the COFF string table
-            o = symtab + 18 * nsym + int(nm[1:])
-            nm = d[o:d.index(b"\0", o)]
-        if nm == b".vendor_cert":
-            vsize, _, rsize, rptr = struct.unpack_from("<IIII", d, s + 8)
-            vc = d[rptr:rptr + min(vsize, rsize)]
-            a_size, _, a_off, _ = struct.unpack_from("<IIII", vc, 0)
-            return vc[a_off:a_off + a_size]
-    raise SystemExit("%s: no .vendor_cert section" % path)
-
 def image_event(e):
     """UEFI_IMAGE_LOAD_EVENT: (address, length, link-time address, file path text, device path length)."""
     addr, length, link, dplen = struct.unpack_from("<QQQQ", e.data, 0)
@@ -821,7 +785,7 @@ if kinds != want7:
     bad.append("PCR 7 authorities %s, want exactly %s" % (kinds, want7))
 idx = {n: e.index for n, e in zip([n for n, _ in seen], apps)}
 for label, cert, image in (("the MOK", open(mokder, "rb").read(), "mshim"),
-                           ("shim's vendor certificate", vendor_cert(shim), "GRUB")):
+                           ("shim's vendor certificate", oracle.shim_vendor_cert(shim)[0], "GRUB")):
     hits = [e for e, g, n, d in auths if g == SHIM_GUID and n == "MokListRT" and d[16:] == cert]
     if len(hits) != 1:
         bad.append("PCR 7: %d MokListRT authority events for %s, want 1" % (len(hits), label))

@@ -129,6 +129,33 @@ def load_log(path):
 
 # ---- the guest's report ----------------------------------------------------
 
+def pe_section(path, want):
+    """The raw data of section `want` (bytes) of a PE file, long COFF names
+    (e.g. ".vendor_cert", ".sbatlevel") resolved through the string table."""
+    d = open(path, "rb").read()
+    pe = struct.unpack_from("<I", d, 0x3C)[0]
+    n, optsz = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
+    symtab, nsym = struct.unpack_from("<II", d, pe + 12)
+    for i in range(n):
+        s = pe + 24 + optsz + 40 * i
+        nm = d[s:s + 8].rstrip(b"\0")
+        if nm.startswith(b"/") and symtab:      # long name: offset into the COFF string table
+            o = symtab + 18 * nsym + int(nm[1:])
+            nm = d[o:d.index(b"\0", o)]
+        if nm == want:
+            vsize, _, rsize, rptr = struct.unpack_from("<IIII", d, s + 8)
+            return d[rptr:rptr + min(vsize, rsize)]
+    raise SystemExit("%s: no %s section" % (path, want.decode()))
+
+
+def shim_vendor_cert(shim):
+    """shim's built-in (vendor certificate, vendor dbx), from its
+    .vendor_cert section: u32 cert size, dbx size, cert offset, dbx offset."""
+    vc = pe_section(shim, b".vendor_cert")
+    a_size, d_size, a_off, d_off = struct.unpack_from("<IIII", vc, 0)
+    return vc[a_off:a_off + a_size], vc[d_off:d_off + d_size]
+
+
 def parse_serial(text):
     text = text.replace("\r", "")
     if "MSHIM-RESULT-BEGIN" not in text:
