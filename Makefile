@@ -139,3 +139,23 @@ fuzz-run: $(FUZZ_BIN)
 bench: $(B)/mshim
 	@B=$(B) scripts/bench.sh
 check: $(REPLAY_BIN)
+
+# ---- test-only EFI stage: TCG2 fault injection (tests/efi/tcg2_fault.c) ----
+# Started by the firmware in place of mshim, it hooks the firmware's
+# EFI_TCG2_PROTOCOL.HashLogExtendEvent and starts \EFI\mshim\mshimx64.efi
+# (tests/integration/test_tcg2_faults.sh). gnu-efi only: no src/ code.
+TCG2_FAULT_EFI := $(B)/test/tcg2_fault.efi
+
+$(B)/test/efi/tcg2_fault.o: tests/efi/tcg2_fault.c efi/tcg2.h
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -Iefi -c $< -o $@
+
+$(B)/test/tcg2_fault.so: $(B)/test/efi/tcg2_fault.o efi/mshim.lds
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -o $@ -lefi -lgnuefi \
+	  $(shell $(CC) -print-libgcc-file-name)
+
+$(TCG2_FAULT_EFI): $(B)/test/tcg2_fault.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j '.rel.*' \
+	  -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10 $< $@
+
+all: $(TCG2_FAULT_EFI)
