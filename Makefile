@@ -93,9 +93,12 @@ $(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
 	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) -o $@ -lefi -lgnuefi \
 	  $(shell $(CC) -print-libgcc-file-name)
 
+# ELF shared object -> PE32+ EFI application (subsystem 10).
+EFI_OBJCOPY  := objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
+                -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10
+
 $(B)/mshimx64.efi: $(B)/mshimx64.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j '.rel.*' \
-	  -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10 $< $@
+	$(EFI_OBJCOPY) $< $@
 
 unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
@@ -155,7 +158,6 @@ $(B)/test/tcg2_fault.so: $(B)/test/efi/tcg2_fault.o efi/mshim.lds
 	  $(shell $(CC) -print-libgcc-file-name)
 
 $(TCG2_FAULT_EFI): $(B)/test/tcg2_fault.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j '.rel.*' \
-	  -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10 $< $@
+	$(EFI_OBJCOPY) $< $@
 
-all: $(TCG2_FAULT_EFI)
+check integration: $(TCG2_FAULT_EFI)
