@@ -578,8 +578,16 @@ if other:
 
 # PCR 14
 p14 = [e for e in ev if e.pcr == 14]
-esl = X509 + struct.pack("<III", 28 + 16 + len(vendor_cert), 0, 16 + len(vendor_cert)) + SHIM_GUID + vendor_cert
-expect14 = {b"MokList\0": hashlib.sha256(esl + open(moklist, "rb").read()).digest(),
+def x509_esl(der):
+    """One EFI_SIGNATURE_LIST holding one X.509 certificate owned by shim
+    (UEFI 2.10, 32.4.1), built here independently of mshim vars."""
+    return X509 + struct.pack("<III", 28 + 16 + len(der), 0, 16 + len(der)) + SHIM_GUID + der
+
+esl = x509_esl(vendor_cert)
+# MokList as `mshim vars add-mok` stored it must be exactly the MOK's list.
+if open(moklist, "rb").read() != x509_esl(mok):
+    bad.append("MokList in the store is not one EFI_SIGNATURE_LIST of the MOK certificate")
+expect14 = {b"MokList\0": hashlib.sha256(esl + x509_esl(mok)).digest(),
             b"MokListX\0": hashlib.sha256(vendor_dbx).digest(),
             b"MokListTrusted\0": None}
 got14 = [e.data for e in p14]
