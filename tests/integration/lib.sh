@@ -54,6 +54,28 @@ it_pass() { echo "PASS: $*"; }
 it_fail() { echo "FAIL: $*"; IT_FAILED=1; }
 it_oracle() { python3 "$IT_ORACLE" "$@"; }
 
+# it_check_replay DIR NAME: every active bank's PCRs 0-9 and 11-15 that the
+# guest read from the TPM (DIR/result) equal three replays of its event log:
+# `mshim log --json`, tpm2_eventlog's, and oracle.py's own. A replayer that
+# cannot read the log is a failure too.
+it_check_replay() {
+        local d=$1 name=$2 r=$1/result
+        local args=(--result "$r" --name "$name")
+        if [ -x "$IT_CLI" ] && "$IT_CLI" log --json "$r/eventlog.bin" > "$d/mshim-log.json" 2> "$d/mshim-log.err"; then
+                args+=(--mshim-json "$d/mshim-log.json")
+        else
+                it_fail "$name: mshim log --json"
+                if [ -x "$IT_CLI" ]; then echo "  $IT_CLI log --json failed: $(cat "$d/mshim-log.err")" >&2; else echo "  $IT_CLI is missing" >&2; fi
+        fi
+        if tpm2_eventlog "$r/eventlog.bin" > "$d/tpm2_eventlog.yaml" 2> "$d/tpm2_eventlog.err"; then
+                args+=(--eventlog-yaml "$d/tpm2_eventlog.yaml")
+        else
+                it_fail "$name: tpm2_eventlog"
+                cat "$d/tpm2_eventlog.err" >&2
+        fi
+        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+}
+
 it_cleanup() {
         local f pid
         for pid in $IT_PIDS; do kill "$pid" 2>/dev/null; done

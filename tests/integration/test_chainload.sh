@@ -75,14 +75,7 @@ for d in "$g" "$s" "$n"; do
                 continue
         fi
         it_pass "$T: $bn: boot through mshim reaches the initramfs"
-        r=$d/result
-        args=(--result "$r" --name "$T: $bn: TPM PCRs equal the event-log replay")
-        if "$IT_CLI" log --json "$r/eventlog.bin" > "$d/mshim-log.json" 2> "$d/mshim-log.err"; then
-                args+=(--mshim-json "$d/mshim-log.json")
-        else
-                it_fail "$T: $bn: mshim log --json"; cat "$d/mshim-log.err" >&2
-        fi
-        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+        it_check_replay "$d" "$T: $bn: TPM PCRs equal the event-log replay"
 done
 
 # (a) PCR 4: mshim and GRUB, once each, nothing else.

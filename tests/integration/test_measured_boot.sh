@@ -24,20 +24,7 @@ it_pass "$T: boot through mshim reaches the initramfs"
 r=$d/result
 
 # 1. replay: mshim log --json, tpm2_eventlog, the Python oracle.
-args=(--result "$r" --name "$T: TPM PCRs equal the event-log replay")
-if [ -x "$IT_CLI" ] && "$IT_CLI" log --json "$r/eventlog.bin" > "$d/mshim-log.json" 2> "$d/mshim-log.err"; then
-        args+=(--mshim-json "$d/mshim-log.json")
-else
-        it_fail "$T: TPM PCRs equal the event-log replay: mshim log --json"
-        if [ -x "$IT_CLI" ]; then echo "  $IT_CLI log --json failed: $(cat "$d/mshim-log.err")" >&2; else echo "  $IT_CLI is missing" >&2; fi
-fi
-if tpm2_eventlog "$r/eventlog.bin" > "$d/tpm2_eventlog.yaml" 2> "$d/tpm2_eventlog.err"; then
-        args+=(--eventlog-yaml "$d/tpm2_eventlog.yaml")
-else
-        it_fail "$T: TPM PCRs equal the event-log replay: tpm2_eventlog"
-        cat "$d/tpm2_eventlog.err" >&2
-fi
-it_oracle check-replay "${args[@]}" || IT_FAILED=1
+it_check_replay "$d" "$T: TPM PCRs equal the event-log replay"
 
 # 2. predictions from the ESP files.
 it_oracle check-pcr5 --result "$r" --name "$T" \

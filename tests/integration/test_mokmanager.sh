@@ -122,10 +122,7 @@ else
         exit 1
 fi
 r=$d/result
-args=(--result "$r" --name "$T: second boot: TPM PCRs equal the event-log replay")
-"$IT_CLI" log --json "$r/eventlog.bin" > "$d/mshim-log.json" 2>/dev/null &&
-        args+=(--mshim-json "$d/mshim-log.json")
-it_oracle check-replay "${args[@]}" || IT_FAILED=1
+it_check_replay "$d" "$T: second boot: TPM PCRs equal the event-log replay"
 it_shim_events "$r/eventlog.bin" "$T: second boot" "$d/MokList.bin" "$k/mok.der" \
         "$d/esp/EFI/BOOT/BOOTX64.EFI" "$d/esp/EFI/BOOT/grubx64.efi" "$d/esp/vmlinuz" || IT_FAILED=1
 exit "$IT_FAILED"

@@ -92,12 +92,7 @@ it_boot_all "$a" "$bc"
 if [ "$(cat "$a/boot.rc")" = 0 ]; then
         it_pass "$T: signed mshim -> signed kernel reaches the initramfs with Secure Boot on (own keys)"
         r=$a/result
-        args=(--result "$r" --name "$T: signed: TPM PCRs equal the event-log replay")
-        "$IT_CLI" log --json "$r/eventlog.bin" > "$a/mshim-log.json" 2>/dev/null &&
-                args+=(--mshim-json "$a/mshim-log.json")
-        tpm2_eventlog "$r/eventlog.bin" > "$a/tpm2_eventlog.yaml" 2>/dev/null &&
-                args+=(--eventlog-yaml "$a/tpm2_eventlog.yaml")
-        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+        it_check_replay "$a" "$T: signed: TPM PCRs equal the event-log replay"
         it_oracle check-pcr4 --result "$r" --name "$T: signed: mshim and the kernel once each in PCR 4" \
                 "$a/esp/EFI/BOOT/BOOTX64.EFI" "$a/esp/vmlinuz" || IT_FAILED=1
         it_sb_pcr7 "$r" "$k/sb.fd" "$k/db.der" \

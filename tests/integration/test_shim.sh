@@ -53,12 +53,7 @@ good=$(it_shim_esp good "$k") || { it_fail "$T: set-up (esp)"; exit 1; }
 if it_boot "$good"; then
         it_pass "$T: shim -> mshim (MOK-signed) -> Debian's signed kernel reaches the initramfs"
         r=$good/result
-        args=(--result "$r" --name "$T: TPM PCRs equal the event-log replay")
-        "$IT_CLI" log --json "$r/eventlog.bin" > "$good/mshim-log.json" 2>/dev/null &&
-                args+=(--mshim-json "$good/mshim-log.json")
-        tpm2_eventlog "$r/eventlog.bin" > "$good/tpm2_eventlog.yaml" 2>/dev/null &&
-                args+=(--eventlog-yaml "$good/tpm2_eventlog.yaml")
-        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+        it_check_replay "$good" "$T: TPM PCRs equal the event-log replay"
         "$IT_CLI" vars get "$k/vars-mok.fd" MokList -o "$k/MokList.bin" &&
         it_shim_events "$r/eventlog.bin" "$T" "$k/MokList.bin" "$k/mok.der" \
                 "$good/esp/EFI/BOOT/BOOTX64.EFI" "$good/esp/EFI/BOOT/grubx64.efi" "$good/esp/vmlinuz" || IT_FAILED=1
@@ -135,12 +130,7 @@ if it_boot "$g" --timeout 200 --stop 'bad shim signature|prohibited by secure bo
                 it_show_serial "$g"
         fi
         r=$g/result
-        args=(--result "$r" --name "$T: GRUB: TPM PCRs equal the event-log replay")
-        "$IT_CLI" log --json "$r/eventlog.bin" > "$g/mshim-log.json" 2>/dev/null &&
-                args+=(--mshim-json "$g/mshim-log.json")
-        tpm2_eventlog "$r/eventlog.bin" > "$g/tpm2_eventlog.yaml" 2>/dev/null &&
-                args+=(--eventlog-yaml "$g/tpm2_eventlog.yaml")
-        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+        it_check_replay "$g" "$T: GRUB: TPM PCRs equal the event-log replay"
         it_shim_grub_events "$r/eventlog.bin" "$T: GRUB" "$g/esp/EFI/BOOT/BOOTX64.EFI" \
                 "$g/esp/EFI/BOOT/grubx64.efi" "$g/esp/EFI/debian/grubx64.efi" "$g/esp/vmlinuz" "$k/mok.der" ||
                 IT_FAILED=1

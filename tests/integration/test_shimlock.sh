@@ -78,12 +78,7 @@ badpid=$!
 if it_boot "$good"; then
         it_pass "$T: db-signed kernel: firmware -> mshim -> GRUB -> kernel boots under Secure Boot (own keys)"
         r=$good/result
-        args=(--result "$r" --name "$T: signed: TPM PCRs equal the event-log replay")
-        "$IT_CLI" log --json "$r/eventlog.bin" > "$good/mshim-log.json" 2>/dev/null &&
-                args+=(--mshim-json "$good/mshim-log.json")
-        tpm2_eventlog "$r/eventlog.bin" > "$good/tpm2_eventlog.yaml" 2>/dev/null &&
-                args+=(--eventlog-yaml "$good/tpm2_eventlog.yaml")
-        it_oracle check-replay "${args[@]}" || IT_FAILED=1
+        it_check_replay "$good" "$T: signed: TPM PCRs equal the event-log replay"
         it_oracle check-pcr4 --result "$r" --name "$T: signed: mshim, GRUB and the kernel once each" \
                 "$good/esp/EFI/BOOT/BOOTX64.EFI" "$good/esp/EFI/BOOT/grubx64.efi" "$good/esp/vmlinuz" || IT_FAILED=1
         it_grub_events "$r/eventlog.bin" "$T: signed" "$GRUB_OPTIONS" \
