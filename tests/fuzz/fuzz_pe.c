@@ -13,29 +13,15 @@
 #include "mb/pe.h"
 #include "mb/sbat.h"
 #include "mb/sha.h"
+#include "sink.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static volatile uint64_t sink;
-
-static void touch(const uint8_t *p, size_t n) {
-        const volatile uint8_t *b = p;
-        for (size_t i = 0; i < n; i++)
-                sink += b[i];
-}
-
-/* [p, p+n) must lie inside [buf, buf+size). */
-static void inside(const uint8_t *buf, size_t size, const uint8_t *p, size_t n) {
-        if (n == 0)
-                return;
-        if (!p || p < buf || (size_t) (p - buf) > size || size - (size_t) (p - buf) < n)
-                abort();
-}
 
 static void touch_str(mb_str s) {
         if (s.len && !s.p)
                 abort();
-        touch((const uint8_t *) s.p, s.len);
+        fuzz_read((const uint8_t *) s.p, s.len);
 }
 
 static void sbat_section(const uint8_t *p, size_t n) {
@@ -55,7 +41,7 @@ static void sbat_section(const uint8_t *p, size_t n) {
                         abort();
         }
         r = mb_sbat_validate(p, n, &lineno);
-        sink += r + lineno;
+        fuzz_checksum += r + lineno;
         if (mb_sbat_check(p, n, policy, sizeof(policy) - 1, &revoked, &bad, &min_gen) == MB_OK && revoked) {
                 touch_str(bad.component);
                 if (min_gen <= bad.generation)
@@ -92,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if ((r == MB_OK) != (i < pe.n_sections))
                         abort();
                 if (r == MB_OK && s.raw_size)
-                        inside(buf, size, buf + s.raw_offset, s.raw_size);
+                        fuzz_inside(buf, size, buf + s.raw_offset, s.raw_size);
         }
         for (uint32_t i = 0; i <= pe.n_dirs && i < 64; i++) {
                 uint32_t a, l;
@@ -101,23 +87,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if ((r == MB_OK) != (i < pe.n_dirs))
                         abort();
                 if (r == MB_OK)
-                        sink += a + l;
+                        fuzz_checksum += a + l;
         }
 
         if (mb_pe_find_section(&pe, ".sbat", &p, &n) == MB_OK) {
-                inside(buf, size, p, n);
-                touch(p, n);
+                fuzz_inside(buf, size, p, n);
+                fuzz_read(p, n);
                 sbat_section(p, n);
         }
         if (mb_pe_find_section(&pe, ".sbatlevel", &p, &n) == MB_OK) {
                 const char *t;
                 size_t tl;
 
-                inside(buf, size, p, n);
+                fuzz_inside(buf, size, p, n);
                 for (int latest = 0; latest < 2; latest++)
                         if (mb_sbat_level_section(p, n, latest, &t, &tl) == MB_OK) {
-                                inside(p, n, (const uint8_t *) t, tl);
-                                touch((const uint8_t *) t, tl);
+                                fuzz_inside(p, n, (const uint8_t *) t, tl);
+                                fuzz_read((const uint8_t *) t, tl);
                         }
         }
 
@@ -125,13 +111,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 size_t off = 0, count = 0;
                 mb_pe_cert c;
 
-                inside(buf, size, p, n);
+                fuzz_inside(buf, size, p, n);
                 if (n == 0 || p + n != buf + size)
                         abort(); /* the table is the end of the file */
                 while (mb_pe_cert_next(p, n, &off, &c) == MB_OK) {
-                        inside(p, n, c.data, c.size);
-                        touch(c.data, c.size);
-                        sink += c.revision + c.type;
+                        fuzz_inside(p, n, c.data, c.size);
+                        fuzz_read(c.data, c.size);
+                        fuzz_checksum += c.revision + c.type;
                         if (++count > n / 8 + 1)
                                 abort(); /* no progress */
                 }
@@ -146,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (dl == 0 || mb_pe_authenticode_parsed(&pe, algs[k], d1) != MB_OK ||
                     mb_pe_authenticode(buf, size, algs[k], d2) != MB_OK || memcmp(d1, d2, dl) != 0)
                         abort();
-                touch(d1, dl);
+                fuzz_read(d1, dl);
         }
         free(buf);
         return 0;

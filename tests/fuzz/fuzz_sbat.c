@@ -11,23 +11,13 @@
 #include <string.h>
 
 #include "mb/sbat.h"
+#include "sink.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static volatile uint64_t sink;
-
-static void inside(const void *base, size_t size, const char *p, size_t n) {
-        const char *b = base;
-        if (n == 0)
-                return;
-        if (!p || p < b || (size_t) (p - b) > size || size - (size_t) (p - b) < n)
-                abort();
-}
-
 static void touch(const void *base, size_t size, mb_str s) {
-        inside(base, size, s.p, s.len);
-        for (size_t i = 0; i < s.len; i++)
-                sink += (uint8_t) s.p[i];
+        fuzz_inside(base, size, s.p, s.len);
+        fuzz_read(s.p, s.len);
 }
 
 /* Iterate all records; returns the final status. */
@@ -103,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 size_t tl;
 
                 if (mb_sbat_level_section(buf, size, latest, &t, &tl) == MB_OK) {
-                        inside(buf, size, t, tl + 1);
+                        fuzz_inside(buf, size, t, tl + 1);
                         if (t[tl] != '\0' || memchr(t, 0, tl))
                                 abort();
                         walk(t, tl, true, &recs);

@@ -11,23 +11,10 @@
 #include <string.h>
 
 #include "mb/varstore.h"
+#include "sink.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static volatile uint64_t sink;
-
-static void touch(const uint8_t *p, size_t n) {
-        const volatile uint8_t *b = p;
-        for (size_t i = 0; i < n; i++)
-                sink += b[i];
-}
-
-static void inside(const uint8_t *buf, size_t size, const uint8_t *p, size_t n) {
-        if (n == 0)
-                return;
-        if (!p || p < buf || (size_t) (p - buf) > size || size - (size_t) (p - buf) < n)
-                abort();
-}
 
 /* Cap the work per input: is_live() rescans the store, so find is O(n^2). */
 #define MAX_FINDS 8
@@ -39,12 +26,12 @@ static void siglists(const uint8_t *p, size_t n) {
         while (mb_siglist_next(p, n, &off, &l) == MB_OK) {
                 if (off > n || ++count > n / 28 + 1)
                         abort();
-                inside(p, n, l.header, l.header_size);
+                fuzz_inside(p, n, l.header, l.header_size);
                 if (l.sig_size == 0 || (uint64_t) l.n_sigs * l.sig_size > n)
                         abort();
-                inside(p, n, l.sigs, (size_t) l.n_sigs * l.sig_size);
-                touch(l.header, l.header_size);
-                touch(l.sigs, (size_t) l.n_sigs * l.sig_size);
+                fuzz_inside(p, n, l.sigs, (size_t) l.n_sigs * l.sig_size);
+                fuzz_read(l.header, l.header_size);
+                fuzz_read(l.sigs, (size_t) l.n_sigs * l.sig_size);
         }
 }
 
@@ -85,13 +72,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (cursor <= prev || cursor > size + 3 || ++count > size / 60 + 1)
                         abort(); /* no progress */
                 prev = cursor;
-                inside(buf, size, v.name, v.name_size);
-                inside(buf, size, v.data, v.data_size);
-                touch(v.name, v.name_size);
-                touch(v.data, v.data_size);
+                fuzz_inside(buf, size, v.name, v.name_size);
+                fuzz_inside(buf, size, v.data, v.data_size);
+                fuzz_read(v.name, v.name_size);
+                fuzz_read(v.data, v.data_size);
                 siglists(v.data, v.data_size);
                 if (v.data_size < 4096 && mb_mok_auth(v.data, v.data_size, "pw", 2, digest) == MB_OK)
-                        touch(digest, sizeof(digest));
+                        fuzz_read(digest, sizeof(digest));
                 if (!v.live)
                         continue;
                 if (nlive == 0)
@@ -107,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                 abort(); /* a live variable GetVariable cannot see */
                 }
         }
-        sink += mb_varstore_ftw_pending(&vs);
+        fuzz_checksum += mb_varstore_ftw_pending(&vs);
 
         /* Edit a copy; the original must stay as it was. */
         copy = malloc(size);

@@ -23,6 +23,27 @@ static inline void fuzz_touch(fuzz_sink *s, const void *p, size_t n) {
                 s->sum += b[i];
 }
 
+/* For targets without an emit sink: read every byte of [p, p+n) into a
+ * global checksum, so ASan checks the read and the compiler keeps it. */
+static volatile uint64_t fuzz_checksum;
+
+static inline void fuzz_read(const void *p, size_t n) {
+        const volatile uint8_t *b = p;
+        for (size_t i = 0; i < n; i++)
+                fuzz_checksum += b[i];
+}
+
+/* Abort unless [p, p+n) lies inside [buf, buf+size): a parser handed back
+ * a slice that is not in its input. */
+static inline void fuzz_inside(const void *buf, size_t size, const void *p, size_t n) {
+        const uint8_t *b = buf, *q = p;
+
+        if (n == 0)
+                return;
+        if (!q || q < b || (size_t) (q - b) > size || size - (size_t) (q - b) < n)
+                abort();
+}
+
 static inline void fuzz_key(fuzz_sink *s, const char *key) {
         if (key)
                 for (const volatile char *k = key; *k; k++)

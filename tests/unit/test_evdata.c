@@ -1033,23 +1033,6 @@ TEST(no_action) {
 
 /* ---- the corpus of real logs --------------------------------------------- */
 
-static uint8_t *read_file(const char *path, size_t *ret_n) {
-        FILE *f = fopen(path, "rb");
-        if (!f)
-                return NULL;
-        size_t cap = 1 << 20, n = 0;
-        uint8_t *buf = malloc(cap);
-        size_t got;
-        while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-                n += got;
-                if (n == cap)
-                        buf = realloc(buf, cap *= 2);
-        }
-        fclose(f);
-        *ret_n = n;
-        return buf;
-}
-
 TEST(corpus_decode_and_check) {
         char dir[1024], path[2048];
         snprintf(dir, sizeof dir, "%s/eventlogs", tl_corpus_dir());
@@ -1064,7 +1047,7 @@ TEST(corpus_decode_and_check) {
                 if (l < 4 || strcmp(de->d_name + l - 4, ".bin"))
                         continue;
                 snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-                uint8_t *buf = read_file(path, &n);
+                uint8_t *buf = tl_read_file(path, &n);
                 mb_tcglog log;
                 mb_tcglog_event ev;
                 if (!buf || mb_tcglog_open(&log, buf, n) != MB_OK) {

@@ -41,26 +41,14 @@ typedef struct blob {
         size_t size;
 } blob;
 
+/* A real image; false when it is missing or empty. */
 static bool load(const char *path, blob *ret) {
-        FILE *f = fopen(tl_path(path), "rb");
-        long n;
-
-        if (!f)
-                return false;
-        if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0) {
-                fclose(f);
-                return false;
-        }
-        rewind(f);
-        ret->size = (size_t) n;
-        ret->data = malloc(ret->size);
-        if (!ret->data || fread(ret->data, 1, ret->size, f) != ret->size) {
-                fclose(f);
+        ret->data = tl_read_file(path, &ret->size);
+        if (ret->data && ret->size == 0) {
                 free(ret->data);
-                return false;
+                ret->data = NULL;
         }
-        fclose(f);
-        return true;
+        return ret->data != NULL;
 }
 
 static void hex(const uint8_t *d, size_t n, char *out) {

@@ -21,25 +21,8 @@ typedef struct blob {
 } blob;
 
 static bool load(const char *path, blob *ret) {
-        FILE *f = fopen(tl_path(path), "rb");
-        long n;
-
-        if (!f)
-                return false;
-        if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0) {
-                fclose(f);
-                return false;
-        }
-        rewind(f);
-        ret->size = (size_t) n;
-        ret->data = malloc(ret->size + 1);
-        if (!ret->data || fread(ret->data, 1, ret->size, f) != ret->size) {
-                fclose(f);
-                free(ret->data);
-                return false;
-        }
-        fclose(f);
-        return true;
+        ret->data = tl_read_file(path, &ret->size);
+        return ret->data != NULL;
 }
 
 /* objcopy's copy of a section, or false when objcopy or the file is missing. */

@@ -114,23 +114,6 @@ static const char *parse_entry(const char *p, expect *e) {
         return js_ws(p) + 1;
 }
 
-static char *slurp(const char *path, size_t *ret_size) {
-        FILE *f = fopen(path, "rb");
-        char *buf;
-        long n;
-        if (!f)
-                return NULL;
-        fseek(f, 0, SEEK_END);
-        n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        buf = malloc((size_t) n + 1);
-        if (fread(buf, 1, (size_t) n, f) != (size_t) n)
-                n = 0;
-        buf[n] = 0;
-        fclose(f);
-        *ret_size = (size_t) n;
-        return buf;
-}
 
 static expect expects[64];
 static int n_expects;
@@ -141,7 +124,7 @@ static void load_expected(void) {
         char *json, *p;
 
         snprintf(path, sizeof(path), "%s/eventlogs/EXPECTED.json", tl_corpus_dir());
-        json = slurp(path, &size);
+        json = tl_read_file(path, &size);
         if (!json) {
                 fprintf(stderr, "cannot read %s\n", path);
                 exit(1);
@@ -198,7 +181,7 @@ static void check_file(const expect *e) {
         mb_err r;
 
         snprintf(path, sizeof(path), "%s/eventlogs/%s", tl_corpus_dir(), e->file);
-        buf = (uint8_t *) slurp(path, &size);
+        buf = (uint8_t *) tl_read_file(path, &size);
         CHECK(buf != NULL);
         if (!buf)
                 return;
@@ -263,7 +246,7 @@ TEST(truncations_and_corruptions_fail_cleanly) {
                 size_t size;
                 uint8_t *orig;
                 snprintf(path, sizeof(path), "%s/eventlogs/%s", tl_corpus_dir(), files[f]);
-                orig = (uint8_t *) slurp(path, &size);
+                orig = (uint8_t *) tl_read_file(path, &size);
                 CHECK(orig != NULL);
                 if (!orig)
                         continue;

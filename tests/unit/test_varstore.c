@@ -18,25 +18,12 @@ static const char *ovmf_dir(void) {
 /* A heap copy of an OVMF file; NULL (and a message) if it is missing. */
 static uint8_t *load(const char *name, size_t *ret_size) {
         char path[512];
-        FILE *f;
-        uint8_t *p = NULL;
-        long n;
+        uint8_t *p;
 
         snprintf(path, sizeof(path), "%s/%s", ovmf_dir(), name);
-        f = fopen(path, "rb");
-        if (!f) {
-                fprintf(stderr, "  cannot open %s (install ovmf: scripts/deps.sh)\n", path);
-                return NULL;
-        }
-        if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-                p = malloc((size_t) n);
-                if (p && fread(p, 1, (size_t) n, f) != (size_t) n) {
-                        free(p);
-                        p = NULL;
-                }
-                *ret_size = (size_t) n;
-        }
-        fclose(f);
+        p = tl_read_file(path, ret_size);
+        if (!p)
+                fprintf(stderr, "  cannot read %s (install ovmf: scripts/deps.sh)\n", path);
         return p;
 }
 

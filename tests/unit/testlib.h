@@ -5,6 +5,7 @@
  */
 #ifndef MB_TESTLIB_H
 #define MB_TESTLIB_H
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static inline const char *tl_corpus_dir(void) {
  * build/debian-efi) by scripts/fetch-efi.sh, never installed: tests name
  * them "efi:usr/lib/...", and every file access goes through tl_path(). */
 static inline const char *tl_path(const char *p) {
-        static char buf[4][1024];
+        static char buf[4][4096];
         static int k;
         const char *root = getenv("MB_EFIROOT");
         char *b;
@@ -47,5 +48,29 @@ static inline const char *tl_path(const char *p) {
         b = buf[k++ % 4];
         snprintf(b, sizeof(buf[0]), "%s/%s", root ? root : "build/debian-efi", p + 4);
         return b;
+}
+
+/* A whole file on the heap, NUL-terminated one byte past *ret_size (so text
+ * files can be used as C strings); NULL when it cannot be read. The path
+ * goes through tl_path(). */
+static inline void *tl_read_file(const char *path, size_t *ret_size) {
+        FILE *f = fopen(tl_path(path), "rb");
+        uint8_t *buf = NULL;
+        long n;
+
+        if (!f)
+                return NULL;
+        if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+            (buf = malloc((size_t) n + 1)) != NULL) {
+                if (fread(buf, 1, (size_t) n, f) == (size_t) n) {
+                        buf[n] = 0;
+                        *ret_size = (size_t) n;
+                } else {
+                        free(buf);
+                        buf = NULL;
+                }
+        }
+        fclose(f);
+        return buf;
 }
 #endif
