@@ -443,9 +443,8 @@ import oracle
 r, der, owner, name = sys.argv[2], open(sys.argv[3], "rb").read(), uuid.UUID(sys.argv[4]).bytes_le, sys.argv[5]
 res = oracle.load_result(r)
 ev = oracle.load_log(r + "/eventlog.bin")
-GLOBAL = uuid.UUID("8be4df61-93ca-11d2-aa0d-00e098032b8c").bytes_le
-SECDB = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
-EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000001, 0x800000E0
+GLOBAL, SECDB = oracle.GUID_GLOBAL, oracle.GUID_SECDB
+EV_VAR_CONFIG, EV_VAR_AUTH = oracle.EV_EFI_VARIABLE_DRIVER_CONFIG, oracle.EV_EFI_VARIABLE_AUTHORITY
 bad = []
 
 def var(e):
@@ -473,15 +472,12 @@ want = [(GLOBAL, "SecureBoot", b"\x01")] + [(GLOBAL, n, open("%s/var-%s.bin" % (
                                           for n in ("PK", "KEK")] + \
        [(SECDB, n, open("%s/var-%s.bin" % (r, n), "rb").read()) for n in ("db", "dbx")]
 # What `mshim vars enroll` wrote must be, independently of mshim, one
-# EFI_SIGNATURE_LIST per key (UEFI 2.10, 32.4.1): the X.509 type GUID,
-# ListSize, HeaderSize 0, SignatureSize, then owner + DER.
-X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
+# EFI_SIGNATURE_LIST per key (oracle.x509_esl).
 keydir = sys.argv[3].rsplit("/", 1)[0]
 for n, key in (("PK", "pk"), ("KEK", "kek"), ("db", "db")):
     kder = subprocess.run(["openssl", "x509", "-in", "%s/%s.pem" % (keydir, key), "-outform", "DER"],
                           capture_output=True, check=True).stdout
-    siglist = X509 + struct.pack("<III", 28 + 16 + len(kder), 0, 16 + len(kder)) + owner + kder
-    if open("%s/var-%s.bin" % (r, n), "rb").read() != siglist:
+    if open("%s/var-%s.bin" % (r, n), "rb").read() != oracle.x509_esl(kder, owner):
         bad.append("%s in the store is not the EFI_SIGNATURE_LIST of %s.pem" % (n, key))
 got = [var(e) for e in p7 if e.type == EV_VAR_CONFIG]
 if got != want:
@@ -579,9 +575,8 @@ import oracle
 log, name, moklist, mokder, shim, mshim, kernel = sys.argv[2:9]
 ev = oracle.load_log(log)
 bad = []
-X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
-SHIM_GUID = uuid.UUID("605dab50-e046-4300-abb6-3dd810dd8b23").bytes_le
-EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000007, 0x80000001, 0x800000E0
+SHIM_GUID = oracle.GUID_SHIM
+EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = oracle.EV_EFI_ACTION, oracle.EV_EFI_VARIABLE_DRIVER_CONFIG, oracle.EV_EFI_VARIABLE_AUTHORITY
 
 vendor_cert, vendor_dbx = oracle.shim_vendor_cert(shim)
 mok = open(mokder, "rb").read()
@@ -601,9 +596,9 @@ if other:
 # PCR 14
 p14 = [e for e in ev if e.pcr == 14]
 def x509_esl(der):
-    """One EFI_SIGNATURE_LIST holding one X.509 certificate owned by shim
-    (UEFI 2.10, 32.4.1), built here independently of mshim vars."""
-    return X509 + struct.pack("<III", 28 + 16 + len(der), 0, 16 + len(der)) + SHIM_GUID + der
+    """A one-certificate EFI_SIGNATURE_LIST owned by shim, built here
+    independently of mshim vars."""
+    return oracle.x509_esl(der, SHIM_GUID)
 
 esl = x509_esl(vendor_cert)
 # MokList as `mshim vars add-mok` stored it must be exactly the MOK's list.
@@ -641,7 +636,7 @@ for label, cert, image in (("the MOK", mok, want[1]), ("shim's vendor certificat
         bad.append("PCR 7: %d MokListRT authority events for %s, want 1" % (len(hits), label))
     elif image in idx and hits[0].index > idx[image]:
         bad.append("PCR 7: authority for %s logged after the image it verified" % label)
-DB_GUID = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
+DB_GUID = oracle.GUID_SECDB
 kinds = sorted((g == SHIM_GUID and "shim" or g == DB_GUID and "security" or "other", n) for e, g, n, d in auth)
 want7 = sorted([("security", "db"), ("shim", "SbatLevel"), ("shim", "MokListRT"), ("shim", "MokListRT")])
 if kinds != want7:
@@ -742,9 +737,8 @@ import oracle
 log, name, shim, mshim, grub, kernel, mokder = sys.argv[2:9]
 ev = oracle.load_log(log)
 bad = []
-SHIM_GUID = uuid.UUID("605dab50-e046-4300-abb6-3dd810dd8b23").bytes_le
-DB_GUID = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
-EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = 0x80000007, 0x80000001, 0x800000E0
+SHIM_GUID, DB_GUID = oracle.GUID_SHIM, oracle.GUID_SECDB
+EV_EFI_ACTION, EV_VAR_CONFIG, EV_VAR_AUTH = oracle.EV_EFI_ACTION, oracle.EV_EFI_VARIABLE_DRIVER_CONFIG, oracle.EV_EFI_VARIABLE_AUTHORITY
 
 def image_event(e):
     """UEFI_IMAGE_LOAD_EVENT: (address, length, link-time address, file path text, device path length)."""

@@ -18,10 +18,23 @@ import os
 import re
 import struct
 import sys
+import uuid
 
 ALGS = {0x4: "sha1", 0xB: "sha256", 0xC: "sha384", 0xD: "sha512", 0x12: "sm3_256"}
 EV_NO_ACTION, EV_SEPARATOR, EV_EVENT_TAG, EV_IPL = 0x3, 0x4, 0x6, 0xD
 EV_EFI_BOOT_SERVICES_APPLICATION = 0x80000003
+EV_EFI_VARIABLE_DRIVER_CONFIG, EV_EFI_ACTION, EV_EFI_VARIABLE_AUTHORITY = 0x80000001, 0x80000007, 0x800000E0
+# GUIDs as they are stored (EFI_GUID: first three fields little endian).
+GUID_GLOBAL = uuid.UUID("8be4df61-93ca-11d2-aa0d-00e098032b8c").bytes_le     # EFI_GLOBAL_VARIABLE
+GUID_SECDB = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le      # EFI_IMAGE_SECURITY_DATABASE
+GUID_SHIM = uuid.UUID("605dab50-e046-4300-abb6-3dd810dd8b23").bytes_le       # SHIM_LOCK / MOK variables
+GUID_X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le       # EFI_CERT_X509_GUID
+
+
+def x509_esl(der, owner):
+    """One EFI_SIGNATURE_LIST holding one X.509 certificate (UEFI 2.10,
+    32.4.1): type, ListSize, HeaderSize 0, SignatureSize, owner + DER."""
+    return GUID_X509 + struct.pack("<III", 28 + 16 + len(der), 0, 16 + len(der)) + owner + der
 TAG_MSHIM_LOADER_CONF, TAG_MSHIM_ENTRY = 0x6D736801, 0x6D736802
 TAG_LINUX_INITRD, TAG_LINUX_LOAD_OPTIONS = 0x8F3B22EC, 0x8F3B22ED
 CHECKED_PCRS = list(range(0, 10)) + list(range(11, 16))
