@@ -25,7 +25,7 @@ INC       := -Iinclude
 
 # ---- host CLI -------------------------------------------------------------
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) $(INC) -DMB_VERSION=\"$(VERSION)\" -D_FORTIFY_SOURCE=2 $(CFLAGS)
-HOST_LIBS    := -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc
+HOST_LIBS    := -pthread -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc
 HOST_CORE_O  := $(filter-out $(B)/host/src/sha.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
 HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o
 
@@ -72,6 +72,15 @@ $(B)/test/tools/%.o: tools/%.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
 $(B)/test/mshim: $(TEST_TOOL_O) $(TEST_CORE_O)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(HOST_LIBS)
 
+# And under ThreadSanitizer, for `mshim log`'s threads (tools/logwork.c).
+TSAN_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=thread -DMB_VERSION=\"$(VERSION)\"
+TSAN_O       := $(TOOL_SRC:tools/%.c=$(B)/tsan/tools/%.o) $(CORE_SRC:src/%.c=$(B)/tsan/src/%.o)
+$(B)/tsan/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -Itools -c $< -o $@
+$(B)/tsan/mshim: $(TSAN_O)
+	$(CC) $(TSAN_CFLAGS) -o $@ $^ $(HOST_LIBS)
+
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto
@@ -106,7 +115,7 @@ unit: $(UNIT_BIN) $(B)/test/mshim
 deps:
 	@KDIR=$(B)/kernel EFIROOT=$(B)/debian-efi scripts/deps.sh
 
-check: deps all $(UNIT_BIN) $(B)/test/mshim
+check: deps all $(UNIT_BIN) $(B)/test/mshim $(B)/tsan/mshim
 	@tests/run-all.sh
 
 integration: deps all

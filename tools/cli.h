@@ -29,26 +29,38 @@ void cli_file_free(cli_file *f);
 
 /* A buffered writer over stdout; the JSON and text sinks write through it.
  * The small writers are inline: `mshim log --json` calls them hundreds of
- * millions of times on a large log. */
+ * millions of times on a large log. The buffer is per thread: `mshim log`
+ * formats events on several threads, each capturing its text in memory
+ * (out_capture_begin/end) for the main thread to write in order. */
 #define OUT_BUF_SIZE (1 << 16)
-extern char out_buf[OUT_BUF_SIZE];
-extern size_t out_len;
+extern __thread char *out_buf;
+extern __thread size_t out_len, out_cap;
 void out_flush(void);
 void out_put_slow(const char *s, size_t n);
 
 static inline void out_put(const char *s, size_t n) {
-        if (n <= OUT_BUF_SIZE - out_len) {
+        if (n <= out_cap - out_len) {
                 __builtin_memcpy(out_buf + out_len, s, n);
                 out_len += n;
         } else
                 out_put_slow(s, n);
 }
 static inline void out_putc(char c) {
-        if (out_len == OUT_BUF_SIZE)
+        if (out_len == out_cap)
                 out_flush();
         out_buf[out_len++] = c;
 }
 static inline void out_puts(const char *s) { out_put(s, __builtin_strlen(s)); }
+
+/* Text written by this thread between begin and end goes to c->buf (grown
+ * as needed; reusable across captures) instead of stdout. */
+typedef struct out_capture {
+        char *buf;
+        size_t len, cap;
+} out_capture;
+void out_capture_begin(out_capture *c);
+void out_capture_end(out_capture *c);
+void out_capture_free(out_capture *c);
 void out_u64(uint64_t v);
 void out_hex(const uint8_t *p, size_t n);
 

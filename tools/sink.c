@@ -10,15 +10,9 @@
 /* Bytes that must be escaped inside a JSON string (RFC 8259, 7): the
  * control characters, '"' and '\\'. Everything else, UTF-8 included, is
  * copied in runs. */
-static bool json_escape_table[256];
-static bool json_table_ready;
-
-static void json_table_init(void) {
-        for (int c = 0; c < 0x20; c++)
-                json_escape_table[c] = true;
-        json_escape_table['"'] = json_escape_table['\\'] = true;
-        json_table_ready = true;
-}
+static const bool json_escape_table[256] = {
+        [0x00 ... 0x1f] = true, ['"'] = true, ['\\'] = true,
+};
 
 static void json_escape_byte(unsigned char c) {
         static const char digits[] = "0123456789abcdef";
@@ -38,8 +32,6 @@ void json_string(const char *s, size_t n) {
         const unsigned char *p = (const unsigned char *) s;
         size_t start = 0;
 
-        if (!json_table_ready)
-                json_table_init();
         out_putc('"');
         for (size_t i = 0; i < n; i++) {
                 if (!json_escape_table[p[i]])

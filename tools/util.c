@@ -101,11 +101,45 @@ void cli_file_free(cli_file *f) {
 }
 
 /* stdio's per-call locking and formatting dominate when printing 100,000
- * events; a plain buffer flushed with fwrite keeps `mshim log` fast. */
-char out_buf[OUT_BUF_SIZE];
-size_t out_len;
+ * events; a plain buffer flushed with fwrite keeps `mshim log` fast. Only
+ * the main thread writes to stdout; it gets this buffer on first use. */
+static char stdout_buf[OUT_BUF_SIZE];
+__thread char *out_buf;
+__thread size_t out_len, out_cap;
+static __thread out_capture *capturing;
+static __thread struct { char *buf; size_t len, cap; } saved;
+
+/* Make room for n more bytes in the capture buffer. */
+static void capture_grow(size_t n) {
+        size_t cap = out_cap ? out_cap : OUT_BUF_SIZE;
+        char *p;
+
+        while (cap - out_len < n) {
+                if (cap > SIZE_MAX / 2)
+                        goto nomem;
+                cap *= 2;
+        }
+        p = realloc(out_buf, cap);
+        if (!p)
+                goto nomem;
+        out_buf = p;
+        out_cap = cap;
+        return;
+nomem:
+        /* Nothing sensible can be printed without memory for it. */
+        fputs("mshim: out of memory\n", stderr);
+        exit(EXIT_BAD_INPUT);
+}
 
 void out_flush(void) {
+        if (capturing) {
+                capture_grow(1);
+                return;
+        }
+        if (!out_buf) {
+                out_buf = stdout_buf;
+                out_cap = sizeof(stdout_buf);
+        }
         if (out_len)
                 fwrite(out_buf, 1, out_len, stdout);
         out_len = 0;
@@ -113,13 +147,42 @@ void out_flush(void) {
 }
 
 void out_put_slow(const char *s, size_t n) {
-        out_flush();
-        if (n > OUT_BUF_SIZE) {
-                fwrite(s, 1, n, stdout);
-                return;
+        if (capturing) {
+                capture_grow(n);
+        } else {
+                out_flush();
+                if (n > out_cap) {
+                        fwrite(s, 1, n, stdout);
+                        return;
+                }
         }
-        memcpy(out_buf, s, n);
-        out_len = n;
+        memcpy(out_buf + out_len, s, n);
+        out_len += n;
+}
+
+void out_capture_begin(out_capture *c) {
+        saved.buf = out_buf;
+        saved.len = out_len;
+        saved.cap = out_cap;
+        capturing = c;
+        out_buf = c->buf;
+        out_len = 0;
+        out_cap = c->cap;
+}
+
+void out_capture_end(out_capture *c) {
+        c->buf = out_buf;
+        c->len = out_len;
+        c->cap = out_cap;
+        capturing = NULL;
+        out_buf = saved.buf;
+        out_len = saved.len;
+        out_cap = saved.cap;
+}
+
+void out_capture_free(out_capture *c) {
+        free(c->buf);
+        *c = (out_capture) { 0 };
 }
 
 void out_u64(uint64_t v) {
@@ -133,24 +196,25 @@ void out_u64(uint64_t v) {
         out_put(b + i, sizeof(b) - (size_t) i);
 }
 
-/* Two output characters per byte from one table look-up. */
+/* Two output characters per byte from one table look-up. Built before
+ * main() runs, so the formatting threads only ever read it. */
+static char hex_pairs[256][2];
+
+__attribute__((constructor)) static void hex_pairs_init(void) {
+        static const char digits[] = "0123456789abcdef";
+        for (int i = 0; i < 256; i++) {
+                hex_pairs[i][0] = digits[i >> 4];
+                hex_pairs[i][1] = digits[i & 15];
+        }
+}
+
 void out_hex(const uint8_t *p, size_t n) {
-        static char pairs[256][2];
-        static bool ready;
         char b[256];
 
-        if (!ready) {
-                static const char digits[] = "0123456789abcdef";
-                for (int i = 0; i < 256; i++) {
-                        pairs[i][0] = digits[i >> 4];
-                        pairs[i][1] = digits[i & 15];
-                }
-                ready = true;
-        }
         while (n) {
                 size_t k = n > sizeof(b) / 2 ? sizeof(b) / 2 : n;
                 for (size_t i = 0; i < k; i++)
-                        memcpy(b + 2 * i, pairs[p[i]], 2);
+                        memcpy(b + 2 * i, hex_pairs[p[i]], 2);
                 out_put(b, 2 * k);
                 p += k;
                 n -= k;

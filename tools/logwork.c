@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * `mshim log`'s pass over the events on several threads (logwork.h).
+ *
+ * The log is cut into chunks of CHUNK_EVENTS records. A chunk lives in one
+ * of N_SLOTS slots and moves FREE -> READY (parsed and replayed by the
+ * producer, which records the parser state at its first record) -> BUSY (a
+ * thread re-parses it from that state, checks and prints its events into
+ * the slot's buffer) -> DONE -> FREE (written to stdout, in order, by the
+ * calling thread). One mutex guards the slot states and counters; all the
+ * work happens outside it, and there are only a few hundred transitions even
+ * on a 100,000-event log, so the lock is never contended for long.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include "cli.h"
+#include "logwork.h"
+
+#define CHUNK_EVENTS 128
+#define N_SLOTS      16
+#define MAX_THREADS  8
+
+typedef enum lw_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE } lw_state;
+
+typedef struct lw_slot {
+        lw_state state;
+        mb_tcglog start;        /* the parser positioned at the chunk's first record */
+        uint32_t n_events;
+        uint32_t n_bad;         /* integrity mismatches among them */
+        out_capture out;        /* their printed text */
+} lw_slot;
+
+typedef struct logwork {
+        pthread_mutex_t lock;
+        pthread_cond_t changed;
+        lw_slot slots[N_SLOTS];
+        uint64_t n_produced;    /* chunks cut; chunk k lives in slots[k % N_SLOTS] */
+        uint64_t n_written;     /* chunks written to stdout */
+        bool produced_all;
+        uint32_t n_bad;
+        /* Only the thread holding the producer role touches these until the
+         * others are joined. */
+        mb_tcglog *log;
+        mb_replay *replay;
+        uint32_t n_events;
+        mb_err err;
+        logwork_print_fn print;
+        const void *ctx;
+} logwork;
+
+/* Parse and replay the next chunk into s. Returns true if it was the last. */
+static bool produce(logwork *w, lw_slot *s) {
+        mb_tcglog_event ev;
+        mb_err err = MB_OK;
+        uint32_t n = 0;
+
+        s->start = *w->log;
+        while (n < CHUNK_EVENTS && (err = mb_tcglog_next(w->log, &ev)) == MB_OK) {
+                mb_replay_event(w->replay, &ev);
+                n++;
+        }
+        s->n_events = n;
+        w->n_events += n;
+        if (n == CHUNK_EVENTS)
+                return false;
+        w->err = err == MB_END ? MB_OK : err;
+        return true;
+}
+
+/* Check and print the chunk in s into its buffer. The parser replays the
+ * records the producer already accepted, so it cannot fail here. */
+static void format(const logwork *w, lw_slot *s) {
+        mb_tcglog log = s->start;
+        mb_tcglog_event ev;
+
+        s->n_bad = 0;
+        out_capture_begin(&s->out);
+        for (uint32_t i = 0; i < s->n_events && mb_tcglog_next(&log, &ev) == MB_OK; i++) {
+                const char *conv = NULL;
+                mb_integrity integ = mb_evdata_check(&ev, &conv);
+
+                if (integ == MB_INTEGRITY_MISMATCH)
+                        s->n_bad++;
+                w->print(w->ctx, &ev, integ, conv);
+        }
+        out_capture_end(&s->out);
+}
+
+static lw_slot *oldest_ready(logwork *w) {
+        for (uint64_t k = w->n_written; k < w->n_produced; k++)
+                if (w->slots[k % N_SLOTS].state == SLOT_READY)
+                        return &w->slots[k % N_SLOTS];
+        return NULL;
+}
+
+/* The loop every thread runs, lock held except while working. The writer
+ * (the caller of logwork_run) writes finished chunks first so slots come
+ * free; the producer cuts chunks next, since the replay is the one part
+ * that cannot be shared; then anyone formats the oldest waiting chunk. */
+static void work(logwork *w, bool writer, bool producer) {
+        pthread_mutex_lock(&w->lock);
+        for (;;) {
+                lw_slot *s = &w->slots[w->n_written % N_SLOTS];
+
+                if (writer && w->n_written < w->n_produced && s->state == SLOT_DONE) {
+                        pthread_mutex_unlock(&w->lock);
+                        out_put(s->out.buf, s->out.len);
+                        pthread_mutex_lock(&w->lock);
+                        w->n_bad += s->n_bad;
+                        s->state = SLOT_FREE;
+                        w->n_written++;
+                } else if (producer && !w->produced_all && w->n_produced - w->n_written < N_SLOTS) {
+                        bool last;
+                        s = &w->slots[w->n_produced % N_SLOTS];
+                        pthread_mutex_unlock(&w->lock);
+                        last = produce(w, s);
+                        pthread_mutex_lock(&w->lock);
+                        s->state = SLOT_READY;
+                        w->n_produced++;
+                        w->produced_all = last;
+                } else if ((s = oldest_ready(w)) != NULL) {
+                        s->state = SLOT_BUSY;
+                        pthread_mutex_unlock(&w->lock);
+                        format(w, s);
+                        pthread_mutex_lock(&w->lock);
+                        s->state = SLOT_DONE;
+                } else if (w->produced_all && (!writer || w->n_written == w->n_produced)) {
+                        break;
+                } else {
+                        pthread_cond_wait(&w->changed, &w->lock);
+                        continue;
+                }
+                pthread_cond_broadcast(&w->changed);
+        }
+        pthread_mutex_unlock(&w->lock);
+}
+
+static void *producer_main(void *arg) {
+        work(arg, false, true);
+        return NULL;
+}
+
+static void *helper_main(void *arg) {
+        work(arg, false, false);
+        return NULL;
+}
+
+/* MSHIM_THREADS, or the CPUs this process may run on. */
+static int thread_count(void) {
+        const char *env = getenv("MSHIM_THREADS");
+        cpu_set_t set;
+        long n = 0;
+
+        if (env && *env) {
+                char *end;
+                n = strtol(env, &end, 10);
+                if (*end)
+                        n = 0;
+        }
+        if (n <= 0)
+                n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+        return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int) n;
+}
+
+void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, const void *ctx,
+                 logwork_result *ret) {
+        logwork w = { .log = log, .replay = replay, .print = print, .ctx = ctx };
+        pthread_t tids[MAX_THREADS];
+        int n_threads = thread_count(), started = 0;
+
+        pthread_mutex_init(&w.lock, NULL);
+        pthread_cond_init(&w.changed, NULL);
+        /* The first extra thread replays; without one (a single CPU, or
+         * pthread_create failing) the caller does everything itself. */
+        for (int i = 1; i < n_threads; i++) {
+                if (pthread_create(&tids[started], NULL, started == 0 ? producer_main : helper_main, &w) != 0)
+                        break;
+                started++;
+        }
+        work(&w, true, started == 0);
+        for (int i = 0; i < started; i++)
+                pthread_join(tids[i], NULL);
+        for (int i = 0; i < N_SLOTS; i++)
+                out_capture_free(&w.slots[i].out);
+        pthread_cond_destroy(&w.changed);
+        pthread_mutex_destroy(&w.lock);
+        *ret = (logwork_result) { .n_events = w.n_events, .n_integrity_bad = w.n_bad, .err = w.err };
+}
