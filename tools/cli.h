@@ -71,6 +71,9 @@ typedef struct json_sink {
         bool need_comma[64];
 } json_sink;
 void json_sink_init(json_sink *j);
+/* A sink for more members of an object the caller has opened and already
+ * written members of. */
+void json_sink_init_member(json_sink *j);
 /* Start the next member of the current container (prints the comma and key). */
 void json_key(json_sink *j, const char *key);
 void json_string(const char *s, size_t n);

@@ -95,6 +95,12 @@ void json_sink_init(json_sink *j) {
         j->emit.ctx = j;
 }
 
+void json_sink_init_member(json_sink *j) {
+        json_sink_init(j);
+        j->depth = 1;
+        j->need_comma[1] = true;
+}
+
 /* ---- one-line text: key=value key={a=1 b=2} list=[x y] ------------------ */
 
 /* Long blobs are cut in the table; --json always carries them whole. */
