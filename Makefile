@@ -81,6 +81,11 @@ $(B)/tsan/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
 $(B)/tsan/mshim: $(TSAN_O)
 	$(CC) $(TSAN_CFLAGS) -o $@ $^ $(HOST_LIBS)
 
+# The host CLI's eight-lane SHA-512 and batched replay are tools/ code.
+X8_TEST_O    := $(B)/test/tools/sha512x8.o $(B)/test/tools/replay_batch.o
+$(B)/test/test_sha512x8: tests/unit/test_sha512x8.c tests/unit/testlib.h $(TEST_CORE_O) $(X8_TEST_O)
+	$(CC) $(TEST_CFLAGS) -Itools -o $@ $< $(TEST_CORE_O) $(X8_TEST_O) -lcrypto
+
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto

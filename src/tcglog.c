@@ -320,7 +320,11 @@ void mb_replay_event(mb_replay *r, const mb_tcglog_event *ev) {
                 if (!d)
                         continue;
                 b->extended |= 1u << ev->pcr;
-                if (b->computable)
+                if (!b->computable)
+                        continue;
+                if (r->extend)
+                        r->extend(r->extend_ctx, b, ev->pcr, d->bytes);
+                else
                         mb_pcr_extend(b->alg, b->pcr[ev->pcr], d->bytes);
         }
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include "cli.h"
 #include "logwork.h"
+#include "replay_batch.h"
 
 #define CHUNK_EVENTS 128
 #define N_SLOTS      16
@@ -44,6 +45,7 @@ typedef struct logwork {
          * others are joined. */
         mb_tcglog *log;
         mb_replay *replay;
+        replay_batch *batch;    /* NULL: extends run one at a time */
         uint32_t n_events;
         mb_err err;
         logwork_print_fn print;
@@ -66,6 +68,8 @@ static bool produce(logwork *w, lw_slot *s) {
         if (n == CHUNK_EVENTS)
                 return false;
         w->err = err == MB_END ? MB_OK : err;
+        if (w->batch)
+                replay_batch_flush(w->batch);
         return true;
 }
 
@@ -166,7 +170,7 @@ static int thread_count(void) {
 
 void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, const void *ctx,
                  logwork_result *ret) {
-        logwork w = { .log = log, .replay = replay, .print = print, .ctx = ctx };
+        logwork w = { .log = log, .replay = replay, .print = print, .ctx = ctx, .batch = replay_batch_attach(replay) };
         pthread_t tids[MAX_THREADS];
         int n_threads = thread_count(), started = 0;
 
@@ -184,6 +188,7 @@ void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, cons
                 pthread_join(tids[i], NULL);
         for (int i = 0; i < N_SLOTS; i++)
                 out_capture_free(&w.slots[i].out);
+        replay_batch_free(w.batch);
         pthread_cond_destroy(&w.changed);
         pthread_mutex_destroy(&w.lock);
         *ret = (logwork_result) { .n_events = w.n_events, .n_integrity_bad = w.n_bad, .err = w.err };

@@ -37,6 +37,11 @@ typedef struct mb_hash {
         } u;
 } mb_hash;
 
+/* FIPS 180-4 §4.2.3 round constants and §5.3.4/§5.3.5 initial values. */
+extern const uint64_t mb_sha512_k[80];
+extern const uint64_t mb_sha384_iv[8];
+extern const uint64_t mb_sha512_iv[8];
+
 /* Digest size in bytes for a TPM_ALG_ID we implement, 0 otherwise. */
 size_t mb_hash_size(uint16_t alg);
 /* Lower-case name ("sha256"), or NULL for an algorithm without a name here.

@@ -128,11 +128,18 @@ typedef struct mb_pcr_bank {
         uint8_t pcr[MB_PCR_COUNT][MB_HASH_MAX];
 } mb_pcr_bank;
 
-typedef struct mb_replay {
+typedef struct mb_replay mb_replay;
+struct mb_replay {
         uint32_t n_banks;
         mb_pcr_bank banks[MB_TCGLOG_MAX_ALGS];
         bool pcr0_started;      /* PCR 0 was extended or given its locality start value */
-} mb_replay;
+        /* How extends are applied: NULL (what mb_replay_init sets) means at
+         * once, with mb_pcr_extend. The host CLI sets a function that queues
+         * SHA-384/512 extends and runs them eight at a time
+         * (tools/replay_batch.c); it then owns bringing bank->pcr up to date. */
+        void (*extend)(void *ctx, mb_pcr_bank *bank, uint32_t pcr, const uint8_t *digest);
+        void *extend_ctx;
+};
 
 /* Set up one bank per algorithm the log declares; all PCRs zero. */
 void mb_replay_init(mb_replay *r, const mb_tcglog *log);

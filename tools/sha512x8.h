@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Eight independent SHA-512 block compressions at once (FIPS 180-4 §6.4.2),
+ * one per 64-bit lane of an AVX-512 register. libcrypto hashes one message
+ * at a time; a log replay has many independent PCR chains, and this runs
+ * eight of their extends for about the price of two.
+ */
+#ifndef MB_SHA512X8_H
+#define MB_SHA512X8_H
+
+#include "mb/base.h"
+
+#define SHA512X8_LANES 8
+
+/* True when this CPU has AVX-512F and MSHIM_NO_AVX512 is not set. */
+bool sha512x8_usable(void);
+/* h[i][lane] += compress(h[.][lane], w[.][lane]): the state's words and
+ * the block's sixteen message words (already in host order), lane-major. */
+void sha512x8_compress(uint64_t h[8][SHA512X8_LANES], const uint64_t w[16][SHA512X8_LANES]);
+
+#endif
