@@ -78,9 +78,11 @@ int cli_file_load(const char *path, cli_file *ret) {
                 goto out;
         }
         if (S_ISREG(st.st_mode) && st.st_size > 0) {
-                /* MAP_POPULATE: the whole file is read anyway; one read-ahead beats a
-                 * page fault per 4 KiB. */
-                void *m = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+                /* No MAP_POPULATE: the pages are faulted in (several per
+                 * fault, by the kernel's fault-around) by whichever thread
+                 * reads them first, while the other threads work, instead of
+                 * all up front on one. */
+                void *m = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
                 if (m != MAP_FAILED) {
                         *ret = (cli_file) { .data = m, .size = (size_t) st.st_size, .map = m };
                         r = 0;
