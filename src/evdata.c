@@ -1150,17 +1150,38 @@ typedef struct evd_rule {
         size_t suffix_n;
 } evd_rule;
 
+/* Which digests a check leaves to its caller (mb_evdata_check_deferred). */
+typedef struct evd_defer_ctx {
+        const uint16_t *algs;
+        size_t n_algs;
+        mb_integrity_deferred *out;
+} evd_defer_ctx;
+
+static bool deferred_alg(const evd_defer_ctx *dc, uint16_t alg) {
+        for (size_t i = 0; dc && i < dc->n_algs; i++)
+                if (dc->algs[i] == alg)
+                        return true;
+        return false;
+}
+
 /* Compare every digest we can compute with the hash of the rule's bytes.
  * NOT_APPLICABLE when the event carries no digest of an algorithm we
- * implement (SM3_256). */
-static mb_integrity digests_cover(const mb_tcglog_event *ev, const evd_rule *rule) {
+ * implement (SM3_256). Digests of deferred algorithms are not computed but
+ * listed in dc->out, and count as matching. */
+static mb_integrity digests_cover(const mb_tcglog_event *ev, const evd_rule *rule, const evd_defer_ctx *dc) {
         uint8_t d[MB_HASH_MAX];
-        uint32_t computed = 0;
+        uint32_t computed = 0, n_deferred = 0;
         for (uint32_t i = 0; i < ev->n_digests && i < MB_TCGLOG_MAX_ALGS; i++) {
                 const mb_tcglog_digest *g = &ev->digests[i];
                 mb_hash h;
-                if (mb_hash_size(g->alg) == 0 || mb_hash_size(g->alg) != g->size ||
-                    mb_hash_init(&h, g->alg) != MB_OK)
+                if (mb_hash_size(g->alg) == 0 || mb_hash_size(g->alg) != g->size)
+                        continue;
+                if (deferred_alg(dc, g->alg)) {
+                        dc->out->digest_index[n_deferred++] = (uint8_t) i;
+                        computed++;
+                        continue;
+                }
+                if (mb_hash_init(&h, g->alg) != MB_OK)
                         continue;
                 mb_hash_update(&h, rule->p, rule->n);
                 mb_hash_update(&h, rule->suffix, rule->suffix_n);
@@ -1169,6 +1190,13 @@ static mb_integrity digests_cover(const mb_tcglog_event *ev, const evd_rule *rul
                         return MB_INTEGRITY_MISMATCH;
                 computed++;
         }
+        if (dc) {
+                dc->out->n_digests = n_deferred;
+                dc->out->p = rule->p;
+                dc->out->n = rule->n;
+                dc->out->suffix = rule->suffix;
+                dc->out->suffix_n = rule->suffix_n;
+        }
         return computed ? MB_INTEGRITY_OK : MB_INTEGRITY_NOT_APPLICABLE;
 }
 
@@ -1176,9 +1204,9 @@ static mb_integrity digests_cover(const mb_tcglog_event *ev, const evd_rule *rul
 /* The first rule whose bytes every computable digest covers wins; with
  * rules to try and none matching, the event is a MISMATCH. */
 static mb_integrity try_rules(const mb_tcglog_event *ev, const evd_rule *rules, size_t n_rules,
-                              const char **ret_convention) {
+                              const evd_defer_ctx *dc, const char **ret_convention) {
         for (size_t i = 0; i < n_rules; i++) {
-                mb_integrity v = digests_cover(ev, &rules[i]);
+                mb_integrity v = digests_cover(ev, &rules[i], dc);
                 if (v == MB_INTEGRITY_MISMATCH)
                         continue;
                 *ret_convention = v == MB_INTEGRITY_OK ? rules[i].name : NULL;
@@ -1231,7 +1259,7 @@ static size_t ipl_rules(const mb_tcglog_event *ev, evd_rule *rules) {
         return k;
 }
 
-mb_integrity mb_evdata_check(const mb_tcglog_event *ev, const char **ret_convention) {
+static mb_integrity check(const mb_tcglog_event *ev, const evd_defer_ctx *dc, const char **ret_convention) {
         evd_rule rules[4];
         size_t n_rules = 0;
         const char *conv = NULL;
@@ -1259,7 +1287,7 @@ mb_integrity mb_evdata_check(const mb_tcglog_event *ev, const char **ret_convent
                 break;
         }
         if (n_rules > 0) {
-                v = try_rules(ev, rules, n_rules, &conv);
+                v = try_rules(ev, rules, n_rules, dc, &conv);
                 /* EV_IPL outside PCR 8 and 12 (GRUB's files in 9, shim's
                  * MOK variables in 14) covers bytes not in the log. */
                 if (v == MB_INTEGRITY_MISMATCH && ev->type == MB_EV_IPL && ev->pcr != 8 && ev->pcr != 12)
@@ -1268,4 +1296,16 @@ mb_integrity mb_evdata_check(const mb_tcglog_event *ev, const char **ret_convent
         if (ret_convention)
                 *ret_convention = conv;
         return v;
+}
+
+mb_integrity mb_evdata_check(const mb_tcglog_event *ev, const char **ret_convention) {
+        return check(ev, NULL, ret_convention);
+}
+
+mb_integrity mb_evdata_check_deferred(const mb_tcglog_event *ev, const uint16_t *algs, size_t n_algs,
+                                      const char **ret_convention, mb_integrity_deferred *ret_deferred) {
+        evd_defer_ctx dc = { .algs = algs, .n_algs = n_algs, .out = ret_deferred };
+
+        ret_deferred->n_digests = 0;
+        return check(ev, &dc, ret_convention);
 }

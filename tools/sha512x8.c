@@ -4,6 +4,7 @@
  * sha512x8_usable() first, so the program still runs on any x86-64. */
 #include <immintrin.h>
 #include <stdlib.h>
+#include <string.h>
 #include "mb/sha.h"
 #include "sha512x8.h"
 
@@ -57,4 +58,97 @@ void sha512x8_compress(uint64_t h[8][SHA512X8_LANES], const uint64_t w[16][SHA51
         /* Step 4. */
         for (int i = 0; i < 8; i++)
                 _mm512_storeu_si512(h[i], _mm512_add_epi64(_mm512_loadu_si512(h[i]), v[i]));
+}
+
+/* ---- many messages --------------------------------------------------- */
+
+typedef struct x8_lane {
+        sha512x8_job *job;      /* NULL: idle */
+        size_t block, n_blocks;
+} x8_lane;
+
+static inline uint64_t be64(const uint8_t *p) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return __builtin_bswap64(v);        /* x86-64: little-endian */
+}
+
+/* Block k of the job's padded message (§5.1.2: 0x80, zeros, the length in
+ * bits as a 128-bit big-endian number) as sixteen words in lane l of w. */
+static void load_block(const x8_lane *ln, uint64_t w[16][SHA512X8_LANES], int l) {
+        const sha512x8_job *j = ln->job;
+        size_t len = j->n + j->suffix_n, off = ln->block * 128;
+        uint8_t b[128];
+
+        if (off + 128 <= j->n) {
+                for (int t = 0; t < 16; t++)
+                        w[t][l] = be64(j->p + off + 8 * t);
+                return;
+        }
+        memset(b, 0, sizeof(b));
+        if (off < j->n)
+                memcpy(b, j->p + off, j->n - off);
+        /* The suffix (at most a few bytes) may straddle two blocks. */
+        for (size_t i = j->n > off ? j->n - off : 0; i < 128 && off + i < len; i++)
+                b[i] = j->suffix[off + i - j->n];
+        if (len >= off && len < off + 128)
+                b[len - off] = 0x80;
+        if (ln->block + 1 == ln->n_blocks) {
+                /* Lengths here are far below 2^61 bytes: the high word is 0. */
+                uint64_t bits = __builtin_bswap64((uint64_t) len * 8);
+                memcpy(b + 120, &bits, 8);
+        }
+        for (int t = 0; t < 16; t++)
+                w[t][l] = be64(b + 8 * t);
+}
+
+static void start_job(x8_lane *ln, sha512x8_job *j, uint64_t h[8][SHA512X8_LANES], int l) {
+        const uint64_t *iv = j->alg == MB_ALG_SHA384 ? mb_sha384_iv : mb_sha512_iv;
+
+        ln->job = j;
+        ln->block = 0;
+        /* 17 bytes of padding at least: 0x80 and the 16-byte length. */
+        ln->n_blocks = (j->n + j->suffix_n + 17 + 127) / 128;
+        for (int i = 0; i < 8; i++)
+                h[i][l] = iv[i];
+}
+
+static void finish_job(x8_lane *ln, uint64_t h[8][SHA512X8_LANES], int l) {
+        sha512x8_job *j = ln->job;
+        int words = j->alg == MB_ALG_SHA384 ? 6 : 8;
+
+        for (int i = 0; i < words; i++) {
+                uint64_t v = __builtin_bswap64(h[i][l]);
+                memcpy(j->digest + 8 * i, &v, 8);
+        }
+        ln->job = NULL;
+}
+
+void sha512x8_hash_jobs(sha512x8_job *jobs, size_t n_jobs) {
+        x8_lane lanes[SHA512X8_LANES] = { 0 };
+        uint64_t h[8][SHA512X8_LANES] = { { 0 } }, w[16][SHA512X8_LANES];
+        size_t next = 0;
+
+        for (;;) {
+                int active = 0;
+
+                for (int l = 0; l < SHA512X8_LANES; l++) {
+                        if (!lanes[l].job && next < n_jobs)
+                                start_job(&lanes[l], &jobs[next++], h, l);
+                        if (lanes[l].job) {
+                                load_block(&lanes[l], w, l);
+                                active++;
+                        } else {
+                                /* Idle lane: any defined input; its result is not used. */
+                                for (int t = 0; t < 16; t++)
+                                        w[t][l] = 0;
+                        }
+                }
+                if (active == 0)
+                        return;
+                sha512x8_compress(h, w);
+                for (int l = 0; l < SHA512X8_LANES; l++)
+                        if (lanes[l].job && ++lanes[l].block == lanes[l].n_blocks)
+                                finish_job(&lanes[l], h, l);
+        }
 }

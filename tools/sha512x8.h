@@ -18,4 +18,18 @@ bool sha512x8_usable(void);
  * the block's sixteen message words (already in host order), lane-major. */
 void sha512x8_compress(uint64_t h[8][SHA512X8_LANES], const uint64_t w[16][SHA512X8_LANES]);
 
+/* SHA-384 or SHA-512 of p[0..n) followed by suffix[0..suffix_n). */
+typedef struct sha512x8_job {
+        uint16_t alg;                   /* MB_ALG_SHA384 or MB_ALG_SHA512 */
+        const uint8_t *p;
+        size_t n;
+        const uint8_t *suffix;
+        size_t suffix_n;
+        uint8_t digest[64];             /* out: 48 or 64 bytes */
+} sha512x8_job;
+
+/* Hash every job, eight lanes at a time: a lane whose message is done takes
+ * the next job, so messages of any length share the lanes. */
+void sha512x8_hash_jobs(sha512x8_job *jobs, size_t n_jobs);
+
 #endif

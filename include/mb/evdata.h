@@ -28,4 +28,22 @@ typedef enum mb_integrity {
  * rule that matched (e.g. "systemd-utf16"), or NULL. */
 mb_integrity mb_evdata_check(const mb_tcglog_event *ev, const char **ret_convention);
 
+/* The same check with the digests of the n_algs algorithms in algs left to
+ * the caller, so it can hash many events' data at once (the host CLI runs
+ * SHA-384/512 eight at a time). The verdict assumes those digests match the
+ * rule's bytes, listed in *ret_deferred; when one does not, the caller must
+ * take mb_evdata_check()'s verdict instead. Rules are tried in the same
+ * order, so when all match the verdict and convention are exactly
+ * mb_evdata_check()'s. */
+typedef struct mb_integrity_deferred {
+        uint32_t n_digests;                             /* 0: nothing left to confirm */
+        uint8_t digest_index[MB_TCGLOG_MAX_ALGS];       /* into ev->digests */
+        const uint8_t *p;                               /* hash p[0..n) then suffix[0..suffix_n) */
+        size_t n;
+        const uint8_t *suffix;
+        size_t suffix_n;
+} mb_integrity_deferred;
+mb_integrity mb_evdata_check_deferred(const mb_tcglog_event *ev, const uint16_t *algs, size_t n_algs,
+                                      const char **ret_convention, mb_integrity_deferred *ret_deferred);
+
 #endif

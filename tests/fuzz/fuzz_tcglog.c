@@ -52,6 +52,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         (void) mb_evdata_check(&ev, &conv);
                         if (conv)
                                 fuzz_key(&sink, conv);
+                        /* The deferring form must list only real digests
+                         * and bytes inside the event. */
+                        {
+                                static const uint16_t algs[] = { MB_ALG_SHA384, MB_ALG_SHA512 };
+                                mb_integrity_deferred d;
+                                (void) mb_evdata_check_deferred(&ev, algs, 2, &conv, &d);
+                                if (d.n_digests > ev.n_digests)
+                                        abort();
+                                for (uint32_t k = 0; k < d.n_digests; k++)
+                                        if (d.digest_index[k] >= ev.n_digests)
+                                                abort();
+                                if (d.n_digests) {
+                                        fuzz_touch(&sink, d.p, d.n);
+                                        fuzz_touch(&sink, d.suffix, d.suffix_n);
+                                }
+                        }
                         mb_replay_event(&replay, &ev);
 
                         mb_emit_begin_obj(&sink.emit, NULL);

@@ -1076,6 +1076,72 @@ TEST(corpus_decode_and_check) {
         CHECK(ok >= 500);
 }
 
+/* The verdict a caller of mb_evdata_check_deferred reaches: confirm each
+ * deferred digest over the listed bytes, and on any mismatch fall back to
+ * mb_evdata_check. */
+static mb_integrity deferred_then_confirmed(const mb_tcglog_event *ev, const char **conv) {
+        static const uint16_t algs[] = { MB_ALG_SHA384, MB_ALG_SHA512 };
+        mb_integrity_deferred d;
+        mb_integrity v = mb_evdata_check_deferred(ev, algs, 2, conv, &d);
+
+        for (uint32_t k = 0; k < d.n_digests; k++) {
+                const mb_tcglog_digest *g = &ev->digests[d.digest_index[k]];
+                uint8_t got[MB_HASH_MAX];
+                mb_hash h;
+                CHECK(g->alg == MB_ALG_SHA384 || g->alg == MB_ALG_SHA512);
+                mb_hash_init(&h, g->alg);
+                mb_hash_update(&h, d.p, d.n);
+                mb_hash_update(&h, d.suffix, d.suffix_n);
+                mb_hash_final(&h, got);
+                if (memcmp(got, g->bytes, g->size) != 0)
+                        return mb_evdata_check(ev, conv);
+        }
+        return v;
+}
+
+/* Deferring SHA-384/512 never changes a verdict or a convention: on every
+ * corpus event as logged, and with each of its digests corrupted in turn. */
+TEST(check_deferred_agrees) {
+        static const char *logs[] = { "qemu-ovmf-systemd-boot-linux61.bin", "tpm2-tools-event-uefiaction.bin",
+                                      "tpm2-tools-event-uefivar.bin", "tpm2-tools-event-arch-linux.bin" };
+        char path[2048];
+        unsigned deferred_events = 0;
+
+        for (size_t f = 0; f < MB_ARRAY_SIZE(logs); f++) {
+                size_t n;
+                mb_tcglog log;
+                mb_tcglog_event ev;
+                snprintf(path, sizeof path, "%s/eventlogs/%s", tl_corpus_dir(), logs[f]);
+                uint8_t *buf = tl_read_file(path, &n);
+                CHECK(buf && mb_tcglog_open(&log, buf, n) == MB_OK);
+                if (!buf)
+                        continue;
+                while (mb_tcglog_next(&log, &ev) == MB_OK) {
+                        for (int bad = -1; bad < (int) ev.n_digests; bad++) {
+                                mb_tcglog_event e = ev;
+                                uint8_t copy[MB_HASH_MAX];
+                                const char *c1 = NULL, *c2 = NULL;
+                                mb_integrity_deferred d;
+                                static const uint16_t algs[] = { MB_ALG_SHA384, MB_ALG_SHA512 };
+                                if (bad >= 0) {
+                                        memcpy(copy, ev.digests[bad].bytes, ev.digests[bad].size);
+                                        copy[0] ^= 1;
+                                        e.digests[bad].bytes = copy;
+                                }
+                                mb_integrity full = mb_evdata_check(&e, &c1);
+                                mb_integrity two = deferred_then_confirmed(&e, &c2);
+                                CHECK_EQ_INT(two, full);
+                                CHECK(c1 == c2);
+                                mb_evdata_check_deferred(&e, algs, 2, &c2, &d);
+                                deferred_events += bad < 0 && d.n_digests > 0;
+                        }
+                }
+                free(buf);
+        }
+        /* The OVMF and uefiaction logs carry SHA-384/512 banks. */
+        CHECK(deferred_events >= 20);
+}
+
 int main(void) {
         RUN(strbuf_formats);
         RUN(strbuf_utf16);
@@ -1100,5 +1166,6 @@ int main(void) {
         RUN(event_tag);
         RUN(no_action);
         RUN(corpus_decode_and_check);
+        RUN(check_deferred_agrees);
         TL_EXIT();
 }

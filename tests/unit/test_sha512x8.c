@@ -102,6 +102,35 @@ TEST(batched_replay_matches_core) {
         }
 }
 
+/* Messages of every length around the block and padding boundaries, some
+ * with a suffix, mixed SHA-384 and SHA-512, more jobs than lanes. */
+TEST(jobs_match_libcrypto) {
+        static uint8_t data[400];
+        static const uint8_t suffix[2] = { 0, 0 };
+        sha512x8_job jobs[2 * 300];
+        size_t n = 0;
+
+        rnd_fill(data, sizeof(data));
+        for (size_t len = 0; len < 300; len++)
+                for (int k = 0; k < 2; k++)
+                        jobs[n++] = (sha512x8_job) { .alg = (len + k) % 3 ? MB_ALG_SHA512 : MB_ALG_SHA384,
+                                                     .p = data + k, .n = len, .suffix = suffix, .suffix_n = k ? 2 : 0 };
+        sha512x8_hash_jobs(jobs, n);
+        for (size_t i = 0; i < n; i++) {
+                uint8_t msg[402], want[64];
+                memcpy(msg, jobs[i].p, jobs[i].n);
+                memcpy(msg + jobs[i].n, suffix, jobs[i].suffix_n);
+                if (jobs[i].alg == MB_ALG_SHA384) {
+                        SHA384(msg, jobs[i].n + jobs[i].suffix_n, want);
+                        CHECK(memcmp(jobs[i].digest, want, 48) == 0);
+                } else {
+                        SHA512(msg, jobs[i].n + jobs[i].suffix_n, want);
+                        CHECK(memcmp(jobs[i].digest, want, 64) == 0);
+                }
+        }
+        sha512x8_hash_jobs(jobs, 0);
+}
+
 TEST(no_batch_without_sha384_or_sha512) {
         mb_tcglog log = { .n_algs = 2, .algs = { { MB_ALG_SHA1, 20 }, { MB_ALG_SHA256, 32 } } };
         mb_replay r;
@@ -118,6 +147,7 @@ int main(void) {
         }
         RUN(lanes_match_libcrypto);
         RUN(batched_replay_matches_core);
+        RUN(jobs_match_libcrypto);
         RUN(no_batch_without_sha384_or_sha512);
         TL_EXIT();
 }
