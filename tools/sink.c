@@ -28,17 +28,38 @@ static void json_escape_byte(unsigned char c) {
         }
 }
 
+/* Does any of the eight bytes in x need escaping? Word arithmetic (SWAR):
+ * a byte below 0x20, or equal to '"' or '\\' once XORed to zero, borrows
+ * into its top bit. Exact for "any"; which byte is left to the byte loop. */
+static inline bool word_needs_escape(uint64_t x) {
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+
+        return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+}
+
 void json_string(const char *s, size_t n) {
         const unsigned char *p = (const unsigned char *) s;
-        size_t start = 0;
+        size_t start = 0, i = 0;
 
         out_putc('"');
-        for (size_t i = 0; i < n; i++) {
-                if (!json_escape_table[p[i]])
-                        continue;
-                out_put(s + start, i - start);
-                json_escape_byte(p[i]);
-                start = i + 1;
+        while (i < n) {
+                uint64_t x;
+                if (n - i >= 8) {
+                        memcpy(&x, p + i, 8);
+                        if (!word_needs_escape(x)) {
+                                i += 8;
+                                continue;
+                        }
+                }
+                /* A word with something to escape, or the tail: byte by byte. */
+                for (size_t end = n - i >= 8 ? i + 8 : n; i < end; i++) {
+                        if (!json_escape_table[p[i]])
+                                continue;
+                        out_put(s + start, i - start);
+                        json_escape_byte(p[i]);
+                        start = i + 1;
+                }
         }
         out_put(s + start, n - start);
         out_putc('"');

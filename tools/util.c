@@ -187,17 +187,6 @@ void out_capture_free(out_capture *c) {
         *c = (out_capture) { 0 };
 }
 
-void out_u64(uint64_t v) {
-        char b[24];
-        int i = sizeof(b);
-
-        do {
-                b[--i] = (char) ('0' + v % 10);
-                v /= 10;
-        } while (v);
-        out_put(b + i, sizeof(b) - (size_t) i);
-}
-
 /* Two output characters per byte from one table look-up. Built before
  * main() runs, so the formatting threads only ever read it. */
 static char hex_pairs[256][2];
@@ -210,12 +199,64 @@ __attribute__((constructor)) static void hex_pairs_init(void) {
         }
 }
 
+/* "00".."99": two decimal digits per division. Built before main() runs,
+ * like hex_pairs, so the formatting threads only ever read it. */
+static char dec_pairs[100][2];
+
+__attribute__((constructor)) static void dec_pairs_init(void) {
+        for (int i = 0; i < 100; i++) {
+                dec_pairs[i][0] = (char) ('0' + i / 10);
+                dec_pairs[i][1] = (char) ('0' + i % 10);
+        }
+}
+
+void out_u64(uint64_t v) {
+        char b[24];
+        size_t i = sizeof(b);
+
+        while (v >= 100) {
+                i -= 2;
+                memcpy(b + i, dec_pairs[v % 100], 2);
+                v /= 100;
+        }
+        if (v >= 10) {
+                i -= 2;
+                memcpy(b + i, dec_pairs[v], 2);
+        } else
+                b[--i] = (char) ('0' + v);
+        out_put(b + i, sizeof(b) - i);
+}
+
+/* Sixteen hex digits for eight bytes with word arithmetic (SWAR): each
+ * nibble goes to its own byte, then '0' is added, and 'a' - '0' - 10 more
+ * where the nibble is 10 or above (nibble + 6 carries into bit 4 exactly
+ * then). No byte can carry into the next: 15 + 6 < 256 and 15 + 0x57 < 256. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline void hex8(char *out, const uint8_t *p) {
+        uint64_t x;
+
+        memcpy(&x, p, 8);
+        for (int half = 0; half < 2; half++, x >>= 32) {
+                /* Bytes b0..b3 of this half into 16-bit lanes: hi nibble in the
+                 * lane's first (lower-addressed) byte, lo nibble in its second. */
+                uint64_t v = (x & 0xff) | (x & 0xff00) << 8 | (x & 0xff0000) << 16 | (x & 0xff000000) << 24;
+                v = (v & 0x00f000f000f000f0ULL) >> 4 | (v & 0x000f000f000f000fULL) << 8;
+                v += 0x3030303030303030ULL + (((v + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL) * 0x27;
+                memcpy(out + 8 * half, &v, 8);
+        }
+}
+#endif
+
 void out_hex(const uint8_t *p, size_t n) {
         char b[256];
 
         while (n) {
-                size_t k = n > sizeof(b) / 2 ? sizeof(b) / 2 : n;
-                for (size_t i = 0; i < k; i++)
+                size_t k = n > sizeof(b) / 2 ? sizeof(b) / 2 : n, i = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                for (; i + 8 <= k; i += 8)
+                        hex8(b + 2 * i, p + i);
+#endif
+                for (; i < k; i++)
                         memcpy(b + 2 * i, hex_pairs[p[i]], 2);
                 out_put(b, 2 * k);
                 p += k;
