@@ -49,9 +49,10 @@ typedef struct logwork {
         mb_tcglog *log;
         mb_replay *replay;
         replay_batch *batch;    /* NULL: extends run one at a time */
-        bool x8;                /* SHA-384/512 integrity digests eight at a time */
         uint32_t n_events;
         mb_err err;
+        /* Set before any thread starts; read-only after. */
+        bool x8;                /* SHA-384/512 integrity digests eight at a time */
         logwork_print_fn print;
         const void *ctx;
 } logwork;
