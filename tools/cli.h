@@ -22,10 +22,16 @@ typedef struct cli_file {
         const uint8_t *data;
         size_t size;
         void *map;      /* non-NULL when mmap()ed */
+        size_t released;        /* bytes of the mapping given back (cli_file_release) */
         uint8_t *heap;  /* non-NULL when read() into memory */
 } cli_file;
 int cli_file_load(const char *path, cli_file *ret);   /* prints its own error; 0 or -1 */
 void cli_file_free(cli_file *f);
+/* The caller is done with bytes [0, upto) for now: a mapping gives their
+ * pages back (they are read from the file again if touched), so a pass over
+ * a large file holds only what it is working on. No effect on a file read
+ * into memory. Safe to call from any one thread at a time. */
+void cli_file_release(cli_file *f, size_t upto);
 
 /* A buffered writer over stdout; the JSON and text sinks write through it.
  * The small writers are inline: `mshim log --json` calls them hundreds of

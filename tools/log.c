@@ -174,7 +174,7 @@ static void decode_all(log_run *r) {
 
         if (r->o->json)
                 mb_emit_begin_arr(&r->js.emit, "events");
-        logwork_run(&r->log, &r->replay, r->o->json ? json_event : text_event, r, &res);
+        logwork_run(&r->log, &r->replay, r->o->json ? json_event : text_event, r, &r->file, &res);
         if (r->o->json)
                 mb_emit_end_arr(&r->js.emit);
         r->n_events = res.n_events;

@@ -25,6 +25,7 @@
 #define N_SLOTS      16
 #define MAX_THREADS  8
 #define MAX_JOBS     (2 * CHUNK_EVENTS)     /* deferred SHA-384/512 digests per chunk */
+#define RELEASE_STEP (4u << 20)             /* give back written log pages 4 MiB at a time */
 
 typedef enum lw_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE } lw_state;
 
@@ -32,6 +33,7 @@ typedef struct lw_slot {
         lw_state state;
         mb_tcglog start;        /* the parser positioned at the chunk's first record */
         uint32_t n_events;
+        size_t end;             /* offset just past its last record */
         uint32_t n_bad;         /* integrity mismatches among them */
         out_capture out;        /* their printed text */
 } lw_slot;
@@ -51,6 +53,7 @@ typedef struct logwork {
         replay_batch *batch;    /* NULL: extends run one at a time */
         uint32_t n_events;
         mb_err err;
+        cli_file *file;         /* the writer's alone */
         /* Set before any thread starts; read-only after. */
         bool x8;                /* SHA-384/512 integrity digests eight at a time */
         logwork_print_fn print;
@@ -69,6 +72,7 @@ static bool produce(logwork *w, lw_slot *s) {
                 n++;
         }
         s->n_events = n;
+        s->end = w->log->off;
         w->n_events += n;
         if (n == CHUNK_EVENTS)
                 return false;
@@ -161,6 +165,11 @@ static void work(logwork *w, bool writer, bool producer) {
                         w->n_bad += s->n_bad;
                         s->state = SLOT_FREE;
                         w->n_written++;
+                        /* Every chunk up to this one is done with; queued
+                         * replay digests that point back there are simply
+                         * read from the file again. */
+                        if (w->file && s->end - w->file->released >= RELEASE_STEP)
+                                cli_file_release(w->file, s->end);
                 } else if (producer && !w->produced_all && w->n_produced - w->n_written < N_SLOTS) {
                         bool last;
                         s = &w->slots[w->n_produced % N_SLOTS];
@@ -215,9 +224,9 @@ static int thread_count(void) {
 }
 
 void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, const void *ctx,
-                 logwork_result *ret) {
+                 cli_file *file, logwork_result *ret) {
         logwork w = { .log = log, .replay = replay, .print = print, .ctx = ctx, .batch = replay_batch_attach(replay),
-                      .x8 = sha512x8_usable() };
+                      .x8 = sha512x8_usable(), .file = file };
         pthread_t tids[MAX_THREADS];
         int n_threads = thread_count(), started = 0;
 

@@ -14,6 +14,7 @@
 #ifndef MB_LOGWORK_H
 #define MB_LOGWORK_H
 
+#include "cli.h"
 #include "mb/evdata.h"
 #include "mb/tcglog.h"
 
@@ -31,9 +32,11 @@ typedef struct logwork_result {
 /* Run the pass over *log (opened, positioned at its first record) into
  * *replay (initialised), printing each event with print(ctx, ...). On
  * return *log holds the parser's final state (err_* on a decode error).
+ * As chunks are written, the pages of file (the mapping log reads; may be
+ * NULL) before them are released, so memory stays flat however long the log.
  * Threads: MSHIM_THREADS from the environment if set (1 = no extra
  * thread), otherwise one per online CPU, at most 8. */
 void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, const void *ctx,
-                 logwork_result *ret);
+                 cli_file *file, logwork_result *ret);
 
 #endif

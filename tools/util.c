@@ -95,6 +95,20 @@ out:
         return r;
 }
 
+void cli_file_release(cli_file *f, size_t upto) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE), end;
+
+        if (!f->map || upto > f->size)
+                return;
+        end = upto / page * page;
+        if (end <= f->released)
+                return;
+        /* MADV_DONTNEED on a private read-only file mapping only unmaps:
+         * the next access reads the page from the file again. */
+        if (madvise((uint8_t *) f->map + f->released, end - f->released, MADV_DONTNEED) == 0)
+                f->released = end;
+}
+
 void cli_file_free(cli_file *f) {
         if (f->map)
                 munmap(f->map, f->size);

@@ -264,6 +264,26 @@ def test_threads(tmp):
            if i != "0" and int(i) < 24 and v.strip("0") and ours["pcrs"].get(b, {}).get(i) != v]
     result(rc == 0 and ours["event_count"] == 3001 and not bad,
            "log: 3001-event log replays as tpm2_eventlog does (4 threads)", " ".join(bad))
+    # Past 4 MiB the written part of the mapping is given back (and read
+    # again where still needed): a 20001-event log replays the same, and a
+    # --pcrs mismatch still lists every event of the PCR from the start.
+    huge = os.path.join(tmp, "huge.bin")
+    subprocess.run([sys.executable, "scripts/bench/mklog.py", src, "20001", huge], check=True)
+    rc, theirs = eventlog_pcrs(huge)
+    j = json.loads(run("log", "--json", huge).stdout)
+    bad = [f"{b}:{i}" for b, vals in theirs.items() for i, v in vals.items()
+           if i != "0" and int(i) < 24 and v.strip("0") and j["pcrs"].get(b, {}).get(i) != v]
+    result(rc == 0 and j["event_count"] == 20001 and os.path.getsize(huge) > 4 << 20 and not bad,
+           "log: 20001-event (4.7 MB) log replays as tpm2_eventlog does", " ".join(bad))
+    vals = os.path.join(tmp, "huge-pcrs.txt")
+    with open(vals, "w") as f:
+        for i, v in j["pcrs"]["sha256"].items():
+            f.write(f"sha256:{i}={'ab' * 32 if i == '2' else v}\n")
+    p = run("log", "--no-payload", "--pcrs", vals, huge)
+    listed = p.stdout.split("MISMATCH", 1)[-1].count(" EV_")
+    n_pcr2 = sum(1 for e in j["events"] if e["pcr"] == 2 and e["type_id"] != 3)
+    result(p.returncode == 1 and listed == n_pcr2 and n_pcr2 > 600,
+           "log --pcrs on a 20001-event log lists all of the mismatching PCR's events", f"listed {listed} of {n_pcr2}")
     with open(big, "rb") as f:
         data = bytearray(f.read())
     sep = [e for e in ours["events"] if e["type_id"] == 4][20]
