@@ -25,7 +25,7 @@
 #define N_SLOTS      16
 #define MAX_THREADS  8
 #define MAX_JOBS     (2 * CHUNK_EVENTS)     /* deferred SHA-384/512 digests per chunk */
-#define RELEASE_STEP (4u << 20)             /* give back written log pages 4 MiB at a time */
+#define RELEASE_STEP (1u << 20)             /* give back written log pages 1 MiB at a time */
 
 typedef enum lw_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE } lw_state;
 

@@ -261,17 +261,32 @@ static inline void hex8(char *out, const uint8_t *p) {
 }
 #endif
 
-void out_hex(const uint8_t *p, size_t n) {
-        char b[256];
+/* Hex for n bytes into out (2n characters). */
+static void hex_to(char *out, const uint8_t *p, size_t n) {
+        size_t i = 0;
 
-        while (n) {
-                size_t k = n > sizeof(b) / 2 ? sizeof(b) / 2 : n, i = 0;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                for (; i + 8 <= k; i += 8)
-                        hex8(b + 2 * i, p + i);
+        for (; i + 8 <= n; i += 8)
+                hex8(out + 2 * i, p + i);
 #endif
-                for (; i < k; i++)
-                        memcpy(b + 2 * i, hex_pairs[p[i]], 2);
+        for (; i < n; i++)
+                memcpy(out + 2 * i, hex_pairs[p[i]], 2);
+}
+
+void out_hex(const uint8_t *p, size_t n) {
+        if (n == 0)
+                return;
+        /* Straight into the output buffer when it has room (nearly always),
+         * else through a bounce buffer a piece at a time. */
+        if (n <= (out_cap - out_len) / 2) {
+                hex_to(out_buf + out_len, p, n);
+                out_len += 2 * n;
+                return;
+        }
+        while (n) {
+                char b[256];
+                size_t k = n > sizeof(b) / 2 ? sizeof(b) / 2 : n;
+                hex_to(b, p, k);
                 out_put(b, 2 * k);
                 p += k;
                 n -= k;
