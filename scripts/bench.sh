@@ -17,7 +17,7 @@
 # space-separated),
 # BENCH_EVENTS (default 100000), BENCH_RUNS (default 5), BENCH_DIR (scratch).
 set -u
-export LC_ALL=C   # EPOCHREALTIME and awk agree on the decimal point
+export LC_ALL=C   # one decimal point for python and awk
 cd "$(dirname "$0")/.."  || exit 1
 B=${B:-build}
 SOURCES=${BENCH_LOG:-tests/data/eventlogs/qemu-ovmf-systemd-boot-linux61.bin tests/data/eventlogs/tpm2-tools-event-arch-linux.bin}
@@ -41,36 +41,20 @@ local SRC=$1
 big=$DIR/bench-$N.bin small=$DIR/bench-$((N / 10)).bin
 python3 scripts/bench/mklog.py "$SRC" "$N" "$big" || die "mklog failed"
 python3 scripts/bench/mklog.py "$SRC" "$((N / 10))" "$small" || die "mklog failed"
+# Write the new logs out now, so the kernel's write-back of them does not
+# run during (and get counted in) the timed runs.
+sync "$big" "$small" 2> /dev/null || sync
 
 # Sanity: both tools accept the log, and mshim sees N events.
 "$MSHIM" log --json "$big" > "$DIR/mshim.json" 2> "$DIR/mshim.err" || { cat "$DIR/mshim.err" >&2; die "mshim log --json failed on $big"; }
 tpm2_eventlog "$big" > "$DIR/tpm2.yaml" 2> "$DIR/tpm2.err" || { cat "$DIR/tpm2.err" >&2; die "tpm2_eventlog failed on $big"; }
 n_seen=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["events"]))' "$DIR/mshim.json" 2>/dev/null || echo "?")
 
-# run_one CMD...: prints "wall cpu" in seconds for one run, output to
-# /dev/null. The clock is bash's EPOCHREALTIME, read without starting a
-# process, so the time is the tool's own plus one fork and exec.
-run_one() {
-        local t0 t1 c0 c1
-        # cutime+cstime of this shell: CPU of waited-for children, in clock ticks.
-        c0=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat 2>/dev/null)
-        t0=$EPOCHREALTIME
-        "$@" > /dev/null 2>&1 || return 1
-        t1=$EPOCHREALTIME
-        c1=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat 2>/dev/null)
-        awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" -v hz="$(getconf CLK_TCK)" \
-                'BEGIN { printf "%.4f %.4f\n", b - a, (d - c) / hz }'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# bench NAME CMD...: RUNS runs; sets WALL and CPU (medians).
+# bench NAME CMD...: RUNS runs (scripts/bench/timeit.py); sets WALL and CPU (medians).
 bench() {
-        local name=$1; shift
-        : > "$DIR/$name.times"
-        for _ in $(seq "$RUNS"); do
-                run_one "$@" >> "$DIR/$name.times" || die "$name failed to run"
-        done
-        WALL=$(cut -d' ' -f1 "$DIR/$name.times" | median)
-        CPU=$(cut -d' ' -f2 "$DIR/$name.times" | median)
+        local name=$1 t; shift
+        t=$(python3 scripts/bench/timeit.py "$RUNS" "$@") || die "$name failed to run"
+        WALL=${t% *} CPU=${t#* }
 }
 # peak_rss CMD...: peak resident set in KiB, or "n/a" without /usr/bin/time.
 peak_rss() {
