@@ -3,8 +3,9 @@
  * `mshim log`'s pass over the events on several threads (logwork.h).
  *
  * The log is cut into chunks of CHUNK_EVENTS records. A chunk lives in one
- * of N_SLOTS slots and moves FREE -> READY (parsed and replayed by the
- * producer, which records the parser state at its first record) -> BUSY (a
+ * of N_SLOTS slots and moves FREE -> READY (parsed and replayed by the one
+ * thread cutting chunks at the time, which records the parser state at the
+ * chunk's first record) -> BUSY (a
  * thread re-parses it from that state, checks and prints its events into
  * the slot's buffer) -> DONE -> FREE (written to stdout, in order, by the
  * calling thread). One mutex guards the slot states and counters; all the
@@ -45,9 +46,10 @@ typedef struct logwork {
         uint64_t n_produced;    /* chunks cut; chunk k lives in slots[k % N_SLOTS] */
         uint64_t n_written;     /* chunks written to stdout */
         bool produced_all;
+        bool producing;         /* a thread is cutting the next chunk */
         uint32_t n_bad;
-        /* Only the thread holding the producer role touches these until the
-         * others are joined. */
+        /* Only the thread cutting a chunk (producing) touches these until
+         * the others are joined. */
         mb_tcglog *log;
         mb_replay *replay;
         replay_batch *batch;    /* NULL: extends run one at a time */
@@ -121,7 +123,7 @@ static void check_chunk(const logwork *w, const mb_tcglog_event *evs, uint32_t n
 }
 
 /* Check and print the chunk in s into its buffer. The parser replays the
- * records the producer already accepted, so it cannot fail here. */
+ * records the replay already accepted, so it cannot fail here. */
 static void format(const logwork *w, lw_slot *s) {
         mb_tcglog log = s->start;
         mb_tcglog_event evs[CHUNK_EVENTS];
@@ -151,9 +153,11 @@ static lw_slot *oldest_ready(logwork *w) {
 
 /* The loop every thread runs, lock held except while working. The writer
  * (the caller of logwork_run) writes finished chunks first so slots come
- * free; the producer cuts chunks next, since the replay is the one part
- * that cannot be shared; then anyone formats the oldest waiting chunk. */
-static void work(logwork *w, bool writer, bool producer) {
+ * free; then a thread cuts the next chunk if no other is cutting one, since
+ * the replay is the one part that cannot be shared; then it formats the
+ * oldest waiting chunk. Any thread may cut the next chunk, so a thread the
+ * machine stalls holds up the replay for one chunk at most. */
+static void work(logwork *w, bool writer) {
         pthread_mutex_lock(&w->lock);
         for (;;) {
                 lw_slot *s = &w->slots[w->n_written % N_SLOTS];
@@ -170,12 +174,14 @@ static void work(logwork *w, bool writer, bool producer) {
                          * read from the file again. */
                         if (w->file && s->end - w->file->released >= RELEASE_STEP)
                                 cli_file_release(w->file, s->end);
-                } else if (producer && !w->produced_all && w->n_produced - w->n_written < N_SLOTS) {
+                } else if (!w->producing && !w->produced_all && w->n_produced - w->n_written < N_SLOTS) {
                         bool last;
                         s = &w->slots[w->n_produced % N_SLOTS];
+                        w->producing = true;
                         pthread_mutex_unlock(&w->lock);
                         last = produce(w, s);
                         pthread_mutex_lock(&w->lock);
+                        w->producing = false;
                         s->state = SLOT_READY;
                         w->n_produced++;
                         w->produced_all = last;
@@ -196,13 +202,8 @@ static void work(logwork *w, bool writer, bool producer) {
         pthread_mutex_unlock(&w->lock);
 }
 
-static void *producer_main(void *arg) {
-        work(arg, false, true);
-        return NULL;
-}
-
 static void *helper_main(void *arg) {
-        work(arg, false, false);
+        work(arg, false);
         return NULL;
 }
 
@@ -232,14 +233,14 @@ void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, cons
 
         pthread_mutex_init(&w.lock, NULL);
         pthread_cond_init(&w.changed, NULL);
-        /* The first extra thread replays; without one (a single CPU, or
-         * pthread_create failing) the caller does everything itself. */
+        /* Without extra threads (a single CPU, or pthread_create failing)
+         * the caller does everything itself. */
         for (int i = 1; i < n_threads; i++) {
-                if (pthread_create(&tids[started], NULL, started == 0 ? producer_main : helper_main, &w) != 0)
+                if (pthread_create(&tids[started], NULL, helper_main, &w) != 0)
                         break;
                 started++;
         }
-        work(&w, true, started == 0);
+        work(&w, true);
         for (int i = 0; i < started; i++)
                 pthread_join(tids[i], NULL);
         for (int i = 0; i < N_SLOTS; i++)

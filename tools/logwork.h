@@ -3,11 +3,11 @@
  * The decode/check/replay pass of `mshim log`, spread over the CPUs.
  *
  * Replaying is sequential (each extend needs the previous PCR value), but
- * checking and printing an event depend only on that event. So one thread
- * parses and replays the log in order, cutting it into chunks of events;
- * every thread (the replaying one too, whenever it is ahead) checks and
- * prints whole chunks into private buffers; the calling thread writes the
- * buffers to stdout in log order. The output is byte for byte what one
+ * checking and printing an event depend only on that event. So the log is
+ * parsed and replayed in order, one chunk of events at a time, by one thread
+ * at a time (whichever is free); every thread checks and prints whole chunks
+ * into private buffers; the calling thread writes the buffers to stdout in
+ * log order. The output is byte for byte what one
  * thread would print, and memory stays bounded: a fixed number of chunks are
  * in flight, whatever the log's length.
  */
