@@ -3,12 +3,10 @@
  * `mshim log`'s pass over the events on several threads (logwork.h).
  *
  * The log is cut into chunks of CHUNK_EVENTS records. A chunk lives in one
- * of N_SLOTS slots and moves FREE -> READY (parsed and replayed by the one
- * thread cutting chunks at the time, which records the parser state at the
- * chunk's first record) -> BUSY (a
- * thread re-parses it from that state, checks and prints its events into
- * the slot's buffer) -> DONE -> FREE (written to stdout, in order, by the
- * calling thread). One mutex guards the slot states and counters; all the
+ * of N_SLOTS slots and moves FREE -> READY (parsed into the slot and
+ * replayed by the one thread cutting chunks at the time) -> BUSY (a thread
+ * checks and prints its events into the slot's buffer) -> DONE -> FREE
+ * (written to stdout, in order, by the calling thread). One mutex guards the slot states and counters; all the
  * work happens outside it, and there are only a few hundred transitions even
  * on a 100,000-event log, so the lock is never contended for long.
  */
@@ -32,7 +30,7 @@ typedef enum lw_state { SLOT_FREE, SLOT_READY, SLOT_BUSY, SLOT_DONE } lw_state;
 
 typedef struct lw_slot {
         lw_state state;
-        mb_tcglog start;        /* the parser positioned at the chunk's first record */
+        mb_tcglog_event *evs;   /* its records, as the replay parsed them */
         uint32_t n_events;
         size_t end;             /* offset just past its last record */
         uint32_t n_bad;         /* integrity mismatches among them */
@@ -64,13 +62,11 @@ typedef struct logwork {
 
 /* Parse and replay the next chunk into s. Returns true if it was the last. */
 static bool produce(logwork *w, lw_slot *s) {
-        mb_tcglog_event ev;
         mb_err err = MB_OK;
         uint32_t n = 0;
 
-        s->start = *w->log;
-        while (n < CHUNK_EVENTS && (err = mb_tcglog_next(w->log, &ev)) == MB_OK) {
-                mb_replay_event(w->replay, &ev);
+        while (n < CHUNK_EVENTS && (err = mb_tcglog_next(w->log, &s->evs[n])) == MB_OK) {
+                mb_replay_event(w->replay, &s->evs[n]);
                 n++;
         }
         s->n_events = n;
@@ -122,24 +118,18 @@ static void check_chunk(const logwork *w, const mb_tcglog_event *evs, uint32_t n
         }
 }
 
-/* Check and print the chunk in s into its buffer. The parser replays the
- * records the replay already accepted, so it cannot fail here. */
+/* Check and print the chunk in s into its buffer. */
 static void format(const logwork *w, lw_slot *s) {
-        mb_tcglog log = s->start;
-        mb_tcglog_event evs[CHUNK_EVENTS];
         mb_integrity integ[CHUNK_EVENTS];
         const char *conv[CHUNK_EVENTS];
-        uint32_t n = 0;
 
-        while (n < s->n_events && mb_tcglog_next(&log, &evs[n]) == MB_OK)
-                n++;
-        check_chunk(w, evs, n, integ, conv);
+        check_chunk(w, s->evs, s->n_events, integ, conv);
         s->n_bad = 0;
         out_capture_begin(&s->out);
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; i < s->n_events; i++) {
                 if (integ[i] == MB_INTEGRITY_MISMATCH)
                         s->n_bad++;
-                w->print(w->ctx, &evs[i], integ[i], conv[i]);
+                w->print(w->ctx, &s->evs[i], integ[i], conv[i]);
         }
         out_capture_end(&s->out);
 }
@@ -231,6 +221,15 @@ void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, cons
         pthread_t tids[MAX_THREADS];
         int n_threads = thread_count(), started = 0;
 
+        /* Each slot keeps its chunk's parsed records, so they are parsed
+         * once: 16 x 128 records, about 360 KiB. */
+        mb_tcglog_event *evs = calloc(N_SLOTS * CHUNK_EVENTS, sizeof(*evs));
+        if (!evs) {
+                cli_error("out of memory");
+                exit(EXIT_BAD_INPUT);
+        }
+        for (int i = 0; i < N_SLOTS; i++)
+                w.slots[i].evs = evs + i * CHUNK_EVENTS;
         pthread_mutex_init(&w.lock, NULL);
         pthread_cond_init(&w.changed, NULL);
         /* Without extra threads (a single CPU, or pthread_create failing)
@@ -246,6 +245,7 @@ void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, cons
         for (int i = 0; i < N_SLOTS; i++)
                 out_capture_free(&w.slots[i].out);
         replay_batch_free(w.batch);
+        free(evs);
         pthread_cond_destroy(&w.changed);
         pthread_mutex_destroy(&w.lock);
         *ret = (logwork_result) { .n_events = w.n_events, .n_integrity_bad = w.n_bad, .err = w.err };
