@@ -23,18 +23,6 @@ static bool batched_alg(uint16_t alg) {
         return alg == MB_ALG_SHA384 || alg == MB_ALG_SHA512;
 }
 
-/* x86-64 only (sha512x8.h), so little-endian: a load and a byte swap. */
-static inline uint64_t be64(const uint8_t *p) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        return __builtin_bswap64(v);
-}
-
-static inline void put_be64(uint8_t *p, uint64_t v) {
-        v = __builtin_bswap64(v);
-        memcpy(p, &v, 8);
-}
-
 /* The initial values once per lane, and SHA-512's padding block for a
  * 128-byte message (§5.1.2: 0x80, zeros, the bit length 1024). */
 static uint64_t iv_lanes[2][8][SHA512X8_LANES];
@@ -88,8 +76,8 @@ static void extend_lanes(mb_pcr_bank *bank, rb_chain *chains, const uint32_t *la
                 const uint8_t *d = chains[p].digest[chains[p].done];
 
                 for (uint32_t i = 0; i < words; i++) {
-                        w[i][l] = be64(bank->pcr[p] + 8 * i);
-                        w[words + i][l] = be64(d + 8 * i);
+                        w[i][l] = sha512x8_be64(bank->pcr[p] + 8 * i);
+                        w[words + i][l] = sha512x8_be64(d + 8 * i);
                 }
                 if (!is512) {
                         /* 96 message bytes, then 0x80, zeros and the bit length 768. */
@@ -106,7 +94,7 @@ static void extend_lanes(mb_pcr_bank *bank, rb_chain *chains, const uint32_t *la
         for (uint32_t l = 0; l < n; l++) {
                 uint32_t p = lane_pcr[l];
                 for (uint32_t i = 0; i < words; i++)
-                        put_be64(bank->pcr[p] + 8 * i, h[i][l]);
+                        sha512x8_put_be64(bank->pcr[p] + 8 * i, h[i][l]);
                 chains[p].done++;
         }
 }

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Eight-lane SHA-512 compression with AVX-512F intrinsics (sha512x8.h).
- * Only this function is built for AVX-512; the caller checks
- * sha512x8_usable() first, so the program still runs on any x86-64. */
-#include <immintrin.h>
+/* Eight-lane SHA-512 compression with AVX-512F intrinsics (sha512x8.h), and
+ * a scheduler that hashes many messages through it. Only the compression is
+ * built for AVX-512; callers check sha512x8_usable() first, so the program
+ * runs on any x86-64 (and builds, without the lanes, on other CPUs). */
 #include <stdlib.h>
 #include <string.h>
 #include "mb/sha.h"
 #include "sha512x8.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
 
 bool sha512x8_usable(void) {
         const char *off = getenv("MSHIM_NO_AVX512");
@@ -60,18 +63,25 @@ void sha512x8_compress(uint64_t h[8][SHA512X8_LANES], const uint64_t w[16][SHA51
                 _mm512_storeu_si512(h[i], _mm512_add_epi64(_mm512_loadu_si512(h[i]), v[i]));
 }
 
+#else
+/* Other CPUs: never usable, so the callers never reach these. */
+bool sha512x8_usable(void) {
+        return false;
+}
+
+void sha512x8_compress(uint64_t h[8][SHA512X8_LANES], const uint64_t w[16][SHA512X8_LANES]) {
+        (void) h;
+        (void) w;
+        abort();
+}
+#endif
+
 /* ---- many messages --------------------------------------------------- */
 
 typedef struct x8_lane {
         sha512x8_job *job;      /* NULL: idle */
         size_t block, n_blocks;
 } x8_lane;
-
-static inline uint64_t be64(const uint8_t *p) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        return __builtin_bswap64(v);        /* x86-64: little-endian */
-}
 
 /* Block k of the job's padded message (§5.1.2: 0x80, zeros, the length in
  * bits as a 128-bit big-endian number) as sixteen words in lane l of w. */
@@ -82,7 +92,7 @@ static void load_block(const x8_lane *ln, uint64_t w[16][SHA512X8_LANES], int l)
 
         if (off + 128 <= j->n) {
                 for (int t = 0; t < 16; t++)
-                        w[t][l] = be64(j->p + off + 8 * t);
+                        w[t][l] = sha512x8_be64(j->p + off + 8 * t);
                 return;
         }
         memset(b, 0, sizeof(b));
@@ -95,11 +105,10 @@ static void load_block(const x8_lane *ln, uint64_t w[16][SHA512X8_LANES], int l)
                 b[len - off] = 0x80;
         if (ln->block + 1 == ln->n_blocks) {
                 /* Lengths here are far below 2^61 bytes: the high word is 0. */
-                uint64_t bits = __builtin_bswap64((uint64_t) len * 8);
-                memcpy(b + 120, &bits, 8);
+                sha512x8_put_be64(b + 120, (uint64_t) len * 8);
         }
         for (int t = 0; t < 16; t++)
-                w[t][l] = be64(b + 8 * t);
+                w[t][l] = sha512x8_be64(b + 8 * t);
 }
 
 static void start_job(x8_lane *ln, sha512x8_job *j, uint64_t h[8][SHA512X8_LANES], int l) {
@@ -117,10 +126,8 @@ static void finish_job(x8_lane *ln, uint64_t h[8][SHA512X8_LANES], int l) {
         sha512x8_job *j = ln->job;
         int words = j->alg == MB_ALG_SHA384 ? 6 : 8;
 
-        for (int i = 0; i < words; i++) {
-                uint64_t v = __builtin_bswap64(h[i][l]);
-                memcpy(j->digest + 8 * i, &v, 8);
-        }
+        for (int i = 0; i < words; i++)
+                sha512x8_put_be64(j->digest + 8 * i, h[i][l]);
         ln->job = NULL;
 }
 

@@ -12,7 +12,25 @@
 
 #define SHA512X8_LANES 8
 
-/* True when this CPU has AVX-512F and MSHIM_NO_AVX512 is not set. */
+/* Big-endian 64-bit words, as SHA-512 reads and writes them. */
+static inline uint64_t sha512x8_be64(const uint8_t *p) {
+        uint64_t v;
+        __builtin_memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+#endif
+        return v;
+}
+
+static inline void sha512x8_put_be64(uint8_t *p, uint64_t v) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+#endif
+        __builtin_memcpy(p, &v, 8);
+}
+
+/* True on an x86-64 CPU with AVX-512F when MSHIM_NO_AVX512 is not set;
+ * elsewhere the functions below must not be called. */
 bool sha512x8_usable(void);
 /* h[i][lane] += compress(h[.][lane], w[.][lane]): the state's words and
  * the block's sixteen message words (already in host order), lane-major. */
