@@ -64,6 +64,19 @@ static EFI_STATUS EFIAPI initrd_load_file(EFI_LOAD_FILE_PROTOCOL *This, EFI_DEVI
         return EFI_SUCCESS;
 }
 
+/* Open the entry's i-th initrd; path receives its ESP path for messages. */
+static EFI_STATUS initrd_open(EFI_FILE_HANDLE root, const mb_bls_entry *e, size_t i, const CHAR16 *label,
+                              CHAR16 path[MSHIM_PATH_UNITS], EFI_FILE_HANDLE *ret_f) {
+        EFI_STATUS st = mshim_path_from_bls(e->initrd[i], path, MSHIM_PATH_UNITS);
+
+        if (EFI_ERROR(st))
+                return mshim_log(st, L"entry %s: bad initrd path (%r)", label, st);
+        st = root->Open(root, ret_f, path, EFI_FILE_MODE_READ, 0);
+        if (EFI_ERROR(st))
+                return mshim_log(st, L"entry %s: cannot open initrd %s: %r", label, path, st);
+        return EFI_SUCCESS;
+}
+
 /* Total size of the entry's initrds, each opened once to ask. */
 static EFI_STATUS initrd_total_size(EFI_FILE_HANDLE root, const mb_bls_entry *e, const CHAR16 *label,
                                     UINTN *ret_total) {
@@ -73,14 +86,10 @@ static EFI_STATUS initrd_total_size(EFI_FILE_HANDLE root, const mb_bls_entry *e,
                 CHAR16 path[MSHIM_PATH_UNITS];
                 EFI_FILE_HANDLE f;
                 UINTN size = 0;
-                EFI_STATUS st;
+                EFI_STATUS st = initrd_open(root, e, i, label, path, &f);
 
-                st = mshim_path_from_bls(e->initrd[i], path, MB_ARRAY_SIZE(path));
                 if (EFI_ERROR(st))
-                        return mshim_log(st, L"entry %s: bad initrd path (%r)", label, st);
-                st = root->Open(root, &f, path, EFI_FILE_MODE_READ, 0);
-                if (EFI_ERROR(st))
-                        return mshim_log(st, L"entry %s: cannot open initrd %s: %r", label, path, st);
+                        return st;
                 /* The cap is on the sum, so each file may use what is left. */
                 st = mshim_file_size(f, path, MSHIM_IMAGE_MAX - total, &size);
                 f->Close(f);
@@ -101,14 +110,10 @@ static EFI_STATUS initrd_read_all(EFI_FILE_HANDLE root, const mb_bls_entry *e, c
                 CHAR16 path[MSHIM_PATH_UNITS];
                 EFI_FILE_HANDLE f;
                 UINTN size = 0;
-                EFI_STATUS st;
+                EFI_STATUS st = initrd_open(root, e, i, label, path, &f);
 
-                st = mshim_path_from_bls(e->initrd[i], path, MB_ARRAY_SIZE(path));
                 if (EFI_ERROR(st))
                         return st;
-                st = root->Open(root, &f, path, EFI_FILE_MODE_READ, 0);
-                if (EFI_ERROR(st))
-                        return mshim_log(st, L"entry %s: cannot open initrd %s: %r", label, path, st);
                 /* Ask again: the file may have changed since we summed. */
                 st = mshim_file_size(f, path, total - off, &size);
                 if (!EFI_ERROR(st))
