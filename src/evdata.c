@@ -701,7 +701,8 @@ static const char *decode_var_kind(mb_emit *e, evd_var_kind kind, const uint8_t 
         case VAR_BOOT_NUM:
                 if (n != 2)
                         break;
-                emit_boot_number(e, "boot_next", mb_le16(p));
+                /* BootNext or BootCurrent: the variable's name says which. */
+                emit_boot_number(e, "boot_number", mb_le16(p));
                 return NULL;
         case VAR_TEXT:
                 if (!looks_ascii(p, n))
@@ -1259,6 +1260,25 @@ static size_t ipl_rules(const mb_tcglog_event *ev, evd_rule *rules) {
         return k;
 }
 
+/* systemd-stub logs these fixed descriptions as EV_IPL data while the
+ * digest covers a cpio archive or PE addon that is not in the log
+ * (systemd's TPM2_PCR_MEASUREMENTS.md): nothing to check. */
+static bool systemd_description(const mb_tcglog_event *ev) {
+        static const char *const descs[] = {
+                "Credentials initrd", "Global credentials initrd", "System extension initrd",
+                "Configuration extension initrd", "PE addon",
+        };
+        size_t units;
+
+        if (!looks_utf16(ev->data, ev->data_size))
+                return false;
+        units = utf16_len(ev->data, ev->data_size) / 2;
+        for (size_t i = 0; i < MB_ARRAY_SIZE(descs); i++)
+                if (utf16_eq(ev->data, units, descs[i]))
+                        return true;
+        return false;
+}
+
 static mb_integrity check(const mb_tcglog_event *ev, const evd_defer_ctx *dc, const char **ret_convention) {
         evd_rule rules[4];
         size_t n_rules = 0;
@@ -1283,7 +1303,8 @@ static mb_integrity check(const mb_tcglog_event *ev, const evd_defer_ctx *dc, co
                 n_rules = variable_rules(ev, rules);
                 break;
         case MB_EV_IPL:
-                n_rules = ipl_rules(ev, rules);
+                if (!systemd_description(ev))
+                        n_rules = ipl_rules(ev, rules);
                 break;
         }
         if (n_rules > 0) {

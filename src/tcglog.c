@@ -207,7 +207,9 @@ const mb_tcglog_digest *mb_tcglog_event_digest(const mb_tcglog_event *ev, uint16
 
 /* StartupLocality event data (PFP 10.4.5.3): signature + one locality byte. */
 bool mb_tcglog_startup_locality(const mb_tcglog_event *ev, uint8_t *ret_locality) {
-        if (ev->type != MB_EV_NO_ACTION || ev->data_size != 17 || mb_memcmp(ev->data, locality_sig, 16) != 0)
+        /* PFP 10.4.5.3: logged in PCR 0; anywhere else it says nothing. */
+        if (ev->type != MB_EV_NO_ACTION || ev->pcr != 0 || ev->data_size != 17 ||
+            mb_memcmp(ev->data, locality_sig, 16) != 0)
                 return false;
         *ret_locality = ev->data[16];
         return true;

@@ -79,8 +79,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 for (uint32_t b = 0; b < replay.n_banks; b++)
                         (void) mb_replay_bank(&replay, replay.banks[b].alg);
         }
-        if (err != MB_END && err != MB_OK && log.err_reason)
+        if (err != MB_END && err != MB_OK) {
+                /* The error must name a place inside the input, and why. */
+                if (log.err_offset > size || !log.err_reason)
+                        abort();
                 fuzz_key(&sink, log.err_reason);
+        }
         (void) mb_strerror(err);
         free(buf);
         return 0;

@@ -250,17 +250,29 @@ TEST(truncations_and_corruptions_fail_cleanly) {
                 CHECK(orig != NULL);
                 if (!orig)
                         continue;
-                for (size_t cut = 0; cut < size; cut += 1 + cut / 64) {
+                /* A cut ends the log cleanly exactly when it falls on a
+                 * record boundary (or at 0, which open refuses as empty). */
+                bool *boundary = calloc(size + 1, 1);
+                {
+                        mb_tcglog log;
+                        mb_tcglog_event ev;
+                        CHECK_EQ_INT(mb_tcglog_open(&log, orig, size), MB_OK);
+                        while (mb_tcglog_next(&log, &ev) == MB_OK)
+                                boundary[ev.offset + ev.record_size] = true;
+                }
+                for (size_t cut = 0; cut < size; cut += cut > 4096 ? 1 + cut / 64 : 1) {
                         uint8_t *b = malloc(cut ? cut : 1);
                         mb_tcglog log;
                         uint32_t n;
                         mb_err r;
                         memcpy(b, orig, cut);
                         r = decode(b, cut, &log, &rp, &n);
+                        CHECK((r == MB_END) == boundary[cut]);
                         if (r != MB_END)
                                 CHECK(log.err_offset <= cut && log.err_reason != NULL);
                         free(b);
                 }
+                free(boundary);
                 for (int k = 0; k < 2000; k++) {
                         uint8_t *b = malloc(size);
                         mb_tcglog log;
@@ -363,26 +375,104 @@ TEST(unknown_algorithm_kept_but_not_replayed) {
         CHECK(rp.banks[0].extended & (1u << 4));
 }
 
-/* PFP 3.3.4.2: an H-CRTM sequence starts PCR 0 at 0...04; StartupLocality
- * after it must not reset it; PCR 0xFFFFFFFF is never replayed. */
-TEST(hcrtm_and_high_pcr_rules) {
-        uint8_t buf[512], expect_pcr[32] = { 0 }, digest[32];
+/* A StartupLocality EV_NO_ACTION record (PFP 10.4.5.3): the signature, then
+ * the locality byte. */
+static size_t add_locality(uint8_t *p, uint32_t pcr, uint8_t locality) {
+        size_t o = add_record(p, pcr, MB_EV_NO_ACTION, 1, MB_ALG_SHA256, 0, 17);
+        memcpy(p + o - 17, "StartupLocality", 16);
+        p[o - 1] = locality;
+        return o;
+}
+
+/* Replay a synthetic sha256 log; PCR 0's hex and the extended mask. */
+static void replay_pcr0(const uint8_t *buf, size_t n, char out[65], uint32_t *ret_extended) {
+        static mb_replay rp;
         mb_tcglog log;
         mb_tcglog_event ev;
-        static mb_replay rp;
-        size_t n = build_header(buf, MB_ALG_SHA256, 32);
 
-        n += add_record(buf + n, 0, MB_EV_EFI_HCRTM_EVENT, 1, MB_ALG_SHA256, 0xaa, 5);
-        n += add_record(buf + n, 0xFFFFFFFFu, MB_EV_EFI_ACTION, 1, MB_ALG_SHA256, 0xbb, 3);
         CHECK_EQ_INT(mb_tcglog_open(&log, buf, n), MB_OK);
         mb_replay_init(&rp, &log);
         while (mb_tcglog_next(&log, &ev) == MB_OK)
                 mb_replay_event(&rp, &ev);
-        expect_pcr[31] = 4;
-        memset(digest, 0xaa, 32);
-        mb_pcr_extend(MB_ALG_SHA256, expect_pcr, digest);
-        CHECK(memcmp(rp.banks[0].pcr[0], expect_pcr, 32) == 0);
-        CHECK_EQ_INT(rp.banks[0].extended, 1);
+        to_hex(rp.banks[0].pcr[0], 32, out);
+        *ret_extended = rp.banks[0].extended;
+}
+
+/* PFP 3.3.4.2 and 10.4.5.3: PCR 0 starts at 0...04 after an H-CRTM event and
+ * at 0...0L after StartupLocality L, each only before PCR 0's first extend;
+ * PCRs 24 and above are never replayed. Expected values by hand with
+ * Python's hashlib: sha256(start || 0xaa * 32), and so on. */
+TEST(pcr0_start_and_high_pcr_rules) {
+        uint8_t buf[1024];
+        char got[65];
+        uint32_t ext;
+        size_t n;
+
+        /* H-CRTM first; a later StartupLocality and PCRs 24 and
+         * 0xFFFFFFFF change nothing. */
+        n = build_header(buf, MB_ALG_SHA256, 32);
+        n += add_record(buf + n, 0, MB_EV_EFI_HCRTM_EVENT, 1, MB_ALG_SHA256, 0xaa, 5);
+        n += add_locality(buf + n, 0, 3);
+        n += add_record(buf + n, 24, MB_EV_EFI_ACTION, 1, MB_ALG_SHA256, 0xbb, 3);
+        n += add_record(buf + n, 0xFFFFFFFFu, MB_EV_EFI_ACTION, 1, MB_ALG_SHA256, 0xbb, 3);
+        replay_pcr0(buf, n, got, &ext);
+        CHECK(strcmp(got, "46adef7ba9f9875b2daa1dcd9ae40a5b85c4052eca39a3da3cb71ca09545a078") == 0);
+        CHECK_EQ_INT(ext, 1);
+        /* StartupLocality 3, then PCR 0's first extend. */
+        n = build_header(buf, MB_ALG_SHA256, 32);
+        n += add_locality(buf + n, 0, 3);
+        n += add_record(buf + n, 0, MB_EV_S_CRTM_VERSION, 1, MB_ALG_SHA256, 0xaa, 2);
+        replay_pcr0(buf, n, got, &ext);
+        CHECK(strcmp(got, "864ceb27529792a58558fbc114476ded3b06ed18f3de1eeea9d522c308e1f7a7") == 0);
+        /* StartupLocality after PCR 0's first extend is ignored. */
+        n = build_header(buf, MB_ALG_SHA256, 32);
+        n += add_record(buf + n, 0, MB_EV_S_CRTM_VERSION, 1, MB_ALG_SHA256, 0xaa, 2);
+        n += add_locality(buf + n, 0, 3);
+        replay_pcr0(buf, n, got, &ext);
+        CHECK(strcmp(got, "9ef814b42fa0be12d197c44d3e8e03441a4b1118237658368ba1351090e556ed") == 0);
+        /* StartupLocality belongs in PCR 0 (PFP 10.4.5.3); elsewhere it is
+         * ignored. */
+        n = build_header(buf, MB_ALG_SHA256, 32);
+        n += add_locality(buf + n, 5, 3);
+        n += add_record(buf + n, 0, MB_EV_S_CRTM_VERSION, 1, MB_ALG_SHA256, 0xaa, 2);
+        replay_pcr0(buf, n, got, &ext);
+        CHECK(strcmp(got, "9ef814b42fa0be12d197c44d3e8e03441a4b1118237658368ba1351090e556ed") == 0);
+        /* An H-CRTM event that is not PCR 0's first is an ordinary extend. */
+        n = build_header(buf, MB_ALG_SHA256, 32);
+        n += add_record(buf + n, 0, MB_EV_S_CRTM_VERSION, 1, MB_ALG_SHA256, 0xaa, 2);
+        n += add_record(buf + n, 0, MB_EV_EFI_HCRTM_EVENT, 1, MB_ALG_SHA256, 0xbb, 5);
+        replay_pcr0(buf, n, got, &ext);
+        CHECK(strcmp(got, "aaf51febf5ed5e45e5bcd62d127a21328f3b78b943377466fb57cf303b814b9a") == 0);
+}
+
+/* 1 to 31 bytes of junk after a real log's last record: an error at the
+ * junk's offset, naming the record after the last real one. */
+TEST(trailing_junk_rejected) {
+        char path[512];
+        size_t size;
+        uint8_t *orig, *b;
+        uint32_t n_clean = 0;
+        static mb_replay rp;
+        mb_tcglog log;
+
+        snprintf(path, sizeof(path), "%s/eventlogs/qemu-ovmf-systemd-boot-linux61.bin", tl_corpus_dir());
+        orig = tl_read_file(path, &size);
+        CHECK(orig != NULL);
+        if (!orig)
+                return;
+        CHECK_EQ_INT(decode(orig, size, &log, &rp, &n_clean), MB_END);
+        b = malloc(size + 31);
+        memcpy(b, orig, size);
+        for (size_t junk = 1; junk <= 31; junk++) {
+                uint32_t n;
+                memset(b + size, (int) junk, junk);
+                CHECK(decode(b, size + junk, &log, &rp, &n) != MB_END);
+                CHECK_EQ_INT(log.err_offset, size);
+                CHECK_EQ_INT(log.err_number, n_clean);
+                CHECK_EQ_INT(n, n_clean);
+        }
+        free(b);
+        free(orig);
 }
 
 TEST(empty_and_tiny_inputs) {
@@ -406,7 +496,8 @@ int main(void) {
         RUN(digest_count_and_algorithm_must_match_header);
         RUN(absurd_sizes_are_truncation_errors);
         RUN(unknown_algorithm_kept_but_not_replayed);
-        RUN(hcrtm_and_high_pcr_rules);
+        RUN(pcr0_start_and_high_pcr_rules);
+        RUN(trailing_junk_rejected);
         RUN(empty_and_tiny_inputs);
         RUN(type_names);
         TL_EXIT();
