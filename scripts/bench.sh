@@ -49,6 +49,18 @@ sync "$big" "$small" 2> /dev/null || sync
 "$MSHIM" log --json "$big" > "$DIR/mshim.json" 2> "$DIR/mshim.err" || { cat "$DIR/mshim.err" >&2; die "mshim log --json failed on $big"; }
 tpm2_eventlog "$big" > "$DIR/tpm2.yaml" 2> "$DIR/tpm2.err" || { cat "$DIR/tpm2.err" >&2; die "tpm2_eventlog failed on $big"; }
 n_seen=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["events"]))' "$DIR/mshim.json" 2>/dev/null || echo "?")
+[ "$n_seen" = "$N" ] || die "mshim decoded $n_seen events of $N"
+# Both tools must have done the same work: the same replayed PCRs.
+python3 - "$DIR/mshim.json" "$DIR/tpm2.yaml" <<'PY' || die "mshim and tpm2_eventlog replay the log differently"
+import json, sys
+sys.path.insert(0, "tests/integration")
+from oracle import eventlog_yaml_pcrs
+ours = json.load(open(sys.argv[1]))["pcrs"]
+theirs = eventlog_yaml_pcrs(sys.argv[2])
+bad = [f"{b}:{i}" for b, vals in theirs.items() for i, v in vals.items()
+       if i < 24 and v.strip(b"\0") and ours.get(b, {}).get(str(i)) != v.hex()]
+sys.exit(f"differing PCRs: {bad}" if bad or not theirs else 0)
+PY
 
 # peak_rss CMD...: peak resident set in KiB, or "n/a" without /usr/bin/time.
 peak_rss() {

@@ -14,6 +14,10 @@
 
 extern const char *mb_prog;
 
+/* A bank's name in output: "sha256", or "alg_0x0027" by TPM_ALG_ID for an
+ * algorithm without a name here. buf holds the latter. */
+const char *cli_alg_label(uint16_t alg, char buf[16]);
+
 /* Print "mshim: <message>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -25,6 +29,8 @@ typedef struct cli_file {
         size_t released;        /* bytes of the mapping given back (cli_file_release) */
         uint8_t *heap;  /* non-NULL when read() into memory */
 } cli_file;
+/* Streams (pipes, sysfs files) are read up to this size. */
+#define CLI_STREAM_MAX ((size_t) 256 << 20)
 int cli_file_load(const char *path, cli_file *ret);   /* prints its own error; 0 or -1 */
 void cli_file_free(cli_file *f);
 /* The caller is done with bytes [0, upto) for now: a mapping gives their
@@ -42,6 +48,8 @@ void cli_file_release(cli_file *f, size_t upto);
 extern __thread char *out_buf;
 extern __thread size_t out_len, out_cap;
 void out_flush(void);
+/* Flush and report a failed write (a full disk, a closed pipe): 0 or -1. */
+int out_finish(void);
 void out_put_slow(const char *s, size_t n);
 
 static inline void out_put(const char *s, size_t n) {

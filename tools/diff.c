@@ -93,8 +93,8 @@ static void print_event(diff_out *d, const char *key, const mb_tcglog_event *ev)
                 mb_emit_u64(e, "type_id", ev->type);
                 mb_emit_begin_obj(e, "digests");
                 for (uint32_t i = 0; i < ev->n_digests; i++) {
-                        const char *an = mb_hash_name(ev->digests[i].alg);
-                        mb_emit_hex(e, an ? an : "unknown", ev->digests[i].bytes, ev->digests[i].size);
+                        char lb[16];
+                        mb_emit_hex(e, cli_alg_label(ev->digests[i].alg, lb), ev->digests[i].bytes, ev->digests[i].size);
                 }
                 mb_emit_end_obj(e);
                 mb_evdata_decode(ev, e);
@@ -107,7 +107,7 @@ static void print_event(diff_out *d, const char *key, const mb_tcglog_event *ev)
                 snprintf(line, sizeof(line), "#%u %s ", ev->number, name ? name : "unknown-type");
                 out_puts(line);
                 if (ev->n_digests) {
-                        out_hex(ev->digests[0].bytes, 8);
+                        out_hex(ev->digests[0].bytes, ev->digests[0].size < 8 ? ev->digests[0].size : 8);
                         out_puts(".. ");
                 }
                 text_sink_init(&ts);
@@ -200,7 +200,12 @@ static void diff_pcr(diff_out *d, uint32_t pcr, const side *A, const size_t *ia,
                 if (a && b && same_event(a, b)) {
                         emit_step(d, pcr, &pending, SAME, NULL, NULL);
                         i++, j++;
-                } else if (a && (!b || (t ? t[(i + 1) * (m + 1) + j] >= t[i * (m + 1) + j + 1] : true))) {
+                } else if (a && b && !t) {
+                        /* No table: pair by position (a change if the types agree). */
+                        emit_step(d, pcr, &pending, REMOVED, a, NULL);
+                        emit_step(d, pcr, &pending, ADDED, NULL, b);
+                        i++, j++;
+                } else if (a && (!b || t[(i + 1) * (m + 1) + j] >= t[i * (m + 1) + j + 1])) {
                         emit_step(d, pcr, &pending, REMOVED, a, NULL);
                         i++;
                 } else {
@@ -241,15 +246,23 @@ static int diff_all(diff_out *d, const side *A, const side *B) {
                 goto out;
         np = pcr_set(A, B, pcrs);
         for (size_t p = 0; p < np; p++) {
-                size_t n = pick(A, pcrs[p], ia), m = pick(B, pcrs[p], ib);
+                size_t n = pick(A, pcrs[p], ia), m = pick(B, pcrs[p], ib), k = 0, s = 0;
                 uint32_t *t = NULL;
 
+                /* Events the two share at the start and the end need no
+                 * table: the LCS is only over what lies between. */
+                while (k < n && k < m && same_event(&A->ev[ia[k]], &B->ev[ib[k]]))
+                        k++;
+                while (s < n - k && s < m - k && same_event(&A->ev[ia[n - 1 - s]], &B->ev[ib[m - 1 - s]]))
+                        s++;
+                n -= k + s;
+                m -= k + s;
                 /* Both factors are bounded by the event counts, so the
                  * product only overflows for logs far past LCS_MAX_CELLS. */
                 if (n < LCS_MAX_CELLS && m < LCS_MAX_CELLS && (n + 1) * (m + 1) <= LCS_MAX_CELLS &&
                     (t = malloc((n + 1) * (m + 1) * sizeof(*t))))
-                        lcs_table(A, ia, n, B, ib, m, t);
-                diff_pcr(d, pcrs[p], A, ia, n, B, ib, m, t);
+                        lcs_table(A, ia + k, n, B, ib + k, m, t);
+                diff_pcr(d, pcrs[p], A, ia + k, n, B, ib + k, m, t);
                 free(t);
         }
         r = 0;
@@ -323,7 +336,8 @@ int cmd_log_diff(int argc, char **argv) {
                 out_puts("The logs extend the same events into every PCR.\n");
         ret = d.any ? EXIT_CHECK_FAILED : 0;
 out:
-        out_flush();
+        if (out_finish() < 0)
+                ret = EXIT_BAD_INPUT;
         cli_file_free(&A.file);
         cli_file_free(&B.file);
         free(A.ev);

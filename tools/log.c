@@ -44,20 +44,6 @@ static const char *format_name(const mb_tcglog *log) {
         return NULL;
 }
 
-static const char *alg_label(uint16_t alg, char buf[16]) {
-        const char *n = mb_hash_name(alg);
-        static const char digits[] = "0123456789abcdef";
-
-        if (n)
-                return n;
-        /* Unnamed algorithms are shown by their TPM_ALG_ID, e.g. "alg_0x0027". */
-        memcpy(buf, "alg_0x", 6);
-        for (int i = 0; i < 4; i++)
-                buf[6 + i] = digits[(alg >> (12 - 4 * i)) & 15];
-        buf[10] = 0;
-        return buf;
-}
-
 static const char *integrity_name(mb_integrity i) {
         return i == MB_INTEGRITY_OK ? "ok" : i == MB_INTEGRITY_MISMATCH ? "mismatch" : NULL;
 }
@@ -98,7 +84,7 @@ static void json_event(const void *ctx, const mb_tcglog_event *ev, mb_integrity 
                 if (i)
                         out_putc(',');
                 out_putc('"');
-                out_puts(alg_label(ev->digests[i].alg, lb));
+                out_puts(cli_alg_label(ev->digests[i].alg, lb));
                 OUT_LIT("\":\"");
                 out_hex(ev->digests[i].bytes, ev->digests[i].size);
                 out_putc('"');
@@ -140,9 +126,9 @@ static void text_event(const void *ctx, const mb_tcglog_event *ev, mb_integrity 
         /* One digest is enough to tell events apart in the table; -v shows all. */
         for (uint32_t i = 0; i < (r->o->verbose ? ev->n_digests : (ev->n_digests ? 1 : 0)); i++) {
                 char lb[16];
-                out_puts(alg_label(ev->digests[i].alg, lb));
+                out_puts(cli_alg_label(ev->digests[i].alg, lb));
                 out_putc(':');
-                out_hex(ev->digests[i].bytes, r->o->verbose ? ev->digests[i].size : 8);
+                out_hex(ev->digests[i].bytes, r->o->verbose || ev->digests[i].size < 8 ? ev->digests[i].size : 8);
                 out_puts(r->o->verbose ? " " : "..  ");
         }
         if (integ == MB_INTEGRITY_MISMATCH)
@@ -194,7 +180,7 @@ static void json_pcrs(log_run *r) {
                 /* A bank we cannot hash has no replayed values to offer. */
                 if (!bank->computable)
                         continue;
-                mb_emit_begin_obj(e, alg_label(bank->alg, lb));
+                mb_emit_begin_obj(e, cli_alg_label(bank->alg, lb));
                 for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
                         if (!(bank->extended & (1u << i)))
                                 continue;
@@ -213,7 +199,7 @@ static void text_pcrs(log_run *r) {
                 const mb_pcr_bank *bank = &r->replay.banks[b];
 
                 out_puts("\nReplayed PCRs, ");
-                out_puts(alg_label(bank->alg, lb));
+                out_puts(cli_alg_label(bank->alg, lb));
                 if (!bank->computable) {
                         out_puts(": not computed (mshim cannot hash this algorithm)\n");
                         continue;
@@ -245,6 +231,8 @@ static void list_pcr_events(log_run *r, uint32_t pcr, uint16_t alg) {
         mb_tcglog_event ev;
         char lb[16], line[64];
 
+        bool any = false;
+
         if (mb_tcglog_open(&log, r->file.data, r->file.size) != MB_OK)
                 return;
         out_puts("    events extended into it:\n");
@@ -253,11 +241,15 @@ static void list_pcr_events(log_run *r, uint32_t pcr, uint16_t alg) {
                 const char *name = mb_tcglog_type_name(ev.type);
                 if (ev.pcr != pcr || ev.type == MB_EV_NO_ACTION || !d)
                         continue;
-                snprintf(line, sizeof(line), "      #%u %s %s:", ev.number, name ? name : "?", alg_label(alg, lb));
+                any = true;
+                snprintf(line, sizeof(line), "      #%u %s %s:", ev.number, name ? name : "?", cli_alg_label(alg, lb));
                 out_puts(line);
                 out_hex(d->bytes, d->size);
                 out_putc('\n');
         }
+        if (!any)
+                out_puts("      none: the log never extends it, so it should still hold its reset value\n"
+                         "      (something outside the firmware log, e.g. the OS, extended it)\n");
 }
 
 static void compare_bank(log_run *r, const mb_pcr_bank *bank) {
@@ -276,7 +268,7 @@ static void compare_bank(log_run *r, const mb_pcr_bank *bank) {
                         r->n_pcr_bad++;
                 if (r->o->json) {
                         mb_emit_begin_obj(e, NULL);
-                        mb_emit_cstr(e, "bank", alg_label(bank->alg, lb));
+                        mb_emit_cstr(e, "bank", cli_alg_label(bank->alg, lb));
                         mb_emit_u64(e, "pcr", i);
                         mb_emit_hex(e, "replayed", bank->pcr[i], bank->size);
                         mb_emit_hex(e, "actual", actual, bank->size);
@@ -284,7 +276,7 @@ static void compare_bank(log_run *r, const mb_pcr_bank *bank) {
                         mb_emit_end_obj(e);
                         continue;
                 }
-                snprintf(line, sizeof(line), "  %-7s PCR %2u  %s\n", alg_label(bank->alg, lb), i, ok ? "match" : "MISMATCH");
+                snprintf(line, sizeof(line), "  %-7s PCR %2u  %s\n", cli_alg_label(bank->alg, lb), i, ok ? "match" : "MISMATCH");
                 out_puts(line);
                 if (!ok) {
                         out_puts("    replayed: ");
@@ -344,6 +336,9 @@ static void compare_all(log_run *r) {
 static int finish(log_run *r) {
         if (r->err != MB_OK)
                 return EXIT_BAD_INPUT;
+        if (r->have_actual && r->n_compared == 0)
+                cli_error("no PCR value to compare: %s has none for the log's banks",
+                          r->o->tpm ? "the TPM" : r->o->pcrs_file);
         if (r->have_actual && (r->n_pcr_bad || r->n_compared == 0))
                 return EXIT_CHECK_FAILED;
         if (r->o->check && r->n_integrity_bad)
@@ -397,8 +392,18 @@ static int run_log(const log_opts *o) {
                 mb_emit_cstr(&r->js.emit, "format", format_name(&r->log));
                 mb_emit_begin_arr(&r->js.emit, "algorithms");
                 for (uint32_t i = 0; i < r->log.n_algs; i++)
-                        mb_emit_cstr(&r->js.emit, NULL, alg_label(r->log.algs[i].alg, lb));
+                        mb_emit_cstr(&r->js.emit, NULL, cli_alg_label(r->log.algs[i].alg, lb));
                 mb_emit_end_arr(&r->js.emit);
+        }
+        /* The values to compare with come first, so a missing file or TPM
+         * is reported before the log is printed, not after. */
+        if ((o->pcrs_file || o->tpm) && load_actual(r) < 0) {
+                if (o->json) {
+                        mb_emit_begin_obj(&r->js.emit, "error");
+                        mb_emit_cstr(&r->js.emit, "message", o->tpm ? "cannot read the TPM's PCRs" : "cannot read the PCR values file");
+                        mb_emit_end_obj(&r->js.emit);
+                }
+                goto close;
         }
         decode_all(r);
         if (r->err != MB_OK)
@@ -409,11 +414,8 @@ static int run_log(const log_opts *o) {
                 json_pcrs(r);
         } else
                 text_pcrs(r);
-        if (r->err == MB_OK && (o->pcrs_file || o->tpm)) {
-                if (load_actual(r) < 0)
-                        goto close;
+        if (r->err == MB_OK && r->have_actual)
                 compare_all(r);
-        }
         if (!o->json)
                 text_summary(r);
         ret = finish(r);
@@ -422,7 +424,8 @@ close:
                 mb_emit_end_obj(&r->js.emit);
                 out_putc('\n');
         }
-        out_flush();
+        if (out_finish() < 0)
+                ret = EXIT_BAD_INPUT;
         cli_file_free(&r->file);
 out:
         free(r);
@@ -457,14 +460,28 @@ static void usage_log(FILE *f) {
 "\n"
 "Environment:\n"
 "  MSHIM_THREADS    threads to decode and check with (default: one per CPU,\n"
-"                   at most 8; 1 for none). One of them replays in log order;\n"
-"                   the output is the same with any number.\n"
+"                   at most 8; 1 for none). They take turns replaying in log\n"
+"                   order; the output is the same with any number.\n"
 "  MSHIM_NO_AVX512  set to 1 to replay SHA-384/512 banks one extend at a time\n"
 "                   instead of eight at once with AVX-512 (same result).\n"
+"  MSHIM_TPM_TIMEOUT  seconds --tpm waits for the TPM to answer (default 30).\n"
 "\n"
-"Exit status: 0 success; 1 a PCR or digest check failed; 2 bad usage, an\n"
-"unreadable file, or a malformed log (its error names the byte offset and\n"
-"record number, and the records before it are still printed).\n");
+"Comparison: every PCR the log extends is compared, and so are PCRs 0-15\n"
+"except 10 that it does not extend: they must still hold their reset value,\n"
+"so a PCR extended after boot by the OS (systemd uses 11 and 15) shows as a\n"
+"mismatch with no events listed. A --pcrs file may have '#' comments.\n"
+"\n"
+"Exit status: 0 success; 1 a compared PCR differs, or no PCR value was given\n"
+"for the log's banks, or (with --check) an event's digest does not cover its\n"
+"data; 2 bad usage, an unreadable file, an unreachable TPM, or a malformed log\n"
+"(its error names the byte offset and record number, and the records before\n"
+"it are still printed).\n"
+"\n"
+"Examples:\n"
+"  mshim log                        this machine's log, decoded and replayed\n"
+"  mshim log --tpm --check          ... compared with the TPM; exit 1 on any mismatch\n"
+"  tpm2_pcrread > now.yaml; mshim log --pcrs now.yaml saved.bin\n"
+"  mshim log --json FILE | jq '.pcrs.sha256'\n");
 }
 
 int cmd_log(int argc, char **argv) {

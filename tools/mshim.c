@@ -58,6 +58,10 @@ int main(int argc, char **argv) {
                                 char *args[] = { argv[2], "--help", NULL };
                                 return commands[i].fn(2, args);
                         }
+                if (argc > 2) {
+                        cli_error("unknown command '%s'; see 'mshim --help'", argv[2]);
+                        return EXIT_BAD_INPUT;
+                }
                 usage(stdout);
                 return 0;
         }

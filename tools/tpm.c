@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Reading PCRs from a TPM through tpm2-tss ESAPI (TCG TSS 2.0 ESAPI spec). */
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
@@ -58,6 +61,8 @@ static int store(TPML_PCR_SELECTION *want, const TPML_PCR_SELECTION *got, const 
         return k ? 0 : -1;
 }
 
+static int tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret);
+
 static int read_loop(ESYS_CONTEXT *ctx, const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret) {
         TPML_PCR_SELECTION want;
 
@@ -83,7 +88,42 @@ static int read_loop(ESYS_CONTEXT *ctx, const uint16_t *algs, uint32_t n_algs, m
         return 0;
 }
 
+/* A TCTI that connects but never answers (a stuck simulator, a wedged
+ * resource manager) would block tpm2-tss forever: a watchdog ends the
+ * process with a message instead. MSHIM_TPM_TIMEOUT sets it in seconds. */
+#define TPM_TIMEOUT_DEFAULT 30
+static char timeout_msg[96];
+
+static void tpm_timed_out(int sig) {
+        ssize_t n;
+        (void) sig;
+        n = write(STDERR_FILENO, timeout_msg, strlen(timeout_msg));
+        (void) n;
+        _exit(EXIT_BAD_INPUT);
+}
+
+static void watchdog_start(void) {
+        const char *env = getenv("MSHIM_TPM_TIMEOUT");
+        long secs = env && *env ? strtol(env, NULL, 10) : TPM_TIMEOUT_DEFAULT;
+
+        if (secs <= 0)
+                secs = TPM_TIMEOUT_DEFAULT;
+        snprintf(timeout_msg, sizeof(timeout_msg), "%s: the TPM did not answer within %ld s (MSHIM_TPM_TIMEOUT)\n",
+                 mb_prog, secs);
+        signal(SIGALRM, tpm_timed_out);
+        alarm((unsigned) secs);
+}
+
 int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret) {
+        int r;
+
+        watchdog_start();
+        r = tpm_read_pcrs(algs, n_algs, ret);
+        alarm(0);
+        return r;
+}
+
+static int tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret) {
         TSS2_TCTI_CONTEXT *tcti = NULL;
         ESYS_CONTEXT *ctx = NULL;
         mb_pcr_values v = { 0 };

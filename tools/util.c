@@ -35,7 +35,15 @@ static int read_stream(int fd, const char *path, cli_file *ret) {
                 ssize_t n;
 
                 if (len == cap) {
-                        uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+                        uint8_t *nb;
+                        /* An endless stream (/dev/zero) must not eat all memory. */
+                        if (cap >= CLI_STREAM_MAX) {
+                                cli_error("%s: more than %u MiB; not an event log or a PCR file", path,
+                                          (unsigned) (CLI_STREAM_MAX >> 20));
+                                free(buf);
+                                return -1;
+                        }
+                        nb = realloc(buf, cap * 2);
                         if (!nb)
                                 goto nomem;
                         buf = nb;
@@ -93,6 +101,19 @@ int cli_file_load(const char *path, cli_file *ret) {
 out:
         close(fd);
         return r;
+}
+
+const char *cli_alg_label(uint16_t alg, char buf[16]) {
+        static const char digits[] = "0123456789abcdef";
+        const char *n = mb_hash_name(alg);
+
+        if (n)
+                return n;
+        memcpy(buf, "alg_0x", 6);
+        for (int i = 0; i < 4; i++)
+                buf[6 + i] = digits[(alg >> (12 - 4 * i)) & 15];
+        buf[10] = 0;
+        return buf;
 }
 
 void cli_file_release(cli_file *f, size_t upto) {
@@ -160,6 +181,15 @@ void out_flush(void) {
                 fwrite(out_buf, 1, out_len, stdout);
         out_len = 0;
         fflush(stdout);
+}
+
+int out_finish(void) {
+        out_flush();
+        if (ferror(stdout)) {
+                cli_error("cannot write the output: %s", strerror(errno ? errno : EIO));
+                return -1;
+        }
+        return 0;
 }
 
 void out_put_slow(const char *s, size_t n) {
