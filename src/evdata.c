@@ -14,6 +14,7 @@
  * the caller then adds "error" and the raw "hex" so nothing is lost.
  */
 #include "mb/evdata.h"
+#include "mb/varstore.h"
 #include "mb/sha.h"
 
 /* Composed strings (device paths, names) are cut at this size and end in
@@ -541,44 +542,26 @@ static void emit_signature(mb_emit *e, const uint8_t *type, const uint8_t *sig, 
         mb_emit_end_obj(e);
 }
 
-/* One list at the cursor; its signatures are emitted into an open object. */
-static const char *decode_siglist(mb_emit *e, evd_rd *r) {
-        const uint8_t *type, *hdr, *body;
-        uint32_t list_size, hdr_size, sig_size;
-        size_t start = r->off;
-        if (!rd_take(r, 16, &type) || !rd_u32(r, &list_size) || !rd_u32(r, &hdr_size) || !rd_u32(r, &sig_size))
-                return "signature list header truncated";
-        emit_named_guid(e, "type", "type_name", type);
-        mb_emit_u64(e, "signature_size", sig_size);
-        if (list_size < 28 || mb_out_of_bounds(r->size, start, list_size))
-                return "signature list size out of bounds";
-        size_t rest = list_size - 28u;
-        if (hdr_size > rest)
-                return "signature header larger than its list";
-        rest -= hdr_size;
-        /* Each EFI_SIGNATURE_DATA starts with the 16-byte owner GUID. */
-        if (sig_size < 16 || rest % sig_size != 0)
-                return "signature size does not divide the list";
-        if (!rd_take(r, hdr_size, &hdr) || !rd_take(r, rest, &body))
-                return "signature list size out of bounds"; /* checked above; keeps body defined */
-        mb_emit_begin_arr(e, "signatures");
-        for (size_t off = 0; off < rest; off += sig_size)
-                emit_signature(e, type, body + off, sig_size);
-        mb_emit_end_arr(e);
-        return NULL;
-}
-
+/* EFI_SIGNATURE_LISTs, walked by the one parser (src/siglist.c). */
 static const char *decode_siglists(mb_emit *e, const uint8_t *p, size_t n) {
-        evd_rd r = rd_make(p, n);
-        const char *err = NULL;
+        const char *why = NULL;
+        size_t off = 0;
+        mb_siglist l;
+        mb_err r;
+
         mb_emit_begin_arr(e, "signature_lists");
-        while (!err && rd_left(&r) > 0) {
+        while ((r = mb_siglist_next_why(p, n, &off, &l, &why)) == MB_OK) {
                 mb_emit_begin_obj(e, NULL);
-                err = decode_siglist(e, &r);
+                emit_named_guid(e, "type", "type_name", l.type.b);
+                mb_emit_u64(e, "signature_size", l.sig_size);
+                mb_emit_begin_arr(e, "signatures");
+                for (uint32_t i = 0; i < l.n_sigs; i++)
+                        emit_signature(e, l.type.b, l.sigs + (size_t) i * l.sig_size, l.sig_size);
+                mb_emit_end_arr(e);
                 mb_emit_end_obj(e);
         }
         mb_emit_end_arr(e);
-        return err;
+        return r == MB_END ? NULL : why;
 }
 
 /* ---- UEFI variables ---------------------------------------------------- */

@@ -20,28 +20,36 @@
 #define MOK_PW_MIN 1
 #define MOK_PW_MAX 256
 
-mb_err mb_siglist_next(const uint8_t *buf, size_t size, size_t *off, mb_siglist *ret) {
+mb_err mb_siglist_next_why(const uint8_t *buf, size_t size, size_t *off, mb_siglist *ret, const char **ret_why) {
         const uint8_t *p;
         uint32_t list_size, hdr_size, sig_size, body;
         mb_siglist l;
+        const char *why;
+        mb_err err;
 
         if (*off == size)
                 return MB_END;
+        err = MB_ERR_TRUNCATED;
+        why = "signature list header truncated";
         if (mb_out_of_bounds(size, *off, SL_FIXED))
-                return MB_ERR_TRUNCATED;
+                goto fail;
         p = buf + *off;
         list_size = mb_le32(p + SL_LIST_SIZE);
         hdr_size = mb_le32(p + SL_HEADER_SIZE);
         sig_size = mb_le32(p + SL_SIG_SIZE);
+        why = "signature list size out of bounds";
         if (list_size < SL_FIXED || mb_out_of_bounds(size, *off, list_size))
-                return MB_ERR_TRUNCATED;
+                goto fail;
         /* The entries must exactly fill what the header leaves, and each
          * must at least hold its owner GUID. */
-        if (hdr_size > list_size - SL_FIXED || sig_size < SD_OWNER_SIZE)
-                return MB_ERR_INVALID;
+        err = MB_ERR_INVALID;
+        why = "signature header larger than its list";
+        if (hdr_size > list_size - SL_FIXED)
+                goto fail;
         body = list_size - SL_FIXED - hdr_size;
-        if (body % sig_size)
-                return MB_ERR_INVALID;
+        why = "signature size does not divide the list";
+        if (sig_size < SD_OWNER_SIZE || body % sig_size)
+                goto fail;
         mb_memcpy(l.type.b, p + SL_TYPE, 16);
         l.header = p + SL_FIXED;
         l.header_size = hdr_size;
@@ -51,6 +59,14 @@ mb_err mb_siglist_next(const uint8_t *buf, size_t size, size_t *off, mb_siglist 
         *ret = l;
         *off += list_size;
         return MB_OK;
+fail:
+        if (ret_why)
+                *ret_why = why;
+        return err;
+}
+
+mb_err mb_siglist_next(const uint8_t *buf, size_t size, size_t *off, mb_siglist *ret) {
+        return mb_siglist_next_why(buf, size, off, ret, NULL);
 }
 
 mb_err mb_siglist_build(const mb_guid *type, const mb_guid *owner, const uint8_t *sig, size_t sig_len,

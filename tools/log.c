@@ -28,7 +28,7 @@ typedef struct log_run {
         mb_tcglog log;
         mb_replay replay;
         json_sink js;
-        uint32_t n_events, n_integrity_bad;
+        uint32_t n_events, n_integrity_bad, n_short;
         mb_err err;             /* MB_OK or the decode error that stopped us */
         mb_pcr_values actual;
         bool have_actual;
@@ -165,7 +165,13 @@ static void decode_all(log_run *r) {
                 mb_emit_end_arr(&r->js.emit);
         r->n_events = res.n_events;
         r->n_integrity_bad = res.n_integrity_bad;
+        r->n_short = res.n_short;
         r->err = res.err;
+        /* Accepted (tpm2-tools' own test logs do it), but never silently. */
+        if (res.n_short)
+                cli_error("warning: %u record(s), the first #%u, carry fewer digests than the Spec ID header "
+                          "declares; the banks they omit are replayed without them",
+                          res.n_short, res.first_short);
 }
 
 /* ---- replayed PCRs ------------------------------------------------------- */
@@ -411,6 +417,7 @@ static int run_log(const log_opts *o) {
         if (o->json) {
                 mb_emit_u64(&r->js.emit, "event_count", r->n_events);
                 mb_emit_u64(&r->js.emit, "integrity_mismatches", r->n_integrity_bad);
+                mb_emit_u64(&r->js.emit, "records_missing_digests", r->n_short);
                 json_pcrs(r);
         } else
                 text_pcrs(r);

@@ -52,6 +52,7 @@ typedef struct logwork {
         mb_replay *replay;
         replay_batch *batch;    /* NULL: extends run one at a time */
         uint32_t n_events;
+        uint32_t n_short, first_short;
         mb_err err;
         cli_file *file;         /* the writer's alone */
         /* Set before any thread starts; read-only after. */
@@ -66,7 +67,11 @@ static bool produce(logwork *w, lw_slot *s) {
         uint32_t n = 0;
 
         while (n < CHUNK_EVENTS && (err = mb_tcglog_next(w->log, &s->evs[n])) == MB_OK) {
-                mb_replay_event(w->replay, &s->evs[n]);
+                const mb_tcglog_event *ev = &s->evs[n];
+                /* The header record has its one SHA-1 slot by definition. */
+                if (ev->number > 0 && ev->n_digests < w->log->n_algs && w->n_short++ == 0)
+                        w->first_short = ev->number;
+                mb_replay_event(w->replay, ev);
                 n++;
         }
         s->n_events = n;
@@ -248,5 +253,6 @@ void logwork_run(mb_tcglog *log, mb_replay *replay, logwork_print_fn print, cons
         free(evs);
         pthread_cond_destroy(&w.changed);
         pthread_mutex_destroy(&w.lock);
-        *ret = (logwork_result) { .n_events = w.n_events, .n_integrity_bad = w.n_bad, .err = w.err };
+        *ret = (logwork_result) { .n_events = w.n_events, .n_integrity_bad = w.n_bad, .n_short = w.n_short,
+                                  .first_short = w.first_short, .err = w.err };
 }

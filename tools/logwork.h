@@ -26,6 +26,10 @@ typedef void (*logwork_print_fn)(const void *ctx, const mb_tcglog_event *ev, mb_
 typedef struct logwork_result {
         uint32_t n_events;
         uint32_t n_integrity_bad;
+        /* Records (past the header) with fewer digests than the Spec ID
+         * header declares, and the first of them: their missing banks are
+         * not extended, so those banks' replay is incomplete. */
+        uint32_t n_short, first_short;
         mb_err err;             /* MB_OK, or the decode error that stopped the pass */
 } logwork_result;
 

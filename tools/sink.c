@@ -28,16 +28,42 @@ static void json_escape_byte(unsigned char c) {
         }
 }
 
-/* Does any of the eight bytes in x need escaping? Word arithmetic (SWAR):
- * a byte below 0x20, or equal to '"' or '\\' once XORed to zero, borrows
- * into its top bit. Exact for "any"; which byte is left to the byte loop. */
-static inline bool word_needs_escape(uint64_t x) {
+/* Does any of the eight bytes in x need a look: a byte below 0x20, '"' or
+ * '\\' (each borrows into its top bit once XORed to zero), or a non-ASCII
+ * byte (to validate UTF-8)? Word arithmetic (SWAR), exact for "any". */
+static inline bool word_needs_look(uint64_t x) {
         const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
         uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
 
-        return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+        return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & highs;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629 section 4: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or 0. */
+static size_t utf8_seq_len(const unsigned char *p, size_t n) {
+        size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+        unsigned char lo = 0x80, hi = 0xbf;
+
+        if (len == 0 || p[0] > 0xf4 || n < len)
+                return 0;
+        if (p[0] == 0xe0)
+                lo = 0xa0;
+        else if (p[0] == 0xed)
+                hi = 0x9f;
+        else if (p[0] == 0xf0)
+                lo = 0x90;
+        else if (p[0] == 0xf4)
+                hi = 0x8f;
+        if (p[1] < lo || p[1] > hi)
+                return 0;
+        for (size_t i = 2; i < len; i++)
+                if (p[i] < 0x80 || p[i] > 0xbf)
+                        return 0;
+        return len;
+}
+
+/* RFC 8259 requires UTF-8. The core's decoders produce it, but a file name
+ * on the command line need not be: an invalid byte becomes U+FFFD. */
 void json_string(const char *s, size_t n) {
         const unsigned char *p = (const unsigned char *) s;
         size_t start = 0, i = 0;
@@ -47,18 +73,28 @@ void json_string(const char *s, size_t n) {
                 uint64_t x;
                 if (n - i >= 8) {
                         memcpy(&x, p + i, 8);
-                        if (!word_needs_escape(x)) {
+                        if (!word_needs_look(x)) {
                                 i += 8;
                                 continue;
                         }
                 }
-                /* A word with something to escape, or the tail: byte by byte. */
-                for (size_t end = n - i >= 8 ? i + 8 : n; i < end; i++) {
-                        if (!json_escape_table[p[i]])
-                                continue;
-                        out_put(s + start, i - start);
-                        json_escape_byte(p[i]);
-                        start = i + 1;
+                /* A word with something to look at, or the tail: byte by byte. */
+                for (size_t end = n - i >= 8 ? i + 8 : n; i < end;) {
+                        size_t len;
+                        if (p[i] < 0x80) {
+                                if (json_escape_table[p[i]]) {
+                                        out_put(s + start, i - start);
+                                        json_escape_byte(p[i]);
+                                        start = i + 1;
+                                }
+                                i++;
+                        } else if ((len = utf8_seq_len(p + i, n - i)) > 0) {
+                                i += len;
+                        } else {
+                                out_put(s + start, i - start);
+                                out_put("\xef\xbf\xbd", 3);
+                                start = ++i;
+                        }
                 }
         }
         out_put(s + start, n - start);

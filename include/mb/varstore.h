@@ -128,6 +128,8 @@ typedef struct mb_siglist {
 /* The next list in a db-style buffer; *off starts at 0. MB_END at the end,
  * MB_ERR_INVALID/TRUNCATED for a list whose sizes do not add up. */
 mb_err mb_siglist_next(const uint8_t *buf, size_t size, size_t *off, mb_siglist *ret);
+/* The same, and on an error *ret_why (if not NULL) says what is wrong. */
+mb_err mb_siglist_next_why(const uint8_t *buf, size_t size, size_t *off, mb_siglist *ret, const char **ret_why);
 
 /* One EFI_SIGNATURE_LIST holding one entry. out may be NULL to measure;
  * *ret_len is set either way on success. */

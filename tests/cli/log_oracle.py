@@ -314,6 +314,36 @@ def test_robustness(tmp):
     p = run("log", "--pcrs", os.path.join(tmp, "missing.txt"), log)
     result(p.returncode == 2 and p.stdout == "" and "missing.txt" in p.stderr,
            "log --pcrs with a missing file fails before printing the log", p.stdout[:300] + p.stderr)
+    # Records with fewer digests than the header declares: accepted (the
+    # tpm2-tools test logs have them) but counted and warned about.
+    p = run("log", "--json", "--no-payload", os.path.join(DATA, "tpm2-tools-event-uefiaction.bin"))
+    q = run("log", "--json", "--no-payload", log)
+    result(p.returncode == 0 and json.loads(p.stdout)["records_missing_digests"] == 1 and "#1" in p.stderr
+           and json.loads(q.stdout)["records_missing_digests"] == 0 and q.stderr == "",
+           "log warns about records with fewer digests than the header declares", p.stderr)
+    # An sm3_256 bank next to sha256: kept in "algorithms", not replayed,
+    # and sha256 replayed as hashlib says.
+    import hashlib
+    d1, d2 = hashlib.sha256(b"one").digest(), hashlib.sha256(b"two").digest()
+    t = os.path.join(tmp, "sm3.bin")
+    with open(t, "wb") as f:
+        f.write(spec_id_log([(0x0B, 32), (0x12, 32)], [(4, 0x80000007, [(0x0B, d1), (0x12, bytes(32))], b"one"),
+                                                       (4, 0x80000007, [(0x0B, d2), (0x12, bytes(32))], b"two")]))
+    want = hashlib.sha256(hashlib.sha256(bytes(32) + d1).digest() + d2).hexdigest()
+    p = run("log", "--json", t)
+    j = json.loads(p.stdout) if p.returncode == 0 else {}
+    result(j.get("algorithms") == ["sha256", "sm3_256"] and j.get("pcrs") == {"sha256": {"4": want}},
+           "log keeps an sm3_256 bank it cannot replay and replays sha256 beside it", p.stdout[-600:] + p.stderr)
+    # A file name that is not UTF-8 still gives valid JSON (RFC 8259).
+    odd = os.path.join(os.fsencode(tmp), b"log-\xff\xc3\xa9.bin")
+    with open(odd, "wb") as f, open(log, "rb") as g:
+        f.write(g.read())
+    p = subprocess.run([MSHIM, "log", "--json", "--no-payload", odd], capture_output=True, timeout=60)
+    try:
+        name = json.loads(p.stdout)["file"]
+    except (ValueError, KeyError) as e:
+        name = f"invalid: {e}"
+    result(name.endswith("log-\ufffd\u00e9.bin"), "log --json: a non-UTF-8 file name becomes U+FFFD", name)
     p = run("help", "bogus")
     result(p.returncode == 2 and "unknown command" in p.stderr, "mshim help with an unknown command is exit 2", p.stderr)
     # A TPM endpoint (both swtpm ports) that accepts and never answers.
