@@ -5,6 +5,7 @@
  * against what is left of the buffer before it is used.
  */
 #include "mb/tcglog.h"
+#include "mb/emit.h"
 
 /* TCG_PCR_EVENT (PFP 10.2.1): pcr, type, SHA-1 digest, data size. */
 #define LEGACY_HEADER_SIZE (4 + 4 + 20 + 4)
@@ -19,6 +20,21 @@ static mb_err fail(mb_tcglog *log, size_t off, mb_err err, const char *reason) {
         log->err_number = log->next_number;
         log->err_reason = reason;
         return err;
+}
+
+/* fail() with the values that disagree: "<what> <a><mid><b><end>", kept in
+ * log->err_detail. */
+static mb_err fail_values(mb_tcglog *log, size_t off, mb_err err, const char *what, uint64_t a, const char *mid,
+                          uint64_t b, const char *end) {
+        mb_strbuf sb;
+
+        mb_strbuf_init(&sb, log->err_detail, sizeof(log->err_detail));
+        mb_strbuf_puts(&sb, what);
+        mb_strbuf_u64(&sb, a);
+        mb_strbuf_puts(&sb, mid);
+        mb_strbuf_u64(&sb, b);
+        mb_strbuf_puts(&sb, end);
+        return fail(log, off, err, log->err_detail);
 }
 
 /* The Spec ID Event03 data names the digest algorithms every later record
@@ -99,7 +115,8 @@ static mb_err next_legacy(mb_tcglog *log, size_t off, mb_tcglog_event *ev) {
                 return fail(log, off, MB_ERR_TRUNCATED, "record header truncated");
         n = mb_le32(p + 28);
         if (mb_out_of_bounds(log->size, off + LEGACY_HEADER_SIZE, n))
-                return fail(log, off, MB_ERR_TRUNCATED, "event data runs past the end of the log");
+                return fail_values(log, off, MB_ERR_TRUNCATED, "event data runs past the end of the log: ", n,
+                                   " bytes declared, ", log->size - off - LEGACY_HEADER_SIZE, " left");
         ev->pcr = mb_le32(p);
         ev->type = mb_le32(p + 4);
         ev->n_digests = 1;
@@ -131,7 +148,8 @@ static mb_err parse_digests(mb_tcglog *log, size_t rec_off, size_t *pos, mb_tcgl
         count = mb_le32(log->buf + o);
         o += 4;
         if (count == 0 || count > log->n_algs)
-                return fail(log, rec_off, MB_ERR_INVALID, "digest count disagrees with the Spec ID header");
+                return fail_values(log, rec_off, MB_ERR_INVALID, "digest count disagrees with the Spec ID header: ", count,
+                                   " digests, the header declares ", log->n_algs, " algorithms");
         for (uint32_t i = 0; i < count; i++) {
                 const mb_tcglog_alg *a;
                 uint16_t alg;
@@ -140,8 +158,13 @@ static mb_err parse_digests(mb_tcglog *log, size_t rec_off, size_t *pos, mb_tcgl
                         return fail(log, rec_off, MB_ERR_TRUNCATED, "digest algorithm truncated");
                 alg = mb_le16(log->buf + o);
                 a = find_alg(log, alg);
-                if (!a)
-                        return fail(log, rec_off, MB_ERR_INVALID, "digest algorithm not declared in the Spec ID header");
+                if (!a) {
+                        mb_strbuf sb;
+                        mb_strbuf_init(&sb, log->err_detail, sizeof(log->err_detail));
+                        mb_strbuf_puts(&sb, "digest algorithm not declared in the Spec ID header: TPM_ALG_ID ");
+                        mb_strbuf_hexnum(&sb, alg);
+                        return fail(log, rec_off, MB_ERR_INVALID, log->err_detail);
+                }
                 for (uint32_t j = 0; j < i; j++)
                         if (ev->digests[j].alg == alg)
                                 return fail(log, rec_off, MB_ERR_INVALID, "digest algorithm repeated in one record");
@@ -172,7 +195,8 @@ static mb_err next_agile(mb_tcglog *log, size_t off, mb_tcglog_event *ev) {
         n = mb_le32(log->buf + o);
         o += 4;
         if (mb_out_of_bounds(log->size, o, n))
-                return fail(log, off, MB_ERR_TRUNCATED, "event data runs past the end of the log");
+                return fail_values(log, off, MB_ERR_TRUNCATED, "event data runs past the end of the log: ", n,
+                                   " bytes declared, ", log->size - o, " left");
         ev->data = log->buf + o;
         ev->data_size = n;
         ev->record_size = o + n - off;

@@ -211,8 +211,10 @@ static int thread_count(void) {
         if (env && *env) {
                 char *end;
                 n = strtol(env, &end, 10);
-                if (*end)
+                if (*end || n <= 0) {
+                        cli_error("warning: MSHIM_THREADS=%s is not a positive number; ignored", env);
                         n = 0;
+                }
         }
         if (n <= 0)
                 n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;

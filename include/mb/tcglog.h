@@ -104,7 +104,8 @@ typedef struct mb_tcglog {
         /* Where and why decoding stopped, for messages that name the offset. */
         size_t err_offset;
         uint32_t err_number;
-        const char *err_reason;
+        const char *err_reason; /* a constant, or err_detail (valid while this struct is) */
+        char err_detail[112];
 } mb_tcglog;
 
 /* Recognise the format and, for crypto-agile logs, parse the Spec ID header.

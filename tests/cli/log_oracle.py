@@ -344,6 +344,9 @@ def test_robustness(tmp):
     except (ValueError, KeyError) as e:
         name = f"invalid: {e}"
     result(name.endswith("log-\ufffd\u00e9.bin"), "log --json: a non-UTF-8 file name becomes U+FFFD", name)
+    p, q = run_env({"MSHIM_THREADS": "abc"}, "log", log), run("log", log)
+    result(p.returncode == 0 and p.stdout == q.stdout and "MSHIM_THREADS=abc" in p.stderr,
+           "log: a bad MSHIM_THREADS is named and ignored", p.stderr)
     p = run("help", "bogus")
     result(p.returncode == 2 and "unknown command" in p.stderr, "mshim help with an unknown command is exit 2", p.stderr)
     # A TPM endpoint (both swtpm ports) that accepts and never answers.

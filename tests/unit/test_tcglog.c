@@ -334,11 +334,14 @@ TEST(digest_count_and_algorithm_must_match_header) {
         CHECK_EQ_INT(mb_tcglog_next(&log, &ev), MB_ERR_INVALID);
         CHECK_EQ_INT(log.err_offset, n);
         CHECK_EQ_INT(log.err_number, 1);
+        /* The message names the values that disagree. */
+        CHECK(log.err_reason && strstr(log.err_reason, ": 2 digests, the header declares 1 algorithms"));
 
         add_record(buf + n, 0, MB_EV_SEPARATOR, 1, MB_ALG_SHA1, 1, 4);
         CHECK_EQ_INT(mb_tcglog_open(&log, buf, sizeof(buf)), MB_OK);
         CHECK_EQ_INT(mb_tcglog_next(&log, &ev), MB_OK);
         CHECK_EQ_INT(mb_tcglog_next(&log, &ev), MB_ERR_INVALID);
+        CHECK(log.err_reason && strstr(log.err_reason, "TPM_ALG_ID 0x4"));
 }
 
 TEST(absurd_sizes_are_truncation_errors) {
@@ -352,6 +355,7 @@ TEST(absurd_sizes_are_truncation_errors) {
         CHECK_EQ_INT(mb_tcglog_open(&log, buf, n + m), MB_OK);
         CHECK_EQ_INT(mb_tcglog_next(&log, &ev), MB_OK);
         CHECK_EQ_INT(mb_tcglog_next(&log, &ev), MB_ERR_TRUNCATED);
+        CHECK(log.err_reason && strstr(log.err_reason, ": 4294967280 bytes declared, 4 left"));
         /* A header that declares a 65535-byte digest is refused up front. */
         build_header(buf, 0x0099, 0xFFFF);
         CHECK(mb_tcglog_open(&log, buf, sizeof(buf)) != MB_OK);
