@@ -48,7 +48,10 @@ EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
 EFI_CORE_O   := $(CORE_SRC:src/%.c=$(B)/efi/src/%.o)
 EFI_O        := $(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o)
-EFI_SBAT_O   := $(B)/efi/efi/sbat.o
+EFI_SBAT_O   := $(B)/efi/efi/sbat.o $(B)/efi/efi/mpolicy.o
+# The built-in boot policy (docs/CONFIG.md): a packager or admin may build
+# with another file, e.g. make MSHIM_POLICY=/etc/mshim/boot-policy.conf.
+MSHIM_POLICY ?= efi/boot-policy.conf
 
 .PHONY: all check unit integration demo fuzz bench clean deps kernel
 all: $(B)/mshimx64.efi $(B)/mshim
@@ -99,9 +102,21 @@ $(B)/efi/sbat.csv: efi/sbat.csv.in Makefile
 	@mkdir -p $(dir $@)
 	sed 's/@VERSION@/$(VERSION)/g' $< > $@
 
-$(EFI_SBAT_O): efi/sbat.S $(B)/efi/sbat.csv
+$(B)/efi/efi/sbat.o: efi/sbat.S $(B)/efi/sbat.csv
 	@mkdir -p $(dir $@)
 	$(CC) -DMSHIM_SBAT_CSV='"$(B)/efi/sbat.csv"' -c $< -o $@
+
+# The policy text NUL-padded to the section's fixed size (512 bytes,
+# MB_BOOT_POLICY_SIZE); a longer text, or one with a NUL, is refused here.
+$(B)/efi/policy.bin: $(MSHIM_POLICY) Makefile
+	@mkdir -p $(dir $@)
+	@test "$$(wc -c < $<)" -lt 512 || { echo "$<: the boot policy must be under 512 bytes" >&2; exit 1; }
+	@test "$$(tr -d '\000' < $< | wc -c)" = "$$(wc -c < $<)" || { echo "$<: NUL byte in the boot policy" >&2; exit 1; }
+	cp $< $@.tmp && truncate -s 512 $@.tmp && mv $@.tmp $@
+
+$(B)/efi/efi/mpolicy.o: efi/mpolicy.S $(B)/efi/policy.bin
+	@mkdir -p $(dir $@)
+	$(CC) -DMSHIM_POLICY_BIN='"$(B)/efi/policy.bin"' -c $< -o $@
 
 $(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
 	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) -o $@ -lefi -lgnuefi \
@@ -109,7 +124,7 @@ $(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
 
 # ELF shared object -> PE32+ EFI application (subsystem 10).
 EFI_OBJCOPY  := objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
-                -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10
+                -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat -j .mpolicy --target efi-app-x86_64 --subsystem=10
 
 $(B)/mshimx64.efi: $(B)/mshimx64.so
 	$(EFI_OBJCOPY) $< $@

@@ -981,6 +981,11 @@ static const evd_tag evd_tags[] = {
         { 0x6c46f751u, "systemd devicetree" },
         { MB_TAG_LOADER_CONF, "mshim loader.conf" },
         { MB_TAG_BLS_ENTRY, "mshim BLS entry" },
+        { MB_TAG_FILE_ABSENT, "mshim file absent" },
+        { MB_TAG_FILE_UNREADABLE, "mshim file unreadable" },
+        { MB_TAG_BLS_ENTRY_BAD, "mshim BLS entry unparseable" },
+        { MB_TAG_CHAINLOAD, "mshim chainload options" },
+        { MB_TAG_EXIT, "mshim returned to firmware" },
 };
 
 static const char *decode_tag(const mb_tcglog_event *ev, mb_emit *e) {

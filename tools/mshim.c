@@ -13,6 +13,7 @@ static const struct {
         { "sign", cmd_sign },
         { "pe-hash", cmd_pe_hash },
         { "sbat", cmd_sbat },
+        { "boot-policy", cmd_boot_policy },
 };
 
 static void usage(FILE *f) {
@@ -30,6 +31,7 @@ static void usage(FILE *f) {
 "  sign IMAGE       Authenticode-sign an EFI image or kernel (--key, --cert)\n"
 "  pe-hash IMAGE... print images' Authenticode digests (as PCR 4 and db see them)\n"
 "  sbat IMAGE       print an image's SBAT records; check them against a policy\n"
+"  boot-policy IMAGE show or set mshimx64.efi's built-in boot policy (before signing)\n"
 "  help [COMMAND]   show this help, or a command's\n"
 "\n"
 "Options:\n"
