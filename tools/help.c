@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* --help texts (generated from man/NAME.txt) and one form for usage errors. */
+#define _GNU_SOURCE     /* vasprintf */
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 
@@ -14,14 +17,16 @@ int cli_help(FILE *f, const char *unit) {
 }
 
 int cli_usage_error(const char *unit, const char *fmt, ...) {
+        char *msg = NULL;
         va_list ap;
+        int n;
 
-        out_flush();
-        fprintf(stderr, "%s: ", mb_prog);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        n = vasprintf(&msg, fmt, ap);
         va_end(ap);
-        fprintf(stderr, "; see 'mshim%s%s --help'\n", *unit ? " " : "", unit);
+        cli_error("%s; see 'mshim%s%s --help'", n >= 0 ? msg : fmt, *unit ? " " : "", unit);
+        if (n >= 0)
+                free(msg);
         return EXIT_BAD_INPUT;
 }
 
