@@ -253,7 +253,9 @@ def help_heading(title):
 
 
 def help_deflist(items):
-    col = min(max(len(t) for t, _ in items) + 4, 24)
+    # The description column fits the terms up to 20 characters; a longer
+    # term stands on its own line.
+    col = max([len(t) + 4 for t, _ in items if len(t) <= 20] or [8])
     out = []
     for t, d in items:
         if len(t) + 4 <= col:
