@@ -357,6 +357,7 @@ def to_completion(pages):
          "        for ((i = 1; i < COMP_CWORD; i++)); do",
          "                w=${COMP_WORDS[i]}",
          "                [[ $w == -* ]] && break",
+         "                [[ $i == 1 && $w == help ]] && continue    # mshim help log diff",
          '                case "${unit:+$unit }$w" in',
          "                %s) unit=${unit:+$unit }$w ;;" % "|".join('"%s"' % u for u in units if u),
          "                *) break ;;",

@@ -96,4 +96,5 @@ check "completion: mshim log diff --j -> --json" test "$(comp mshim log diff --j
 check "completion: mshim vars e -> enroll" test "$(comp mshim vars e)" = "enroll"
 check "completion: mshim vars enroll --d -> --db --dbx --dbx-hash" test "$(comp mshim vars enroll --d | sort | tr '\n' ' ')" = "--db --dbx --dbx-hash "
 check "completion: mshim pcrs --s -> --select" test "$(comp mshim pcrs --s)" = "--select"
+check "completion: mshim help log d -> diff" test "$(comp mshim help log d)" = "diff"
 check "completion: mshim sign FILE" test "$(comp mshim sign tests/cli/test_ma)" = "tests/cli/test_man.sh"
