@@ -268,7 +268,7 @@ static int do_sign(const sign_opts *o) {
         if (check_image(o->image) < 0 || load_credentials(o, &key, &cert) < 0)
                 goto out;
         if (!o->in_place && same_file(o->image, o->out)) {
-                cli_error("output %s is the input image; use --in-place to replace it", o->out);
+                cli_usage_error("sign", "output %s is the input image; use --in-place to replace it", o->out);
                 goto out;
         }
         tmp = temp_name(o->out);

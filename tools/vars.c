@@ -757,7 +757,7 @@ static char *read_password(const vars_opts *o) {
         n = getline(&line, &cap, stdin);
         if (n < 0) {
                 free(line);
-                cli_error("vars mok-import: no --password and no password on standard input");
+                cli_usage_error("vars", "vars mok-import: no --password and no password on standard input");
                 return NULL;
         }
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))

@@ -18,6 +18,11 @@ openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=usage/" -days 1 \
         -keyout "$t/k.pem" -out "$t/c.pem" 2>/dev/null || { fail "openssl req"; exit 1; }
 cp "$OVMF_VARS" "$t/vars.fd"
 cp "$t/c.pem" "$t/img.efi"       # never read: usage comes first
+# A PE image, for the one check that reads the image before the usage check.
+for f in "${MB_EFIROOT:-build/debian-efi}/usr/lib/shim/fbx64.efi" build/mshimx64.efi; do
+        [ -f "$f" ] && cp "$f" "$t/fb.efi" && break
+done
+[ -f "$t/fb.efi" ] || { fail "no PE image (make deps, make)"; exit 1; }
 V=$t/vars.fd K=$t/k.pem C=$t/c.pem I=$t/img.efi
 kek17=(); for _ in $(seq 17); do kek17+=(--kek "$C"); done
 
@@ -56,6 +61,7 @@ vars|vars enroll $V --pk $C --kek $C --db $C --dbx-hash zz -o $t/o.fd| --dbx-has
 vars|vars enroll $V --pk $C ${kek17[*]} --db $C -o $t/o.fd| at most 16 --kek options
 vars|vars add-mok $V -o $t/o.fd| vars add-mok needs --cert CERT
 vars|vars mok-import $V -o $t/o.fd| vars mok-import needs --cert CERT
+vars|vars mok-import $V --cert $C -o $t/o.fd| no --password and no password on standard input
 vars|vars get $V PK --guid not-a-guid| 'not-a-guid' is not a GUID
 vars|vars get $V ''| '' is not a usable variable name
 sign|sign| sign needs --key, --cert and one IMAGE
@@ -65,6 +71,7 @@ sign|sign --key $K --cert $C $I $I| sign needs --key, --cert and one IMAGE
 sign|sign -o| option '-o' needs a value
 sign|sign --bogus $I| unknown or ambiguous option '--bogus'
 sign|sign --key $K --cert $C --in-place -o $t/other.efi $I| --in-place and --output .* name different files
+sign|sign --key $K --cert $C -o $t/fb.efi $t/fb.efi| output .* is the input image; use --in-place
 pe-hash|pe-hash| pe-hash needs at least one IMAGE
 pe-hash|pe-hash --alg md5 $I| unknown or unsupported --alg 'md5'
 pe-hash|pe-hash --alg| option '--alg' needs a value
@@ -93,7 +100,7 @@ done <<<"$table"
 [ "$n" -gt 40 ] && pass "the table has $n rows" || fail "the table has only $n rows"
 
 # Nothing a usage error rejected was written.
-if [ ! -e "$t/o.fd" ] && [ ! -e "$t/other.efi" ] && cmp -s "$OVMF_VARS" "$V"; then pass "usage errors write nothing"
+if [ ! -e "$t/o.fd" ] && [ ! -e "$t/other.efi" ] && cmp -s "$OVMF_VARS" "$V" && [ "$(ls "$t" | tr "\n" " ")" = "c.pem err fb.efi img.efi k.pem out vars.fd " ]; then pass "usage errors write nothing"
 else fail "usage errors write nothing"; fi
 
 # Errors that are not usage errors also start with "mshim:" (not with a
