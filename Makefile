@@ -38,8 +38,10 @@ HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_op
 MAN_SRC      := $(sort $(wildcard man/*.txt))
 GEN          := $(B)/gen
 MAN_PAGES    := $(MAN_SRC:man/%.txt=$(GEN)/man/%)
+# The pages' date: the last commit's, so a build of one commit is reproducible.
+MAN_DATE     ?= $(shell git log -1 --format=%cs 2>/dev/null)
 $(GEN)/help.c $(GEN)/mshim.bash $(MAN_PAGES) &: scripts/mkman.py $(MAN_SRC) Makefile
-	python3 scripts/mkman.py --version $(VERSION) --out $(GEN) $(MAN_SRC)
+	python3 scripts/mkman.py --version $(VERSION) --date "$(MAN_DATE)" --out $(GEN) $(MAN_SRC)
 
 # ---- sanitized core for unit tests and fuzz corpus replay -----------------
 SAN          := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
