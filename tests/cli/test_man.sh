@@ -60,8 +60,8 @@ for entry in ":mshim.1" "log:mshim-log.1" "log diff:mshim-log.1" "pcrs:mshim-pcr
         else "$MSHIM" $unit --help >"$t/a"; ra=$?; "$MSHIM" help $unit >"$t/b"; rb=$?; "$MSHIM" help "$unit" >"$t/c"; rc=$?; fi
         name="mshim${unit:+ $unit}"
         if [ "$ra$rb$rc" = 000 ] && [ -s "$t/a" ] && cmp -s "$t/a" "$t/b" && cmp -s "$t/a" "$t/c"; then
-                pass "$name --help = mshim help $unit"
-        else fail "$name --help = mshim help $unit" "status $ra$rb$rc"; fi
+                pass "$name --help = mshim help${unit:+ $unit}"
+        else fail "$name --help = mshim help${unit:+ $unit}" "status $ra$rb$rc"; fi
         check "$name --help starts with Usage:" grep -q "^Usage: $name " "$t/a"
         # The help's words, less its headings, in the page rendered without
         # line breaks (so nothing is hyphenated) and without markup.
@@ -73,6 +73,16 @@ for entry in ":mshim.1" "log:mshim-log.1" "log diff:mshim-log.1" "pcrs:mshim-pcr
         else fail "$name --help: every word, in order, in $page" "$(cat "$t/why")"; fi
 done
 check "mshim help for a command without one fails" bash -c "! '$MSHIM' help 'log nope' >/dev/null 2>&1"
+
+# Constants the pages quote (they were format arguments of the old --help
+# texts) are the sources' values.
+n=$(sed -n 's/^#define MB_SBAT_MAX_LINE \([0-9]*\).*/\1/p' include/mb/sbat.h)
+check "sbat: the line limit is MB_SBAT_MAX_LINE ($n)" bash -c "'$MSHIM' sbat --help | tr '\n' ' ' | grep -q 'no line over $n bytes'"
+owner=$(sed -n 's/^static const char DEFAULT_OWNER\[\] = "\(.*\)";/\1/p' tools/vars.c)
+check "vars: the default owner is DEFAULT_OWNER ($owner)" bash -c "[ -n '$owner' ] && '$MSHIM' vars --help | grep -q -- '$owner'"
+secs=$(sed -n 's/^#define TPM_TIMEOUT_DEFAULT \([0-9]*\).*/\1/p' tools/tpm.c)
+check "pcrs, log: MSHIM_TPM_TIMEOUT's default is TPM_TIMEOUT_DEFAULT ($secs)" bash -c \
+        "[ -n '$secs' ] && '$MSHIM' pcrs --help | grep -q 'MSHIM_TPM_TIMEOUT .*(default $secs)' && '$MSHIM' log --help | grep -q 'MSHIM_TPM_TIMEOUT .*(default $secs)'"
 
 # Every long option in the C sources' option tables is documented: its
 # name appears in a page's OPTIONS list (.TP terms) or synopsis.
