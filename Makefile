@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # mshim: measured-boot UEFI loader, host CLI, and the tests that prove them.
 #
-#   make            build/mshimx64.efi and build/mshim
+#   make            build/mshimx64.efi, build/mshim, its manual pages and completion
+#   make install    into $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 #   make check      unit tests (ASan/UBSan) + integration tests under QEMU/OVMF/swtpm
 #   make demo       boot the demo VM through mshim and print the PCR table
 #   make fuzz       libFuzzer targets (clang)
@@ -27,14 +28,27 @@ INC       := -Iinclude
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) $(INC) -DMB_VERSION=\"$(VERSION)\" -D_FORTIFY_SOURCE=2 $(CFLAGS)
 HOST_LIBS    := -pthread -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc
 HOST_CORE_O  := $(filter-out $(B)/host/src/sha.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
-HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o
+HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o $(B)/host/gen/help.o
+
+# ---- manual pages, --help texts and bash completion: one source, man/*.txt ----
+# scripts/mkman.py turns each page source into roff and writes every
+# command's --help text into $(GEN)/help.c (compiled into each CLI build) and
+# the completion: `mshim X --help` and mshim-X(1) cannot disagree. To
+# document a new option, add it to the OPTIONS list of man/mshim-X.1.txt.
+MAN_SRC      := $(sort $(wildcard man/*.txt))
+GEN          := $(B)/gen
+MAN_PAGES    := $(MAN_SRC:man/%.txt=$(GEN)/man/%)
+# The pages' date: the last commit's, so a build of one commit is reproducible.
+MAN_DATE     ?= $(shell git log -1 --format=%cs 2>/dev/null)
+$(GEN)/help.c $(GEN)/mshim.bash $(MAN_PAGES) &: scripts/mkman.py $(MAN_SRC) Makefile
+	python3 scripts/mkman.py --version $(VERSION) --date "$(MAN_DATE)" --out $(GEN) $(MAN_SRC)
 
 # ---- sanitized core for unit tests and fuzz corpus replay -----------------
 SAN          := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -Itests/unit $(SAN) -DMB_VERSION=\"$(VERSION)\"
 TEST_CORE_O  := $(CORE_SRC:src/%.c=$(B)/test/src/%.o)
 UNIT_BIN     := $(UNIT_SRC:tests/unit/%.c=$(B)/test/%)
-TEST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/test/tools/%.o)
+TEST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/test/tools/%.o) $(B)/test/gen/help.o
 
 # ---- the loader (gnu-efi) -------------------------------------------------
 EFI_INC      := /usr/include/efi
@@ -53,10 +67,14 @@ EFI_SBAT_O   := $(B)/efi/efi/sbat.o $(B)/efi/efi/mpolicy.o
 # with another file, e.g. make MSHIM_POLICY=/etc/mshim/boot-policy.conf.
 MSHIM_POLICY ?= efi/boot-policy.conf
 
-.PHONY: all check unit integration demo fuzz bench clean deps kernel
-all: $(B)/mshimx64.efi $(B)/mshim
+.PHONY: all check unit integration demo fuzz bench clean deps kernel install uninstall
+all: $(B)/mshimx64.efi $(B)/mshim $(MAN_PAGES) $(GEN)/mshim.bash
 
 $(B)/host/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itools -c $< -o $@
+
+$(B)/host/gen/help.o: $(GEN)/help.c tools/help.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itools -c $< -o $@
 
@@ -71,14 +89,21 @@ $(B)/test/tools/%.o: tools/%.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Itools -c $< -o $@
 
+$(B)/test/gen/help.o: $(GEN)/help.c tools/help.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itools -c $< -o $@
+
 # The CLI again, under ASan/UBSan: tests/cli runs this one.
 $(B)/test/mshim: $(TEST_TOOL_O) $(TEST_CORE_O)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(HOST_LIBS)
 
 # And under ThreadSanitizer, for `mshim log`'s threads (tools/logwork.c).
 TSAN_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=thread -DMB_VERSION=\"$(VERSION)\"
-TSAN_O       := $(TOOL_SRC:tools/%.c=$(B)/tsan/tools/%.o) $(CORE_SRC:src/%.c=$(B)/tsan/src/%.o)
+TSAN_O       := $(TOOL_SRC:tools/%.c=$(B)/tsan/tools/%.o) $(CORE_SRC:src/%.c=$(B)/tsan/src/%.o) $(B)/tsan/gen/help.o
 $(B)/tsan/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -Itools -c $< -o $@
+$(B)/tsan/gen/help.o: $(GEN)/help.c tools/help.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_CFLAGS) -Itools -c $< -o $@
 $(B)/tsan/mshim: $(TSAN_O)
@@ -146,6 +171,36 @@ demo: deps all
 
 clean:
 	rm -rf $(B)
+
+# ---- install (packagers' conventions: PREFIX, DESTDIR, the *DIR variables) ----
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib/mshim
+MANDIR       ?= $(PREFIX)/share/man
+BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+# Every installed file as SOURCE:DESTINATION:MODE; uninstall removes exactly
+# these, then the directories of LIBDIR if nothing else is left in them.
+INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
+                $(B)/mshimx64.efi:$(LIBDIR)/mshimx64.efi:644 \
+                hooks/README:$(LIBDIR)/hooks/README:644 \
+                $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
+                $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
+
+install: all
+	@set -e; for f in $(INSTALL_LIST); do \
+		src=$${f%%:*}; rest=$${f#*:}; dst=$${rest%:*}; \
+		echo "install $$src $(DESTDIR)$$dst"; \
+		install -D -m $${rest##*:} "$$src" "$(DESTDIR)$$dst"; \
+	done
+
+uninstall:
+	@set -e; for f in $(INSTALL_LIST); do \
+		rest=$${f#*:}; dst=$${rest%:*}; \
+		echo "rm $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
+	done; \
+	for d in "$(DESTDIR)$(LIBDIR)/hooks" "$(DESTDIR)$(LIBDIR)"; do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
+	done
 
 # ---- fuzzing and benchmark (tests/fuzz, docs/FUZZING.md, scripts/bench.sh) ----
 FUZZ_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=fuzzer,address,undefined \

@@ -14,32 +14,6 @@
 #include "mb/mboot.h"
 #include "mb/pe.h"
 
-static void usage_boot_policy(FILE *f) {
-        fprintf(f,
-"Usage: mshim boot-policy IMAGE\n"
-"       mshim boot-policy --set KEY=VALUE [--set KEY=VALUE] -o OUT IMAGE\n"
-"\n"
-"Show the built-in boot policy of an mshimx64.efi image, or write a copy of\n"
-"the image with a changed policy. The policy lives in the image's .mpolicy\n"
-"section, which the image's Authenticode signature covers: loader.conf on\n"
-"the ESP can make it stricter, never weaker (docs/CONFIG.md).\n"
-"\n"
-"Keys:\n"
-"  tpm-required yes|no     yes: refuse to boot when no usable TPM is found\n"
-"  tpm-failure refuse|boot refuse (the default): a TPM that fails to measure\n"
-"                          stops the boot; boot: warn and boot unmeasured\n"
-"\n"
-"Options:\n"
-"  --set KEY=VALUE  change one key (each key at most once)\n"
-"  -o, --output OUT write the changed image to OUT, a new file (never\n"
-"                   overwritten, never the input); sign OUT afterwards\n"
-"  -h, --help       show this help\n"
-"\n"
-"A signed image is refused by --set: the signature would no longer match.\n"
-"Exit status: 0 success; 2 bad usage, an unreadable or non-PE file, an\n"
-"image without a valid .mpolicy section, or an unwritable OUT.\n");
-}
-
 /* The image's .mpolicy section, parsed; prints its own error. */
 static int read_policy(const char *path, const cli_file *f, mb_pe *pe, const uint8_t **ret_sec,
                        mb_boot_policy *ret) {
@@ -80,14 +54,14 @@ static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
                 if ((size_t) (eq - kv) != klen || strncmp(kv, keys[i], klen) != 0)
                         continue;
                 if (*seen & (1u << i)) {
-                        cli_error("--set %s given twice; see 'mshim boot-policy --help'", keys[i]);
+                        cli_usage_error("boot-policy", "--set %s given twice", keys[i]);
                         return -1;
                 }
                 *seen |= 1u << i;
                 /* Start from p so the other key keeps its value. */
                 if (snprintf(line, sizeof(line), "%s %s\n", keys[i], eq + 1) >= (int) sizeof(line) ||
                     mb_boot_policy_parse(line, strlen(line), &one) != MB_OK) {
-                        cli_error("--set %s: invalid value; see 'mshim boot-policy --help'", kv);
+                        cli_usage_error("boot-policy", "--set %s: invalid value", kv);
                         return -1;
                 }
                 if (i == 0)
@@ -96,8 +70,7 @@ static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
                         p->tpm_failure_boot = one.tpm_failure_boot;
                 return 0;
         }
-        cli_error("--set %s: expected tpm-required=yes|no or tpm-failure=refuse|boot; "
-                  "see 'mshim boot-policy --help'", kv);
+        cli_usage_error("boot-policy", "--set %s: expected tpm-required=yes|no or tpm-failure=refuse|boot", kv);
         return -1;
 }
 
@@ -180,33 +153,24 @@ int cmd_boot_policy(int argc, char **argv) {
         int c, r = EXIT_BAD_INPUT;
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "ho:", longopts, "boot-policy")) != -1) {
                 switch (c) {
                 case 's':
-                        if (n_sets == MB_ARRAY_SIZE(sets)) {
-                                cli_error("too many --set options; see 'mshim boot-policy --help'");
-                                return EXIT_BAD_INPUT;
-                        }
+                        if (n_sets == MB_ARRAY_SIZE(sets))
+                                return cli_usage_error("boot-policy", "too many --set options");
                         sets[n_sets++] = optarg;
                         break;
                 case 'o':
-                        if (out) {
-                                cli_error("-o given twice; see 'mshim boot-policy --help'");
-                                return EXIT_BAD_INPUT;
-                        }
+                        if (out)
+                                return cli_usage_error("boot-policy", "-o given twice");
                         out = optarg;
                         break;
-                case 'h': usage_boot_policy(stdout); return 0;
-                default:
-                        cli_error("bad usage; see 'mshim boot-policy --help'");
-                        return EXIT_BAD_INPUT;
+                case 'h': cli_help(stdout, "boot-policy"); return 0;
+                default: return EXIT_BAD_INPUT;
                 }
         }
-        if (argc - optind != 1 || (n_sets && !out) || (!n_sets && out)) {
-                cli_error("boot-policy takes one IMAGE, and --set with -o OUT or neither; "
-                          "see 'mshim boot-policy --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (argc - optind != 1 || (n_sets && !out) || (!n_sets && out))
+                return cli_usage_error("boot-policy", "boot-policy takes one IMAGE, and --set with -o OUT or neither");
         image = argv[optind];
         if (cli_file_load(image, &f) < 0)
                 return EXIT_BAD_INPUT;

@@ -7,6 +7,7 @@
 #include "mb/emit.h"
 #include "mb/tcglog.h"
 #include "mb/pcrs.h"
+#include "help.h"
 
 /* Exit statuses, documented in `mshim --help`. */
 #define EXIT_CHECK_FAILED 1 /* a verification found a mismatch */
@@ -107,9 +108,13 @@ int cmd_pe_hash(int argc, char **argv);
 int cmd_sbat(int argc, char **argv);
 int cmd_vars(int argc, char **argv);
 int cmd_boot_policy(int argc, char **argv);  /* tools/bootpolicy.c */
+int cmd_pcrs(int argc, char **argv);     /* tools/pcrs.c */
 
-/* Read every PCR of the given banks from the TPM named by the usual TCTI
- * environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI; else tpm2-tss's default). */
-int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret);
+/* Read the PCRs in mask (bit i: PCR i) of the given banks, each of which
+ * must be active, or of every active bank when n_algs is 0, from the TPM
+ * named by the usual TCTI environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI;
+ * else tpm2-tss's default). Bounded by MSHIM_TPM_TIMEOUT. */
+#define MB_PCR_ALL 0xffffffu
+int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret);
 
 #endif

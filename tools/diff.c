@@ -275,20 +275,6 @@ out:
         return r;
 }
 
-static void usage_diff(FILE *f) {
-        fprintf(f,
-"Usage: mshim log diff [--json] A B\n"
-"\n"
-"Compare two binary event logs event by event, per PCR: events only in A\n"
-"(removed, '-'), only in B (added, '+'), and changed ('~': same place and\n"
-"type, different digest or data). EV_NO_ACTION records are ignored.\n"
-"\n"
-"  --json      one JSON object: {\"schema\": \"mshim-log-diff/1\", \"identical\",\n"
-"              \"pcrs\": {\"<pcr>\": [{\"change\", \"a\", \"b\"}]}}\n"
-"\n"
-"Exit status: 0 the logs extend the same events, 1 they differ, 2 error.\n");
-}
-
 int cmd_log_diff(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 },
@@ -298,21 +284,17 @@ int cmd_log_diff(int argc, char **argv) {
         int c, ret = EXIT_BAD_INPUT;
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "h", longopts, "log diff")) != -1) {
                 if (c == 'j')
                         d.json = true;
                 else if (c == 'h') {
-                        usage_diff(stdout);
+                        cli_help(stdout, "log diff");
                         return 0;
-                } else {
-                        usage_diff(stderr);
+                } else
                         return EXIT_BAD_INPUT;
-                }
         }
-        if (argc - optind != 2) {
-                cli_error("log diff takes two files; see 'mshim log diff --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (argc - optind != 2)
+                return cli_usage_error("log diff", "log diff takes two files");
         A.path = argv[optind];
         B.path = argv[optind + 1];
         if (load_side(&A) < 0 || load_side(&B) < 0)

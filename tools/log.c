@@ -318,7 +318,7 @@ static int load_actual(log_run *r) {
                 for (uint32_t b = 0; b < r->replay.n_banks; b++)
                         if (r->replay.banks[b].computable)
                                 algs[n++] = r->replay.banks[b].alg;
-                if (cli_tpm_read_pcrs(algs, n, &r->actual) < 0)
+                if (cli_tpm_read_pcrs(algs, n, MB_PCR_ALL, &r->actual) < 0)
                         return -1;
         }
         r->have_actual = true;
@@ -439,58 +439,6 @@ out:
         return ret;
 }
 
-static void usage_log(FILE *f) {
-        fprintf(f,
-"Usage: mshim log [OPTIONS] [FILE]\n"
-"       mshim log diff [--json] A B\n"
-"\n"
-"Decode a binary TCG event log, check every event's digest against its data,\n"
-"and replay it into the PCR values a TPM should hold.\n"
-"\n"
-"FILE defaults to " DEFAULT_LOG ".\n"
-"Both crypto-agile (TCG PC Client PFP, Spec ID Event03) and legacy SHA-1\n"
-"logs are read. Replay rules: EV_NO_ACTION is never extended; PCR 0 starts\n"
-"at the StartupLocality value, or at 4 after an H-CRTM event; PCRs 24 and\n"
-"above are shown but not replayed.\n"
-"\n"
-"Options:\n"
-"  --json         print one JSON object (schema mshim-log/1, docs/log-json.md)\n"
-"                 instead of the table; programs should read this, never the table\n"
-"  --pcrs FILE    compare the replay with PCR values in FILE: tpm2_pcrread YAML,\n"
-"                 or lines \"sha256:7=<hex>\"; a mismatching PCR's events are listed\n"
-"  --tpm          compare the replay with the local TPM's PCRs (tpm2-tss ESAPI;\n"
-"                 the TCTI comes from TPM2TOOLS_TCTI, TCTI or TSS2_TCTI)\n"
-"  --check        exit 1 when an event's digest does not cover its data\n"
-"  -v, --verbose  show every bank's full digest in the table\n"
-"  --no-payload   do not decode event data\n"
-"  -h, --help     show this help\n"
-"\n"
-"Environment:\n"
-"  MSHIM_THREADS    threads to decode and check with (default: one per CPU,\n"
-"                   at most 8; 1 for none). They take turns replaying in log\n"
-"                   order; the output is the same with any number.\n"
-"  MSHIM_NO_AVX512  set to 1 to replay SHA-384/512 banks one extend at a time\n"
-"                   instead of eight at once with AVX-512 (same result).\n"
-"  MSHIM_TPM_TIMEOUT  seconds --tpm waits for the TPM to answer (default 30).\n"
-"\n"
-"Comparison: every PCR the log extends is compared, and so are PCRs 0-15\n"
-"except 10 that it does not extend: they must still hold their reset value,\n"
-"so a PCR extended after boot by the OS (systemd uses 11 and 15) shows as a\n"
-"mismatch with no events listed. A --pcrs file may have '#' comments.\n"
-"\n"
-"Exit status: 0 success; 1 a compared PCR differs, or no PCR value was given\n"
-"for the log's banks, or (with --check) an event's digest does not cover its\n"
-"data; 2 bad usage, an unreadable file, an unreachable TPM, or a malformed log\n"
-"(its error names the byte offset and record number, and the records before\n"
-"it are still printed).\n"
-"\n"
-"Examples:\n"
-"  mshim log                        this machine's log, decoded and replayed\n"
-"  mshim log --tpm --check          ... compared with the TPM; exit 1 on any mismatch\n"
-"  tpm2_pcrread > now.yaml; mshim log --pcrs now.yaml saved.bin\n"
-"  mshim log --json FILE | jq '.pcrs.sha256'\n");
-}
-
 int cmd_log(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "json", no_argument, NULL, 'j' },
@@ -507,7 +455,7 @@ int cmd_log(int argc, char **argv) {
 
         if (argc > 1 && strcmp(argv[1], "diff") == 0)
                 return cmd_log_diff(argc - 1, argv + 1);
-        while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "vh", longopts, "log")) != -1) {
                 switch (c) {
                 case 'j': o.json = true; break;
                 case 'p': o.pcrs_file = optarg; break;
@@ -515,18 +463,14 @@ int cmd_log(int argc, char **argv) {
                 case 'c': o.check = true; break;
                 case 'v': o.verbose = true; break;
                 case 'n': o.no_payload = true; break;
-                case 'h': usage_log(stdout); return 0;
-                default: usage_log(stderr); return EXIT_BAD_INPUT;
+                case 'h': cli_help(stdout, "log"); return 0;
+                default: return EXIT_BAD_INPUT;
                 }
         }
-        if (o.pcrs_file && o.tpm) {
-                cli_error("--pcrs and --tpm cannot be used together");
-                return EXIT_BAD_INPUT;
-        }
-        if (argc - optind > 1) {
-                cli_error("log takes one FILE; see 'mshim log --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (o.pcrs_file && o.tpm)
+                return cli_usage_error("log", "--pcrs and --tpm cannot be used together");
+        if (argc - optind > 1)
+                return cli_usage_error("log", "log takes one FILE");
         o.path = optind < argc ? argv[optind] : DEFAULT_LOG;
         return run_log(&o);
 }
