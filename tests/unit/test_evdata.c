@@ -1104,7 +1104,7 @@ TEST(no_action) {
         put8(&b, 3);
         ev = mkev(0, MB_EV_NO_ACTION, b.b, b.n);
         decode(&ev);
-        CHECK_HAS("\"signature\":\"StartupLocality\",\"locality\":3,");
+        CHECK_HAS("\"signature\":\"StartupLocality\",\"startup_locality\":3,");
         ev.data_size = 16;
         decode(&ev);
         CHECK_HAS("StartupLocality byte missing");
