@@ -9,6 +9,7 @@ import copy, glob, json, os, random, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tcglog_build as tb
+from clitest import Report
 
 try:
     import jsonschema
@@ -19,17 +20,10 @@ except ImportError:
 MSHIM = os.environ.get("MSHIM", "build/test/mshim")
 DATA = os.environ.get("MB_CORPUS", "tests/data") + "/eventlogs"
 OVMF = os.environ.get("MB_OVMF_DIR", "/usr/share/OVMF")
-failed = 0
+result = Report("json-schema: ")
 tmp = tempfile.mkdtemp()
 
 
-def result(ok, name, detail=""):
-    global failed
-    print(("PASS: " if ok else "FAIL: ") + "json-schema: " + name)
-    if not ok:
-        failed += 1
-        if detail:
-            print("  " + str(detail)[:3000].replace("\n", "\n  "), file=sys.stderr)
 
 
 def run(*args, stdin=None):
@@ -251,6 +245,18 @@ def drift():
         d = copy.deepcopy(doc)
         edit(d)
         result(errors(LOG, d) != [], f"mshim-log/1 rejects {name}")
+    logs = [os.path.join(DATA, n) for n in ("tpm2-tools-event-arch-linux.bin", "tpm2-tools-event-bootorder.bin")]
+    d0 = json.loads(run("log", "diff", "--json", *logs).stdout)
+    pcr = next(iter(d0["pcrs"]))
+    for name, edit in {
+        "banks missing": lambda d: d.pop("banks"),
+        "identical true with changes": lambda d: d.update(identical=True),
+        "a change without its event": lambda d: d["pcrs"][pcr][0].pop("b" if "b" in d["pcrs"][pcr][0] else "a"),
+        "an unknown change kind": lambda d: d["pcrs"][pcr][0].update(change="moved"),
+    }.items():
+        d = copy.deepcopy(d0)
+        edit(d)
+        result(errors(DIFF, d) != [], f"mshim-log-diff/1 rejects {name}")
     d = json.loads(run("vars", "list", "--json", f"{OVMF}/OVMF_VARS_4M.ms.fd").stdout)
     d["variables"][0]["fingerprint"] = "x"
     result(errors(VARS, d) != [], "mshim-vars/1 rejects an unknown variable member")
@@ -288,4 +294,4 @@ stores()
 drift()
 documented()
 subprocess.run(["rm", "-rf", tmp])
-sys.exit(1 if failed else 0)
+sys.exit(1 if result.failed else 0)

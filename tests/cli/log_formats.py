@@ -8,23 +8,17 @@ import json, os, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tcglog_build as tb
+from clitest import Report
 from tcglog_build import EV_EFI_ACTION, EV_SEPARATOR
 
 MSHIM = os.environ.get("MSHIM", "build/test/mshim")
 # SM3 runs through both engines: the portable one (the ASan build, like the
 # loader) and the host one (OpenSSL for SHA, handing SM3 to src/sha.c).
 BINARIES = [MSHIM, os.environ.get("MSHIM_HOST", "build/mshim"), os.environ.get("MSHIM_TSAN", "build/tsan/mshim")]
-failed = 0
+result = Report("log-formats: ")
 tmp = tempfile.mkdtemp()
 
 
-def result(ok, name, detail=""):
-    global failed
-    print(("PASS: " if ok else "FAIL: ") + "log-formats: " + name)
-    if not ok:
-        failed += 1
-        if detail:
-            print("  " + str(detail)[:3000].replace("\n", "\n  "), file=sys.stderr)
 
 
 def run(*args, binary=MSHIM, **kw):
@@ -192,4 +186,4 @@ test_sm3()
 test_stdin()
 test_diff()
 subprocess.run(["rm", "-rf", tmp])
-sys.exit(1 if failed else 0)
+sys.exit(1 if result.failed else 0)
