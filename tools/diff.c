@@ -338,14 +338,17 @@ static void note_unshared(const side *s, const bankset *k) {
  * digest, events that measure something outside the log (images) could not
  * be told apart. */
 static int check_banks(const side *A, const side *B, bankset *ret) {
-        shared_banks(A, B, ret);
-        if (ret->n == 0) {
+        bankset k;
+
+        shared_banks(A, B, &k);
+        if (k.n == 0) {
                 cli_error("log diff: %s and %s share no PCR bank; nothing to compare", cli_input_name(A->path),
                           cli_input_name(B->path));
                 return -1;
         }
-        note_unshared(A, ret);
-        note_unshared(B, ret);
+        note_unshared(A, &k);
+        note_unshared(B, &k);
+        *ret = k;
         return 0;
 }
 
