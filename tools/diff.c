@@ -53,6 +53,8 @@ static bool same_event(const bankset *k, const mb_tcglog_event *a, const mb_tcgl
         return memcmp(a->data, b->data, a->data_size) == 0;
 }
 
+/* A header lists each bank once (src/tcglog.c refuses repeats), so the
+ * intersection fits in MB_TCGLOG_MAX_ALGS. */
 static void shared_banks(const side *A, const side *B, bankset *ret) {
         ret->n = 0;
         for (uint32_t i = 0; i < A->n_algs; i++)
