@@ -5,7 +5,7 @@ the real validator (python-jsonschema, Debian's python3-jsonschema): every
 corpus log, malformed and mutated logs, log diffs, and variable stores.
 Then the schemas themselves: strict enough that drift fails, and every
 member they allow documented. Prints PASS:/FAIL: lines."""
-import copy, glob, json, os, random, re, subprocess, sys, tempfile
+import copy, glob, json, os, random, re, shutil, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tcglog_build as tb
@@ -285,13 +285,15 @@ def documented():
     result(not missing, f"all {len(names)} members the schemas allow are documented", missing)
 
 
-schema_checks()
-log_corpus()
-log_mutants()
-log_other_outputs()
-diffs()
-stores()
-drift()
-documented()
-subprocess.run(["rm", "-rf", tmp])
+try:
+    schema_checks()
+    log_corpus()
+    log_mutants()
+    log_other_outputs()
+    diffs()
+    stores()
+    drift()
+    documented()
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(1 if result.failed else 0)

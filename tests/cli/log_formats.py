@@ -4,7 +4,7 @@
 (tests/cli/tcglog_build.py): SM3_256 banks replayed and checked, `log -`
 reading standard input, and `log diff` comparing the banks both logs share
 and flagging payloads their digest does not cover. Prints PASS:/FAIL:."""
-import json, os, subprocess, sys, tempfile
+import json, os, shutil, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tcglog_build as tb
@@ -182,8 +182,10 @@ def test_diff():
     result(p.returncode == 2 and b"share no PCR bank" in p.stderr, "logs without a shared bank are refused", p.stderr)
 
 
-test_sm3()
-test_stdin()
-test_diff()
-subprocess.run(["rm", "-rf", tmp])
+try:
+    test_sm3()
+    test_stdin()
+    test_diff()
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(1 if result.failed else 0)
