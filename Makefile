@@ -14,8 +14,9 @@ CLANG    ?= clang
 VERSION  := 0.1.0
 
 CORE_SRC  := $(sort $(wildcard src/*.c))
-# tools/sha_openssl.c is the host CLI's SHA engine in place of src/sha.c
-# (include/mb/sha.h); the sanitized test build keeps the portable one.
+# tools/sha_openssl.c is the host CLI's SHA engine in place of
+# src/sha_engine.c (include/mb/sha.h); the sanitized test build keeps the
+# portable one.
 TOOL_SRC  := $(sort $(filter-out tools/sha_openssl.c,$(wildcard tools/*.c)))
 EFI_SRC   := $(sort $(wildcard efi/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -27,7 +28,7 @@ INC       := -Iinclude
 # ---- host CLI -------------------------------------------------------------
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) $(INC) -DMB_VERSION=\"$(VERSION)\" -D_FORTIFY_SOURCE=2 $(CFLAGS)
 HOST_LIBS    := -pthread -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc
-HOST_CORE_O  := $(filter-out $(B)/host/src/sha.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
+HOST_CORE_O  := $(filter-out $(B)/host/src/sha_engine.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
 HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o $(B)/host/gen/help.o
 
 # ---- manual pages, --help texts and bash completion: one source, man/*.txt ----

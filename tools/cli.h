@@ -33,6 +33,13 @@ typedef struct cli_file {
 /* Streams (pipes, sysfs files) are read up to this size. */
 #define CLI_STREAM_MAX ((size_t) 256 << 20)
 int cli_file_load(const char *path, cli_file *ret);   /* prints its own error; 0 or -1 */
+/* The same, where "-" means standard input (an event log piped in); messages
+ * then name it CLI_STDIN_NAME. */
+#define CLI_STDIN_NAME "standard input"
+int cli_input_load(const char *path, cli_file *ret);
+static inline const char *cli_input_name(const char *path) {
+        return __builtin_strcmp(path, "-") == 0 ? CLI_STDIN_NAME : path;
+}
 void cli_file_free(cli_file *f);
 /* The caller is done with bytes [0, upto) for now: a mapping gives their
  * pages back (they are read from the file again if touched), so a pass over

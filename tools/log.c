@@ -151,7 +151,7 @@ static void report_decode_error(log_run *r) {
                 mb_emit_cstr(e, "message", r->log.err_reason ? r->log.err_reason : mb_strerror(r->err));
                 mb_emit_end_obj(e);
         }
-        cli_error("%s: malformed event log at byte offset %zu (record %u): %s", r->o->path,
+        cli_error("%s: malformed event log at byte offset %zu (record %u): %s", cli_input_name(r->o->path),
                   r->log.err_offset, r->log.err_number, r->log.err_reason ? r->log.err_reason : mb_strerror(r->err));
 }
 
@@ -368,65 +368,95 @@ static void text_summary(log_run *r) {
         out_putc('\n');
 }
 
+/* The members every mshim-log/1 object starts with. */
+static void json_head(log_run *r) {
+        mb_emit *e = &r->js.emit;
+
+        mb_emit_begin_obj(e, NULL);
+        mb_emit_cstr(e, "schema", JSON_SCHEMA);
+        mb_emit_cstr(e, "mshim_version", MB_VERSION);
+        mb_emit_cstr(e, "file", r->o->path);
+}
+
+/* The header's facts, once it was read. */
+static void json_format(log_run *r) {
+        mb_emit *e = &r->js.emit;
+        char lb[16];
+
+        mb_emit_cstr(e, "format", format_name(&r->log));
+        mb_emit_begin_arr(e, "algorithms");
+        for (uint32_t i = 0; i < r->log.n_algs; i++)
+                mb_emit_cstr(e, NULL, cli_alg_label(r->log.algs[i].alg, lb));
+        mb_emit_end_arr(e);
+}
+
+/* The members every object ends with, whatever went wrong before: a log
+ * malformed at its first record still has (empty) events and PCRs. */
+static void json_tail(log_run *r) {
+        mb_emit *e = &r->js.emit;
+
+        mb_emit_u64(e, "event_count", r->n_events);
+        mb_emit_u64(e, "integrity_mismatches", r->n_integrity_bad);
+        mb_emit_u64(e, "records_missing_digests", r->n_short);
+        json_pcrs(r);
+}
+
+/* The values to compare with come first, so a missing file or TPM is
+ * reported before the log is printed, not after. */
+static int prepare_compare(log_run *r) {
+        if (!r->o->pcrs_file && !r->o->tpm)
+                return 0;
+        if (load_actual(r) == 0)
+                return 0;
+        if (r->o->json) {
+                mb_emit_begin_obj(&r->js.emit, "error");
+                mb_emit_cstr(&r->js.emit, "message",
+                             r->o->tpm ? "cannot read the TPM's PCRs" : "cannot read the PCR values file");
+                mb_emit_end_obj(&r->js.emit);
+        }
+        return -1;
+}
+
 static int run_log(const log_opts *o) {
         log_run *r = calloc(1, sizeof(*r));
         int ret = EXIT_BAD_INPUT;
-        mb_err err;
+        bool decoded = false;
 
         if (!r) {
                 cli_error("out of memory");
                 return EXIT_BAD_INPUT;
         }
         r->o = o;
-        if (cli_file_load(o->path, &r->file) < 0)
+        if (cli_input_load(o->path, &r->file) < 0)
                 goto out;
         json_sink_init(&r->js);
-        err = mb_tcglog_open(&r->log, r->file.data, r->file.size);
-        if (o->json) {
-                mb_emit_begin_obj(&r->js.emit, NULL);
-                mb_emit_cstr(&r->js.emit, "schema", JSON_SCHEMA);
-                mb_emit_cstr(&r->js.emit, "file", o->path);
+        if (o->json)
+                json_head(r);
+        r->err = mb_tcglog_open(&r->log, r->file.data, r->file.size);
+        if (r->err == MB_OK) {
+                mb_replay_init(&r->replay, &r->log);
+                if (o->json)
+                        json_format(r);
+                if (prepare_compare(r) == 0) {
+                        decode_all(r);
+                        decoded = true;
+                }
         }
-        if (err != MB_OK) {
-                r->err = err;
-                report_decode_error(r);
-                goto close;
-        }
-        mb_replay_init(&r->replay, &r->log);
-        if (o->json) {
-                char lb[16];
-                mb_emit_cstr(&r->js.emit, "format", format_name(&r->log));
-                mb_emit_begin_arr(&r->js.emit, "algorithms");
-                for (uint32_t i = 0; i < r->log.n_algs; i++)
-                        mb_emit_cstr(&r->js.emit, NULL, cli_alg_label(r->log.algs[i].alg, lb));
+        if (!decoded && o->json) {
+                mb_emit_begin_arr(&r->js.emit, "events");
                 mb_emit_end_arr(&r->js.emit);
         }
-        /* The values to compare with come first, so a missing file or TPM
-         * is reported before the log is printed, not after. */
-        if ((o->pcrs_file || o->tpm) && load_actual(r) < 0) {
-                if (o->json) {
-                        mb_emit_begin_obj(&r->js.emit, "error");
-                        mb_emit_cstr(&r->js.emit, "message", o->tpm ? "cannot read the TPM's PCRs" : "cannot read the PCR values file");
-                        mb_emit_end_obj(&r->js.emit);
-                }
-                goto close;
-        }
-        decode_all(r);
         if (r->err != MB_OK)
                 report_decode_error(r);
-        if (o->json) {
-                mb_emit_u64(&r->js.emit, "event_count", r->n_events);
-                mb_emit_u64(&r->js.emit, "integrity_mismatches", r->n_integrity_bad);
-                mb_emit_u64(&r->js.emit, "records_missing_digests", r->n_short);
-                json_pcrs(r);
-        } else
+        if (o->json)
+                json_tail(r);
+        else if (decoded)
                 text_pcrs(r);
-        if (r->err == MB_OK && r->have_actual)
+        if (decoded && r->err == MB_OK && r->have_actual)
                 compare_all(r);
-        if (!o->json)
+        if (decoded && !o->json)
                 text_summary(r);
-        ret = finish(r);
-close:
+        ret = decoded ? finish(r) : EXIT_BAD_INPUT;
         if (o->json) {
                 mb_emit_end_obj(&r->js.emit);
                 out_putc('\n');

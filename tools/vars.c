@@ -478,6 +478,7 @@ static int do_list(const vars_opts *o) {
         if (o->json) {
                 mb_emit_begin_obj(&js.emit, NULL);
                 mb_emit_cstr(&js.emit, "schema", JSON_SCHEMA);
+                mb_emit_cstr(&js.emit, "mshim_version", MB_VERSION);
                 mb_emit_cstr(&js.emit, "file", o->file);
                 mb_emit_u64(&js.emit, "free_bytes", s.vs.vars_end - s.vs.free_off);
                 mb_emit_begin_arr(&js.emit, "variables");

@@ -123,6 +123,9 @@ assert got["pcrs"] == want, "values differ from hashlib's"
 PY
 then pass "--json: every bank's 24 PCRs equal hashlib's replay of the extends, schema and version"
 else fail "--json: every bank's 24 PCRs equal hashlib's replay of the extends" "rc=$rc" "$(cat "$tmp/err")"; fi
+if python3 tests/cli/json_schema.py --validate mshim-pcrs-1 "$tmp/out"; then
+        pass "--json validates against docs/schema/mshim-pcrs-1.schema.json (python3-jsonschema)"
+else fail "--json validates against docs/schema/mshim-pcrs-1.schema.json"; fi
 
 run "$MSHIM" pcrs --json --bank sha256 --select 7
 want7=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sha256"]["7"])' "$tmp/expect.json")
