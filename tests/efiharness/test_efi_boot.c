@@ -127,7 +127,194 @@ FH_CASE(direct_boot_measures_entry_and_cmdline) {
         FH_CHECK_CLEAN();
 }
 
+/* ---- StartImage's failure path (efi/image.c) ------------------------------------------ */
+
+static EFI_STATUS refuses_itself(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        /* GRUB or a kernel stub refusing what it was asked to boot: the
+         * status is the image's own, and the firmware unloads it on return
+         * (UEFI 2.10, 7.4.2). */
+        return EFI_SECURITY_VIOLATION;
+}
+
+FH_CASE(image_returning_security_violation_is_not_unloaded_again) {
+        static const fh_image_spec kernel = { .entry = refuses_itself };
+        fh_result r;
+
+        fh_file_str("/loader/entries/debian.conf", "linux /vmlinuz\noptions quiet\n");
+        fh_image("/vmlinuz", &kernel);
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        /* The firmware unloaded it: an UnloadImage now would hit a freed
+         * handle (the fake counts it as an error). */
+        FH_CHECK_EQ(fh_calls("UnloadImage"), 0);
+        FH_CHECK_EQ(r.leaked, 0);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(chainloaded_image_returning_security_violation_is_not_unloaded_again) {
+        static const fh_image_spec grub = { .entry = refuses_itself };
+        fh_result r;
+
+        fh_image("/EFI/BOOT/grubx64.efi", &grub);
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        FH_CHECK_EQ(fh_calls("UnloadImage"), 0);
+        FH_CHECK_CLEAN();
+}
+
+/* A Secure Boot refusal by LoadImage itself: the handle it returns was
+ * never started and is mshim's to unload (UEFI 2.10, 7.4.1). */
+FH_CASE(image_refused_by_load_image_is_unloaded_once) {
+        static const fh_image_spec unsigned_kernel = { .load_status = EFI_SECURITY_VIOLATION };
+        fh_result r;
+
+        fh_file_str("/loader/entries/debian.conf", "linux /vmlinuz\n");
+        fh_image("/vmlinuz", &unsigned_kernel);
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_EQ(fh_calls("UnloadImage"), 1);
+        FH_CHECK(fh_last_image() && fh_last_image()->unloaded);
+        FH_CHECK(fh_console_has("refused by Secure Boot"));
+        FH_CHECK_CLEAN();
+}
+
+/* ---- LoadOptions under a resident image (efi/boot.c, efi/chain.c) -------------------- */
+
+/* A boot services driver that returns EFI_SUCCESS stays resident (UEFI
+ * 2.10, 2.1.4 and 7.4.2) and may keep reading its LoadOptions. */
+FH_CASE(resident_driver_keeps_its_entry_options) {
+        static const fh_image_spec driver = { .subsystem = 11 };
+        fh_loaded *img;
+        fh_result r;
+
+        fh_file_str("/loader/entries/driver.conf", "efi /EFI/tools/driver.efi\noptions verbose=1\n");
+        fh_image("/EFI/tools/driver.efi", &driver);
+        r = fh_boot();
+        img = fh_last_image();
+        FH_CHECK(r.returned);
+        FH_CHECK(img && img->started && !img->unloaded);
+        FH_CHECK(img && fh_options_alive(img));
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(resident_driver_keeps_chainload_options) {
+        static const fh_image_spec driver = { .subsystem = 11 };
+        static const uint8_t opts[] = { 'a', 0, 'b', 0, 0, 0 };
+        fh_loaded *img;
+        fh_result r;
+
+        fh_mshim_options(opts, sizeof(opts));
+        fh_image("/EFI/BOOT/grubx64.efi", &driver);
+        r = fh_boot();
+        img = fh_last_image();
+        FH_CHECK(r.returned);
+        FH_CHECK(img && img->started && !img->unloaded);
+        /* mshim's own options are the boot manager's, freed once mshim
+         * returns: the driver must have been given a copy that lives on. */
+        FH_CHECK(img && fh_options_alive(img));
+        FH_CHECK(img && img->options_size == sizeof(opts) && memcmp(img->options, opts, sizeof(opts)) == 0);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(chainloaded_application_gets_mshims_options) {
+        static const uint8_t opts[] = { 'x', 0, '=', 0, '1', 0, 0, 0 };
+        fh_loaded *img;
+        fh_result r;
+
+        fh_mshim_options(opts, sizeof(opts));
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = refuses_itself });
+        r = fh_boot();
+        img = fh_last_image();
+        FH_CHECK(r.returned);
+        FH_CHECK(img && img->options_size == sizeof(opts) && memcmp(img->options, opts, sizeof(opts)) == 0);
+        FH_CHECK_EQ(r.leaked, 0);
+        FH_CHECK_CLEAN();
+}
+
+/* ---- directory records (efi/entries.c) ----------------------------------------------- */
+
+/* A record whose size is odd and whose name has no NUL inside it: the
+ * name must still end inside the buffer (ASan reports the read past it). */
+FH_CASE(odd_length_directory_record_stays_terminated) {
+        static const fh_image_spec kernel = { .entry = refuses_itself };
+        fh_result r;
+
+        /* Listed first, so the bytes after it are the pool's, not an
+         * earlier record's NUL. */
+        fh_file_str("/loader/entries/odd.conf", "linux /vmlinuz\n");
+        fh_file_odd_record("/loader/entries/odd.conf");
+        fh_file_str("/loader/entries/good.conf", "linux /vmlinuz\n");
+        fh_image("/vmlinuz", &kernel);
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        /* good.conf still boots; nothing is opened under a garbled name. */
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        for (size_t i = 0; i < fh_n_opened(); i++) {
+                const char *p = fh_opened_at(i);
+                FH_CHECK(strcmp(p, "\\loader\\entries\\good.conf") == 0 || strncmp(p, "\\loader\\entries\\odd.con", 22) == 0 ||
+                         strcmp(p, "\\loader\\loader.conf") == 0 || strcmp(p, "\\loader\\entries") == 0 ||
+                         strcmp(p, "\\vmlinuz") == 0);
+        }
+        FH_CHECK_CLEAN();
+}
+
+/* ---- one event stays small (docs/MEASUREMENTS.md, "Limits") ------------------------- */
+
+/* An entry whose options are n bytes long (one "options" line). */
+static void entry_with_options_of(size_t n) {
+        static const fh_image_spec kernel = { .entry = refuses_itself };
+        char *conf = malloc(n + 64);
+        size_t k = (size_t) sprintf(conf, "linux /vmlinuz\noptions ");
+
+        memset(conf + k, 'a', n);
+        strcpy(conf + k + n, "\n");
+        fh_file_str("/loader/entries/long.conf", conf);
+        fh_image("/vmlinuz", &kernel);
+        free(conf);
+}
+
+FH_CASE(cmdline_at_the_cap_is_measured_and_booted) {
+        fh_result r;
+
+        entry_with_options_of(4096);
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(fh_count_events(12, EV_IPL), 1);
+        for (size_t i = 0; i < fh_n_events(); i++)
+                if (fh_event_at(i)->pcr == 12)
+                        FH_CHECK_EQ(fh_event_at(i)->event_size, 2 * 4097);
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(cmdline_over_the_cap_refuses_the_entry) {
+        fh_result r;
+
+        entry_with_options_of(4097);
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        /* Refused, not truncated: nothing in PCR 12, nothing loaded. */
+        FH_CHECK_EQ(fh_count_events(12, 0), 0);
+        FH_CHECK_EQ(fh_calls("LoadImage"), 0);
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK(fh_console_has("long.conf: options are 4097 bytes"));
+        FH_CHECK_EQ(r.leaked, 0);
+        FH_CHECK_CLEAN();
+}
+
 int main(void) {
         FH_RUN(direct_boot_measures_entry_and_cmdline);
+        FH_RUN(image_returning_security_violation_is_not_unloaded_again);
+        FH_RUN(chainloaded_image_returning_security_violation_is_not_unloaded_again);
+        FH_RUN(image_refused_by_load_image_is_unloaded_once);
+        FH_RUN(resident_driver_keeps_its_entry_options);
+        FH_RUN(resident_driver_keeps_chainload_options);
+        FH_RUN(chainloaded_application_gets_mshims_options);
+        FH_RUN(odd_length_directory_record_stays_terminated);
+        FH_RUN(cmdline_at_the_cap_is_measured_and_booted);
+        FH_RUN(cmdline_over_the_cap_refuses_the_entry);
         return fh_exit_status();
 }
