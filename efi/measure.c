@@ -54,8 +54,9 @@ static EFI_STATUS tpm_extend(mshim_tpm *t, uint32_t pcr, uint32_t type,
 
         if (!t->tcg2)
                 return EFI_SUCCESS;     /* already warned in init or on failure */
-        /* Size is a UINT32: the event data must leave room for the header. */
-        if (event_size > UINT32_MAX - sizeof(*ev))
+        /* No event may fill the log (mshim.h, MSHIM_EVENT_MAX); the cap
+         * also keeps Size, a UINT32, from wrapping. */
+        if (event_size > MSHIM_EVENT_MAX)
                 return tpm_unusable(t, L"an event is too large to log", EFI_BAD_BUFFER_SIZE);
         ev = AllocatePool(sizeof(*ev) + event_size);
         if (!ev)

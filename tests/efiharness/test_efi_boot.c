@@ -263,14 +263,24 @@ FH_CASE(odd_length_directory_record_stays_terminated) {
 
 /* ---- one event stays small (docs/MEASUREMENTS.md, "Limits") ------------------------- */
 
-/* An entry whose options are n bytes long (one "options" line). */
+/* An entry whose joined options are n bytes long: several "options"
+ * lines of at most 1000 bytes (one line may hold 4096, MB_CONF_MAX_LINE),
+ * which mshim joins with one space each (docs/CONFIG.md). */
 static void entry_with_options_of(size_t n) {
         static const fh_image_spec kernel = { .entry = refuses_itself };
-        char *conf = malloc(n + 64);
-        size_t k = (size_t) sprintf(conf, "linux /vmlinuz\noptions ");
+        size_t k = (n + 1 + 1000) / 1001, chars = n - (k - 1);
+        char *conf = malloc(n + 32 * k + 64), *p = conf;
 
-        memset(conf + k, 'a', n);
-        strcpy(conf + k + n, "\n");
+        p += sprintf(p, "linux /vmlinuz\n");
+        for (size_t i = 0; i < k; i++) {
+                size_t len = chars / k + (i < chars % k);
+
+                p += sprintf(p, "options ");
+                memset(p, 'a', len);
+                p += len;
+                *p++ = '\n';
+        }
+        *p = 0;
         fh_file_str("/loader/entries/long.conf", conf);
         fh_image("/vmlinuz", &kernel);
         free(conf);

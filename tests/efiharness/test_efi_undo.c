@@ -25,14 +25,15 @@ FH_CASE(initrd_protocol_that_cannot_be_uninstalled_powers_off) {
         static const fh_image_spec kernel = { .entry = fails };
         fh_result r;
 
-        fh_file_str("/loader/entries/a.conf", "linux /vmlinuz\ninitrd /initrd.img\n");
-        fh_file_str("/loader/entries/b.conf", "linux /vmlinuz\n");
+        /* Entries sort newest first (mb_bls_compare): b.conf, then a.conf. */
+        fh_file_str("/loader/entries/b.conf", "linux /vmlinuz\ninitrd /initrd.img\n");
+        fh_file_str("/loader/entries/a.conf", "linux /vmlinuz\n");
         fh_file_str("/initrd.img", "cpio");
         fh_image("/vmlinuz", &kernel);
         fh_uninstall_fail(&fh_load_file2_guid, EFI_ACCESS_DENIED);
         r = fh_boot();
         expect_power_off(r);
-        /* b.conf is not tried: its kernel would find a.conf's initrd. */
+        /* a.conf is not tried: its kernel would find b.conf's initrd. */
         FH_CHECK_EQ(fh_calls("StartImage"), 1);
         FH_CHECK(fh_console_has("initrd"));
         FH_CHECK_CLEAN();
