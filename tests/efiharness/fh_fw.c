@@ -152,6 +152,57 @@ void fh_run_case(const char *name, fh_case_fn fn, const char *xfail) {
         fflush(stdout);
 }
 
+/* Run scenario in a child process with allocation nth failing (0: none);
+ * true when it passed. The child reports how many allocations its boot
+ * made through the pipe. */
+static bool run_with_alloc_failure(fh_case_fn scenario, unsigned nth, unsigned *ret_count) {
+        int fds[2], status = 0;
+        unsigned count = 0;
+        pid_t pid;
+
+        if (pipe(fds) != 0)
+                abort();
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        if (pid == 0) {
+                close(fds[0]);
+                fh_alloc_fail(nth);
+                scenario();
+                count = fh.alloc_count;
+                if (write(fds[1], &count, sizeof(count)) != (ssize_t) sizeof(count))
+                        _exit(3);
+                fflush(stderr);
+                _exit(fh.case_failed ? 1 : 0);
+        }
+        close(fds[1]);
+        if (read(fds[0], &count, sizeof(count)) != (ssize_t) sizeof(count))
+                count = 0;
+        close(fds[0]);
+        waitpid(pid, &status, 0);
+        if (ret_count)
+                *ret_count = count;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void fh_each_alloc_failure(fh_case_fn scenario) {
+        unsigned count = 0, failed = 0;
+
+        if (!run_with_alloc_failure(scenario, 0, &count)) {
+                fh_fail(__FILE__, __LINE__, "the scenario fails without any fault");
+                return;
+        }
+        if (count == 0)
+                fh_fail(__FILE__, __LINE__, "the scenario made no allocation");
+        for (unsigned n = 1; n <= count; n++)
+                if (!run_with_alloc_failure(scenario, n, NULL)) {
+                        fprintf(stderr, "  ^ with allocation %u of %u failing\n", n, count);
+                        failed++;
+                }
+        if (failed)
+                fh_fail(__FILE__, __LINE__, "%u of %u allocation failures broke the scenario", failed, count);
+}
+
 int fh_exit_status(void) {
         return fh.cases_failed ? 1 : 0;
 }

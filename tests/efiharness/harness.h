@@ -141,6 +141,10 @@ void fh_pcr_sha256(uint32_t pcr, uint8_t out[32]);
  * fh_alloc_count() says how many there were, to aim at one. */
 void fh_alloc_fail(unsigned nth);
 unsigned fh_alloc_count(void);
+/* Run scenario (which sets up, calls fh_boot() and checks) once without
+ * faults to count its allocations, then once with each of them failing in
+ * turn, each in its own process; the case fails if any run does. */
+void fh_each_alloc_failure(fh_case_fn scenario);
 /* Uninstalling guid (alone or in a UninstallMultiple) fails with st. */
 void fh_uninstall_fail(const EFI_GUID *guid, EFI_STATUS st);
 
