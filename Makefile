@@ -202,6 +202,8 @@ $(B)/test/test_efi_%: tests/efiharness/test_efi_%.c $(EFIH_O) $(TEST_CORE_O) $(w
 	@mkdir -p $(dir $@)
 	$(CC) $(EFIH_CFLAGS) -o $@ $< $(EFIH_O) $(TEST_CORE_O) -lcrypto
 
+# Objects only a pattern rule names are intermediate to make: keep them.
+.SECONDARY: $(EFIH_O)
 efiharness: $(EFIH_BIN)
 unit check: $(EFIH_BIN)
 .PHONY: efiharness

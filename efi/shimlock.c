@@ -220,6 +220,11 @@ static EFI_STATUS SHIMAPI shim_lock_context(void *data, unsigned int datasize, m
         if (!data || !context)
                 return EFI_INVALID_PARAMETER;
         r = mb_pe_parse(data, datasize, &pe);
+        /* What shim's read_header refuses too: an image whose entry point
+         * or sections lie outside SizeOfImage, or SizeOfImage smaller than
+         * its headers. The caller lays the image out from this context. */
+        if (r == MB_OK)
+                r = mb_pe_check_loadable(&pe);
         if (r != MB_OK)
                 return EFI_UNSUPPORTED;         /* shim: "not a PE image" */
         context_from_pe(&pe, data, context);
