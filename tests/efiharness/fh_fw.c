@@ -877,30 +877,35 @@ static EFI_STATUS EFIAPI con_output(SIMPLE_TEXT_OUTPUT_INTERFACE *this, CHAR16 *
         return EFI_SUCCESS;
 }
 
+static SIMPLE_TEXT_OUTPUT_INTERFACE fh_conout;
+
 /* Services the fake does not implement: calling one is an error that
- * names it, so whoever needs it next knows what to add. */
-#define FH_UNIMPL(name) \
-        static EFI_STATUS EFIAPI unimpl_##name(void) { \
-                fh_record_call(#name); \
-                fh_error("%s called: not implemented by the fake firmware", #name); \
+ * names it, so whoever needs it next knows what to add. One list, used
+ * to define the stubs and to fill the tables. */
+#define FH_UNIMPLEMENTED(X) \
+        X(fh_bs, AllocatePages) X(fh_bs, FreePages) X(fh_bs, GetMemoryMap) X(fh_bs, CreateEvent) \
+        X(fh_bs, SetTimer) X(fh_bs, WaitForEvent) X(fh_bs, SignalEvent) X(fh_bs, CloseEvent) \
+        X(fh_bs, CheckEvent) X(fh_bs, ReinstallProtocolInterface) X(fh_bs, RegisterProtocolNotify) \
+        X(fh_bs, LocateHandle) X(fh_bs, InstallConfigurationTable) X(fh_bs, ExitBootServices) \
+        X(fh_bs, GetNextMonotonicCount) X(fh_bs, ConnectController) X(fh_bs, DisconnectController) \
+        X(fh_bs, OpenProtocol) X(fh_bs, CloseProtocol) X(fh_bs, OpenProtocolInformation) \
+        X(fh_bs, ProtocolsPerHandle) X(fh_bs, LocateHandleBuffer) X(fh_bs, CreateEventEx) \
+        X(fh_rt, SetVariable) X(fh_rt, GetNextVariableName) X(fh_rt, GetTime) X(fh_rt, SetTime) \
+        X(fh_rt, GetWakeupTime) X(fh_rt, SetWakeupTime) X(fh_rt, SetVirtualAddressMap) \
+        X(fh_rt, ConvertPointer) X(fh_rt, GetNextHighMonotonicCount) X(fh_rt, UpdateCapsule) \
+        X(fh_rt, QueryCapsuleCapabilities) X(fh_rt, QueryVariableInfo) \
+        X(fh_conout, Reset) X(fh_conout, TestString) X(fh_conout, QueryMode) X(fh_conout, SetMode) \
+        X(fh_conout, SetAttribute) X(fh_conout, ClearScreen) X(fh_conout, SetCursorPosition) \
+        X(fh_conout, EnableCursor)
+#define FH_DEFINE_STUB(table, slot) \
+        static EFI_STATUS EFIAPI unimpl_##table##_##slot(void) { \
+                fh_record_call(#slot); \
+                fh_error("%s called: not implemented by the fake firmware", #slot); \
                 return EFI_UNSUPPORTED; \
         }
-FH_UNIMPL(AllocatePages) FH_UNIMPL(FreePages) FH_UNIMPL(GetMemoryMap) FH_UNIMPL(CreateEvent)
-FH_UNIMPL(SetTimer) FH_UNIMPL(WaitForEvent) FH_UNIMPL(SignalEvent) FH_UNIMPL(CloseEvent)
-FH_UNIMPL(CheckEvent) FH_UNIMPL(ReinstallProtocolInterface) FH_UNIMPL(RegisterProtocolNotify)
-FH_UNIMPL(LocateHandle) FH_UNIMPL(InstallConfigurationTable) FH_UNIMPL(ExitBootServices)
-FH_UNIMPL(GetNextMonotonicCount) FH_UNIMPL(ConnectController) FH_UNIMPL(DisconnectController)
-FH_UNIMPL(OpenProtocol) FH_UNIMPL(CloseProtocol) FH_UNIMPL(OpenProtocolInformation)
-FH_UNIMPL(ProtocolsPerHandle) FH_UNIMPL(LocateHandleBuffer) FH_UNIMPL(CreateEventEx)
-FH_UNIMPL(SetVariable) FH_UNIMPL(GetNextVariableName) FH_UNIMPL(GetTime) FH_UNIMPL(SetTime)
-FH_UNIMPL(GetWakeupTime) FH_UNIMPL(SetWakeupTime) FH_UNIMPL(SetVirtualAddressMap) FH_UNIMPL(ConvertPointer)
-FH_UNIMPL(GetNextHighMonotonicCount) FH_UNIMPL(UpdateCapsule) FH_UNIMPL(QueryCapsuleCapabilities)
-FH_UNIMPL(QueryVariableInfo) FH_UNIMPL(ConReset) FH_UNIMPL(ConTestString) FH_UNIMPL(ConQueryMode)
-FH_UNIMPL(ConSetMode) FH_UNIMPL(ConSetAttribute) FH_UNIMPL(ConClearScreen) FH_UNIMPL(ConSetCursorPosition)
-FH_UNIMPL(ConEnableCursor)
-#define FH_SLOT(slot, name) ((__typeof__(slot)) (void *) unimpl_##name)
+#define FH_SET_STUB(table, slot) table.slot = (__typeof__(table.slot)) (void *) unimpl_##table##_##slot;
+FH_UNIMPLEMENTED(FH_DEFINE_STUB)
 
-static SIMPLE_TEXT_OUTPUT_INTERFACE fh_conout;
 
 static void tables_init(void) {
         fh_bs = (EFI_BOOT_SERVICES) {
@@ -919,57 +924,15 @@ static void tables_init(void) {
                 .UninstallMultipleProtocolInterfaces = fw_uninstall_multiple,
                 .CalculateCrc32 = fw_crc32, .CopyMem = fw_copy_mem, .SetMem = fw_set_mem,
         };
-        fh_bs.AllocatePages = FH_SLOT(fh_bs.AllocatePages, AllocatePages);
-        fh_bs.FreePages = FH_SLOT(fh_bs.FreePages, FreePages);
-        fh_bs.GetMemoryMap = FH_SLOT(fh_bs.GetMemoryMap, GetMemoryMap);
-        fh_bs.CreateEvent = FH_SLOT(fh_bs.CreateEvent, CreateEvent);
-        fh_bs.SetTimer = FH_SLOT(fh_bs.SetTimer, SetTimer);
-        fh_bs.WaitForEvent = FH_SLOT(fh_bs.WaitForEvent, WaitForEvent);
-        fh_bs.SignalEvent = FH_SLOT(fh_bs.SignalEvent, SignalEvent);
-        fh_bs.CloseEvent = FH_SLOT(fh_bs.CloseEvent, CloseEvent);
-        fh_bs.CheckEvent = FH_SLOT(fh_bs.CheckEvent, CheckEvent);
-        fh_bs.ReinstallProtocolInterface = FH_SLOT(fh_bs.ReinstallProtocolInterface, ReinstallProtocolInterface);
-        fh_bs.RegisterProtocolNotify = FH_SLOT(fh_bs.RegisterProtocolNotify, RegisterProtocolNotify);
-        fh_bs.LocateHandle = FH_SLOT(fh_bs.LocateHandle, LocateHandle);
-        fh_bs.InstallConfigurationTable = FH_SLOT(fh_bs.InstallConfigurationTable, InstallConfigurationTable);
-        fh_bs.ExitBootServices = FH_SLOT(fh_bs.ExitBootServices, ExitBootServices);
-        fh_bs.GetNextMonotonicCount = FH_SLOT(fh_bs.GetNextMonotonicCount, GetNextMonotonicCount);
-        fh_bs.ConnectController = FH_SLOT(fh_bs.ConnectController, ConnectController);
-        fh_bs.DisconnectController = FH_SLOT(fh_bs.DisconnectController, DisconnectController);
-        fh_bs.OpenProtocol = FH_SLOT(fh_bs.OpenProtocol, OpenProtocol);
-        fh_bs.CloseProtocol = FH_SLOT(fh_bs.CloseProtocol, CloseProtocol);
-        fh_bs.OpenProtocolInformation = FH_SLOT(fh_bs.OpenProtocolInformation, OpenProtocolInformation);
-        fh_bs.ProtocolsPerHandle = FH_SLOT(fh_bs.ProtocolsPerHandle, ProtocolsPerHandle);
-        fh_bs.LocateHandleBuffer = FH_SLOT(fh_bs.LocateHandleBuffer, LocateHandleBuffer);
-        fh_bs.CreateEventEx = FH_SLOT(fh_bs.CreateEventEx, CreateEventEx);
 
         fh_rt = (EFI_RUNTIME_SERVICES) {
                 .Hdr = { .Signature = EFI_RUNTIME_SERVICES_SIGNATURE, .Revision = EFI_SYSTEM_TABLE_REVISION,
                          .HeaderSize = sizeof(EFI_RUNTIME_SERVICES) },
                 .GetVariable = fw_get_variable, .ResetSystem = fw_reset_system,
         };
-        fh_rt.SetVariable = FH_SLOT(fh_rt.SetVariable, SetVariable);
-        fh_rt.GetNextVariableName = FH_SLOT(fh_rt.GetNextVariableName, GetNextVariableName);
-        fh_rt.GetTime = FH_SLOT(fh_rt.GetTime, GetTime);
-        fh_rt.SetTime = FH_SLOT(fh_rt.SetTime, SetTime);
-        fh_rt.GetWakeupTime = FH_SLOT(fh_rt.GetWakeupTime, GetWakeupTime);
-        fh_rt.SetWakeupTime = FH_SLOT(fh_rt.SetWakeupTime, SetWakeupTime);
-        fh_rt.SetVirtualAddressMap = FH_SLOT(fh_rt.SetVirtualAddressMap, SetVirtualAddressMap);
-        fh_rt.ConvertPointer = FH_SLOT(fh_rt.ConvertPointer, ConvertPointer);
-        fh_rt.GetNextHighMonotonicCount = FH_SLOT(fh_rt.GetNextHighMonotonicCount, GetNextHighMonotonicCount);
-        fh_rt.UpdateCapsule = FH_SLOT(fh_rt.UpdateCapsule, UpdateCapsule);
-        fh_rt.QueryCapsuleCapabilities = FH_SLOT(fh_rt.QueryCapsuleCapabilities, QueryCapsuleCapabilities);
-        fh_rt.QueryVariableInfo = FH_SLOT(fh_rt.QueryVariableInfo, QueryVariableInfo);
 
         fh_conout = (SIMPLE_TEXT_OUTPUT_INTERFACE) { .OutputString = con_output };
-        fh_conout.Reset = FH_SLOT(fh_conout.Reset, ConReset);
-        fh_conout.TestString = FH_SLOT(fh_conout.TestString, ConTestString);
-        fh_conout.QueryMode = FH_SLOT(fh_conout.QueryMode, ConQueryMode);
-        fh_conout.SetMode = FH_SLOT(fh_conout.SetMode, ConSetMode);
-        fh_conout.SetAttribute = FH_SLOT(fh_conout.SetAttribute, ConSetAttribute);
-        fh_conout.ClearScreen = FH_SLOT(fh_conout.ClearScreen, ConClearScreen);
-        fh_conout.SetCursorPosition = FH_SLOT(fh_conout.SetCursorPosition, ConSetCursorPosition);
-        fh_conout.EnableCursor = FH_SLOT(fh_conout.EnableCursor, ConEnableCursor);
+        FH_UNIMPLEMENTED(FH_SET_STUB)
 
         fh_st = (EFI_SYSTEM_TABLE) {
                 .Hdr = { .Signature = EFI_SYSTEM_TABLE_SIGNATURE, .Revision = EFI_SYSTEM_TABLE_REVISION,
