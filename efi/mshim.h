@@ -111,7 +111,8 @@ typedef struct mshim_initrd mshim_initrd;
  * when the entry has no initrd. */
 EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
                                 const CHAR16 *label, mshim_initrd **ret);
-/* Undo mshim_initrd_install (NULL is fine). */
+/* Undo mshim_initrd_install (NULL is fine); when the protocol cannot be
+ * uninstalled, powers off (mshim_fatal_stuck). */
 void mshim_initrd_uninstall(mshim_initrd *r);
 
 /* ---- boot.c -------------------------------------------------------------- */
@@ -161,7 +162,8 @@ EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf);
 /* ---- shimlock.c ---------------------------------------------------------- */
 
 /* Offer SHIM_LOCK (and, with Secure Boot on, the LoadImage hook that keeps
- * verified images measured once) unless shim already provides it; undo. */
+ * verified images measured once) unless shim already provides it; undo,
+ * or power off when that cannot be done (mshim_fatal_stuck). */
 void mshim_shim_lock_install(mshim_ctx *c);
 void mshim_shim_lock_uninstall(mshim_ctx *c);
 

@@ -1011,13 +1011,13 @@ static void check_left_behind(fh_loaded *self) {
                 fh_error("mshim returned with a wrong boot services table CRC");
 }
 
-fh_result fh_boot(void) {
-        jmp_buf jb;
+/* The firmware as it is when it starts mshim. */
+static EFI_HANDLE firmware_ready(void) {
         EFI_HANDLE self;
 
         if (fh.booted) {
-                fh_error("fh_boot called twice in one case");
-                return fh.result;
+                fh_error("fh_boot or fh_start_lib called twice in one case");
+                abort();
         }
         fh.booted = true;
         self = mshim_handle();
@@ -1025,6 +1025,20 @@ fh_result fh_boot(void) {
         fh_bs.Hdr.CRC32 = bs_crc();
         fh.fw_load_image = fh_bs.LoadImage;
         fh.alloc_count = 0;
+        return self;
+}
+
+EFI_HANDLE fh_start_lib(void) {
+        EFI_HANDLE self = firmware_ready();
+
+        InitializeLib(self, &fh_st);
+        return self;
+}
+
+fh_result fh_boot(void) {
+        EFI_HANDLE self = firmware_ready();
+        jmp_buf jb;
+
         fh.reset_jmp = &jb;
         if (setjmp(jb) == 0) {
                 fh.result.status = efi_main(self, &fh_st);

@@ -164,6 +164,12 @@ typedef struct fh_result {
  * a hooked LoadImage, the boot services CRC). Once per case. */
 fh_result fh_boot(void);
 
+/* For a case that calls one module's functions (efi/mshim.h) instead of
+ * efi_main: the same firmware, then gnu-efi's InitializeLib as efi_main
+ * would call it. Returns mshim's image handle. Once per case, instead of
+ * fh_boot. */
+EFI_HANDLE fh_start_lib(void);
+
 /* Calls the fake recorded, by name: "LoadImage", "StartImage",
  * "UnloadImage", "InstallProtocolInterface", "Stall", "ResetSystem", ... */
 unsigned fh_calls(const char *service);
