@@ -113,6 +113,17 @@ void fh_file_str(const char *path, const char *text) {
         fh_file(path, text, strlen(text));
 }
 
+const fh_node_bytes *fh_file_bytes(const char *path) {
+        static fh_node_bytes b;
+        const fh_node *n = fh_node_find(path);
+
+        if (!n || n->dir)
+                return NULL;
+        b.data = n->data;
+        b.size = n->size;
+        return &b;
+}
+
 void fh_file_odd_record(const char *path) {
         fh_node *n = fh_node_find(path);
 

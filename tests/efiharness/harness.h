@@ -66,6 +66,13 @@ void fh_dir(const char *path);
  * odd length and no NUL inside it (a malformed EFI_FILE_INFO). */
 void fh_file_odd_record(const char *path);
 
+/* The bytes of a file declared above (NULL when there is none). */
+typedef struct fh_node_bytes {
+        const uint8_t *data;
+        size_t size;
+} fh_node_bytes;
+const fh_node_bytes *fh_file_bytes(const char *path);
+
 /* What an image does when started: called with its handle and the system
  * table, like an entry point; its return value is the exit status (or call
  * BS->Exit). */

@@ -109,7 +109,79 @@ FH_CASE(shim_lock_context_refuses_what_shim_refuses) {
         FH_CHECK_CLEAN();
 }
 
+/* ---- Verify, as Debian's GRUB uses it under Secure Boot --------------------------- */
+
+static struct {
+        EFI_STATUS verify_good, verify_again, verify_bad, load;
+} ver;
+
+/* The bytes of an ESP file the test declared (the fake's image files). */
+static const uint8_t *esp_bytes(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN *size, uint8_t *buf) {
+        EFI_FILE_HANDLE f;
+
+        if (root->Open(root, &f, (CHAR16 *) path, EFI_FILE_MODE_READ, 0) != EFI_SUCCESS)
+                return NULL;
+        f->Read(f, size, buf);
+        f->Close(f);
+        return buf;
+}
+
+static EFI_STATUS grub_verifies(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        EFI_BOOT_SERVICES *bs = st->BootServices;
+        static uint8_t kernel[512], bad[512];
+        UINTN ksize = sizeof(kernel), bsize = sizeof(bad);
+        EFI_SIMPLE_FILE_SYSTEM_PROTOCOL *fs = NULL;
+        EFI_LOADED_IMAGE *li = NULL;
+        EFI_FILE_HANDLE root = NULL;
+        EFI_HANDLE h = NULL;
+        shim_lock *sl = NULL;
+
+        if (bs->LocateProtocol(&fh_shim_lock_guid, NULL, (void **) &sl) != EFI_SUCCESS ||
+            bs->HandleProtocol(image, &LoadedImageProtocol, (void **) &li) != EFI_SUCCESS ||
+            bs->HandleProtocol(li->DeviceHandle, &FileSystemProtocol, (void **) &fs) != EFI_SUCCESS ||
+            fs->OpenVolume(fs, &root) != EFI_SUCCESS ||
+            !esp_bytes(root, L"\\vmlinuz", &ksize, kernel) || !esp_bytes(root, L"\\unsigned.efi", &bsize, bad))
+                return EFI_NOT_FOUND;
+        root->Close(root);
+        ver.verify_good = sl->Verify(kernel, (UINT32) ksize);
+        /* GRUB 2.06 verifies the kernel twice, from two copies. */
+        ver.verify_again = sl->Verify(kernel, (UINT32) ksize);
+        ver.verify_bad = sl->Verify(bad, (UINT32) bsize);
+        ver.load = bs->LoadImage(FALSE, image, NULL, kernel, ksize, &h);
+        if (ver.load == EFI_SUCCESS)
+                bs->UnloadImage(h);
+        return EFI_LOAD_ERROR;
+}
+
+/* The firmware's verdict is Verify's, and the kernel is measured into
+ * PCR 4 once however often it is verified and loaded. */
+FH_CASE(shim_lock_verify_asks_the_firmware_once) {
+        static const fh_image_spec kernel = { 0 }, unsigned_pe = { .load_status = EFI_ACCESS_DENIED };
+        size_t kernel_events = 0;
+        const fh_node_bytes *k;
+        fh_result r;
+
+        fh_secure_boot(true);
+        fh_image("/vmlinuz", &kernel);
+        fh_image("/unsigned.efi", &unsigned_pe);
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = grub_verifies });
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(ver.verify_good, EFI_SUCCESS);
+        FH_CHECK_EQ(ver.verify_again, EFI_SUCCESS);
+        FH_CHECK_EQ(ver.verify_bad, EFI_SECURITY_VIOLATION);
+        FH_CHECK_EQ(ver.load, EFI_SUCCESS);
+        k = fh_file_bytes("/vmlinuz");
+        for (size_t i = 0; k && i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+                kernel_events += e->pcr == 4 && e->data_size == k->size && memcmp(e->data, k->data, k->size) == 0;
+        }
+        FH_CHECK_EQ(kernel_events, 1);
+        FH_CHECK_CLEAN();
+}
+
 int main(void) {
         FH_RUN(shim_lock_context_refuses_what_shim_refuses);
+        FH_RUN(shim_lock_verify_asks_the_firmware_once);
         return fh_exit_status();
 }
