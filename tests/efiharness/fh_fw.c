@@ -153,10 +153,10 @@ void fh_run_case(const char *name, fh_case_fn fn, const char *xfail) {
         fflush(stdout);
 }
 
-/* Run scenario in a child process with allocation nth failing (0: none);
- * true when it passed. The child reports how many allocations its boot
- * made through the pipe. */
-static bool run_with_alloc_failure(fh_case_fn scenario, unsigned nth, unsigned *ret_count) {
+/* Run scenario in a child process with fault number nth (0: none) of the
+ * given kind; true when it passed. The child reports through the pipe how
+ * many faults its boot offered (allocations, or TPM events). */
+static bool run_with_fault(fh_case_fn scenario, bool tpm, EFI_STATUS st, unsigned nth, unsigned *ret_count) {
         int fds[2], status = 0;
         unsigned count = 0;
         pid_t pid;
@@ -168,9 +168,12 @@ static bool run_with_alloc_failure(fh_case_fn scenario, unsigned nth, unsigned *
         pid = fork();
         if (pid == 0) {
                 close(fds[0]);
-                fh_alloc_fail(nth);
+                if (tpm && nth)
+                        fh_tpm_fail(nth, st);
+                else if (!tpm)
+                        fh_alloc_fail(nth);
                 scenario();
-                count = fh.alloc_count;
+                count = tpm ? fh_calls("TCG2.HashLogExtendEvent") : fh.alloc_count;
                 if (write(fds[1], &count, sizeof(count)) != (ssize_t) sizeof(count))
                         _exit(3);
                 fflush(stderr);
@@ -186,22 +189,31 @@ static bool run_with_alloc_failure(fh_case_fn scenario, unsigned nth, unsigned *
         return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-void fh_each_alloc_failure(fh_case_fn scenario) {
+static void each_fault(fh_case_fn scenario, bool tpm, EFI_STATUS st) {
+        const char *what = tpm ? "HashLogExtendEvent call" : "allocation";
         unsigned count = 0, failed = 0;
 
-        if (!run_with_alloc_failure(scenario, 0, &count)) {
+        if (!run_with_fault(scenario, tpm, st, 0, &count)) {
                 fh_fail(__FILE__, __LINE__, "the scenario fails without any fault");
                 return;
         }
         if (count == 0)
-                fh_fail(__FILE__, __LINE__, "the scenario made no allocation");
+                fh_fail(__FILE__, __LINE__, "the scenario made no %s", what);
         for (unsigned n = 1; n <= count; n++)
-                if (!run_with_alloc_failure(scenario, n, NULL)) {
-                        fprintf(stderr, "  ^ with allocation %u of %u failing\n", n, count);
+                if (!run_with_fault(scenario, tpm, st, n, NULL)) {
+                        fprintf(stderr, "  ^ with %s %u of %u failing\n", what, n, count);
                         failed++;
                 }
         if (failed)
-                fh_fail(__FILE__, __LINE__, "%u of %u allocation failures broke the scenario", failed, count);
+                fh_fail(__FILE__, __LINE__, "%u of %u %s failures broke the scenario", failed, count, what);
+}
+
+void fh_each_alloc_failure(fh_case_fn scenario) {
+        each_fault(scenario, false, EFI_SUCCESS);
+}
+
+void fh_each_tpm_failure(fh_case_fn scenario, EFI_STATUS st) {
+        each_fault(scenario, true, st);
 }
 
 int fh_exit_status(void) {

@@ -152,6 +152,9 @@ unsigned fh_alloc_count(void);
  * faults to count its allocations, then once with each of them failing in
  * turn, each in its own process; the case fails if any run does. */
 void fh_each_alloc_failure(fh_case_fn scenario);
+/* The same over the HashLogExtendEvent calls of the boot, each answering
+ * st in turn. */
+void fh_each_tpm_failure(fh_case_fn scenario, EFI_STATUS st);
 /* Uninstalling guid (alone or in a UninstallMultiple) fails with st. */
 void fh_uninstall_fail(const EFI_GUID *guid, EFI_STATUS st);
 
