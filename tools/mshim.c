@@ -11,6 +11,7 @@ static const struct {
         { "log", cmd_log },
         { "vars", cmd_vars },
         { "sign", cmd_sign },
+        { "sigs", cmd_sigs },
         { "pe-hash", cmd_pe_hash },
         { "sbat", cmd_sbat },
 };
@@ -28,6 +29,7 @@ static void usage(FILE *f) {
 "  log diff A B     show the event-level differences between two boots' logs\n"
 "  vars SUB FILE    list, read and edit an OVMF variable store (keys, MOK)\n"
 "  sign IMAGE       Authenticode-sign an EFI image or kernel (--key, --cert)\n"
+"  sigs SUB IMAGE   list, verify (--cert) or remove an image's signatures\n"
 "  pe-hash IMAGE... print images' Authenticode digests (as PCR 4 and db see them)\n"
 "  sbat IMAGE       print an image's SBAT records; check them against a policy\n"
 "  help [COMMAND]   show this help, or a command's\n"

@@ -19,57 +19,10 @@
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 #include "cli.h"
+#include "sigs.h"
 #include "mb/pe.h"
 #include "mb/sbat.h"
 #include "mb/sha.h"
-
-/* ---- reading a signature ------------------------------------------------- */
-
-/* The digest an Authenticode signature vouches for: the messageDigest of
- * its SpcIndirectDataContent (Authenticode PE, "SpcIndirectDataContent"):
- * SEQUENCE { SpcAttributeTypeAndOptionalValue, DigestInfo { algorithm,
- * OCTET STRING } }. OpenSSL keeps that content as an opaque SEQUENCE. */
-static int spc_digest(PKCS7 *p7, int *ret_nid, uint8_t *ret, size_t *ret_len) {
-        const unsigned char *q, *end;
-        ASN1_TYPE *t;
-        X509_ALGOR *alg;
-        long l;
-        int tag, cls;
-
-        if (!PKCS7_type_is_signed(p7) || !p7->d.sign->contents || !(t = p7->d.sign->contents->d.other) ||
-            t->type != V_ASN1_SEQUENCE)
-                return -1;
-        q = t->value.sequence->data;
-        end = q + t->value.sequence->length;
-        if ((ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80) || tag != V_ASN1_SEQUENCE)
-                return -1;
-        if (ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80)
-                return -1;
-        q += l; /* skip SpcAttributeTypeAndOptionalValue */
-        if ((ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80) || tag != V_ASN1_SEQUENCE)
-                return -1;
-        alg = d2i_X509_ALGOR(NULL, &q, end - q);
-        if (!alg)
-                return -1;
-        *ret_nid = OBJ_obj2nid(alg->algorithm);
-        X509_ALGOR_free(alg);
-        if ((ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80) || tag != V_ASN1_OCTET_STRING ||
-            l > MB_HASH_MAX)
-                return -1;
-        memcpy(ret, q, (size_t) l);
-        *ret_len = (size_t) l;
-        return 0;
-}
-
-static uint16_t alg_of_nid(int nid) {
-        switch (nid) {
-        case NID_sha1: return MB_ALG_SHA1;
-        case NID_sha256: return MB_ALG_SHA256;
-        case NID_sha384: return MB_ALG_SHA384;
-        case NID_sha512: return MB_ALG_SHA512;
-        }
-        return 0;
-}
 
 /* Check that the last signature of a freshly signed image was made by
  * `cert` and names the image's Authenticode digest as the core computes
@@ -105,7 +58,7 @@ static int verify_signed(const char *path, X509 *cert) {
                 bool ours = signers && sk_X509_num(signers) == 1 && X509_cmp(sk_X509_value(signers, 0), cert) == 0;
 
                 sk_X509_free(signers);
-                if (!p7 || spc_digest(p7, &nid, want, &dlen) < 0) {
+                if (!p7 || sig_spc_digest(p7, &nid, want, &dlen) < 0) {
                         PKCS7_free(p7);
                         cli_error("%s: the new signature is not an Authenticode PKCS#7 SignedData", path);
                         goto out;
@@ -116,7 +69,7 @@ static int verify_signed(const char *path, X509 *cert) {
                         goto out;
                 }
         }
-        alg = alg_of_nid(nid);
+        alg = sig_alg_of_nid(nid);
         if (!alg || mb_hash_size(alg) != dlen || mb_pe_authenticode_parsed(&pe, alg, got) != MB_OK) {
                 cli_error("%s: the new signature uses an unsupported digest (%s)", path, OBJ_nid2sn(nid));
                 goto out;
@@ -135,25 +88,29 @@ out:
 
 static void usage_sign(FILE *f) {
         fprintf(f,
-"Usage: mshim sign --key KEY.pem --cert CERT.pem [-o OUT | --in-place] IMAGE\n"
+"Usage: mshim sign --key KEY --cert CERT [--pass-file FILE] [-o OUT | --in-place] IMAGE\n"
 "\n"
 "Sign an EFI image (mshimx64.efi, a kernel with an EFI stub, any PE/COFF\n"
 "executable) with an Authenticode signature, for firmware's db or shim's\n"
 "MokList. The signing itself is done by sbsign (package sbsigntool); mshim\n"
 "checks everything around it:\n"
 "  - IMAGE parses as a PE32/PE32+ image;\n"
-"  - KEY.pem (an unencrypted PEM private key) and CERT.pem (a PEM X.509\n"
-"    certificate) load and belong together;\n"
+"  - KEY (a private key, PEM or DER, protected by a passphrase or not) and\n"
+"    CERT (an X.509 certificate, PEM or DER) load and belong together;\n"
 "  - OUT is not IMAGE unless --in-place is given;\n"
-"  - afterwards, the new signature was made with CERT.pem and its digest equals\n"
+"  - afterwards, the new signature was made with CERT and its digest equals\n"
 "    the Authenticode hash of the output as mshim's own PE code computes it.\n"
 "A signature already present is kept; the new one is appended (sbsign's rule).\n"
 "The output is written to a temporary file next to OUT and renamed into place\n"
-"only when every check passed. See docs/SIGNING.md.\n"
+"only when every check passed. The key reaches sbsign through a pipe, never\n"
+"decrypted on disk. To list, check or remove signatures, see 'mshim sigs'.\n"
+"See docs/SIGNING.md.\n"
 "\n"
 "Options:\n"
-"  --key FILE      private key, PEM\n"
-"  --cert FILE     certificate, PEM\n"
+"  --key FILE      private key, PEM or DER\n"
+"  --cert FILE     certificate, PEM or DER\n"
+"  --pass-file FILE  the key's passphrase is the first line of FILE; without\n"
+"                  it, an encrypted key's passphrase is asked on the terminal\n"
 "  -o, --output FILE  where to write the signed image (default: IMAGE.signed)\n"
 "  --in-place      replace IMAGE with its signed version\n"
 "  -h, --help      show this help\n"
@@ -163,40 +120,16 @@ static void usage_sign(FILE *f) {
 }
 
 typedef struct sign_opts {
-        const char *key, *cert, *out, *image;
+        const char *key, *cert, *out, *image, *pass_file;
         bool in_place;
 } sign_opts;
 
-/* An encrypted key would make OpenSSL prompt on the terminal; refuse it. */
-static int no_passphrase(char *buf, int size, int rwflag, void *u) {
-        return -1;
-}
-
 static int load_credentials(const sign_opts *o, EVP_PKEY **ret_key, X509 **ret_cert) {
-        FILE *f;
-        EVP_PKEY *key = NULL;
-        X509 *cert = NULL;
+        EVP_PKEY *key = cred_load_key(o->key, o->pass_file);
+        X509 *cert = key ? cred_load_cert(o->cert) : NULL;
 
-        if (!(f = fopen(o->key, "r"))) {
-                cli_error("cannot open key %s: %s", o->key, strerror(errno));
-                return -1;
-        }
-        key = PEM_read_PrivateKey(f, NULL, no_passphrase, NULL);
-        fclose(f);
-        if (!key) {
-                cli_error("%s: not a PEM private key (or one protected by a passphrase)", o->key);
-                return -1;
-        }
-        if (!(f = fopen(o->cert, "r"))) {
-                cli_error("cannot open certificate %s: %s", o->cert, strerror(errno));
+        if (!cert)
                 goto fail;
-        }
-        cert = PEM_read_X509(f, NULL, NULL, NULL);
-        fclose(f);
-        if (!cert) {
-                cli_error("%s: not a PEM X.509 certificate", o->cert);
-                goto fail;
-        }
         if (X509_check_private_key(cert, key) != 1) {
                 cli_error("%s does not belong to %s: the key does not match the certificate's public key",
                           o->key, o->cert);
@@ -229,7 +162,7 @@ static int check_image(const char *path) {
 }
 
 /* Same file by identity, so "./a.efi" and "a.efi" or a hard link count too. */
-static bool same_file(const char *a, const char *b) {
+bool sign_same_file(const char *a, const char *b) {
         struct stat sa, sb;
 
         if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
@@ -237,18 +170,68 @@ static bool same_file(const char *a, const char *b) {
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* A pipe holding what `write` puts in a memory BIO, for sbsign to read as
+ * the file /dev/fd/N: the key reaches sbsign decrypted without ever being
+ * on disk, and a DER certificate reaches it as the PEM it wants. The whole
+ * text goes in before sbsign starts, so it must fit in the pipe (64 KiB;
+ * a non-blocking write says so instead of hanging), and the write end is
+ * closed then, so sbsign sees the end of it; sbsign inherits the read end. */
+static int pem_pipe(BIO *mem, const char *what, int *ret_fd) {
+        char *data;
+        long n = BIO_get_mem_data(mem, &data);
+        ssize_t w = -1;
+        int p[2];
+
+        if (n <= 0 || pipe(p) < 0) {
+                cli_error("cannot hand the %s to sbsign: %s", what, n <= 0 ? "encoding failed" : strerror(errno));
+                return -1;
+        }
+        if (fcntl(p[1], F_SETFL, O_NONBLOCK) == 0)
+                while ((w = write(p[1], data, (size_t) n)) < 0 && errno == EINTR)
+                        ;
+        close(p[1]);
+        if (w != n) {
+                cli_error("cannot hand the %s to sbsign: %s", what, w != n ? "too large for a pipe" : strerror(errno));
+                close(p[0]);
+                return -1;
+        }
+        *ret_fd = p[0];
+        return 0;
+}
+
+static int credential_pipes(EVP_PKEY *key, X509 *cert, int *ret_key_fd, int *ret_cert_fd) {
+        BIO *kb = BIO_new(BIO_s_secmem()), *cb = BIO_new(BIO_s_mem());
+        int r = -1;
+
+        *ret_key_fd = *ret_cert_fd = -1;
+        if (kb && cb && PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL) && PEM_write_bio_X509(cb, cert) &&
+            pem_pipe(kb, "key", ret_key_fd) == 0 && pem_pipe(cb, "certificate", ret_cert_fd) == 0)
+                r = 0;
+        else if (*ret_key_fd >= 0) {
+                close(*ret_key_fd);
+                *ret_key_fd = -1;
+        }
+        BIO_free(kb);   /* a secmem BIO clears its buffer when freed */
+        BIO_free(cb);
+        return r;
+}
+
 /* Run sbsign without a shell; its own messages go to stderr. */
-static int run_sbsign(const sign_opts *o, const char *tmp) {
-        char *args[] = { "sbsign", "--key", (char *) o->key, "--cert", (char *) o->cert,
-                         "--output", (char *) tmp, (char *) o->image, NULL };
-        int status;
+static int run_sbsign(const sign_opts *o, EVP_PKEY *key, X509 *cert, const char *tmp) {
+        char kpath[32], cpath[32];
+        char *args[] = { "sbsign", "--key", kpath, "--cert", cpath, "--output", (char *) tmp, (char *) o->image, NULL };
+        int status, kfd, cfd, r = -1;
         pid_t pid;
 
+        if (credential_pipes(key, cert, &kfd, &cfd) < 0)
+                return -1;
+        snprintf(kpath, sizeof(kpath), "/dev/fd/%d", kfd);
+        snprintf(cpath, sizeof(cpath), "/dev/fd/%d", cfd);
         out_flush();
         pid = fork();
         if (pid < 0) {
                 cli_error("cannot start sbsign: %s", strerror(errno));
-                return -1;
+                goto out;
         }
         if (pid == 0) {
                 execvp(args[0], args);
@@ -256,17 +239,26 @@ static int run_sbsign(const sign_opts *o, const char *tmp) {
                         errno == ENOENT ? " (install the Debian package sbsigntool)" : "");
                 _exit(127);
         }
+        close(kfd);
+        close(cfd);
+        kfd = cfd = -1;
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         cli_error("waiting for sbsign: %s", strerror(errno));
-                        return -1;
+                        goto out;
                 }
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 if (!WIFEXITED(status) || WEXITSTATUS(status) != 127)
                         cli_error("sbsign failed on %s", o->image);
-                return -1;
+                goto out;
         }
-        return 0;
+        r = 0;
+out:
+        if (kfd >= 0)
+                close(kfd);
+        if (cfd >= 0)
+                close(cfd);
+        return r;
 }
 
 /* A temporary name next to `out` (same directory, so rename() is atomic). */
@@ -296,12 +288,12 @@ static int do_sign(const sign_opts *o) {
 
         if (check_image(o->image) < 0 || load_credentials(o, &key, &cert) < 0)
                 goto out;
-        if (!o->in_place && same_file(o->image, o->out)) {
+        if (!o->in_place && sign_same_file(o->image, o->out)) {
                 cli_error("output %s is the input image; use --in-place to replace it", o->out);
                 goto out;
         }
         tmp = temp_name(o->out);
-        if (!tmp || run_sbsign(o, tmp) < 0)
+        if (!tmp || run_sbsign(o, key, cert, tmp) < 0)
                 goto out;
         r = verify_signed(tmp, cert);
         if (r != 0)
@@ -327,6 +319,7 @@ int cmd_sign(int argc, char **argv) {
                 { "cert", required_argument, NULL, 'c' },
                 { "output", required_argument, NULL, 'o' },
                 { "in-place", no_argument, NULL, 'i' },
+                { "pass-file", required_argument, NULL, 'p' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -341,6 +334,13 @@ int cmd_sign(int argc, char **argv) {
                 case 'c': o.cert = optarg; break;
                 case 'o': o.out = optarg; break;
                 case 'i': o.in_place = true; break;
+                case 'p':
+                        if (o.pass_file) {
+                                cli_error("--pass-file given twice; see 'mshim sign --help'");
+                                return EXIT_BAD_INPUT;
+                        }
+                        o.pass_file = optarg;
+                        break;
                 case 'h': usage_sign(stdout); return 0;
                 default: usage_sign(stderr); return EXIT_BAD_INPUT;
                 }
@@ -350,7 +350,7 @@ int cmd_sign(int argc, char **argv) {
                 return EXIT_BAD_INPUT;
         }
         o.image = argv[optind];
-        if (o.in_place && o.out && !same_file(o.image, o.out)) {
+        if (o.in_place && o.out && !sign_same_file(o.image, o.out)) {
                 cli_error("--in-place and --output %s name different files", o.out);
                 return EXIT_BAD_INPUT;
         }

@@ -16,6 +16,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include "cli.h"
+#include "sigs.h"
 #include "mb/bls.h"
 #include "mb/varstore.h"
 
@@ -185,7 +186,7 @@ static mode_t out_mode(const char *out) {
 
 /* Write through OUT.XXXXXX in the same directory and rename over OUT: the
  * old OUT stays intact until the new one is complete. */
-static int save_file(const char *out, const uint8_t *p, size_t n) {
+int save_file(const char *out, const uint8_t *p, size_t n) {
         size_t len = strlen(out);
         char *tmp = malloc(len + 8);
         int fd, r = -1;
@@ -239,38 +240,19 @@ static void store_free(store *s) {
 
 /* A PEM or DER X.509 certificate, returned as DER. */
 static int cert_load(const char *path, uint8_t **ret_der, size_t *ret_len) {
-        cli_file f;
-        BIO *bio = NULL;
-        X509 *x = NULL;
+        X509 *x = cred_load_cert(path);
         unsigned char *der = NULL;
-        int len, r = -1;
+        int len = x ? i2d_X509(x, &der) : -1;
 
-        if (cli_file_load(path, &f) < 0)
-                return -1;
-        bio = BIO_new_mem_buf(f.data, (int) (f.size > INT32_MAX ? INT32_MAX : f.size));
-        if (bio)
-                x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
-        if (!x) {
-                const unsigned char *p = f.data;
-                x = d2i_X509(NULL, &p, (long) (f.size > INT32_MAX ? INT32_MAX : f.size));
-        }
-        if (!x) {
-                cli_error("%s: not a PEM or DER X.509 certificate", path);
-                goto out;
-        }
-        len = i2d_X509(x, &der);
+        X509_free(x);
         if (len <= 0) {
-                cli_error("%s: cannot encode the certificate", path);
-                goto out;
+                if (x)
+                        cli_error("%s: cannot encode the certificate", path);
+                return -1;
         }
         *ret_der = der;
         *ret_len = (size_t) len;
-        r = 0;
-out:
-        X509_free(x);
-        BIO_free(bio);
-        cli_file_free(&f);
-        return r;
+        return 0;
 }
 
 static int bytes_append_list(bytes *b, const mb_guid *type, const mb_guid *owner, const uint8_t *sig, size_t n) {
