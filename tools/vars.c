@@ -824,8 +824,8 @@ static int append_var(store *s, const char *name, const mb_guid *g, const bytes 
         }
         count_sigs(&(mb_var) { .data = add->p, .data_size = add->len }, &n_lists, &n_new);
         if (added < n_new)
-                cli_error("%s: %zu of the %zu new entr%s already there; not added again", name, n_new - added,
-                          n_new, n_new - added == 1 ? "ies is" : "ies are");
+                cli_error("%s: %zu new entr%s already there; not added again", name, n_new - added,
+                          n_new - added == 1 ? "y is" : "ies are");
         r = added ? set_var_at(s, name, g, old.attributes, exists ? old.timestamp : NULL, out, len) : 0;
 out:
         free(out);
