@@ -880,7 +880,7 @@ static int for_each_cert(const vars_opts *o, const mb_var *v, const char *name, 
         mb_siglist l;
 
         if (count_sigs(v, &n_lists, &n_sigs) != MB_END) {
-                cli_error("%s: %s holds malformed signature lists", o->file, name);
+                cli_error("%s: %s does not hold well-formed signature lists", o->file, name);
                 return -1;
         }
         while (mb_siglist_next(v->data, v->data_size, &off, &l) == MB_OK)

@@ -26,7 +26,7 @@ expect_rc() {
 sbv() { sbverify "$@" >/dev/null 2>&1; }
 no_temp_left() { ! ls -a "$T" | grep -q -e 'mshim-' -e '\.efi\.[A-Za-z0-9]\{6\}$'; }
 
-for f in "$SHIM" "$FB" "$MS"; do
+for f in "$SHIM" "$FB" "$MS" "$EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed"; do
         [ -f "$f" ] || { fail "missing $f: run make deps"; exit 1; }
 done
 for t in sbsign sbverify sbattach pesign openssl sig-list-to-certs python3; do
@@ -139,7 +139,9 @@ while size and i < size:
     i += (n + 7) // 8 * 8
 EOF
 }
-for img in "$T/s2.efi" "$SHIM"; do
+lists=("$T/s2.efi" "$SHIM" "$EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed")
+[ -f build/kernel/vmlinuz ] && lists+=(build/kernel/vmlinuz)
+for img in "${lists[@]}"; do
         b=$(basename "$img")
         check "list $b: signers and certificates = sbverify --list" \
                 test "$(mshim_pairs "$img")" = "$(sbverify_pairs "$img")" -a -n "$(sbverify_pairs "$img")"

@@ -164,7 +164,9 @@ check "... says there are none" grep -qx '(no certificates)' "$t/out"
 runs "certs of an empty store" 0 "" "$MSHIM" vars certs "$VARS"
 check "... says there are none" grep -qx '(no certificates in any signature database)' "$t/out"
 runs "certs of a missing variable" 2 "no variable named Nope" "$MSHIM" vars certs "$MS" Nope
-runs "certs of a malformed db" 2 "db holds malformed signature lists" "$MSHIM" vars certs "$t/corrupt.fd" db
+runs "certs of a variable that is not a signature list" 2 "SecureBootEnable does not hold well-formed" \
+        "$MSHIM" vars certs "$MS" SecureBootEnable --guid secureboot-enable
+runs "certs of a malformed db" 2 "db does not hold well-formed signature lists" "$MSHIM" vars certs "$t/corrupt.fd" db
 
 # ---- export ---------------------------------------------------------------------------
 runs "export db --prefix --der" 0 "" "$MSHIM" vars export "$MS" db --prefix "$t/ex" --der
@@ -182,7 +184,7 @@ check "export to standard output: a PEM bundle openssl reads" sh -c "
 runs "export of dbx (no certificates)" 2 "dbx holds no X.509 certificate" "$MSHIM" vars export "$MS" dbx --prefix "$t/none"
 runs "export --der without --prefix" 2 "give --prefix" "$MSHIM" vars export "$MS" db --der
 runs "export --prefix twice" 2 "--prefix given twice" "$MSHIM" vars export "$MS" db --prefix a --prefix b
-runs "export of a malformed db" 2 "malformed" "$MSHIM" vars export "$t/corrupt.fd" db --prefix "$t/none"
+runs "export of a malformed db" 2 "db does not hold well-formed signature lists" "$MSHIM" vars export "$t/corrupt.fd" db --prefix "$t/none"
 check "refused exports wrote nothing" test -z "$(ls "$t" | grep '^none')"
 
 check "vars --help documents append, certs and export" sh -c "
