@@ -313,12 +313,15 @@ static int parse_index(const char *s, size_t *ret) {
         return 0;
 }
 
+static void count_only(const sig_entry *s, void *u) {
+}
+
 static int do_remove(const char *image, const char *index_arg, const char *out, bool in_place) {
         uint8_t *buf = NULL;
         size_t index, n = 0, new_size;
         cli_file f;
         mb_err e;
-        int r = EXIT_BAD_INPUT;
+        int r;
 
         if (parse_index(index_arg, &index) < 0)
                 return EXIT_BAD_INPUT;
@@ -326,8 +329,14 @@ static int do_remove(const char *image, const char *index_arg, const char *out, 
                 cli_error("output %s is the input image; use --in-place to replace it", out);
                 return EXIT_BAD_INPUT;
         }
-        if (cli_file_load(image, &f) < 0)
+        r = for_each_sig(image, count_only, NULL, &n);
+        if (r == 0 && index >= n) {
+                cli_error("%s has %zu signature%s: there is no signature %zu", image, n, n == 1 ? "" : "s", index);
+                r = EXIT_BAD_INPUT;
+        }
+        if (r != 0 || cli_file_load(image, &f) < 0)
                 return EXIT_BAD_INPUT;
+        r = EXIT_BAD_INPUT;
         buf = malloc(f.size ? f.size : 1);
         if (!buf) {
                 cli_error("out of memory reading %s", image);
@@ -335,20 +344,8 @@ static int do_remove(const char *image, const char *index_arg, const char *out, 
         }
         memcpy(buf, f.data, f.size);
         e = mb_pe_remove_cert(buf, f.size, index, &new_size);
-        if (e == MB_ERR_NOTFOUND) {
-                mb_pe pe;
-                const uint8_t *t;
-                size_t ts, off = 0;
-                mb_pe_cert c;
-
-                if (mb_pe_parse(f.data, f.size, &pe) == MB_OK && mb_pe_cert_table(&pe, &t, &ts) == MB_OK)
-                        while (mb_pe_cert_next(t, ts, &off, &c) == MB_OK)
-                                n++;
-                cli_error("%s has %zu signature%s: there is no signature %zu", image, n, n == 1 ? "" : "s", index);
-                goto out;
-        }
         if (e != MB_OK) {
-                cli_error("%s: not a valid PE/COFF image or signature table (%s)", image, mb_strerror(e));
+                cli_error("%s: cannot remove signature %zu (%s)", image, index, mb_strerror(e));
                 goto out;
         }
         if (save_file(out, buf, new_size) < 0)

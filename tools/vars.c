@@ -1024,12 +1024,16 @@ static int do_export(const vars_opts *o) {
         }
         if (store_load(o->file, &s) < 0)
                 return EXIT_BAD_INPUT;
-        if (lookup(&s, o, &v) == 0 && for_each_cert(o, &v, o->name, export_cert, &c) == 0 && !c.failed &&
-            !(c.n == 0 && (cli_error("%s: %s holds no X.509 certificate", o->file, o->name), 1))) {
-                c.write = true;
-                for_each_cert(o, &v, o->name, export_cert, &c);
-                r = c.failed ? EXIT_BAD_INPUT : 0;
+        if (lookup(&s, o, &v) < 0 || for_each_cert(o, &v, o->name, export_cert, &c) < 0 || c.failed)
+                goto out;
+        if (c.n == 0) {
+                cli_error("%s: %s holds no X.509 certificate", o->file, o->name);
+                goto out;
         }
+        c.write = true;
+        for_each_cert(o, &v, o->name, export_cert, &c);
+        r = c.failed ? EXIT_BAD_INPUT : 0;
+out:
         if (out_finish() < 0)
                 r = EXIT_BAD_INPUT;
         store_free(&s);
