@@ -96,6 +96,26 @@ assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, out)
 assert b"s3cret" not in out, out
 assert termios.tcgetattr(fd)[3] & termios.ECHO, "echo not restored"
 EOF
+# Ctrl-C at the prompt: mshim dies of SIGINT with echo back on and nothing
+# written.
+check "Ctrl-C at the passphrase prompt restores echo" python3 - "$MSHIM" "$T" <<'EOF'
+import os, pty, select, signal, sys, termios, time
+mshim, t = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(mshim, [mshim, "sign", "--key", t + "/ke.pem", "--cert", t + "/ce.pem",
+                     "-o", t + "/intr.efi", t + "/fb.efi"])
+buf, end = b"", time.time() + 60
+while time.time() < end and b"Enter the passphrase for" not in buf:
+    if select.select([fd], [], [], 0.5)[0]:
+        buf += os.read(fd, 4096)
+assert not termios.tcgetattr(fd)[3] & termios.ECHO, "echo on at the prompt"
+os.write(fd, b"\x03")
+_, status = os.waitpid(pid, 0)
+assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT, status
+assert termios.tcgetattr(fd)[3] & termios.ECHO, "echo left off"
+assert not os.path.exists(t + "/intr.efi")
+EOF
 check "sbverify accepts the terminal-passphrase signature" sbv --cert "$T/ce.pem" "$T/tty.efi"
 
 # ---- list ---------------------------------------------------------------------
