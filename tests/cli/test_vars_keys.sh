@@ -28,6 +28,8 @@ runs() {
         else fail "$n (status $rc, want $want): $(head -c 300 "$t/err")"; fi
 }
 get() { "$MSHIM" vars get "$1" "$2" ${3:+--guid "$3"}; }
+# same_vars A B NAME...: the variables hold the same data in both stores.
+same_vars() { local a=$1 b=$2 v; shift 2; for v; do cmp -s <(get "$a" "$v") <(get "$b" "$v") || return 1; done; }
 # record FILE NAME: "offset attributes timestamp-hex data-offset data-size"
 # of the live variable NAME, read from the store's records (EDK2
 # AUTHENTICATED_VARIABLE_HEADER, 60 bytes; State 0x3F is VAR_ADDED).
@@ -67,8 +69,7 @@ openssl x509 -inform DER -in "$t/db2.der" -out "$t/db2.pem.again"
 cert-to-efi-sig-list -g "$OWNER" "$t/db2.pem.again" "$t/db2.esl" >/dev/null
 check "db after append = old db || cert-to-efi-sig-list's lists" \
         cmp -s <(get "$t/a1.fd" db) <(cat <(get "$MS" db) "$t/db.esl" "$t/db2.esl")
-untouched() { for v in PK KEK dbx; do cmp -s <(get "$MS" $v) <(get "$t/a1.fd" $v) || return 1; done; }
-check "PK, KEK and dbx untouched" untouched
+check "PK, KEK and dbx untouched" same_vars "$MS" "$t/a1.fd" PK KEK dbx
 check "same live variables as before (names)" test \
         "$("$MSHIM" vars list "$MS" | grep -c '^[0-9a-f]\{8\}-')" = "$("$MSHIM" vars list "$t/a1.fd" | grep -c '^[0-9a-f]\{8\}-')"
 read -r _ attrs _ < <(record "$t/a1.fd" db)
@@ -116,6 +117,15 @@ EOF
 runs "append a dbx hash already there" 0 "dbx: 1 new entry is already there" \
         "$MSHIM" vars append "$t/x2.fd" --dbx-hash "$want_hash" -o "$t/x3.fd"
 check "... changes nothing" cmp -s "$t/x2.fd" "$t/x3.fd"
+
+# ---- append: KEK and a dbx certificate -----------------------------------------------
+runs "append --kek and --dbx CERT" 0 "" "$MSHIM" vars append "$MS" --kek "$t/kek.pem" --dbx "$t/db2.der" -o "$t/k1.fd"
+cert-to-efi-sig-list -g "$OWNER" "$t/kek.pem" "$t/kek.esl" >/dev/null
+check "KEK after append = old KEK || cert-to-efi-sig-list's list" \
+        cmp -s <(get "$t/k1.fd" KEK) <(cat <(get "$MS" KEK) "$t/kek.esl")
+check "dbx after append = old dbx || the certificate's list" \
+        cmp -s <(get "$t/k1.fd" dbx) <(cat <(get "$MS" dbx) "$t/db2.esl")
+check "PK and db untouched by a KEK append" same_vars "$MS" "$t/k1.fd" PK db
 
 # ---- append: refusals --------------------------------------------------------------
 runs "append with nothing to add" 2 "needs --db, --dbx" "$MSHIM" vars append "$MS" -o "$t/bad.fd"
