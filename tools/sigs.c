@@ -410,6 +410,7 @@ static int parse_sigs_opts(int argc, char **argv, sigs_opts *o) {
         int c;
 
         optind = 1;
+        opterr = 0;     /* one "mshim: " line instead of getopt's own */
         while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
                 const char **slot = c == 'c' ? &o->cert : c == 'o' ? &o->out : NULL;
 
@@ -420,7 +421,7 @@ static int parse_sigs_opts(int argc, char **argv, sigs_opts *o) {
                 if (c == 'i')
                         o->in_place = true;
                 else if (!slot) {
-                        cli_error("see 'mshim sigs --help'");
+                        cli_error("unknown option or missing value: %s; see 'mshim sigs --help'", argv[optind - 1]);
                         return -1;
                 } else if (*slot) {
                         cli_error("%s given twice; see 'mshim sigs --help'", c == 'c' ? "--cert" : "--output");

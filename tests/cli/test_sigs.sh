@@ -281,6 +281,9 @@ check "failed removals wrote nothing, input untouched" sh -c "[ ! -e '$T/x.efi' 
 check "no temporary file left after removals" no_temp_left
 
 # ---- usage ----------------------------------------------------------------------
+expect_rc "unknown sigs option: one line" 2 "^mshim: unknown option or missing value: --frob; see 'mshim sigs --help'" \
+        "$MSHIM" sigs list --frob "$T/s2.efi"
+check "... and nothing else on stderr" test "$(wc -l < "$T/err")" = 1
 expect_rc "unknown sigs command" 2 "unknown sigs command 'frob'" "$MSHIM" sigs frob "$T/s2.efi"
 expect_rc "help sigs" 0 "" "$MSHIM" help sigs
 check "sigs --help documents list, verify and remove" sh -c "
