@@ -64,58 +64,49 @@ expect_rc "--pass-file twice" 2 "given twice" \
 check "failed signing wrote nothing" test ! -e "$T/bad.efi"
 check "no temporary file left" no_temp_left
 
-# On a terminal: the prompt appears, echo is off while it waits, the typed
-# passphrase never shows, and echo is back on afterwards.
-check "passphrase asked on the terminal without echo" python3 - "$MSHIM" "$T" <<'EOF'
-import os, pty, select, sys, termios, time
-mshim, t = sys.argv[1], sys.argv[2]
+# On a terminal (a pty): the prompt appears and echo is off while it waits.
+# "type": the typed passphrase never shows, signing succeeds, echo is back
+# on. "interrupt": Ctrl-C there kills mshim by SIGINT with echo back on and
+# nothing written.
+sign_on_tty() {
+        python3 - "$MSHIM" "$T" "$1" "$2" <<'EOF'
+import os, pty, select, signal, sys, termios, time
+mshim, t, mode, out = sys.argv[1:]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(mshim, [mshim, "sign", "--key", t + "/ke.pem", "--cert", t + "/ce.pem",
-                     "-o", t + "/tty.efi", t + "/fb.efi"])
-def read_until(pred, limit=60):
-    buf, end = b"", time.time() + limit
-    while time.time() < end and not pred(buf):
-        r, _, _ = select.select([fd], [], [], 0.5)
-        if r:
+    os.execv(mshim, [mshim, "sign", "--key", t + "/ke.pem", "--cert", t + "/ce.pem", "-o", out, t + "/fb.efi"])
+def read_until(pred, seen=b"", limit=60):
+    end = time.time() + limit
+    while time.time() < end and not pred(seen):
+        if select.select([fd], [], [], 0.5)[0]:
             try:
                 chunk = os.read(fd, 4096)
             except OSError:
                 break
             if not chunk:
                 break
-            buf += chunk
-    return buf
-out = read_until(lambda b: b"Enter the passphrase for" in b)
-assert b"ke.pem: " in out, out
+            seen += chunk
+    return seen
+seen = read_until(lambda b: b"Enter the passphrase for" in b)
+assert b"ke.pem: " in seen, seen
 assert not termios.tcgetattr(fd)[3] & termios.ECHO, "echo still on at the prompt"
-os.write(fd, b"s3cret phrase\n")
-out += read_until(lambda b: b"signed " in b)
+if mode == "type":
+    os.write(fd, b"s3cret phrase\n")
+    seen = read_until(lambda b: b"signed " in b, seen)
+else:
+    os.write(fd, b"\x03")
 _, status = os.waitpid(pid, 0)
-assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, out)
-assert b"s3cret" not in out, out
+if mode == "type":
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, seen)
+    assert b"s3cret" not in seen, seen
+else:
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT, status
+    assert not os.path.exists(out)
 assert termios.tcgetattr(fd)[3] & termios.ECHO, "echo not restored"
 EOF
-# Ctrl-C at the prompt: mshim dies of SIGINT with echo back on and nothing
-# written.
-check "Ctrl-C at the passphrase prompt restores echo" python3 - "$MSHIM" "$T" <<'EOF'
-import os, pty, select, signal, sys, termios, time
-mshim, t = sys.argv[1], sys.argv[2]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(mshim, [mshim, "sign", "--key", t + "/ke.pem", "--cert", t + "/ce.pem",
-                     "-o", t + "/intr.efi", t + "/fb.efi"])
-buf, end = b"", time.time() + 60
-while time.time() < end and b"Enter the passphrase for" not in buf:
-    if select.select([fd], [], [], 0.5)[0]:
-        buf += os.read(fd, 4096)
-assert not termios.tcgetattr(fd)[3] & termios.ECHO, "echo on at the prompt"
-os.write(fd, b"\x03")
-_, status = os.waitpid(pid, 0)
-assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT, status
-assert termios.tcgetattr(fd)[3] & termios.ECHO, "echo left off"
-assert not os.path.exists(t + "/intr.efi")
-EOF
+}
+check "passphrase asked on the terminal without echo" sign_on_tty type "$T/tty.efi"
+check "Ctrl-C at the passphrase prompt restores echo, writes nothing" sign_on_tty interrupt "$T/intr.efi"
 check "sbverify accepts the terminal-passphrase signature" sbv --cert "$T/ce.pem" "$T/tty.efi"
 
 # ---- list ---------------------------------------------------------------------
