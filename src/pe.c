@@ -349,3 +349,60 @@ mb_err mb_pe_authenticode(const void *buf, size_t size, uint16_t alg, uint8_t *r
                 return r;
         return mb_pe_authenticode_parsed(&pe, alg, ret_digest);
 }
+
+/* A byte of the file with the CheckSum field read as zero (the field is
+ * 2-byte aligned only when e_lfanew is even, so the test is per byte). */
+static uint32_t checksum_byte(const uint8_t *buf, size_t i, size_t checksum_off) {
+        return i >= checksum_off && i - checksum_off < 4 ? 0 : buf[i];
+}
+
+uint32_t mb_pe_checksum(const uint8_t *buf, size_t size, size_t checksum_off) {
+        uint32_t sum = 0;
+
+        for (size_t i = 0; i < size; i += 2) {
+                sum += checksum_byte(buf, i, checksum_off);
+                if (i + 1 < size)
+                        sum += checksum_byte(buf, i + 1, checksum_off) << 8;
+                sum = (sum & 0xffff) + (sum >> 16);
+        }
+        return sum + (uint32_t) size;
+}
+
+mb_err mb_pe_remove_cert(uint8_t *buf, size_t size, size_t index, size_t *ret_size) {
+        const uint8_t *table;
+        size_t tsize, off = 0, start = 0, end, n = 0, dir, new_size;
+        mb_pe_cert c;
+        mb_pe pe;
+        mb_err r;
+
+        r = mb_pe_parse(buf, size, &pe);
+        if (r == MB_OK)
+                r = mb_pe_cert_table(&pe, &table, &tsize);
+        if (r != MB_OK)
+                return r;
+        /* Walk the whole table first: a malformed entry anywhere refuses
+         * the edit, so the result never keeps half of a bad table. */
+        while ((r = mb_pe_cert_next(table, tsize, &off, &c)) == MB_OK)
+                if (n++ == index)
+                        start = (size_t) (c.data - WIN_CERT_HDR - table);
+        if (r != MB_END)
+                return r;
+        if (index >= n)
+                return MB_ERR_NOTFOUND;
+        /* Entry `index` spans [start, end): its dwLength rounded up to the
+         * next 8-byte boundary, or to the end of the table for a last
+         * entry stored without that padding. */
+        off = start;
+        mb_pe_cert_next(table, tsize, &off, &c);
+        end = off < tsize ? off : tsize;
+        for (size_t i = 0; end + i < tsize; i++)
+                buf[pe.cert_off + start + i] = buf[pe.cert_off + end + i];
+        tsize -= end - start;
+        new_size = pe.cert_off + tsize;
+        dir = pe.dirs_off + MB_PE_DIR_SECURITY * DIR_SIZE;
+        mb_put_le32(buf + dir, tsize ? pe.cert_off : 0);
+        mb_put_le32(buf + dir + 4, (uint32_t) tsize);
+        mb_put_le32(buf + pe.checksum_off, mb_pe_checksum(buf, new_size, pe.checksum_off));
+        *ret_size = new_size;
+        return MB_OK;
+}

@@ -90,6 +90,79 @@ mb_err mb_siglist_build(const mb_guid *type, const mb_guid *owner, const uint8_t
         return MB_OK;
 }
 
+/* Every list of buf[0..size) parses and they fill it exactly. */
+static mb_err siglists_valid(const uint8_t *buf, size_t size) {
+        size_t off = 0;
+        mb_siglist l;
+        mb_err r;
+
+        while ((r = mb_siglist_next(buf, size, &off, &l)) == MB_OK)
+                ;
+        return r == MB_END ? MB_OK : r;
+}
+
+/* Is the SignatureSize-byte entry `sd` (owner included) one of the entries
+ * of a list in buf[0..size) with this type and SignatureSize? */
+static bool siglists_hold(const uint8_t *buf, size_t size, const mb_siglist *like, const uint8_t *sd) {
+        size_t off = 0;
+        mb_siglist l;
+
+        while (mb_siglist_next(buf, size, &off, &l) == MB_OK) {
+                if (!mb_guid_eq(&l.type, &like->type) || l.sig_size != like->sig_size)
+                        continue;
+                for (uint32_t i = 0; i < l.n_sigs; i++)
+                        if (mb_memcmp(l.sigs + (size_t) i * l.sig_size, sd, l.sig_size) == 0)
+                                return true;
+        }
+        return false;
+}
+
+/* Copy list l's header to out + *tail, then those of its entries that
+ * neither out[0..*tail) (old and the lists already kept) nor the entries
+ * copied so far hold; a list that keeps nothing leaves *tail as it was. */
+static size_t append_list(const mb_siglist *l, uint8_t *out, size_t *tail) {
+        size_t head = *tail, first = head + SL_FIXED + l->header_size, end = first;
+
+        mb_memcpy(out + head, l->sigs - l->header_size - SL_FIXED, SL_FIXED + l->header_size);
+        for (uint32_t i = 0; i < l->n_sigs; i++) {
+                const uint8_t *sd = l->sigs + (size_t) i * l->sig_size;
+                bool dup = siglists_hold(out, head, l, sd);
+
+                for (size_t k = first; !dup && k < end; k += l->sig_size)
+                        dup = mb_memcmp(out + k, sd, l->sig_size) == 0;
+                if (dup)
+                        continue;
+                mb_memcpy(out + end, sd, l->sig_size);
+                end += l->sig_size;
+        }
+        if (end == first)
+                return 0;
+        mb_put_le32(out + head + SL_LIST_SIZE, (uint32_t) (end - head));
+        *tail = end;
+        return (end - first) / l->sig_size;
+}
+
+mb_err mb_siglist_append(const uint8_t *old, size_t old_len, const uint8_t *add, size_t add_len,
+                         uint8_t *out, size_t out_size, size_t *ret_len, size_t *ret_added) {
+        size_t off = 0, tail = old_len, added = 0;
+        mb_siglist l;
+        mb_err r;
+
+        r = siglists_valid(old, old_len);
+        if (r == MB_OK)
+                r = siglists_valid(add, add_len);
+        if (r != MB_OK)
+                return r;
+        if (out_size < old_len || out_size - old_len < add_len)
+                return MB_ERR_NOSPACE;
+        mb_memcpy(out, old, old_len);
+        while (mb_siglist_next(add, add_len, &off, &l) == MB_OK)
+                added += append_list(&l, out, &tail);
+        *ret_len = tail;
+        *ret_added = added;
+        return MB_OK;
+}
+
 /* MokManager hashes the CHAR16 keystrokes it read; mokutil widens each
  * password byte to 16 bits. The two agree only for ASCII, so that is all
  * we accept. */

@@ -111,6 +111,7 @@ void text_sink_init(text_sink *t);
 int cmd_log(int argc, char **argv);
 int cmd_log_diff(int argc, char **argv);
 int cmd_sign(int argc, char **argv);     /* tools/sign.c */
+int cmd_sigs(int argc, char **argv);     /* tools/sigs.c */
 int cmd_pe_hash(int argc, char **argv);
 int cmd_sbat(int argc, char **argv);
 int cmd_vars(int argc, char **argv);

@@ -13,6 +13,7 @@ static const struct {
         { "pcrs", cmd_pcrs },
         { "vars", cmd_vars },
         { "sign", cmd_sign },
+        { "sigs", cmd_sigs },
         { "pe-hash", cmd_pe_hash },
         { "sbat", cmd_sbat },
         { "boot-policy", cmd_boot_policy },

@@ -19,57 +19,10 @@
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 #include "cli.h"
+#include "sigs.h"
 #include "mb/pe.h"
 #include "mb/sbat.h"
 #include "mb/sha.h"
-
-/* ---- reading a signature ------------------------------------------------- */
-
-/* The digest an Authenticode signature vouches for: the messageDigest of
- * its SpcIndirectDataContent (Authenticode PE, "SpcIndirectDataContent"):
- * SEQUENCE { SpcAttributeTypeAndOptionalValue, DigestInfo { algorithm,
- * OCTET STRING } }. OpenSSL keeps that content as an opaque SEQUENCE. */
-static int spc_digest(PKCS7 *p7, int *ret_nid, uint8_t *ret, size_t *ret_len) {
-        const unsigned char *q, *end;
-        ASN1_TYPE *t;
-        X509_ALGOR *alg;
-        long l;
-        int tag, cls;
-
-        if (!PKCS7_type_is_signed(p7) || !p7->d.sign->contents || !(t = p7->d.sign->contents->d.other) ||
-            t->type != V_ASN1_SEQUENCE)
-                return -1;
-        q = t->value.sequence->data;
-        end = q + t->value.sequence->length;
-        if ((ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80) || tag != V_ASN1_SEQUENCE)
-                return -1;
-        if (ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80)
-                return -1;
-        q += l; /* skip SpcAttributeTypeAndOptionalValue */
-        if ((ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80) || tag != V_ASN1_SEQUENCE)
-                return -1;
-        alg = d2i_X509_ALGOR(NULL, &q, end - q);
-        if (!alg)
-                return -1;
-        *ret_nid = OBJ_obj2nid(alg->algorithm);
-        X509_ALGOR_free(alg);
-        if ((ASN1_get_object(&q, &l, &tag, &cls, end - q) & 0x80) || tag != V_ASN1_OCTET_STRING ||
-            l > MB_HASH_MAX)
-                return -1;
-        memcpy(ret, q, (size_t) l);
-        *ret_len = (size_t) l;
-        return 0;
-}
-
-static uint16_t alg_of_nid(int nid) {
-        switch (nid) {
-        case NID_sha1: return MB_ALG_SHA1;
-        case NID_sha256: return MB_ALG_SHA256;
-        case NID_sha384: return MB_ALG_SHA384;
-        case NID_sha512: return MB_ALG_SHA512;
-        }
-        return 0;
-}
 
 /* Check that the last signature of a freshly signed image was made by
  * `cert` and names the image's Authenticode digest as the core computes
@@ -105,7 +58,7 @@ static int verify_signed(const char *path, X509 *cert) {
                 bool ours = signers && sk_X509_num(signers) == 1 && X509_cmp(sk_X509_value(signers, 0), cert) == 0;
 
                 sk_X509_free(signers);
-                if (!p7 || spc_digest(p7, &nid, want, &dlen) < 0) {
+                if (!p7 || sig_spc_digest(p7, &nid, want, &dlen) < 0) {
                         PKCS7_free(p7);
                         cli_error("%s: the new signature is not an Authenticode PKCS#7 SignedData", path);
                         goto out;
@@ -116,7 +69,7 @@ static int verify_signed(const char *path, X509 *cert) {
                         goto out;
                 }
         }
-        alg = alg_of_nid(nid);
+        alg = sig_alg_of_nid(nid);
         if (!alg || mb_hash_size(alg) != dlen || mb_pe_authenticode_parsed(&pe, alg, got) != MB_OK) {
                 cli_error("%s: the new signature uses an unsupported digest (%s)", path, OBJ_nid2sn(nid));
                 goto out;
@@ -134,40 +87,16 @@ out:
 /* ---- mshim sign -------------------------------------------------------- */
 
 typedef struct sign_opts {
-        const char *key, *cert, *out, *image;
+        const char *key, *cert, *out, *image, *pass_file;
         bool in_place;
 } sign_opts;
 
-/* An encrypted key would make OpenSSL prompt on the terminal; refuse it. */
-static int no_passphrase(char *buf, int size, int rwflag, void *u) {
-        return -1;
-}
-
 static int load_credentials(const sign_opts *o, EVP_PKEY **ret_key, X509 **ret_cert) {
-        FILE *f;
-        EVP_PKEY *key = NULL;
-        X509 *cert = NULL;
+        EVP_PKEY *key = cred_load_key(o->key, o->pass_file);
+        X509 *cert = key ? cred_load_cert(o->cert) : NULL;
 
-        if (!(f = fopen(o->key, "r"))) {
-                cli_error("cannot open key %s: %s", o->key, strerror(errno));
-                return -1;
-        }
-        key = PEM_read_PrivateKey(f, NULL, no_passphrase, NULL);
-        fclose(f);
-        if (!key) {
-                cli_error("%s: not a PEM private key (or one protected by a passphrase)", o->key);
-                return -1;
-        }
-        if (!(f = fopen(o->cert, "r"))) {
-                cli_error("cannot open certificate %s: %s", o->cert, strerror(errno));
+        if (!cert)
                 goto fail;
-        }
-        cert = PEM_read_X509(f, NULL, NULL, NULL);
-        fclose(f);
-        if (!cert) {
-                cli_error("%s: not a PEM X.509 certificate", o->cert);
-                goto fail;
-        }
         if (X509_check_private_key(cert, key) != 1) {
                 cli_error("%s does not belong to %s: the key does not match the certificate's public key",
                           o->key, o->cert);
@@ -200,7 +129,7 @@ static int check_image(const char *path) {
 }
 
 /* Same file by identity, so "./a.efi" and "a.efi" or a hard link count too. */
-static bool same_file(const char *a, const char *b) {
+bool sign_same_file(const char *a, const char *b) {
         struct stat sa, sb;
 
         if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
@@ -208,18 +137,68 @@ static bool same_file(const char *a, const char *b) {
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* A pipe holding what `write` puts in a memory BIO, for sbsign to read as
+ * the file /dev/fd/N: the key reaches sbsign decrypted without ever being
+ * on disk, and a DER certificate reaches it as the PEM it wants. The whole
+ * text goes in before sbsign starts, so it must fit in the pipe (64 KiB;
+ * a non-blocking write says so instead of hanging), and the write end is
+ * closed then, so sbsign sees the end of it; sbsign inherits the read end. */
+static int pem_pipe(BIO *mem, const char *what, int *ret_fd) {
+        char *data;
+        long n = BIO_get_mem_data(mem, &data);
+        ssize_t w = -1;
+        int p[2];
+
+        if (n <= 0 || pipe(p) < 0) {
+                cli_error("cannot hand the %s to sbsign: %s", what, n <= 0 ? "encoding failed" : strerror(errno));
+                return -1;
+        }
+        if (fcntl(p[1], F_SETFL, O_NONBLOCK) == 0)
+                while ((w = write(p[1], data, (size_t) n)) < 0 && errno == EINTR)
+                        ;
+        close(p[1]);
+        if (w != n) {
+                cli_error("cannot hand the %s to sbsign: %s", what, w != n ? "too large for a pipe" : strerror(errno));
+                close(p[0]);
+                return -1;
+        }
+        *ret_fd = p[0];
+        return 0;
+}
+
+static int credential_pipes(EVP_PKEY *key, X509 *cert, int *ret_key_fd, int *ret_cert_fd) {
+        BIO *kb = BIO_new(BIO_s_secmem()), *cb = BIO_new(BIO_s_mem());
+        int r = -1;
+
+        *ret_key_fd = *ret_cert_fd = -1;
+        if (kb && cb && PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL) && PEM_write_bio_X509(cb, cert) &&
+            pem_pipe(kb, "key", ret_key_fd) == 0 && pem_pipe(cb, "certificate", ret_cert_fd) == 0)
+                r = 0;
+        else if (*ret_key_fd >= 0) {
+                close(*ret_key_fd);
+                *ret_key_fd = -1;
+        }
+        BIO_free(kb);   /* a secmem BIO clears its buffer when freed */
+        BIO_free(cb);
+        return r;
+}
+
 /* Run sbsign without a shell; its own messages go to stderr. */
-static int run_sbsign(const sign_opts *o, const char *tmp) {
-        char *args[] = { "sbsign", "--key", (char *) o->key, "--cert", (char *) o->cert,
-                         "--output", (char *) tmp, (char *) o->image, NULL };
-        int status;
+static int run_sbsign(const sign_opts *o, EVP_PKEY *key, X509 *cert, const char *tmp) {
+        char kpath[32], cpath[32];
+        char *args[] = { "sbsign", "--key", kpath, "--cert", cpath, "--output", (char *) tmp, (char *) o->image, NULL };
+        int status, kfd, cfd, r = -1;
         pid_t pid;
 
+        if (credential_pipes(key, cert, &kfd, &cfd) < 0)
+                return -1;
+        snprintf(kpath, sizeof(kpath), "/dev/fd/%d", kfd);
+        snprintf(cpath, sizeof(cpath), "/dev/fd/%d", cfd);
         out_flush();
         pid = fork();
         if (pid < 0) {
                 cli_error("cannot start sbsign: %s", strerror(errno));
-                return -1;
+                goto out;
         }
         if (pid == 0) {
                 execvp(args[0], args);
@@ -227,17 +206,26 @@ static int run_sbsign(const sign_opts *o, const char *tmp) {
                         errno == ENOENT ? " (install the Debian package sbsigntool)" : "");
                 _exit(127);
         }
+        close(kfd);
+        close(cfd);
+        kfd = cfd = -1;
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         cli_error("waiting for sbsign: %s", strerror(errno));
-                        return -1;
+                        goto out;
                 }
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 if (!WIFEXITED(status) || WEXITSTATUS(status) != 127)
                         cli_error("sbsign failed on %s", o->image);
-                return -1;
+                goto out;
         }
-        return 0;
+        r = 0;
+out:
+        if (kfd >= 0)
+                close(kfd);
+        if (cfd >= 0)
+                close(cfd);
+        return r;
 }
 
 /* A temporary name next to `out` (same directory, so rename() is atomic). */
@@ -267,12 +255,12 @@ static int do_sign(const sign_opts *o) {
 
         if (check_image(o->image) < 0 || load_credentials(o, &key, &cert) < 0)
                 goto out;
-        if (!o->in_place && same_file(o->image, o->out)) {
+        if (!o->in_place && sign_same_file(o->image, o->out)) {
                 cli_usage_error("sign", "output %s is the input image; use --in-place to replace it", o->out);
                 goto out;
         }
         tmp = temp_name(o->out);
-        if (!tmp || run_sbsign(o, tmp) < 0)
+        if (!tmp || run_sbsign(o, key, cert, tmp) < 0)
                 goto out;
         r = verify_signed(tmp, cert);
         if (r != 0)
@@ -298,6 +286,7 @@ int cmd_sign(int argc, char **argv) {
                 { "cert", required_argument, NULL, 'c' },
                 { "output", required_argument, NULL, 'o' },
                 { "in-place", no_argument, NULL, 'i' },
+                { "pass-file", required_argument, NULL, 'p' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -312,6 +301,11 @@ int cmd_sign(int argc, char **argv) {
                 case 'c': o.cert = optarg; break;
                 case 'o': o.out = optarg; break;
                 case 'i': o.in_place = true; break;
+                case 'p':
+                        if (o.pass_file)
+                                return cli_usage_error("sign", "--pass-file given twice");
+                        o.pass_file = optarg;
+                        break;
                 case 'h': cli_help(stdout, "sign"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -319,7 +313,7 @@ int cmd_sign(int argc, char **argv) {
         if (argc - optind != 1 || !o.key || !o.cert)
                 return cli_usage_error("sign", "sign needs --key, --cert and one IMAGE");
         o.image = argv[optind];
-        if (o.in_place && o.out && !same_file(o.image, o.out))
+        if (o.in_place && o.out && !sign_same_file(o.image, o.out))
                 return cli_usage_error("sign", "--in-place and --output %s name different files", o.out);
         if (o.in_place)
                 o.out = o.image;

@@ -16,7 +16,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include "cli.h"
+#include "sigs.h"
 #include "mb/bls.h"
+#include "mb/pe.h"
+#include "mb/sha.h"
 #include "mb/varstore.h"
 
 #define JSON_SCHEMA "mshim-vars/1"
@@ -28,10 +31,11 @@
 static const char DEFAULT_OWNER[] = "4d0b4b1e-b009-4cb7-863a-287100431702";
 
 typedef struct vars_opts {
-        const char *file, *name, *out, *guid, *owner, *password;
+        const char *file, *name, *out, *guid, *owner, *password, *prefix;
         const char *pk, *kek[MAX_CERTS], *db[MAX_CERTS], *dbx[MAX_CERTS], *dbx_hash[MAX_CERTS], *cert;
-        unsigned n_kek, n_db, n_dbx, n_dbx_hash;
-        bool json, secure_boot;
+        const char *dbx_image[MAX_CERTS];
+        unsigned n_kek, n_db, n_dbx, n_dbx_hash, n_dbx_image;
+        bool json, secure_boot, der;
 } vars_opts;
 
 /* A loaded store: a private, writable copy of the file. */
@@ -185,7 +189,7 @@ static mode_t out_mode(const char *out) {
 
 /* Write through OUT.XXXXXX in the same directory and rename over OUT: the
  * old OUT stays intact until the new one is complete. */
-static int save_file(const char *out, const uint8_t *p, size_t n) {
+int save_file(const char *out, const uint8_t *p, size_t n) {
         size_t len = strlen(out);
         char *tmp = malloc(len + 8);
         int fd, r = -1;
@@ -239,38 +243,19 @@ static void store_free(store *s) {
 
 /* A PEM or DER X.509 certificate, returned as DER. */
 static int cert_load(const char *path, uint8_t **ret_der, size_t *ret_len) {
-        cli_file f;
-        BIO *bio = NULL;
-        X509 *x = NULL;
+        X509 *x = cred_load_cert(path);
         unsigned char *der = NULL;
-        int len, r = -1;
+        int len = x ? i2d_X509(x, &der) : -1;
 
-        if (cli_file_load(path, &f) < 0)
-                return -1;
-        bio = BIO_new_mem_buf(f.data, (int) (f.size > INT32_MAX ? INT32_MAX : f.size));
-        if (bio)
-                x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
-        if (!x) {
-                const unsigned char *p = f.data;
-                x = d2i_X509(NULL, &p, (long) (f.size > INT32_MAX ? INT32_MAX : f.size));
-        }
-        if (!x) {
-                cli_error("%s: not a PEM or DER X.509 certificate", path);
-                goto out;
-        }
-        len = i2d_X509(x, &der);
+        X509_free(x);
         if (len <= 0) {
-                cli_error("%s: cannot encode the certificate", path);
-                goto out;
+                if (x)
+                        cli_error("%s: cannot encode the certificate", path);
+                return -1;
         }
         *ret_der = der;
         *ret_len = (size_t) len;
-        r = 0;
-out:
-        X509_free(x);
-        BIO_free(bio);
-        cli_file_free(&f);
-        return r;
+        return 0;
 }
 
 static int bytes_append_list(bytes *b, const mb_guid *type, const mb_guid *owner, const uint8_t *sig, size_t n) {
@@ -320,6 +305,24 @@ static int bytes_append_hash(bytes *b, const char *hex, const mb_guid *owner) {
 bad:
         cli_usage_error("vars", "--dbx-hash wants a SHA-256 digest as 64 hex digits, not '%s'", hex);
         return -1;
+}
+
+/* An image's SHA-256 Authenticode digest, the dbx entry that forbids
+ * exactly this build (what efitools' hash-to-efi-sig-list writes). */
+static int bytes_append_image(bytes *b, const char *path, const mb_guid *owner) {
+        uint8_t d[32];
+        cli_file f;
+        mb_err e;
+
+        if (cli_file_load(path, &f) < 0)
+                return -1;
+        e = mb_pe_authenticode(f.data, f.size, MB_ALG_SHA256, d);
+        cli_file_free(&f);
+        if (e != MB_OK) {
+                cli_error("%s: not a valid PE/COFF image (%s)", path, mb_strerror(e));
+                return -1;
+        }
+        return bytes_append_list(b, &MB_GUID_CERT_SHA256, owner, d, sizeof(d));
 }
 
 /* ---- listing -------------------------------------------------------------- */
@@ -469,7 +472,7 @@ static void emit_var(mb_emit *e, const mb_var *v, bool json) {
 static int do_list(const vars_opts *o) {
         store s;
         json_sink js;
-        size_t cursor = 0;
+        size_t cursor = 0, n_live = 0;
         mb_var v;
 
         if (store_load(o->file, &s) < 0)
@@ -484,8 +487,16 @@ static int do_list(const vars_opts *o) {
                 mb_emit_begin_arr(&js.emit, "variables");
         }
         while (mb_varstore_next(&s.vs, &cursor, &v) == MB_OK)
-                if (v.live)
+                if (v.live) {
                         emit_var(&js.emit, &v, o->json);
+                        n_live++;
+                }
+        if (!o->json && !n_live) {
+                char line[80];
+
+                snprintf(line, sizeof(line), "(no variables, %zu bytes free)\n", s.vs.vars_end - s.vs.free_off);
+                out_puts(line);
+        }
         if (o->json) {
                 mb_emit_end_arr(&js.emit);
                 mb_emit_end_obj(&js.emit);
@@ -595,7 +606,24 @@ static void efi_time_now(uint8_t t[MB_EFI_TIME_SIZE]) {
         t[6] = (uint8_t) tm.tm_sec;
 }
 
-static int set_var(store *s, const char *name, const mb_guid *g, uint32_t attrs, const uint8_t *data, size_t n) {
+/* EFI_TIME order (UEFI 2.10, 8.3): Year (u16), Month, Day, Hour, Minute,
+ * Second, Pad1, Nanosecond (u32); the time zone and daylight fields after
+ * it are not part of the order. */
+static bool efi_time_before(const uint8_t a[MB_EFI_TIME_SIZE], const uint8_t b[MB_EFI_TIME_SIZE]) {
+        if (mb_le16(a) != mb_le16(b))
+                return mb_le16(a) < mb_le16(b);
+        for (int i = 2; i <= 6; i++)
+                if (a[i] != b[i])
+                        return a[i] < b[i];
+        return mb_le32(a + 8) < mb_le32(b + 8);
+}
+
+/* Write a variable. A time-authenticated one gets the current time, or
+ * not_before when that is later: an append keeps the later of the
+ * variable's and the update's TimeStamps (UEFI 2.10, 8.2.1 SetVariable,
+ * EFI_VARIABLE_APPEND_WRITE). */
+static int set_var_at(store *s, const char *name, const mb_guid *g, uint32_t attrs, const uint8_t *not_before,
+                      const uint8_t *data, size_t n) {
         uint8_t wname[NAME_MAX_BYTES], ts[MB_EFI_TIME_SIZE];
         size_t wn;
         mb_err e;
@@ -603,6 +631,8 @@ static int set_var(store *s, const char *name, const mb_guid *g, uint32_t attrs,
         if (name_utf16(name, wname, &wn) < 0)
                 return -1;
         efi_time_now(ts);
+        if (not_before && efi_time_before(ts, not_before))
+                memcpy(ts, not_before, MB_EFI_TIME_SIZE);
         e = mb_varstore_set(&s->vs, wname, wn, g, attrs,
                             attrs & MB_VAR_TIME_BASED_AUTHENTICATED_WRITE ? ts : NULL, data, n);
         if (e == MB_OK)
@@ -617,6 +647,10 @@ static int set_var(store *s, const char *name, const mb_guid *g, uint32_t attrs,
         return -1;
 }
 
+static int set_var(store *s, const char *name, const mb_guid *g, uint32_t attrs, const uint8_t *data, size_t n) {
+        return set_var_at(s, name, g, attrs, NULL, data, n);
+}
+
 #define ATTR_AUTH (MB_VAR_NON_VOLATILE | MB_VAR_BOOTSERVICE_ACCESS | MB_VAR_RUNTIME_ACCESS | \
                    MB_VAR_TIME_BASED_AUTHENTICATED_WRITE)
 #define ATTR_NVBS (MB_VAR_NON_VOLATILE | MB_VAR_BOOTSERVICE_ACCESS)
@@ -629,6 +663,19 @@ static int build_db(bytes *b, const char *const *certs, unsigned n, const mb_gui
         return 0;
 }
 
+/* dbx from --dbx certificates, --dbx-hash digests and --dbx-image images. */
+static int build_dbx(bytes *b, const vars_opts *o, const mb_guid *owner) {
+        if (build_db(b, o->dbx, o->n_dbx, owner) < 0)
+                return -1;
+        for (unsigned i = 0; i < o->n_dbx_hash; i++)
+                if (bytes_append_hash(b, o->dbx_hash[i], owner) < 0)
+                        return -1;
+        for (unsigned i = 0; i < o->n_dbx_image; i++)
+                if (bytes_append_image(b, o->dbx_image[i], owner) < 0)
+                        return -1;
+        return 0;
+}
+
 static int enroll_keys(store *s, const vars_opts *o, const mb_guid *owner) {
         bytes pk = { 0 }, kek = { 0 }, db = { 0 }, dbx = { 0 };
         int r = -1;
@@ -636,11 +683,8 @@ static int enroll_keys(store *s, const vars_opts *o, const mb_guid *owner) {
         /* Read every certificate before touching the store: a bad one
          * must not leave half the keys written. */
         if (build_db(&pk, &o->pk, 1, owner) < 0 || build_db(&kek, o->kek, o->n_kek, owner) < 0 ||
-            build_db(&db, o->db, o->n_db, owner) < 0 || build_db(&dbx, o->dbx, o->n_dbx, owner) < 0)
+            build_db(&db, o->db, o->n_db, owner) < 0 || build_dbx(&dbx, o, owner) < 0)
                 goto out;
-        for (unsigned i = 0; i < o->n_dbx_hash; i++)
-                if (bytes_append_hash(&dbx, o->dbx_hash[i], owner) < 0)
-                        goto out;
         /* db and dbx first, PK last, as a firmware enrolling them in
          * setup mode must: writing PK ends setup mode. */
         if (set_var(s, "db", &MB_GUID_IMAGE_SECURITY_DB, ATTR_AUTH, db.p, db.len) < 0 ||
@@ -747,6 +791,252 @@ out:
         return r;
 }
 
+/* ---- append ---------------------------------------------------------------- */
+
+/* Append the lists in add to variable name/g as firmware appends
+ * (mb_siglist_append: an entry already there is not added twice), keeping
+ * the variable's attributes; a variable that does not exist yet is created
+ * like enroll's. Says how many entries were already there. */
+static int append_var(store *s, const char *name, const mb_guid *g, const bytes *add) {
+        uint8_t wname[NAME_MAX_BYTES], *out = NULL;
+        size_t wn, len = 0, added = 0, n_lists, n_new;
+        mb_var old = { .attributes = ATTR_AUTH };
+        bool exists;
+        mb_err e;
+        int r = -1;
+
+        if (!add->len)
+                return 0;
+        name_utf16(name, wname, &wn);
+        exists = mb_varstore_find(&s->vs, wname, wn, g, &old) == MB_OK;
+        out = malloc(old.data_size + add->len);
+        if (!out) {
+                cli_error("out of memory");
+                return -1;
+        }
+        e = mb_siglist_append(old.data, old.data_size, add->p, add->len, out, old.data_size + add->len, &len, &added);
+        if (e != MB_OK) {
+                cli_error("%s holds malformed signature lists (%s); not appending to it", name, mb_strerror(e));
+                goto out;
+        }
+        count_sigs(&(mb_var) { .data = add->p, .data_size = add->len }, &n_lists, &n_new);
+        if (added < n_new)
+                cli_error("%s: %zu new entr%s already there; not added again", name, n_new - added,
+                          n_new - added == 1 ? "y is" : "ies are");
+        r = added ? set_var_at(s, name, g, old.attributes, exists ? old.timestamp : NULL, out, len) : 0;
+out:
+        free(out);
+        return r;
+}
+
+/* efi-updatevar -a: new entries for db, dbx and KEK; PK and every other
+ * variable stay as they are. */
+static int do_append(const vars_opts *o) {
+        bytes kek = { 0 }, db = { 0 }, dbx = { 0 };
+        mb_guid owner;
+        store s = { 0 };
+        int r = EXIT_BAD_INPUT;
+
+        if (o->pk || o->secure_boot || o->cert) {
+                cli_error("vars append only adds to db, dbx and KEK (--pk, --secure-boot and --cert belong "
+                          "to other commands); see 'mshim vars --help'");
+                return EXIT_BAD_INPUT;
+        }
+        if (!o->n_kek && !o->n_db && !o->n_dbx && !o->n_dbx_hash && !o->n_dbx_image) {
+                cli_error("vars append needs --db, --dbx, --dbx-hash, --dbx-image or --kek");
+                return EXIT_BAD_INPUT;
+        }
+        if (parse_guid_arg(o->owner ? o->owner : DEFAULT_OWNER, &owner) < 0)
+                return EXIT_BAD_INPUT;
+        /* Every input is read before the store is touched. */
+        if (build_db(&kek, o->kek, o->n_kek, &owner) < 0 || build_db(&db, o->db, o->n_db, &owner) < 0 ||
+            build_dbx(&dbx, o, &owner) < 0 || store_load(o->file, &s) < 0)
+                goto out;
+        if (append_var(&s, "db", &MB_GUID_IMAGE_SECURITY_DB, &db) < 0 ||
+            append_var(&s, "dbx", &MB_GUID_IMAGE_SECURITY_DB, &dbx) < 0 ||
+            append_var(&s, "KEK", &MB_GUID_GLOBAL_VARIABLE, &kek) < 0 || store_save(&s, o->out) < 0)
+                goto out;
+        r = 0;
+out:
+        free(kek.p);
+        free(db.p);
+        free(dbx.p);
+        store_free(&s);
+        return r;
+}
+
+/* ---- certs / export -------------------------------------------------------- */
+
+typedef void (*cert_visit)(const char *var, size_t index, const uint8_t *owner, const uint8_t *der, size_t n,
+                           void *u);
+
+/* Call fn for each X.509 entry of v, numbered from 0 in order. The lists
+ * must be well-formed: a malformed variable is refused whole. */
+static int for_each_cert(const vars_opts *o, const mb_var *v, const char *name, cert_visit fn, void *u) {
+        size_t off = 0, n_lists, n_sigs, k = 0;
+        mb_siglist l;
+
+        if (count_sigs(v, &n_lists, &n_sigs) != MB_END) {
+                cli_error("%s: %s does not hold well-formed signature lists", o->file, name);
+                return -1;
+        }
+        while (mb_siglist_next(v->data, v->data_size, &off, &l) == MB_OK)
+                for (uint32_t i = 0; mb_guid_eq(&l.type, &MB_GUID_CERT_X509) && i < l.n_sigs; i++) {
+                        const uint8_t *sd = l.sigs + (size_t) i * l.sig_size;
+                        fn(name, k++, sd, sd + 16, l.sig_size - 16, u);
+                }
+        return 0;
+}
+
+/* As `mokutil --list-enrolled` shows a key: its SHA-1 fingerprint, subject
+ * and issuer; and its owner. */
+static void show_cert(const char *var, size_t index, const uint8_t *owner, const uint8_t *der, size_t n, void *u) {
+        const unsigned char *p = der;
+        X509 *x = d2i_X509(NULL, &p, (long) n);
+        unsigned char fp[EVP_MAX_MD_SIZE];
+        unsigned fplen = 0;
+        char line[600], og[40];
+        mb_guid g;
+
+        memcpy(g.b, owner, 16);
+        guid_text(&g, og);
+        snprintf(line, sizeof(line), "%s [%zu]\n", var, index);
+        out_puts(line);
+        if (!x || !X509_digest(x, EVP_sha1(), fp, &fplen)) {
+                out_puts("  (unparsable certificate)\n");
+        } else {
+                out_puts("  SHA1 Fingerprint: ");
+                for (unsigned i = 0; i < fplen; i++) {
+                        snprintf(line, sizeof(line), "%s%02x", i ? ":" : "", fp[i]);
+                        out_puts(line);
+                }
+                out_puts("\n  subject: ");
+                out_puts(X509_NAME_oneline(X509_get_subject_name(x), line, sizeof(line)) ? line : "?");
+                out_puts("\n  issuer:  ");
+                out_puts(X509_NAME_oneline(X509_get_issuer_name(x), line, sizeof(line)) ? line : "?");
+                out_putc('\n');
+        }
+        out_puts("  owner:   ");
+        out_puts(og);
+        out_putc('\n');
+        *(size_t *) u += 1;
+        X509_free(x);
+}
+
+static int do_certs(const vars_opts *o) {
+        size_t cursor = 0, shown = 0;
+        store s;
+        mb_var v;
+        int r = 0;
+
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        if (o->name) {
+                r = lookup(&s, o, &v) < 0 || for_each_cert(o, &v, o->name, show_cert, &shown) < 0;
+        } else {
+                while (r == 0 && mb_varstore_next(&s.vs, &cursor, &v) == MB_OK) {
+                        char name[256];
+
+                        name_text(&v, name, sizeof(name));
+                        if (v.live && is_sigdb(name))
+                                r = for_each_cert(o, &v, name, show_cert, &shown) < 0;
+                }
+        }
+        if (r == 0 && !shown)
+                out_puts(o->name ? "(no certificates)\n" : "(no certificates in any signature database)\n");
+        if (out_finish() < 0)
+                r = 1;
+        store_free(&s);
+        return r ? EXIT_BAD_INPUT : 0;
+}
+
+typedef struct export_ctx {
+        const vars_opts *o;
+        bool write;     /* false: the checking pass */
+        int failed;
+        size_t n;
+} export_ctx;
+
+/* Write one certificate: its bytes exactly as stored (as efitools'
+ * sig-list-to-certs writes them), as DER or PEM, to PREFIX-N.der/.pem or,
+ * as PEM, to standard output. */
+static int write_cert(const vars_opts *o, size_t index, const uint8_t *der, size_t n) {
+        BIO *pem = NULL;
+        char *path = NULL, *text = NULL;
+        size_t plen = o->prefix ? strlen(o->prefix) + 32 : 0;
+        long tlen = 0;
+        int r = -1;
+
+        if (!o->der && (!(pem = BIO_new(BIO_s_mem())) || !PEM_write_bio(pem, "CERTIFICATE", "", der, (long) n) ||
+                        (tlen = BIO_get_mem_data(pem, &text)) <= 0))
+                cli_error("out of memory");
+        else if (!o->prefix) {
+                out_put(text, (size_t) tlen);
+                r = 0;
+        } else if (!(path = malloc(plen)))
+                cli_error("out of memory");
+        else {
+                snprintf(path, plen, "%s-%zu.%s", o->prefix, index, o->der ? "der" : "pem");
+                r = save_file(path, o->der ? der : (const uint8_t *) text, o->der ? n : (size_t) tlen);
+                if (r == 0) {
+                        out_puts(path);
+                        out_putc('\n');
+                }
+        }
+        free(path);
+        BIO_free(pem);
+        return r;
+}
+
+/* Two passes: every entry must be a whole X.509 certificate before the
+ * first file is written. */
+static void export_cert(const char *var, size_t index, const uint8_t *owner, const uint8_t *der, size_t n, void *u) {
+        export_ctx *c = u;
+        const unsigned char *p = der;
+        X509 *x;
+
+        if (c->failed)
+                return;
+        if (c->write) {
+                c->failed = write_cert(c->o, index, der, n) < 0;
+                return;
+        }
+        x = d2i_X509(NULL, &p, (long) n);
+        c->failed = !x || p != der + n;
+        c->n++;
+        X509_free(x);
+        if (c->failed)
+                cli_error("%s: %s [%zu] is not a well-formed X.509 certificate; nothing exported", c->o->file, var, index);
+}
+
+static int do_export(const vars_opts *o) {
+        export_ctx c = { .o = o };
+        store s;
+        mb_var v;
+        int r = EXIT_BAD_INPUT;
+
+        if (o->der && !o->prefix) {
+                cli_error("vars export --der writes files: give --prefix PREFIX");
+                return EXIT_BAD_INPUT;
+        }
+        if (store_load(o->file, &s) < 0)
+                return EXIT_BAD_INPUT;
+        if (lookup(&s, o, &v) < 0 || for_each_cert(o, &v, o->name, export_cert, &c) < 0 || c.failed)
+                goto out;
+        if (c.n == 0) {
+                cli_error("%s: %s holds no X.509 certificate", o->file, o->name);
+                goto out;
+        }
+        c.write = true;
+        for_each_cert(o, &v, o->name, export_cert, &c);
+        r = c.failed ? EXIT_BAD_INPUT : 0;
+out:
+        if (out_finish() < 0)
+                r = EXIT_BAD_INPUT;
+        store_free(&s);
+        return r;
+}
+
 /* The password from --password, else the first line of standard input. */
 static char *read_password(const vars_opts *o) {
         char *line = NULL;
@@ -815,7 +1105,8 @@ static int add_cert(const char **list, unsigned *n, const char *opt, const char 
 }
 
 static int parse_opts(int argc, char **argv, vars_opts *o) {
-        enum { O_GUID = 256, O_JSON, O_PK, O_KEK, O_DB, O_DBX, O_DBXH, O_OWNER, O_SB, O_CERT, O_PW };
+        enum { O_GUID = 256, O_JSON, O_PK, O_KEK, O_DB, O_DBX, O_DBXH, O_OWNER, O_SB, O_CERT, O_PW, O_DBXI,
+               O_PREFIX, O_DER };
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' }, { "output", required_argument, NULL, 'o' },
                 { "guid", required_argument, NULL, O_GUID }, { "json", no_argument, NULL, O_JSON },
@@ -823,7 +1114,8 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
                 { "db", required_argument, NULL, O_DB }, { "dbx", required_argument, NULL, O_DBX },
                 { "dbx-hash", required_argument, NULL, O_DBXH }, { "owner", required_argument, NULL, O_OWNER },
                 { "secure-boot", no_argument, NULL, O_SB }, { "cert", required_argument, NULL, O_CERT },
-                { "password", required_argument, NULL, O_PW }, { 0 },
+                { "password", required_argument, NULL, O_PW }, { "dbx-image", required_argument, NULL, O_DBXI },
+                { "prefix", required_argument, NULL, O_PREFIX }, { "der", no_argument, NULL, O_DER }, { 0 },
         };
         int c, r = 0;
 
@@ -843,6 +1135,12 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
                 case O_SB: o->secure_boot = true; break;
                 case O_CERT: o->cert = optarg; break;
                 case O_PW: o->password = optarg; break;
+                case O_DBXI: r = add_cert(o->dbx_image, &o->n_dbx_image, "--dbx-image", optarg); break;
+                case O_PREFIX:
+                        r = o->prefix ? (cli_error("--prefix given twice"), -1) : 0;
+                        o->prefix = optarg;
+                        break;
+                case O_DER: o->der = true; break;
                 default: return -1;
                 }
         }
@@ -852,14 +1150,17 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
 static const struct {
         const char *name;
         int (*run)(const vars_opts *o);
-        bool takes_name, writes;
+        bool takes_name, writes, name_optional;
 } vars_cmds[] = {
-        { "list", do_list, false, false },
-        { "get", do_get, true, false },
-        { "delete", do_delete, true, true },
-        { "enroll", do_enroll, false, true },
-        { "add-mok", do_add_mok, false, true },
-        { "mok-import", do_mok_import, false, true },
+        { "list", do_list, false, false, false },
+        { "get", do_get, true, false, false },
+        { "delete", do_delete, true, true, false },
+        { "enroll", do_enroll, false, true, false },
+        { "append", do_append, false, true, false },
+        { "certs", do_certs, true, false, true },
+        { "export", do_export, true, false, false },
+        { "add-mok", do_add_mok, false, true, false },
+        { "mok-import", do_mok_import, false, true, false },
 };
 
 int cmd_vars(int argc, char **argv) {
@@ -878,6 +1179,8 @@ int cmd_vars(int argc, char **argv) {
                 if (r)
                         return r > 0 ? 0 : EXIT_BAD_INPUT;
                 want = vars_cmds[i].takes_name ? 2 : 1;
+                if (vars_cmds[i].name_optional && argc - 1 - optind == 1)
+                        want = 1;
                 if (argc - 1 - optind != want)
                         return cli_usage_error("vars", "vars %s takes %s", sub, want == 2 ? "FILE and NAME" : "one FILE");
                 o.file = argv[1 + optind];
@@ -889,5 +1192,5 @@ int cmd_vars(int argc, char **argv) {
         }
         if (sub)
                 return cli_usage_error("vars", "unknown vars command '%s'", sub);
-        return cli_usage_error("vars", "vars needs a command: list, get, delete, enroll, add-mok or mok-import");
+        return cli_usage_error("vars", "vars needs a command: list, get, delete, enroll, append, certs, export, add-mok or mok-import");
 }

@@ -117,6 +117,26 @@ typedef struct mb_pe_cert {
  * MB_ERR_TRUNCATED for a dwLength that is too small or runs past the table. */
 mb_err mb_pe_cert_next(const uint8_t *table, size_t size, size_t *offset, mb_pe_cert *ret);
 
+/* The PE CheckSum of buf[0..size) as ImageHlp's CheckSumMappedFile
+ * computes it (and sbsign and sbattach write it): the 16-bit one's-
+ * complement-style sum, carries folded back, of the file as little-endian
+ * words with the CheckSum field itself counted as zero (an odd last byte is
+ * a word of its own), plus the file size. checksum_off is mb_pe.checksum_off. */
+uint32_t mb_pe_checksum(const uint8_t *buf, size_t size, size_t checksum_off);
+
+/*
+ * Remove WIN_CERTIFICATE entry `index` (0-based, in table order, as
+ * `pesign -u` and `sbattach --signum` count) from the image in buf[0..size),
+ * in place: the entries after it move down, the Certificate Table directory
+ * entry shrinks (address and size both 0 once no entry is left) and CheckSum
+ * is recomputed, as sbattach --remove does. The table is the end of the file
+ * (mb_pe_parse insists), so the file just gets shorter: *ret_size is its new
+ * size. MB_ERR_NOTFOUND when the image has no entry `index`; the errors of
+ * mb_pe_parse and mb_pe_cert_next for a malformed image or table. buf is
+ * untouched on failure.
+ */
+mb_err mb_pe_remove_cert(uint8_t *buf, size_t size, size_t index, size_t *ret_size);
+
 /*
  * The Authenticode image hash (Authenticode PE, "Calculating the PE Image
  * Hash") with a TPM_ALG_ID from mb/sha.h: the headers up to SizeOfHeaders

@@ -136,6 +136,21 @@ mb_err mb_siglist_next_why(const uint8_t *buf, size_t size, size_t *off, mb_sigl
 mb_err mb_siglist_build(const mb_guid *type, const mb_guid *owner, const uint8_t *sig, size_t sig_len,
                         uint8_t *out, size_t out_size, size_t *ret_len);
 
+/* Append the EFI_SIGNATURE_LISTs add[0..add_len) to old[0..old_len) the way
+ * firmware appends to db, dbx or KEK (SetVariable with
+ * EFI_VARIABLE_APPEND_WRITE, UEFI 2.10 8.2.1: "the driver shall not perform
+ * an append of EFI_SIGNATURE_DATA values that are already part of the
+ * existing variable value"; EDK2 AuthVariableLib FilterSignatureList): an
+ * entry (owner and data) equal to one in a list of the same SignatureType
+ * and SignatureSize is dropped, and a list left with no entries is dropped
+ * whole. Entries repeated within add are kept once too. out (not
+ * overlapping either input) receives old followed by what is kept; out_size
+ * >= old_len + add_len always suffices. *ret_added counts the entries kept.
+ * MB_ERR_INVALID/TRUNCATED when either buffer is not a whole sequence of
+ * well-formed lists; ret_ values untouched on failure. */
+mb_err mb_siglist_append(const uint8_t *old, size_t old_len, const uint8_t *add, size_t add_len,
+                         uint8_t *out, size_t out_size, size_t *ret_len, size_t *ret_added);
+
 /* MokAuth as mokutil's simple-hash path writes it and shim's MokManager
  * checks it: SHA-256 over the MokNew data followed by the password as
  * UCS-2 code units (no NUL). password is ASCII/UTF-8 without a NUL. */

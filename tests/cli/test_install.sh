@@ -26,6 +26,7 @@ $p/share/man/man1/mshim-log.1 644
 $p/share/man/man1/mshim-pcrs.1 644
 $p/share/man/man1/mshim-vars.1 644
 $p/share/man/man1/mshim-sign.1 644
+$p/share/man/man1/mshim-sigs.1 644
 $p/share/man/man1/mshim-pe-hash.1 644
 $p/share/man/man1/mshim-sbat.1 644
 $p/share/man/man1/mshim-boot-policy.1 644

@@ -103,8 +103,9 @@ check "completion: mshim p -> pcrs pe-hash" test "$(comp mshim p | sort | tr '\n
 check "completion: mshim log d -> diff" test "$(comp mshim log d)" = "diff"
 check "completion: mshim log --js -> --json" test "$(comp mshim log --js)" = "--json"
 check "completion: mshim log diff --j -> --json" test "$(comp mshim log diff --j)" = "--json"
-check "completion: mshim vars e -> enroll" test "$(comp mshim vars e)" = "enroll"
-check "completion: mshim vars enroll --d -> --db --dbx --dbx-hash" test "$(comp mshim vars enroll --d | sort | tr '\n' ' ')" = "--db --dbx --dbx-hash "
+check "completion: mshim vars e -> enroll export" test "$(comp mshim vars e | sort | tr '\n' ' ')" = "enroll export "
+check "completion: mshim vars enroll --d -> --db --dbx --dbx-hash --dbx-image --der" \
+        test "$(comp mshim vars enroll --d | sort | tr '\n' ' ')" = "--db --dbx --dbx-hash --dbx-image --der "
 check "completion: mshim pcrs --s -> --select" test "$(comp mshim pcrs --s)" = "--select"
 check "completion: mshim help log d -> diff" test "$(comp mshim help log d)" = "diff"
 check "completion: mshim sign FILE" test "$(comp mshim sign tests/cli/test_ma)" = "tests/cli/test_man.sh"

@@ -376,6 +376,76 @@ TEST(cert_iterator) {
         CHECK_EQ_INT(off, 0);
 }
 
+/* ImageHlp's CheckSumMappedFile, written out independently: 16-bit words,
+ * carries folded, the CheckSum field as zero, plus the length. */
+static uint32_t ref_checksum(const uint8_t *b, size_t n, size_t co) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < n; i += 2) {
+                uint32_t lo = (i >= co && i < co + 4) ? 0 : b[i];
+                uint32_t hi = (i + 1 >= n || (i + 1 >= co && i + 1 < co + 4)) ? 0 : b[i + 1];
+                sum += lo | hi << 8;
+        }
+        while (sum >> 16)
+                sum = (sum & 0xffff) + (sum >> 16);
+        return (uint32_t) sum + (uint32_t) n;
+}
+
+TEST(remove_cert) {
+        /* Three entries after the image: 5 bytes (padded to 16), 9 bytes
+         * (padded to 24), 16 bytes (24, the table's end). */
+        enum { TBL = 16 + 24 + 24 };
+        static uint8_t b[T_SIZE + TBL], orig[T_SIZE + TBL], want[T_SIZE + TBL];
+        const size_t lens[3] = { 5, 9, 16 }, spans[3] = { 16, 24, 24 }, starts[3] = { 0, 16, 40 };
+        size_t n = 0;
+        mb_pe pe;
+
+        build_pe32(orig, 16, T_SIZE, TBL);
+        memset(orig + T_SIZE, 0, TBL);
+        for (size_t i = 0; i < 3; i++) {
+                mb_put_le32(orig + T_SIZE + starts[i], 8 + (uint32_t) lens[i]);
+                mb_put_le16(orig + T_SIZE + starts[i] + 4, 0x200);
+                mb_put_le16(orig + T_SIZE + starts[i] + 6, 2);
+                memset(orig + T_SIZE + starts[i] + 8, 0x10 + (int) i, lens[i]);
+        }
+        for (size_t k = 0; k < 3; k++) {
+                /* Expected: the other entries in order, the directory and
+                 * CheckSum updated, computed here by hand. */
+                size_t w = T_SIZE;
+
+                memcpy(want, orig, T_SIZE);
+                for (size_t i = 0; i < 3; i++)
+                        if (i != k) {
+                                memcpy(want + w, orig + T_SIZE + starts[i], spans[i]);
+                                w += spans[i];
+                        }
+                mb_put_le32(want + T_OPT + 96 + 4 * 8 + 4, (uint32_t) (w - T_SIZE));
+                mb_put_le32(want + T_OPT + 64, ref_checksum(want, w, T_OPT + 64));
+                memcpy(b, orig, sizeof(b));
+                CHECK_EQ_INT(mb_pe_remove_cert(b, sizeof(b), k, &n), MB_OK);
+                CHECK_EQ_INT(n, w);
+                CHECK(memcmp(b, want, w) == 0);
+                CHECK_EQ_INT(mb_pe_parse(b, n, &pe), MB_OK);
+        }
+        /* Down to no entry: the directory entry becomes 0, 0. */
+        memcpy(b, orig, sizeof(b));
+        n = sizeof(b);
+        for (int i = 0; i < 3; i++)
+                CHECK_EQ_INT(mb_pe_remove_cert(b, n, 0, &n), MB_OK);
+        CHECK_EQ_INT(n, T_SIZE);
+        CHECK_EQ_INT(mb_le32(b + T_OPT + 96 + 4 * 8), 0);
+        CHECK_EQ_INT(mb_le32(b + T_OPT + 96 + 4 * 8 + 4), 0);
+        CHECK_EQ_INT(mb_le32(b + T_OPT + 64), ref_checksum(b, n, T_OPT + 64));
+        CHECK_EQ_INT(mb_pe_remove_cert(b, n, 0, &n), MB_ERR_NOTFOUND);
+        /* No such entry, or a bad entry anywhere: refused, nothing changed. */
+        memcpy(b, orig, sizeof(b));
+        CHECK_EQ_INT(mb_pe_remove_cert(b, sizeof(b), 3, &n), MB_ERR_NOTFOUND);
+        mb_put_le32(b + T_SIZE + 40, 4);
+        memcpy(want, b, sizeof(b));
+        CHECK_EQ_INT(mb_pe_remove_cert(b, sizeof(b), 0, &n), MB_ERR_INVALID);
+        CHECK(memcmp(b, want, sizeof(b)) == 0);
+}
+
 /* Exercise everything the parser allows on an image held in a buffer of
  * exactly `size` bytes, so ASan sees any read past it. Hashing is the slow
  * part, so the caller chooses when to include it. */
@@ -399,6 +469,10 @@ static mb_err exercise(const uint8_t *src, size_t size, bool hash) {
                 if (mb_pe_cert_table(&pe, &t, &tn) == MB_OK)
                         while (mb_pe_cert_next(t, tn, &off, &c) == MB_OK)
                                 ;
+                /* Removing a signature edits a copy in place: it must stay
+                 * inside the buffer and leave a parseable image. */
+                if (hash && mb_pe_remove_cert(b, size, 0, &n) == MB_OK)
+                        CHECK_EQ_INT(mb_pe_parse(b, n, &pe), MB_OK);
         }
         free(b);
         return r;
@@ -499,6 +573,7 @@ int main(void) {
         RUN(pe32_corruptions_are_rejected);
         RUN(pe32_loadable_layout);
         RUN(cert_iterator);
+        RUN(remove_cert);
         RUN(every_prefix_and_random_header_flips);
         TL_EXIT();
 }

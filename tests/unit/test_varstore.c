@@ -416,6 +416,54 @@ TEST(siglist_bounds) {
         CHECK_EQ_INT(off, 0);
 }
 
+/* One list of n SHA-256 entries, entry i holding byte vals[i] 32 times,
+ * owner `owner`, written by hand (UEFI 2.10, 32.4.1) rather than by
+ * mb_siglist_build, so the expected bytes do not come from the code
+ * under test. */
+static size_t hand_list(uint8_t *out, const uint8_t *vals, size_t n, uint8_t owner) {
+        memcpy(out, MB_GUID_CERT_SHA256.b, 16);
+        mb_put_le32(out + 16, (uint32_t) (28 + 48 * n));
+        mb_put_le32(out + 20, 0);
+        mb_put_le32(out + 24, 48);
+        for (size_t i = 0; i < n; i++) {
+                memset(out + 28 + 48 * i, owner, 16);
+                memset(out + 28 + 48 * i + 16, vals[i], 32);
+        }
+        return 28 + 48 * n;
+}
+
+TEST(siglist_append_dedup) {
+        uint8_t old[256], add[512], want[1024], out[1024];
+        size_t ol, al = 0, wl, len = 0, added = 99;
+
+        ol = hand_list(old, (const uint8_t[]) { 1, 2 }, 2, 0xaa);
+        /* List 1: 2 (present), 3 (new), 3 again (kept once); list 2: 1 with
+         * another owner (a different EFI_SIGNATURE_DATA: kept); list 3: only
+         * 1 with the old owner (dropped whole). */
+        al += hand_list(add + al, (const uint8_t[]) { 2, 3, 3 }, 3, 0xaa);
+        al += hand_list(add + al, (const uint8_t[]) { 1 }, 1, 0xbb);
+        al += hand_list(add + al, (const uint8_t[]) { 1 }, 1, 0xaa);
+        wl = ol;
+        memcpy(want, old, ol);
+        wl += hand_list(want + wl, (const uint8_t[]) { 3 }, 1, 0xaa);
+        wl += hand_list(want + wl, (const uint8_t[]) { 1 }, 1, 0xbb);
+        CHECK_EQ_INT(mb_siglist_append(old, ol, add, al, out, sizeof(out), &len, &added), MB_OK);
+        CHECK_EQ_INT(len, wl);
+        CHECK_EQ_INT(added, 2);
+        CHECK(memcmp(out, want, wl) == 0);
+        /* Appending to nothing creates; appending all-duplicates is a no-op. */
+        CHECK_EQ_INT(mb_siglist_append(NULL, 0, old, ol, out, sizeof(out), &len, &added), MB_OK);
+        CHECK(len == ol && added == 2 && memcmp(out, old, ol) == 0);
+        CHECK_EQ_INT(mb_siglist_append(old, ol, old, ol, out, sizeof(out), &len, &added), MB_OK);
+        CHECK(len == ol && added == 0);
+        /* Malformed input on either side, or no room: refused, outputs kept. */
+        len = added = 7;
+        CHECK_EQ_INT(mb_siglist_append(old, ol - 1, add, al, out, sizeof(out), &len, &added), MB_ERR_TRUNCATED);
+        CHECK_EQ_INT(mb_siglist_append(old, ol, add, al - 1, out, sizeof(out), &len, &added), MB_ERR_TRUNCATED);
+        CHECK_EQ_INT(mb_siglist_append(old, ol, add, al, out, ol + al - 1, &len, &added), MB_ERR_NOSPACE);
+        CHECK(len == 7 && added == 7);
+}
+
 TEST(guid_text) {
         mb_guid g;
 
@@ -463,6 +511,7 @@ int main(void) {
         RUN(unerased_free_space_and_bad_names);
         RUN(ftw_pending_write);
         RUN(siglist_bounds);
+        RUN(siglist_append_dedup);
         RUN(guid_text);
         RUN(mok_auth);
         TL_EXIT();

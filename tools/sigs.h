@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Authenticode signatures, certificates and keys, shared by `mshim sign`,
+ * `mshim sigs` and `mshim vars`. */
+#ifndef MB_SIGS_H
+#define MB_SIGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <openssl/evp.h>
+#include <openssl/pkcs7.h>
+#include <openssl/x509.h>
+
+/* ---- tools/sigs.c ---- */
+
+/* The digest an Authenticode signature vouches for (the messageDigest of
+ * its SpcIndirectDataContent) and its OpenSSL NID: 0, or -1 when p7 is
+ * not an Authenticode SignedData. ret holds MB_HASH_MAX bytes. */
+int sig_spc_digest(PKCS7 *p7, int *ret_nid, uint8_t *ret, size_t *ret_len);
+/* The TPM_ALG_ID of a digest NID mshim can compute, else 0. */
+uint16_t sig_alg_of_nid(int nid);
+
+/* ---- tools/cred.c ---- */
+
+/* A PEM or DER X.509 certificate; NULL after printing why. */
+X509 *cred_load_cert(const char *path);
+/* A private key, PEM or DER, PKCS#8 or traditional, encrypted or not.
+ * The passphrase of an encrypted one is the first line of pass_file when
+ * given, else asked on the terminal (/dev/tty) without echo. NULL after
+ * printing why. */
+EVP_PKEY *cred_load_key(const char *path, const char *pass_file);
+
+/* ---- elsewhere ---- */
+
+/* tools/sign.c: the same file by device and inode (through links). */
+bool sign_same_file(const char *a, const char *b);
+/* tools/vars.c: write p[0..n) to out through a temporary file next to it,
+ * fsync and rename; 0, or -1 after printing why. */
+int save_file(const char *out, const uint8_t *p, size_t n);
+
+#endif
