@@ -49,6 +49,8 @@ EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
 EFI_CORE_O   := $(CORE_SRC:src/%.c=$(B)/efi/src/%.o)
 EFI_O        := $(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o)
 EFI_SBAT_O   := $(B)/efi/efi/sbat.o
+# The unsigned EFI application SHIM_LOCK's self-test embeds (efi/selftest.S).
+EFI_SELFTEST_O := $(B)/efi/efi/selftest.o
 
 .PHONY: all check unit integration demo fuzz bench clean deps kernel
 all: $(B)/mshimx64.efi $(B)/mshim
@@ -103,9 +105,21 @@ $(EFI_SBAT_O): efi/sbat.S $(B)/efi/sbat.csv
 	@mkdir -p $(dir $@)
 	$(CC) -DMSHIM_SBAT_CSV='"$(B)/efi/sbat.csv"' -c $< -o $@
 
-$(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
-	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) -o $@ -lefi -lgnuefi \
-	  $(shell $(CC) -print-libgcc-file-name)
+# Built like any gnu-efi program and never signed: mshim asks the firmware
+# to refuse it (docs/SHIM_LOCK.md, "Self-test").
+$(B)/efi/selftest/unsigned.so: $(B)/efi/efi/selftest/unsigned.o efi/mshim.lds
+	@mkdir -p $(dir $@)
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -o $@ -lgnuefi
+$(B)/efi/selftest/unsigned.efi: $(B)/efi/selftest/unsigned.so
+	$(EFI_OBJCOPY) $< $@
+
+$(EFI_SELFTEST_O): efi/selftest.S $(B)/efi/selftest/unsigned.efi
+	@mkdir -p $(dir $@)
+	$(CC) -DMSHIM_SELFTEST_EFI='"$(B)/efi/selftest/unsigned.efi"' -c $< -o $@
+
+$(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) $(EFI_SELFTEST_O) efi/mshim.lds
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) $(EFI_SELFTEST_O) \
+	  -o $@ -lefi -lgnuefi $(shell $(CC) -print-libgcc-file-name)
 
 # ELF shared object -> PE32+ EFI application (subsystem 10).
 EFI_OBJCOPY  := objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \

@@ -32,7 +32,7 @@ static const CHAR16 *load_refusal_reason(EFI_STATUS st) {
         }
 }
 
-EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child) {
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required, EFI_HANDLE *ret_child) {
         EFI_DEVICE_PATH *dp = NULL;
         EFI_HANDLE child = NULL;
         void *buf = NULL;
@@ -44,6 +44,10 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_ch
          * expected there. Other failures mshim_file_load has reported. */
         if (EFI_ERROR(st))
                 return st;
+        /* Before LoadImage: a revoked image gets no PCR 4 event. */
+        st = mshim_sbat_check(buf, size, path, sbat_required);
+        if (EFI_ERROR(st))
+                goto out;
 
         /* The file's device path, so the firmware's PCR 4 event says where
          * the image came from. */
