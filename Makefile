@@ -188,4 +188,20 @@ $(B)/test/tcg2_fault.so: $(B)/test/efi/tcg2_fault.o efi/mshim.lds
 $(TCG2_FAULT_EFI): $(B)/test/tcg2_fault.so
 	$(EFI_OBJCOPY) $< $@
 
-check integration: $(TCG2_FAULT_EFI)
+# The SHIM_LOCK probe (tests/efi/shimlock_probe.c): started by mshim as an
+# efi entry, it calls Verify and prints the answers
+# (tests/integration/test_shimlock_verify.sh). gnu-efi only.
+SHIMLOCK_PROBE_EFI := $(B)/test/shimlock_probe.efi
+
+$(B)/test/efi/shimlock_probe.o: tests/efi/shimlock_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $@
+
+$(B)/test/shimlock_probe.so: $(B)/test/efi/shimlock_probe.o efi/mshim.lds
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -o $@ -lefi -lgnuefi \
+	  $(shell $(CC) -print-libgcc-file-name)
+
+$(SHIMLOCK_PROBE_EFI): $(B)/test/shimlock_probe.so
+	$(EFI_OBJCOPY) $< $@
+
+check integration: $(TCG2_FAULT_EFI) $(SHIMLOCK_PROBE_EFI)
