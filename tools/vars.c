@@ -17,6 +17,7 @@
 #include <openssl/x509.h>
 #include "cli.h"
 #include "mb/bls.h"
+#include "mb/sbat.h"
 #include "mb/varstore.h"
 
 #define JSON_SCHEMA "mshim-vars/1"
@@ -28,7 +29,7 @@
 static const char DEFAULT_OWNER[] = "4d0b4b1e-b009-4cb7-863a-287100431702";
 
 typedef struct vars_opts {
-        const char *file, *name, *out, *guid, *owner, *password;
+        const char *file, *name, *out, *guid, *owner, *password, *policy;
         const char *pk, *kek[MAX_CERTS], *db[MAX_CERTS], *dbx[MAX_CERTS], *dbx_hash[MAX_CERTS], *cert;
         unsigned n_kek, n_db, n_dbx, n_dbx_hash;
         bool json, secure_boot;
@@ -808,6 +809,43 @@ out:
         return r;
 }
 
+/* shim's SbatLevel (its sbat.h: shim's vendor GUID, NV+BS, the policy
+ * text without a NUL): what mshim reads, with Secure Boot on, to refuse
+ * revoked images (docs/SIGNING.md). The text must parse as a policy. */
+static int do_sbat_level(const vars_opts *o) {
+        cli_file f = { 0 };
+        mb_sbat_iter it;
+        mb_sbat_entry e;
+        store s = { 0 };
+        int r = EXIT_BAD_INPUT;
+        mb_err pe;
+
+        if (!o->policy) {
+                cli_error("vars sbat-level needs --policy FILE");
+                return EXIT_BAD_INPUT;
+        }
+        if (cli_file_load(o->policy, &f) < 0)
+                return EXIT_BAD_INPUT;
+        mb_sbat_policy_init(&it, f.data, f.size);
+        while ((pe = mb_sbat_next(&it, &e)) == MB_OK)
+                ;
+        if (pe != MB_END || f.size == 0 || memchr(f.data, 0, f.size)) {
+                cli_error("%s: line %zu: not an SbatLevel policy (\"sbat,1,DATE\" first, then "
+                          "\"component,generation\" lines, no NUL)", o->policy, it.lineno);
+                goto out;
+        }
+        if (store_load(o->file, &s) < 0)
+                goto out;
+        if (set_var(&s, "SbatLevel", &MB_GUID_SHIM_LOCK, ATTR_NVBS, f.data, f.size) < 0 ||
+            store_save(&s, o->out) < 0)
+                goto out;
+        r = 0;
+out:
+        store_free(&s);
+        cli_file_free(&f);
+        return r;
+}
+
 /* ---- command line ----------------------------------------------------------- */
 
 static void vars_usage(FILE *f) {
@@ -819,6 +857,7 @@ static void vars_usage(FILE *f) {
 "                  [--dbx CERT]... [--dbx-hash SHA256]... [--owner GUID] [--secure-boot] -o OUT\n"
 "       mshim vars add-mok FILE --cert CERT -o OUT\n"
 "       mshim vars mok-import FILE --cert CERT [--password PW] -o OUT\n"
+"       mshim vars sbat-level FILE --policy POLICY -o OUT\n"
 "\n"
 "Read and edit an OVMF/EDK2 variable store file (OVMF_VARS*.fd) the way the\n"
 "firmware itself would: records are appended and the ones they replace are\n"
@@ -842,6 +881,9 @@ static void vars_usage(FILE *f) {
 "  mok-import  request enrollment of CERT as 'mokutil --import' does: MokNew\n"
 "              and MokAuth = SHA-256(MokNew || UCS-2 password); at the next boot\n"
 "              shim starts MokManager, which asks for the password\n"
+"  sbat-level  write shim's SbatLevel (NV,BS) from POLICY, an SBAT revocation\n"
+"              policy (\"sbat,1,2024010900\\ngrub,4\\n\"); mshim refuses what it\n"
+"              revokes under Secure Boot (docs/SIGNING.md)\n"
 "\n"
 "Options:\n"
 "  -o, --output OUT   file to write (required for editing commands)\n"
@@ -854,6 +896,7 @@ static void vars_usage(FILE *f) {
 "  --owner GUID       SignatureOwner of enrolled entries (default %s)\n"
 "  --secure-boot      turn Secure Boot on (see enroll)\n"
 "  --cert CERT        certificate for add-mok and mok-import\n"
+"  --policy POLICY    file holding the SbatLevel text for sbat-level\n"
 "  --password PW      MOK password (1-256 printable ASCII characters); without\n"
 "                     it, the first line of standard input\n"
 "  -h, --help         show this help\n"
@@ -872,7 +915,7 @@ static int add_cert(const char **list, unsigned *n, const char *opt, const char 
 }
 
 static int parse_opts(int argc, char **argv, vars_opts *o) {
-        enum { O_GUID = 256, O_JSON, O_PK, O_KEK, O_DB, O_DBX, O_DBXH, O_OWNER, O_SB, O_CERT, O_PW };
+        enum { O_GUID = 256, O_JSON, O_PK, O_KEK, O_DB, O_DBX, O_DBXH, O_OWNER, O_SB, O_CERT, O_PW, O_POLICY };
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' }, { "output", required_argument, NULL, 'o' },
                 { "guid", required_argument, NULL, O_GUID }, { "json", no_argument, NULL, O_JSON },
@@ -880,7 +923,8 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
                 { "db", required_argument, NULL, O_DB }, { "dbx", required_argument, NULL, O_DBX },
                 { "dbx-hash", required_argument, NULL, O_DBXH }, { "owner", required_argument, NULL, O_OWNER },
                 { "secure-boot", no_argument, NULL, O_SB }, { "cert", required_argument, NULL, O_CERT },
-                { "password", required_argument, NULL, O_PW }, { 0 },
+                { "password", required_argument, NULL, O_PW }, { "policy", required_argument, NULL, O_POLICY },
+                { 0 },
         };
         int c, r = 0;
 
@@ -900,6 +944,7 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
                 case O_SB: o->secure_boot = true; break;
                 case O_CERT: o->cert = optarg; break;
                 case O_PW: o->password = optarg; break;
+                case O_POLICY: o->policy = optarg; break;
                 default: return -1;
                 }
         }
@@ -917,6 +962,7 @@ static const struct {
         { "enroll", do_enroll, false, true },
         { "add-mok", do_add_mok, false, true },
         { "mok-import", do_mok_import, false, true },
+        { "sbat-level", do_sbat_level, false, true },
 };
 
 int cmd_vars(int argc, char **argv) {
