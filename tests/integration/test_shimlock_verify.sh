@@ -149,7 +149,7 @@ if [ "$onrc" = 0 ]; then
         else
                 it_fail "$T: on: start-up self-test: the firmware refuses the embedded unsigned image"
         fi
-        check_probe "$on" on "non-pe=Unsupported" "target-1=Success" "target-2=Success" "unsigned=Security Violation"
+        check_probe "$on" on "non-pe=Unsupported" "target-1=Success" "target-2=Success" "unsigned=Security Policy Violation"
         it_check_replay "$on" "$T: on: TPM PCRs equal the event-log replay"
         it_oracle check-pcr4 --result "$on/result" \
                 --name "$T: on: mshim, the probe, the target (once) and the kernel; no self-test or unsigned image" \
