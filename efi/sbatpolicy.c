@@ -23,11 +23,15 @@ static const CHAR16 *const sbat_var_names[MB_SBAT_N_SOURCES] = {
 static EFI_STATUS sbat_var_read(mb_sbat_source s, mb_sbat_var *v) {
         EFI_GUID guid = MSHIM_SHIM_LOCK_GUID;
         UINT32 attrs = 0;
+        UINT8 probe;
         UINTN size = 0;
         void *buf;
         EFI_STATUS st;
 
-        st = RT->GetVariable((CHAR16 *) sbat_var_names[s], &guid, &attrs, &size, NULL);
+        /* Size 0 with a real pointer: the size comes back with
+         * EFI_BUFFER_TOO_SMALL on every firmware (a NULL Data pointer is
+         * EFI_INVALID_PARAMETER on some). */
+        st = RT->GetVariable((CHAR16 *) sbat_var_names[s], &guid, &attrs, &size, &probe);
         if (st == EFI_NOT_FOUND)
                 return EFI_SUCCESS;
         if (st != EFI_BUFFER_TOO_SMALL)
@@ -66,37 +70,42 @@ static EFI_STATUS sbat_refuse(const mb_sbat_verdict *v, const CHAR16 *label) {
         }
 }
 
+/* Read both variables and decide which policy applies; a message naming
+ * label and the variable when that fails (every image is then refused). */
+static EFI_STATUS sbat_policy_load(mb_sbat_var vars[MB_SBAT_N_SOURCES], mb_sbat_policy *pol, const CHAR16 *label) {
+        mb_sbat_source bad = MB_SBAT_LEVEL;
+        EFI_STATUS st;
+
+        for (int s = 0; s < MB_SBAT_N_SOURCES; s++) {
+                st = sbat_var_read((mb_sbat_source) s, &vars[s]);
+                if (EFI_ERROR(st))
+                        return mshim_log(EFI_SECURITY_VIOLATION, L"%s: refused: cannot read %s (%r)",
+                                         label, sbat_var_names[s], st);
+        }
+        /* A variable with the wrong attributes may have been written by
+         * the OS to lift a revocation: no image passes until it is fixed. */
+        if (mb_sbat_policy_select(vars, pol, &bad) != MB_OK)
+                return mshim_log(EFI_SECURITY_VIOLATION,
+                                 L"%s: refused: %s has attributes 0x%x (want %s) or does not parse; it may have been forged, so SBAT fails closed",
+                                 label, sbat_var_names[bad], vars[bad].attributes,
+                                 bad == MB_SBAT_LEVEL ? L"NV+BS" : L"BS+RT");
+        return EFI_SUCCESS;
+}
+
 EFI_STATUS mshim_sbat_check(const void *buf, UINTN size, const CHAR16 *label, bool section_required) {
         mb_sbat_var vars[MB_SBAT_N_SOURCES] = { { 0 } };
         mb_sbat_verdict v = { .outcome = MB_SBAT_MALFORMED };
-        mb_sbat_source bad = MB_SBAT_LEVEL;
         mb_sbat_policy pol;
         mb_pe pe;
-        EFI_STATUS st = EFI_SUCCESS;
+        EFI_STATUS st;
 
         /* shim reads its SbatLevel only in secure mode: without Secure
          * Boot nothing is refused, so there is nothing to revoke. */
         if (!mshim_secure_boot_enabled())
                 return EFI_SUCCESS;
-        for (int s = 0; s < MB_SBAT_N_SOURCES && !EFI_ERROR(st); s++) {
-                st = sbat_var_read((mb_sbat_source) s, &vars[s]);
-                if (EFI_ERROR(st))
-                        st = mshim_log(EFI_SECURITY_VIOLATION, L"%s: refused: cannot read %s (%r)",
-                                       label, sbat_var_names[s], st);
-        }
-        if (EFI_ERROR(st))
+        st = sbat_policy_load(vars, &pol, label);
+        if (EFI_ERROR(st) || pol.n == 0)        /* no policy: nothing is revoked */
                 goto out;
-        /* A variable with the wrong attributes may have been written by
-         * the OS to lift a revocation: no image passes until it is fixed. */
-        if (mb_sbat_policy_select(vars, &pol, &bad) != MB_OK) {
-                st = mshim_log(EFI_SECURITY_VIOLATION,
-                               L"%s: refused: %s has attributes 0x%x (want %s) or does not parse; it may have been forged, so SBAT fails closed",
-                               label, sbat_var_names[bad], vars[bad].attributes,
-                               bad == MB_SBAT_LEVEL ? L"NV+BS" : L"BS+RT");
-                goto out;
-        }
-        if (pol.n == 0)
-                goto out;       /* no policy: nothing is revoked */
         if (!buf) {
                 st = mshim_log(EFI_SECURITY_VIOLATION,
                                L"%s: refused: an SBAT policy is set, and an image loaded by device path alone cannot be checked",
