@@ -10,7 +10,8 @@
  *   target-1, target-2
  *             \probe\target.efi read twice into two separate buffers (as
  *             Debian's GRUB reads the kernel twice): the same bytes twice;
- *   unsigned  \probe\unsigned.efi (a "cannot read" line when it is absent).
+ *   unsigned  \probe\unsigned.efi (a "cannot read" line when it is absent);
+ *   revoked   \probe\revoked.efi (likewise).
  * Each result line reads "mshim-probe: verify NAME (N bytes): STATUS (0xHEX)";
  * the last line is "mshim-probe: done". It then returns, and mshim goes on
  * to its next entry.
@@ -23,7 +24,15 @@
 
 #define PROBE_TARGET   L"\\probe\\target.efi"
 #define PROBE_UNSIGNED L"\\probe\\unsigned.efi"
+#define PROBE_REVOKED  L"\\probe\\revoked.efi"
 #define PROBE_MAX      (64u * 1024 * 1024)
+
+/* A .sbat section (shim's SBAT.md), so that mshim starts the probe while an
+ * SBAT policy is set: efi entries need one then. The literal's NUL is the
+ * section's padding. */
+static const char probe_sbat[] __attribute__((section(".sbat"), used)) =
+        "sbat,1,SBAT Version,sbat,1,https://github.com/rhboot/shim/blob/main/SBAT.md\n"
+        "mshim-probe,1,mshim,mshim-probe,0,https://mshim.invalid\n";
 
 static EFI_GUID shim_lock_guid = { 0x605dab50, 0xe046, 0x4300, { 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23 } };
 
@@ -117,6 +126,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         verify_file(sl, root, L"target-1", PROBE_TARGET);
         verify_file(sl, root, L"target-2", PROBE_TARGET);
         verify_file(sl, root, L"unsigned", PROBE_UNSIGNED);     /* "cannot read" when absent */
+        verify_file(sl, root, L"revoked", PROBE_REVOKED);
         root->Close(root);
         Print(L"mshim-probe: done\n");
         return EFI_SUCCESS;

@@ -4,21 +4,28 @@
 # program (tests/efi/shimlock_probe.c) that mshim starts as an `efi` entry
 # calls Verify on a 1 KiB text buffer, then twice on \probe\target.efi (a
 # copy of Debian's GRUB: two separate buffers, the same bytes), then on
-# \probe\unsigned.efi if present, and prints each answer; it returns, and
-# mshim boots its next entry, the kernel, whose initramfs reports the log.
+# \probe\unsigned.efi and \probe\revoked.efi if present, and prints each
+# answer; it returns, and mshim boots its next entry, the kernel, whose
+# initramfs reports the log. Both variable stores hold an SbatLevel one
+# generation above mshim's own "mshim" record (read from its .sbat), and
+# revoked.efi is a copy of mshim (SBAT, issue 9 point 7, on Verify).
 #  off: Secure Boot off. The text buffer is refused (not a PE image); the
 #       target passes twice and is in PCR 4 exactly once, from Verify
 #       itself: EV_EFI_BOOT_SERVICES_APPLICATION, digest = its Authenticode
 #       digest (oracle.py), event data = shim's tpm_log_pe layout (address,
 #       length = the file's size, link address 0, no device path); PCR 4
-#       holds mshim, the probe, the target and the kernel, once each.
+#       holds mshim, the probe, the target and the kernel, once each. SBAT
+#       is not applied without Secure Boot (as shim): revoked.efi passes and
+#       is measured like the target.
 #  on:  Secure Boot on, own keys (it_sb_keys). mshim's start-up self-test
 #       reports that the firmware refused its unsigned image; the text
 #       buffer is refused; the db-signed target passes twice and is in
 #       PCR 4 once, from the firmware's LoadImage, with mshim's file device
 #       path \mshim\shim-lock-verify; GRUB without any signature is refused
-#       by the firmware; neither the self-test image nor the unsigned one
-#       is in PCR 4.
+#       by the firmware; the mshim copy is refused by SBAT, naming the
+#       component and the generations; the probe, which has a .sbat, passes
+#       as an efi entry; neither the self-test image, the unsigned nor the
+#       revoked one is in PCR 4.
 # Not producible here: a firmware that accepts the unsigned self-test image
 # (OVMF enforces Secure Boot on every LoadImage with a device path).
 set -u
@@ -33,14 +40,15 @@ if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$PROBE" "$GRUB_SIGNED" \
         it_fail "$T: prerequisites (make build/test/shimlock_probe.efi, grub-efi-amd64-signed, ovmf, sbsigntool)"; exit 1
 fi
 
-# probe_esp NAME MSHIM PROBE KERNEL TARGET [UNSIGNED]: the default entry
-# starts the probe; the kernel entry (it_newboot's) comes next.
+# probe_esp NAME MSHIM PROBE KERNEL TARGET REVOKED [UNSIGNED]: the default
+# entry starts the probe; the kernel entry (it_newboot's) comes next.
 probe_esp() {
         local d
         d=$(it_newboot "$1" "$2") || return 1
         mkdir -p "$d/esp/probe"
-        cp "$3" "$d/esp/probe/probe.efi" && cp "$4" "$d/esp/vmlinuz" && cp "$5" "$d/esp/probe/target.efi" || return 1
-        [ -n "${6:-}" ] && { cp "$6" "$d/esp/probe/unsigned.efi" || return 1; }
+        cp "$3" "$d/esp/probe/probe.efi" && cp "$4" "$d/esp/vmlinuz" && cp "$5" "$d/esp/probe/target.efi" &&
+                cp "$6" "$d/esp/probe/revoked.efi" || return 1
+        [ -n "${7:-}" ] && { cp "$7" "$d/esp/probe/unsigned.efi" || return 1; }
         printf 'timeout 0\ndefault probe\n' > "$d/esp/loader/loader.conf"
         printf 'title SHIM_LOCK probe\nefi /probe/probe.efi\n' > "$d/esp/loader/entries/probe.conf"
         echo "$d"
@@ -97,6 +105,16 @@ PY
 
 k=$IT_DIR/keys
 it_sb_keys "$k" || { it_fail "$T: set-up (keys, mshim vars enroll)"; exit 1; }
+# mshim's "mshim" generation, from its .sbat, without mshim; a policy one above.
+mgen=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import oracle
+for l in oracle.pe_section(sys.argv[2], b".sbat").decode().splitlines():
+    f = l.split(",")
+    if f[0] == "mshim": print(int(f[1]))' "$IT_REPO/tests/integration" "$IT_EFI")
+[ -n "$mgen" ] || { it_fail "$T: set-up (mshim's .sbat has no mshim record)"; exit 1; }
+printf 'sbat,1,2024010900\nmshim,%d\n' "$((mgen + 1))" > "$k/sbat.txt"
+"$IT_CLI" vars sbat-level "$k/sb.fd" --policy "$k/sbat.txt" -o "$k/sb-sbat.fd" >"$k/sbat.log" 2>&1 &&
+        "$IT_CLI" vars sbat-level "$OVMF_VARS" --policy "$k/sbat.txt" -o "$k/off-sbat.fd" >>"$k/sbat.log" 2>&1 ||
+        { cat "$k/sbat.log" >&2; it_fail "$T: set-up (mshim vars sbat-level)"; exit 1; }
 it_sb_sign "$IT_EFI" "$k/mshim.efi" "$k" db &&
         it_sb_sign "$PROBE" "$k/probe.efi" "$k" db &&
         it_sb_sign "$IT_KERNEL" "$k/vmlinuz" "$k" db &&
@@ -109,11 +127,11 @@ else
         it_fail "$T: set-up: target signed by the db key, unsigned.efi without any signature (sbverify)"
 fi
 
-off=$(probe_esp off "$IT_EFI" "$PROBE" "$IT_KERNEL" "$GRUB_SIGNED") || { it_fail "$T: set-up (off)"; exit 1; }
-( it_boot "$off" > "$off/boot.out" 2>&1; echo $? > "$off/boot.rc" ) &
+off=$(probe_esp off "$IT_EFI" "$PROBE" "$IT_KERNEL" "$GRUB_SIGNED" "$IT_EFI") || { it_fail "$T: set-up (off)"; exit 1; }
+( OVMF_VARS=$k/off-sbat.fd; it_boot "$off" > "$off/boot.out" 2>&1; echo $? > "$off/boot.rc" ) &
 offpid=$!
-it_secure_boot_on "$k/sb.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
-on=$(probe_esp on "$k/mshim.efi" "$k/probe.efi" "$k/vmlinuz" "$k/target.efi" "$k/unsigned.efi") ||
+it_secure_boot_on "$k/sb-sbat.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
+on=$(probe_esp on "$k/mshim.efi" "$k/probe.efi" "$k/vmlinuz" "$k/target.efi" "$k/mshim.efi" "$k/unsigned.efi") ||
         { it_fail "$T: set-up (on)"; exit 1; }
 it_boot "$on"; onrc=$?
 wait "$offpid"
@@ -122,15 +140,17 @@ cat "$off/boot.out" >&2
 # Secure Boot off.
 if [ "$(cat "$off/boot.rc")" = 0 ]; then
         it_pass "$T: off: mshim -> probe (efi entry) -> kernel boots"
-        check_probe "$off" off "non-pe=Unsupported" "target-1=Success" "target-2=Success"
+        check_probe "$off" off "non-pe=Unsupported" "target-1=Success" "target-2=Success" "revoked=Success"
         if tr -d '\r' < "$off/serial.log" | grep -q 'SHIM_LOCK Verify: 1024 bytes refused: not a PE image'; then
                 it_pass "$T: off: mshim says why the text buffer is refused"
         else
                 it_fail "$T: off: mshim says why the text buffer is refused"
         fi
         it_check_replay "$off" "$T: off: TPM PCRs equal the event-log replay"
-        it_oracle check-pcr4 --result "$off/result" --name "$T: off: mshim, the probe, the verified target (once) and the kernel" \
-                "$off/esp/EFI/BOOT/BOOTX64.EFI" "$off/esp/probe/probe.efi" "$off/esp/probe/target.efi" "$off/esp/vmlinuz" ||
+        it_oracle check-pcr4 --result "$off/result" \
+                --name "$T: off: mshim, the probe, the verified target (once), the mshim copy (SBAT not applied) and the kernel" \
+                "$off/esp/EFI/BOOT/BOOTX64.EFI" "$off/esp/probe/probe.efi" "$off/esp/probe/target.efi" \
+                "$off/esp/probe/revoked.efi" "$off/esp/vmlinuz" ||
                 IT_FAILED=1
         check_verify_event "$off/result" "$off/esp/probe/target.efi" \
                 "$T: off: Verify's own PCR 4 event = shim's tpm_log_pe (Authenticode digest; address, length, no path)" shim ||
@@ -149,10 +169,17 @@ if [ "$onrc" = 0 ]; then
         else
                 it_fail "$T: on: start-up self-test: the firmware refuses the embedded unsigned image"
         fi
-        check_probe "$on" on "non-pe=Unsupported" "target-1=Success" "target-2=Success" "unsigned=Security Policy Violation"
+        check_probe "$on" on "non-pe=Unsupported" "target-1=Success" "target-2=Success" \
+                "unsigned=Security Policy Violation" "revoked=Security Policy Violation"
+        want="SHIM_LOCK Verify: revoked by SBAT (SbatLevel): component mshim is generation $mgen, the policy requires $((mgen + 1)) or later"
+        if grep -q -F "$want" <<<"$log"; then
+                it_pass "$T: on: Verify refuses the mshim copy by SBAT, naming component and generations"
+        else
+                it_fail "$T: on: Verify refuses the mshim copy by SBAT, naming component and generations"
+        fi
         it_check_replay "$on" "$T: on: TPM PCRs equal the event-log replay"
         it_oracle check-pcr4 --result "$on/result" \
-                --name "$T: on: mshim, the probe, the target (once) and the kernel; no self-test or unsigned image" \
+                --name "$T: on: mshim, the probe (.sbat, passes the policy), the target (once) and the kernel; no self-test, unsigned or revoked image" \
                 "$on/esp/EFI/BOOT/BOOTX64.EFI" "$on/esp/probe/probe.efi" "$on/esp/probe/target.efi" "$on/esp/vmlinuz" ||
                 IT_FAILED=1
         check_verify_event "$on/result" "$on/esp/probe/target.efi" \
