@@ -67,6 +67,8 @@ EFI_SBAT_O   := $(B)/efi/efi/sbat.o $(B)/efi/efi/mpolicy.o
 # The built-in boot policy (docs/CONFIG.md): a packager or admin may build
 # with another file, e.g. make MSHIM_POLICY=/etc/mshim/boot-policy.conf.
 MSHIM_POLICY ?= efi/boot-policy.conf
+# The unsigned EFI application SHIM_LOCK's self-test embeds (efi/selftest.S).
+EFI_SELFTEST_O := $(B)/efi/efi/selftest.o
 
 .PHONY: all check unit integration demo fuzz bench clean deps kernel install uninstall
 all: $(B)/mshimx64.efi $(B)/mshim $(MAN_PAGES) $(GEN)/mshim.bash
@@ -144,9 +146,21 @@ $(B)/efi/efi/mpolicy.o: efi/mpolicy.S $(B)/efi/policy.bin
 	@mkdir -p $(dir $@)
 	$(CC) -DMSHIM_POLICY_BIN='"$(B)/efi/policy.bin"' -c $< -o $@
 
-$(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
-	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) -o $@ -lefi -lgnuefi \
-	  $(shell $(CC) -print-libgcc-file-name)
+# Built like any gnu-efi program and never signed: mshim asks the firmware
+# to refuse it (docs/SHIM_LOCK.md, "Self-test").
+$(B)/efi/selftest/unsigned.so: $(B)/efi/efi/selftest/unsigned.o efi/mshim.lds
+	@mkdir -p $(dir $@)
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -o $@ -lgnuefi
+$(B)/efi/selftest/unsigned.efi: $(B)/efi/selftest/unsigned.so
+	$(EFI_OBJCOPY) $< $@
+
+$(EFI_SELFTEST_O): efi/selftest.S $(B)/efi/selftest/unsigned.efi
+	@mkdir -p $(dir $@)
+	$(CC) -DMSHIM_SELFTEST_EFI='"$(B)/efi/selftest/unsigned.efi"' -c $< -o $@
+
+$(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) $(EFI_SELFTEST_O) efi/mshim.lds
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) $(EFI_SELFTEST_O) \
+	  -o $@ -lefi -lgnuefi $(shell $(CC) -print-libgcc-file-name)
 
 # ELF shared object -> PE32+ EFI application (subsystem 10).
 EFI_OBJCOPY  := objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
@@ -245,7 +259,6 @@ $(B)/test/tcg2_fault.so: $(B)/test/efi/tcg2_fault.o efi/mshim.lds
 $(TCG2_FAULT_EFI): $(B)/test/tcg2_fault.so
 	$(EFI_OBJCOPY) $< $@
 
-check integration: $(TCG2_FAULT_EFI)
 
 # ---- the loader on the host: efi/*.c against a fake firmware (tests/efiharness) ----
 # Every efi/*.c, compiled for the host under ASan/UBSan with gnu-efi's headers
@@ -278,3 +291,21 @@ $(B)/test/test_efi_%: tests/efiharness/test_efi_%.c $(EFIH_O) $(TEST_CORE_O) $(w
 efiharness: $(EFIH_BIN)
 unit check: $(EFIH_BIN)
 .PHONY: efiharness
+
+# The SHIM_LOCK probe (tests/efi/shimlock_probe.c): started by mshim as an
+# efi entry, it calls Verify and prints the answers
+# (tests/integration/test_shimlock_verify.sh). gnu-efi only.
+SHIMLOCK_PROBE_EFI := $(B)/test/shimlock_probe.efi
+
+$(B)/test/efi/shimlock_probe.o: tests/efi/shimlock_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $@
+
+$(B)/test/shimlock_probe.so: $(B)/test/efi/shimlock_probe.o efi/mshim.lds
+	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -o $@ -lefi -lgnuefi \
+	  $(shell $(CC) -print-libgcc-file-name)
+
+$(SHIMLOCK_PROBE_EFI): $(B)/test/shimlock_probe.so
+	$(EFI_OBJCOPY) $< $@
+
+check integration: $(TCG2_FAULT_EFI) $(SHIMLOCK_PROBE_EFI)

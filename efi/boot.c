@@ -65,7 +65,11 @@ static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDL
         st = mshim_path_from_bls(src, path, MB_ARRAY_SIZE(path));
         if (EFI_ERROR(st))
                 return mshim_log(st, L"entry %s: bad image path (%r)", mshim_entry_name(e), st);
-        st = mshim_image_load_linux(c, path, ret_child, ret_stub_measures_initrd);
+        /* SBAT: an EFI program needs a .sbat section once a policy is set,
+         * as shim requires of what it loads itself; a Linux kernel does
+         * not (Debian's and most distributions' have none; shim's chain
+         * verifies them through SHIM_LOCK, where none is needed either). */
+        st = mshim_image_load(c, path, e->bls.linux.len == 0, ret_child, ret_stub_measures_initrd);
         if (st == EFI_NOT_FOUND)
                 mshim_log(st, L"entry %s: %s not found", mshim_entry_name(e), path);
         return st;

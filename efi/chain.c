@@ -126,7 +126,7 @@ EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
         if (EFI_ERROR(st))
                 return mshim_log(st, L"no boot entries, and the chainload path is unusable (%r); returning to the firmware", st);
         mshim_log(EFI_SUCCESS, L"no boot entries in %s; chainloading %s", MSHIM_ENTRIES_DIR, path);
-        st = mshim_image_load(c, path, &child);
+        st = mshim_image_load(c, path, true, &child, NULL);
         if (st == EFI_NOT_FOUND)
                 return mshim_log(st, L"no boot entries and %s not found; returning to the firmware", path);
         if (EFI_ERROR(st))

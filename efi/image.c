@@ -32,8 +32,8 @@ static const CHAR16 *load_refusal_reason(EFI_STATUS st) {
         }
 }
 
-EFI_STATUS mshim_image_load_linux(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child,
-                                  bool *ret_stub_measures_initrd) {
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required, EFI_HANDLE *ret_child,
+                            bool *ret_stub_measures_initrd) {
         EFI_DEVICE_PATH *dp = NULL;
         bool stub_measures;
         EFI_HANDLE child = NULL;
@@ -49,6 +49,10 @@ EFI_STATUS mshim_image_load_linux(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *
         /* From the bytes LoadImage gets, so the answer is about the very
          * image that runs. */
         stub_measures = mb_linux_stub_measures_initrd(buf, size);
+        /* Before LoadImage: a revoked image gets no PCR 4 event. */
+        st = mshim_sbat_check(buf, size, path, sbat_required);
+        if (EFI_ERROR(st))
+                goto out;
 
         /* The file's device path, so the firmware's PCR 4 event says where
          * the image came from. */
@@ -78,10 +82,6 @@ out:
                 FreePool(dp);
         FreePool(buf);  /* LoadImage copied the image */
         return st;
-}
-
-EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child) {
-        return mshim_image_load_linux(c, path, ret_child, NULL);
 }
 
 EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock, void *options) {

@@ -40,6 +40,11 @@
 #define MSHIM_LOADER_CONF_PATH L"\\loader\\loader.conf"
 #define MSHIM_ENTRIES_DIR      L"\\loader\\entries"
 
+/* shim's vendor GUID: the SHIM_LOCK protocol and its variables (MokList,
+ * SbatLevel, ...). */
+#define MSHIM_SHIM_LOCK_GUID \
+        { 0x605dab50, 0xe046, 0x4300, { 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23 } }
+
 /* PCRs and event types mshim writes (docs/MEASUREMENTS.md). */
 #define MSHIM_PCR_CONFIG   5   /* loader.conf and the entry file, like systemd-boot's loader.conf */
 #define MSHIM_PCR_CMDLINE  12  /* kernel command line, systemd-boot convention */
@@ -69,6 +74,9 @@ const CHAR16 *mshim_text_of(mb_str s, mshim_text *t);
 /* A BLS path ("/vmlinuz-6.1", relative to the volume root, '/' separated)
  * as a UEFI file path ("\vmlinuz-6.1"). */
 EFI_STATUS mshim_path_from_bls(mb_str path, CHAR16 *dst, UINTN dst_units);
+
+/* Whether the firmware enforces Secure Boot (the SecureBoot variable is 1). */
+bool mshim_secure_boot_enabled(void);
 
 /* ---- file.c -------------------------------------------------------------- */
 
@@ -116,6 +124,11 @@ EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN 
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size);
 /* PCR 5 and 12 MB_TAG_EXIT: mshim returns to the firmware. */
 void mshim_tpm_measure_exit(mshim_tpm *t);
+/* PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION for a PE image in memory, as
+ * shim's tpm_log_pe logs what SHIM_LOCK Verify is given: the firmware
+ * computes the Authenticode digest (PE_COFF_IMAGE). An error when the TPM
+ * failed: the caller must not accept the image. */
+EFI_STATUS mshim_tpm_measure_pe(mshim_tpm *t, const void *image, UINTN size);
 
 /* ---- initrd.c ------------------------------------------------------------ */
 
@@ -160,15 +173,16 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e);
 
 /* ---- image.c ------------------------------------------------------------- */
 
-/* Read path from the boot volume and LoadImage it (the firmware verifies
- * it under Secure Boot and measures it into PCR 4). Refusals are reported
- * with the file and the reason; EFI_NOT_FOUND is returned silently, for
- * the caller to say what was missing. */
-EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child);
-/* The same, also saying whether the image's Linux EFI stub measures the
- * initrd itself (mb_linux_stub_measures_initrd). */
-EFI_STATUS mshim_image_load_linux(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child,
-                                  bool *ret_stub_measures_initrd);
+/* Read path from the boot volume, check it against the SBAT policy
+ * (sbat_required: refuse an image without .sbat when a policy is set, see
+ * mshim_sbat_check) and LoadImage it (the firmware verifies it under
+ * Secure Boot and measures it into PCR 4). ret_stub_measures_initrd (may
+ * be NULL) says whether the image's Linux EFI stub measures the initrd
+ * itself (mb_linux_stub_measures_initrd). Refusals are reported with the
+ * file and the reason; EFI_NOT_FOUND is returned silently, for the caller
+ * to say what was missing. */
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required, EFI_HANDLE *ret_child,
+                            bool *ret_stub_measures_initrd);
 /* StartImage, with SHIM_LOCK offered for the time it runs when shim_lock
  * is set. Takes child, and options: the pool buffer child's LoadOptions
  * point to (or NULL), freed only when the child cannot still use it.
@@ -195,6 +209,15 @@ EFI_STATUS mshim_boot_policy(mb_boot_policy *ret);
  * or power off when that cannot be done (mshim_fatal_stuck). */
 void mshim_shim_lock_install(mshim_ctx *c);
 void mshim_shim_lock_uninstall(mshim_ctx *c);
+
+/* ---- sbatpolicy.c -------------------------------------------------------- */
+
+/* With Secure Boot on, check the PE image in buf against the SBAT policy
+ * (SbatLevel, SbatLevelRT: docs/SIGNING.md). EFI_SECURITY_VIOLATION, after
+ * a message naming label and the revoked component, when it must not run:
+ * revoked, malformed .sbat, no .sbat while section_required and a policy
+ * is set, or a policy variable that cannot be trusted or read. */
+EFI_STATUS mshim_sbat_check(const void *buf, UINTN size, const CHAR16 *label, bool section_required);
 
 /* ---- entries.c ----------------------------------------------------------- */
 

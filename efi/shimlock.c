@@ -5,20 +5,31 @@
  * the LoadImage hook that keeps each verified image measured once.
  * docs/SHIM_LOCK.md explains the design; docs/MEASUREMENTS.md the events.
  *
- * Verify asks the firmware: with Secure Boot on it calls the firmware's
- * LoadImage on the buffer, so db, dbx and every other check the firmware
- * applies decide. That LoadImage also measures an accepted image into
- * PCR 4 (EDK2 DxeTpm2MeasureBootLib measures every image its Security2
- * handlers pass, with or without a device path), so the loaded handle is kept, and
- * when the next stage then calls LoadImage on the same bytes it gets that
- * handle instead of a second load and a second PCR 4 event.
+ * Verify refuses what is not a PE image, and what the SBAT policy revokes.
+ * With Secure Boot on it then asks the firmware: it calls the firmware's
+ * LoadImage on the buffer, with a file device path on mshim's volume, so
+ * db, dbx and every other check the firmware applies decide. That
+ * LoadImage also measures an accepted image into PCR 4 (EDK2
+ * DxeTpm2MeasureBootLib measures every image its Security2 handlers pass),
+ * so the loaded handle is kept, and when the next stage then calls
+ * LoadImage on the same bytes it gets that handle instead of a second load
+ * and a second PCR 4 event. With Secure Boot off nothing is checked, but
+ * Verify measures the image itself, as shim does.
  */
 #include "mshim.h"
 #include "mb/pe.h"
 #include "mb/sha.h"
 
-#define MSHIM_SHIM_LOCK_GUID \
-        { 0x605dab50, 0xe046, 0x4300, { 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23 } }
+/* The file device paths (on mshim's own volume) Verify and the start-up
+ * self-test give LoadImage. No such file exists: the image comes from the
+ * caller's buffer; the path only gives the firmware's policy an origin
+ * (EDK2: fixed or removable media, never "firmware volume") and shows up
+ * in the PCR 4 event. */
+#define MSHIM_VERIFY_PATH   L"\\mshim\\shim-lock-verify"
+#define MSHIM_SELFTEST_PATH L"\\mshim\\shim-lock-selftest"
+
+/* efi/selftest.S: a small unsigned EFI application (efi/selftest/unsigned.c). */
+extern const UINT8 mshim_selftest_unsigned[], mshim_selftest_unsigned_end[];
 
 /* shim's calling convention on x86_64: its three functions are plain C
  * (System V) functions, not EFIAPI. GRUB 2.06 calls verify directly, iPXE
@@ -57,29 +68,50 @@ typedef struct {
 
 static EFI_GUID shim_lock_guid = MSHIM_SHIM_LOCK_GUID;
 
+/* Which bytes an earlier Verify saw: size and SHA-256. */
+typedef struct shim_lock_seen {
+        bool set;
+        UINTN size;
+        uint8_t sha256[32];
+} shim_lock_seen;
+
 /* The protocol functions get no This pointer: the state has to be global.
  * There is one next stage at a time, so one slot is enough. */
 static struct {
         bool installed;
         EFI_HANDLE image;               /* mshim's image handle: protocol home, LoadImage parent */
+        EFI_HANDLE device;              /* mshim's volume: where Verify's device path points */
+        mshim_tpm *tpm;                 /* for Verify's own PCR 4 event (Secure Boot off) */
         EFI_IMAGE_LOAD firmware_load;   /* the LoadImage we replaced; NULL when not hooked */
-        EFI_HANDLE cached;              /* loaded by Verify, not yet claimed */
-        UINTN cached_size;
-        uint8_t cached_sha256[32];
+        EFI_HANDLE cached;              /* Secure Boot on: loaded by Verify, not yet claimed */
+        shim_lock_seen cached_bytes;
+        shim_lock_seen measured;        /* Secure Boot off: the last image Verify measured */
+        /* For the rest of the boot, once set (a protocol may outlive a
+         * next stage that returned, and the firmware does not change). */
+        bool selftest_done;
+        bool fail_closed;               /* the firmware accepted the unsigned self-test image */
 } shim_lock;
 
-/* ---- Secure Boot state ---------------------------------------------------- */
+/* ---- which bytes were seen ------------------------------------------------- */
 
-/* UEFI 2.10, 3.3: SecureBoot is 1 when the platform enforces Secure Boot.
- * A missing or malformed variable means off, as shim treats it. */
-static bool secure_boot_enabled(void) {
-        EFI_GUID global = EFI_GLOBAL_VARIABLE;
-        UINT8 v = 0;
-        UINTN size = sizeof(v);
-        EFI_STATUS st;
+static bool seen_matches(const shim_lock_seen *seen, const void *buf, UINTN size) {
+        uint8_t digest[32];
 
-        st = RT->GetVariable(L"SecureBoot", &global, NULL, &size, &v);
-        return !EFI_ERROR(st) && size == 1 && v == 1;
+        if (!seen->set || !buf || size != seen->size)
+                return false;
+        if (mb_hash_buf(MB_ALG_SHA256, buf, size, digest) != MB_OK)
+                return false;
+        return CompareMem(digest, (void *) seen->sha256, sizeof(digest)) == 0;
+}
+
+static EFI_STATUS seen_record(shim_lock_seen *seen, const void *buf, UINTN size) {
+        if (mb_hash_buf(MB_ALG_SHA256, buf, size, seen->sha256) != MB_OK) {
+                seen->set = false;
+                return EFI_SECURITY_VIOLATION;
+        }
+        seen->size = size;
+        seen->set = true;
+        return EFI_SUCCESS;
 }
 
 /* ---- the cache of the image Verify loaded --------------------------------- */
@@ -88,16 +120,11 @@ static void cache_drop(void) {
         if (shim_lock.cached)
                 BS->UnloadImage(shim_lock.cached);
         shim_lock.cached = NULL;
+        shim_lock.cached_bytes.set = false;
 }
 
 static bool cache_matches(const void *buf, UINTN size) {
-        uint8_t digest[32];
-
-        if (!shim_lock.cached || !buf || size != shim_lock.cached_size)
-                return false;
-        if (mb_hash_buf(MB_ALG_SHA256, buf, size, digest) != MB_OK)
-                return false;
-        return CompareMem(digest, shim_lock.cached_sha256, sizeof(digest)) == 0;
+        return shim_lock.cached && seen_matches(&shim_lock.cached_bytes, buf, size);
 }
 
 /* Give the image Verify loaded the identity the caller's LoadImage would
@@ -119,19 +146,28 @@ static void cache_adopt(EFI_HANDLE h, EFI_HANDLE parent, EFI_DEVICE_PATH *dp) {
         li->FilePath = DuplicateDevicePath(rest);
 }
 
-/* gBS->LoadImage while a next stage runs: the image Verify just loaded is
- * handed out instead of being loaded (and measured) again; everything else
- * goes to the firmware unchanged. */
+/* gBS->LoadImage while a next stage runs (Secure Boot on): the image
+ * Verify just loaded is handed out instead of being loaded (and measured)
+ * again; anything else is checked against the SBAT policy, as Verify
+ * checks, and then goes to the firmware unchanged. */
 static EFI_STATUS EFIAPI hooked_load_image(BOOLEAN boot_policy, EFI_HANDLE parent, EFI_DEVICE_PATH *dp,
                                            VOID *src, UINTN size, EFI_HANDLE *ret) {
         if (ret && cache_matches(src, size)) {
                 EFI_HANDLE h = shim_lock.cached;
 
                 shim_lock.cached = NULL;        /* claimed: now the caller's */
+                shim_lock.cached_bytes.set = false;
                 cache_adopt(h, parent, dp);
                 *ret = h;
                 return EFI_SUCCESS;
         }
+        if (shim_lock.fail_closed)
+                return mshim_log(EFI_SECURITY_VIOLATION,
+                                 L"LoadImage: refused: the firmware failed mshim's Secure Boot self-test");
+        /* A NULL src (load by device path alone) is refused here when a
+         * policy is set: mshim does not read the file itself. */
+        if (EFI_ERROR(mshim_sbat_check(src, src ? size : 0, L"LoadImage", false)))
+                return EFI_SECURITY_VIOLATION;
         return shim_lock.firmware_load(boot_policy, parent, dp, src, size, ret);
 }
 
@@ -148,16 +184,49 @@ static void bs_set_load_image(EFI_IMAGE_LOAD f) {
 
 /* ---- the protocol ---------------------------------------------------------- */
 
-static EFI_STATUS SHIMAPI shim_lock_verify(void *buffer, UINT32 size) {
-        uint8_t digest[32];
+/* LoadImage from a buffer, with a file device path on mshim's volume:
+ * EDK2's DxeCore runs the legacy Security Arch check only when a path is
+ * given (a firmware verifying through that alone would pass any image
+ * loaded with a NULL path), and DxeImageVerificationLib picks its policy
+ * from the path's origin. */
+static EFI_STATUS firmware_load_as(const CHAR16 *path, void *buffer, UINTN size, EFI_HANDLE *ret) {
+        EFI_DEVICE_PATH *dp;
+        EFI_STATUS st;
+
+        dp = FileDevicePath(shim_lock.device, (CHAR16 *) path);
+        if (!dp)
+                return EFI_OUT_OF_RESOURCES;
+        st = shim_lock.firmware_load(FALSE, shim_lock.image, dp, buffer, size, ret);
+        FreePool(dp);
+        return st;
+}
+
+/* Secure Boot off: nothing to check, but shim's Verify measures what it
+ * is given (tpm_log_pe, PCR 4), and so does this, once: the same bytes
+ * again (Debian's GRUB 2.06 verifies the kernel twice) are not measured
+ * again. An image that could not be measured is refused. */
+static EFI_STATUS verify_measure(void *buffer, UINTN size) {
+        EFI_STATUS st;
+
+        if (seen_matches(&shim_lock.measured, buffer, size))
+                return EFI_SUCCESS;
+        st = mshim_tpm_measure_pe(shim_lock.tpm, buffer, size);
+        if (EFI_ERROR(st))
+                return mshim_log(EFI_SECURITY_VIOLATION,
+                                 L"SHIM_LOCK Verify: image of %ld bytes refused: it could not be measured (%r)",
+                                 (UINT64) size, st);
+        return seen_record(&shim_lock.measured, buffer, size);
+}
+
+/* Secure Boot on: SBAT, then the firmware's own verification (and its
+ * PCR 4 event) through LoadImage; the loaded image is kept. */
+static EFI_STATUS verify_secure_boot(void *buffer, UINTN size) {
         EFI_HANDLE h = NULL;
         EFI_STATUS st;
 
-        /* As shim: without Secure Boot there is no policy to apply. */
-        if (!secure_boot_enabled())
-                return EFI_SUCCESS;
-        if (!buffer || size == 0)
-                return EFI_INVALID_PARAMETER;
+        if (shim_lock.fail_closed)
+                return mshim_log(EFI_SECURITY_VIOLATION,
+                                 L"SHIM_LOCK Verify: refused: the firmware failed mshim's Secure Boot self-test");
         if (!shim_lock.firmware_load)
                 return EFI_SECURITY_VIOLATION;  /* cannot happen: installed with the hook */
         /* The same bytes again (Debian's GRUB 2.06 verifies the kernel
@@ -166,8 +235,12 @@ static EFI_STATUS SHIMAPI shim_lock_verify(void *buffer, UINT32 size) {
          * load and measure them a second time. */
         if (cache_matches(buffer, size))
                 return EFI_SUCCESS;
+        /* Before LoadImage: a revoked image gets no PCR 4 event. As shim,
+         * an image verified through the protocol may lack .sbat. */
+        if (EFI_ERROR(mshim_sbat_check(buffer, size, L"SHIM_LOCK Verify", false)))
+                return EFI_SECURITY_VIOLATION;
 
-        st = shim_lock.firmware_load(FALSE, shim_lock.image, NULL, buffer, size, &h);
+        st = firmware_load_as(MSHIM_VERIFY_PATH, buffer, size, &h);
         if (EFI_ERROR(st)) {
                 /* UEFI 2.10, 7.4.1: a handle comes back with
                  * EFI_SECURITY_VIOLATION and must be unloaded. */
@@ -178,17 +251,29 @@ static EFI_STATUS SHIMAPI shim_lock_verify(void *buffer, UINT32 size) {
                  * key accepts; the firmware's "denied" means the same here. */
                 return (st == EFI_ACCESS_DENIED) ? EFI_SECURITY_VIOLATION : st;
         }
-        if (mb_hash_buf(MB_ALG_SHA256, buffer, size, digest) != MB_OK) {
-                BS->UnloadImage(h);
-                return EFI_SECURITY_VIOLATION;
-        }
         /* Keep it for the LoadImage (or the second Verify) that normally
          * follows; a previous unclaimed one will not be asked for again. */
         cache_drop();
-        CopyMem(shim_lock.cached_sha256, digest, sizeof(digest));
+        if (EFI_ERROR(seen_record(&shim_lock.cached_bytes, buffer, size))) {
+                BS->UnloadImage(h);
+                return EFI_SECURITY_VIOLATION;
+        }
         shim_lock.cached = h;
-        shim_lock.cached_size = size;
         return EFI_SUCCESS;
+}
+
+static EFI_STATUS SHIMAPI shim_lock_verify(void *buffer, UINT32 size) {
+        mb_pe pe;
+
+        if (!buffer || size == 0)
+                return EFI_INVALID_PARAMETER;
+        /* As shim's read_header, with Secure Boot on or off: only a PE
+         * image can be verified (or measured as one). */
+        if (mb_pe_parse(buffer, size, &pe) != MB_OK)
+                return mshim_log(EFI_UNSUPPORTED, L"SHIM_LOCK Verify: %ld bytes refused: not a PE image", (UINT64) size);
+        if (!mshim_secure_boot_enabled())
+                return verify_measure(buffer, size);
+        return verify_secure_boot(buffer, size);
 }
 
 /* Fill shim's context from mb_pe, which checked every offset against the
@@ -258,6 +343,31 @@ static mshim_shim_lock_protocol shim_lock_protocol = {
 
 /* ---- install / uninstall around a next stage ------------------------------- */
 
+/* Once a boot, with Secure Boot on: the firmware must refuse an unsigned
+ * image that Verify would hand it, loaded the way Verify loads. If it
+ * does not, Verify (and the hook) refuse every image from now on. */
+static void shim_lock_selftest(void) {
+        UINTN size = (UINTN) (mshim_selftest_unsigned_end - mshim_selftest_unsigned);
+        EFI_HANDLE h = NULL;
+        EFI_STATUS st;
+
+        if (shim_lock.selftest_done)
+                return;
+        shim_lock.selftest_done = true;
+        st = firmware_load_as(MSHIM_SELFTEST_PATH, (void *) mshim_selftest_unsigned, size, &h);
+        /* Loaded (or loaded but not startable): unload it either way. */
+        if (h && (!EFI_ERROR(st) || st == EFI_SECURITY_VIOLATION))
+                BS->UnloadImage(h);
+        if (st == EFI_ACCESS_DENIED || st == EFI_SECURITY_VIOLATION) {
+                mshim_log(EFI_SUCCESS, L"SHIM_LOCK self-test: the firmware refused an unsigned image (%r)", st);
+                return;
+        }
+        shim_lock.fail_closed = true;
+        mshim_log(EFI_SECURITY_VIOLATION,
+                  L"SHIM_LOCK self-test FAILED: the firmware did not refuse an unsigned image (%r); Verify refuses every image in this boot",
+                  st);
+}
+
 void mshim_shim_lock_install(mshim_ctx *c) {
         void *existing = NULL;
         EFI_HANDLE h;
@@ -275,10 +385,14 @@ void mshim_shim_lock_install(mshim_ctx *c) {
         }
         shim_lock.installed = true;
         shim_lock.image = c->image;
+        shim_lock.device = c->device;
+        shim_lock.tpm = &c->tpm;
+        shim_lock.measured.set = false;
         /* The hook only matters when Verify loads images, i.e. with
          * Secure Boot on. */
-        if (secure_boot_enabled() && !shim_lock.firmware_load) {
+        if (mshim_secure_boot_enabled() && !shim_lock.firmware_load) {
                 shim_lock.firmware_load = BS->LoadImage;
+                shim_lock_selftest();
                 bs_set_load_image(hooked_load_image);
         }
 }

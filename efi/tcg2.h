@@ -14,6 +14,11 @@
 
 #define MSHIM_TCG2_EVENT_HEADER_VERSION 1
 
+/* HashLogExtendEvent flag (TCG EFI Protocol Spec 6.6.5): the data is a PE
+ * image in memory, hash its Authenticode ranges, as LoadImage's PCR 4
+ * events do. */
+#define MSHIM_TCG2_PE_COFF_IMAGE 0x10
+
 typedef struct {
         UINT8 Major;
         UINT8 Minor;

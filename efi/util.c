@@ -89,3 +89,15 @@ EFI_STATUS mshim_path_from_bls(mb_str path, CHAR16 *dst, UINTN dst_units) {
                 CopyMem(dst, dst + 1, n * sizeof(CHAR16));
         return dst[1] == 0 ? EFI_INVALID_PARAMETER : EFI_SUCCESS;
 }
+
+/* UEFI 2.10, 3.3: SecureBoot is 1 when the platform enforces Secure Boot.
+ * A missing or malformed variable means off, as shim treats it. */
+bool mshim_secure_boot_enabled(void) {
+        EFI_GUID global = EFI_GLOBAL_VARIABLE;
+        UINT8 v = 0;
+        UINTN size = sizeof(v);
+        EFI_STATUS st;
+
+        st = RT->GetVariable(L"SecureBoot", &global, NULL, &size, &v);
+        return !EFI_ERROR(st) && size == 1 && v == 1;
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* SBAT records and the revocation check (see mb/sbat.h and shim's SBAT.md). */
 #include "mb/sbat.h"
+#include "mb/varstore.h"
 
 /* An image record has exactly these 6 fields (SBAT.md "SBAT Format"). */
 #define SBAT_IMAGE_FIELDS  6
@@ -216,4 +217,130 @@ mb_err mb_sbat_level_section(const void *data, size_t size, bool want_latest,
         *ret_text = (const char *) b + off;
         *ret_len = len;
         return MB_OK;
+}
+
+/* ---- enforcing the policy -------------------------------------------------- */
+
+const char *mb_sbat_source_name(mb_sbat_source s) {
+        return s == MB_SBAT_LEVEL_RT ? "SbatLevelRT" : "SbatLevel";
+}
+
+/* shim's sbat.h: SbatLevel is written NV+BS (check_sbat_var_attributes
+ * also accepts NV+BS+time-authenticated); its mok.c mirror recreates
+ * SbatLevelRT as BS+RT. */
+static bool sbat_attributes_ok(mb_sbat_source s, uint32_t a) {
+        const uint32_t nvbs = MB_VAR_NON_VOLATILE | MB_VAR_BOOTSERVICE_ACCESS;
+
+        if (s == MB_SBAT_LEVEL_RT)
+                return a == (MB_VAR_BOOTSERVICE_ACCESS | MB_VAR_RUNTIME_ACCESS);
+        return a == nvbs || a == (nvbs | MB_VAR_TIME_BASED_AUTHENTICATED_WRITE);
+}
+
+/* A whole policy text parses (at least the "sbat,1" record). */
+static mb_err policy_validate(const void *data, size_t size) {
+        mb_sbat_iter it;
+        mb_sbat_entry e;
+        mb_err r;
+
+        mb_sbat_policy_init(&it, data, size);
+        while ((r = mb_sbat_next(&it, &e)) == MB_OK)
+                ;
+        return r == MB_END ? MB_OK : r;
+}
+
+mb_err mb_sbat_policy_select(const mb_sbat_var vars[MB_SBAT_N_SOURCES], mb_sbat_policy *ret,
+                             mb_sbat_source *ret_source) {
+        mb_sbat_policy pol = { .n = 0 };
+
+        for (int s = MB_SBAT_LEVEL; s < MB_SBAT_N_SOURCES; s++) {
+                const mb_sbat_var *v = &vars[s];
+
+                if (!v->present)
+                        continue;
+                if (!sbat_attributes_ok((mb_sbat_source) s, v->attributes) || !v->data ||
+                    policy_validate(v->data, v->size) != MB_OK) {
+                        *ret_source = (mb_sbat_source) s;
+                        return MB_ERR_INVALID;
+                }
+                pol.p[pol.n].source = (mb_sbat_source) s;
+                pol.p[pol.n].text = v->data;
+                pol.p[pol.n].len = mb_strnlen(v->data, v->size);
+                pol.n++;
+        }
+        *ret = pol;
+        return MB_OK;
+}
+
+/* The image's one .sbat section, as shim's verify_buffer_sbat finds it:
+ * the raw data (SizeOfRawData, NUL padded). MB_ERR_NOTFOUND when there is
+ * none; MB_ERR_INVALID for two, or for one whose VirtualSize exceeds its
+ * SizeOfRawData (text the file does not hold). */
+static mb_err image_sbat_section(const mb_pe *pe, const uint8_t **ret_ptr, size_t *ret_size) {
+        static const uint8_t name[8] = ".sbat";
+        const uint8_t *ptr = NULL;
+        size_t size = 0;
+        bool found = false;
+
+        for (uint16_t i = 0; i < pe->n_sections; i++) {
+                mb_pe_section s;
+
+                if (mb_pe_section_at(pe, i, &s) != MB_OK)
+                        return MB_ERR_INVALID;
+                if (mb_memcmp(s.name, name, sizeof(name)) != 0)
+                        continue;
+                if (found || s.virtual_size > s.raw_size)
+                        return MB_ERR_INVALID;
+                found = true;
+                /* mb_pe_parse checked the raw range lies in the file. */
+                ptr = pe->buf + s.raw_offset;
+                size = s.raw_size;
+        }
+        if (!found)
+                return MB_ERR_NOTFOUND;
+        *ret_ptr = ptr;
+        *ret_size = size;
+        return MB_OK;
+}
+
+void mb_sbat_image_verdict(const mb_sbat_policy *pol, const mb_pe *pe, bool section_required,
+                           mb_sbat_verdict *ret) {
+        mb_sbat_verdict v = { .outcome = MB_SBAT_ALLOWED };
+        const uint8_t *sbat = NULL;
+        size_t size = 0;
+        mb_err r;
+
+        /* shim: "if (list_empty(&sbat_var)) return EFI_SUCCESS", before
+         * it even looks for the section. */
+        if (pol->n == 0)
+                goto out;
+        r = image_sbat_section(pe, &sbat, &size);
+        if (r == MB_ERR_NOTFOUND) {
+                v.outcome = section_required ? MB_SBAT_MISSING : MB_SBAT_ALLOWED;
+                goto out;
+        }
+        if (r == MB_OK)
+                r = mb_sbat_validate(sbat, size, &v.lineno);
+        if (r != MB_OK) {
+                v.outcome = MB_SBAT_MALFORMED;
+                goto out;
+        }
+        for (size_t i = 0; i < pol->n; i++) {
+                bool revoked = false;
+
+                /* Both inputs were validated: an error here is not expected,
+                 * and would still refuse the image. */
+                r = mb_sbat_check(sbat, size, pol->p[i].text, pol->p[i].len, &revoked, &v.entry,
+                                  &v.min_generation);
+                if (r != MB_OK) {
+                        v.outcome = MB_SBAT_MALFORMED;
+                        goto out;
+                }
+                if (revoked) {
+                        v.outcome = MB_SBAT_REVOKED;
+                        v.source = pol->p[i].source;
+                        goto out;
+                }
+        }
+out:
+        *ret = v;
 }

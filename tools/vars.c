@@ -19,6 +19,7 @@
 #include "sigs.h"
 #include "mb/bls.h"
 #include "mb/pe.h"
+#include "mb/sbat.h"
 #include "mb/sha.h"
 #include "mb/varstore.h"
 
@@ -31,7 +32,7 @@
 static const char DEFAULT_OWNER[] = "4d0b4b1e-b009-4cb7-863a-287100431702";
 
 typedef struct vars_opts {
-        const char *file, *name, *out, *guid, *owner, *password, *prefix;
+        const char *file, *name, *out, *guid, *owner, *password, *prefix, *policy;
         const char *pk, *kek[MAX_CERTS], *db[MAX_CERTS], *dbx[MAX_CERTS], *dbx_hash[MAX_CERTS], *cert;
         const char *dbx_image[MAX_CERTS];
         unsigned n_kek, n_db, n_dbx, n_dbx_hash, n_dbx_image;
@@ -1093,6 +1094,41 @@ out:
         return r;
 }
 
+/* shim's SbatLevel (its sbat.h: shim's vendor GUID, NV+BS, the policy
+ * text without a NUL): what mshim reads, with Secure Boot on, to refuse
+ * revoked images (docs/SIGNING.md). The text must parse as a policy. */
+static int do_sbat_level(const vars_opts *o) {
+        cli_file f = { 0 };
+        mb_sbat_iter it;
+        mb_sbat_entry e;
+        store s = { 0 };
+        int r = EXIT_BAD_INPUT;
+        mb_err pe;
+
+        if (!o->policy)
+                return cli_usage_error("vars", "vars sbat-level needs --policy FILE");
+        if (cli_file_load(o->policy, &f) < 0)
+                return EXIT_BAD_INPUT;
+        mb_sbat_policy_init(&it, f.data, f.size);
+        while ((pe = mb_sbat_next(&it, &e)) == MB_OK)
+                ;
+        if (pe != MB_END || f.size == 0 || memchr(f.data, 0, f.size)) {
+                cli_error("%s: line %zu: not an SbatLevel policy (\"sbat,1,DATE\" first, then "
+                          "\"component,generation\" lines, no NUL)", o->policy, it.lineno);
+                goto out;
+        }
+        if (store_load(o->file, &s) < 0)
+                goto out;
+        if (set_var(&s, "SbatLevel", &MB_GUID_SHIM_LOCK, ATTR_NVBS, f.data, f.size) < 0 ||
+            store_save(&s, o->out) < 0)
+                goto out;
+        r = 0;
+out:
+        store_free(&s);
+        cli_file_free(&f);
+        return r;
+}
+
 /* ---- command line ----------------------------------------------------------- */
 
 static int add_cert(const char **list, unsigned *n, const char *opt, const char *v) {
@@ -1106,7 +1142,7 @@ static int add_cert(const char **list, unsigned *n, const char *opt, const char 
 
 static int parse_opts(int argc, char **argv, vars_opts *o) {
         enum { O_GUID = 256, O_JSON, O_PK, O_KEK, O_DB, O_DBX, O_DBXH, O_OWNER, O_SB, O_CERT, O_PW, O_DBXI,
-               O_PREFIX, O_DER };
+               O_PREFIX, O_DER, O_POLICY };
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' }, { "output", required_argument, NULL, 'o' },
                 { "guid", required_argument, NULL, O_GUID }, { "json", no_argument, NULL, O_JSON },
@@ -1115,7 +1151,8 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
                 { "dbx-hash", required_argument, NULL, O_DBXH }, { "owner", required_argument, NULL, O_OWNER },
                 { "secure-boot", no_argument, NULL, O_SB }, { "cert", required_argument, NULL, O_CERT },
                 { "password", required_argument, NULL, O_PW }, { "dbx-image", required_argument, NULL, O_DBXI },
-                { "prefix", required_argument, NULL, O_PREFIX }, { "der", no_argument, NULL, O_DER }, { 0 },
+                { "prefix", required_argument, NULL, O_PREFIX }, { "der", no_argument, NULL, O_DER },
+                { "policy", required_argument, NULL, O_POLICY }, { 0 },
         };
         int c, r = 0;
 
@@ -1137,10 +1174,14 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
                 case O_PW: o->password = optarg; break;
                 case O_DBXI: r = add_cert(o->dbx_image, &o->n_dbx_image, "--dbx-image", optarg); break;
                 case O_PREFIX:
-                        r = o->prefix ? (cli_error("--prefix given twice"), -1) : 0;
+                        r = o->prefix ? (cli_usage_error("vars", "--prefix given twice"), -1) : 0;
                         o->prefix = optarg;
                         break;
                 case O_DER: o->der = true; break;
+                case O_POLICY:
+                        r = o->policy ? (cli_usage_error("vars", "--policy given twice"), -1) : 0;
+                        o->policy = optarg;
+                        break;
                 default: return -1;
                 }
         }
@@ -1161,6 +1202,7 @@ static const struct {
         { "export", do_export, true, false, false },
         { "add-mok", do_add_mok, false, true, false },
         { "mok-import", do_mok_import, false, true, false },
+        { "sbat-level", do_sbat_level, false, true, false },
 };
 
 int cmd_vars(int argc, char **argv) {
@@ -1192,5 +1234,5 @@ int cmd_vars(int argc, char **argv) {
         }
         if (sub)
                 return cli_usage_error("vars", "unknown vars command '%s'", sub);
-        return cli_usage_error("vars", "vars needs a command: list, get, delete, enroll, append, certs, export, add-mok or mok-import");
+        return cli_usage_error("vars", "vars needs a command: list, get, delete, enroll, append, certs, export, add-mok, mok-import or sbat-level");
 }

@@ -140,12 +140,41 @@ void fh_image_bytes(const char *path, const void *data, size_t size, const fh_im
         n->image = &n->image_copy;
 }
 
+/* A minimal valid PE32+ EFI image (PE Format: MS-DOS header, "PE\0\0",
+ * COFF header, optional header with 16 data directories, one section),
+ * 1 KiB, whose section holds the text "fake image PATH" so every image's
+ * bytes differ. SHIM_LOCK refuses anything that is not a PE. */
+#define PUT16(o, v) (img[o] = (uint8_t) (v), img[(o) + 1] = (uint8_t) ((v) >> 8))
+#define PUT32(o, v) (PUT16(o, (v) & 0xffff), PUT16((o) + 2, (uint32_t) (v) >> 16))
 void fh_image(const char *path, const fh_image_spec *spec) {
-        char bytes[600];
-        int len = snprintf(bytes, sizeof(bytes), "fake image %s", path);
+        uint8_t img[0x400] = { 'M', 'Z' };
+        const size_t pe = 0x40, opt = pe + 24, sec = opt + 240;
 
-        fh_image_bytes(path, bytes, (size_t) len, spec);
+        PUT32(0x3c, pe);
+        memcpy(img + pe, "PE\0\0", 4);
+        PUT16(pe + 4, 0x8664);          /* Machine: x86-64 */
+        PUT16(pe + 6, 1);               /* NumberOfSections */
+        PUT16(pe + 20, 240);            /* SizeOfOptionalHeader */
+        PUT16(pe + 22, 0x22);           /* executable, large address aware */
+        PUT16(opt, 0x20b);              /* PE32+ */
+        PUT32(opt + 16, 0x1000);        /* AddressOfEntryPoint */
+        PUT32(opt + 32, 0x1000);        /* SectionAlignment */
+        PUT32(opt + 36, 0x200);         /* FileAlignment */
+        PUT32(opt + 56, 0x2000);        /* SizeOfImage */
+        PUT32(opt + 60, 0x200);         /* SizeOfHeaders */
+        PUT16(opt + 68, spec->subsystem ? spec->subsystem : 10);
+        PUT32(opt + 108, 16);           /* NumberOfRvaAndSizes */
+        memcpy(img + sec, ".text", 5);
+        PUT32(sec + 8, 0x200);          /* VirtualSize */
+        PUT32(sec + 12, 0x1000);        /* VirtualAddress */
+        PUT32(sec + 16, 0x200);         /* SizeOfRawData */
+        PUT32(sec + 20, 0x200);         /* PointerToRawData */
+        PUT32(sec + 36, 0x60000020);    /* code, execute, read */
+        snprintf((char *) img + 0x200, 0x200, "fake image %s", path);
+        fh_image_bytes(path, img, sizeof(img), spec);
 }
+#undef PUT16
+#undef PUT32
 
 size_t fh_n_opened(void) {
         return n_opened;

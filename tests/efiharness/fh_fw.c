@@ -978,6 +978,18 @@ void fh_mshim_options(const void *data, size_t size) {
  * efi/boot-policy.conf's text, unless a case sets another. */
 UINT8 mshim_boot_policy_text[MB_BOOT_POLICY_SIZE] = "tpm-required no\ntpm-failure refuse\n";
 
+/* efi/shimlock.c's self-test image (efi/selftest.S in the real loader): a
+ * few bytes no fh_image registers, so the fake LoadImage refuses them as
+ * the real firmware refuses an unsigned image, unless a case registers
+ * them (fh_selftest_bytes) to play a firmware that accepts anything. */
+__asm__(".section .rodata\n"
+        ".globl mshim_selftest_unsigned\n"
+        "mshim_selftest_unsigned:\n"
+        ".ascii \"mshim self-test: an unsigned EFI image\"\n"
+        ".globl mshim_selftest_unsigned_end\n"
+        "mshim_selftest_unsigned_end:\n"
+        ".previous\n");
+
 void fh_boot_policy(const char *text) {
         memset(mshim_boot_policy_text, 0, sizeof(mshim_boot_policy_text));
         memcpy(mshim_boot_policy_text, text, strnlen(text, sizeof(mshim_boot_policy_text)));
@@ -1059,9 +1071,27 @@ EFI_HANDLE fh_start_lib(void) {
         return self;
 }
 
+/* The firmware's verdict on efi/shimlock.c's unsigned self-test image:
+ * refused, as real firmware refuses an unsigned image under Secure Boot,
+ * unless a case said otherwise (fh_selftest_verdict). */
+static bool selftest_set;
+
+void fh_selftest_verdict(EFI_STATUS st) {
+        extern const uint8_t mshim_selftest_unsigned[], mshim_selftest_unsigned_end[];
+
+        fh_image_bytes("/fh-firmware/selftest.efi", mshim_selftest_unsigned,
+                       (size_t) (mshim_selftest_unsigned_end - mshim_selftest_unsigned),
+                       &(fh_image_spec) { .load_status = st });
+        selftest_set = true;
+}
+
 fh_result fh_boot(void) {
-        EFI_HANDLE self = firmware_ready();
+        EFI_HANDLE self;
         jmp_buf jb;
+
+        if (!selftest_set)
+                fh_selftest_verdict(EFI_ACCESS_DENIED);
+        self = firmware_ready();
 
         fh.reset_jmp = &jb;
         if (setjmp(jb) == 0) {

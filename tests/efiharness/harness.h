@@ -108,6 +108,9 @@ bool fh_options_alive(const fh_loaded *img);
 
 /* mshim's own LoadOptions (its boot option's data) and file path. */
 void fh_mshim_options(const void *data, size_t size);
+/* What the firmware's LoadImage answers for mshim's unsigned SHIM_LOCK
+ * self-test image (default EFI_ACCESS_DENIED, a refusal). */
+void fh_selftest_verdict(EFI_STATUS st);
 /* The built-in boot policy's text (the .mpolicy section), for this case. */
 void fh_boot_policy(const char *text);
 void fh_mshim_path(const char *path);   /* default \EFI\BOOT\BOOTX64.EFI */

@@ -128,7 +128,7 @@ static const uint8_t *esp_bytes(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN 
 
 static EFI_STATUS grub_verifies(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
         EFI_BOOT_SERVICES *bs = st->BootServices;
-        static uint8_t kernel[512], bad[512];
+        static uint8_t kernel[2048], bad[2048];
         UINTN ksize = sizeof(kernel), bsize = sizeof(bad);
         EFI_SIMPLE_FILE_SYSTEM_PROTOCOL *fs = NULL;
         EFI_LOADED_IMAGE *li = NULL;
@@ -180,8 +180,65 @@ FH_CASE(shim_lock_verify_asks_the_firmware_once) {
         FH_CHECK_CLEAN();
 }
 
+/* A firmware that does not refuse mshim's unsigned self-test image cannot
+ * be trusted to verify: Verify refuses everything for the rest of the boot
+ * (issue 9, point 6). OVMF cannot produce this; the fake can. */
+FH_CASE(firmware_accepting_the_unsigned_self_test_fails_closed) {
+        static const fh_image_spec kernel = { 0 }, unsigned_pe = { .load_status = EFI_ACCESS_DENIED };
+
+        fh_secure_boot(true);
+        fh_selftest_verdict(EFI_SUCCESS);
+        fh_image("/vmlinuz", &kernel);
+        fh_image("/unsigned.efi", &unsigned_pe);
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = grub_verifies });
+        fh_boot();
+        FH_CHECK(fh_console_has("SHIM_LOCK self-test FAILED"));
+        FH_CHECK_EQ(ver.verify_good, EFI_SECURITY_VIOLATION);
+        FH_CHECK_EQ(ver.verify_again, EFI_SECURITY_VIOLATION);
+        FH_CHECK_EQ(ver.verify_bad, EFI_SECURITY_VIOLATION);
+        FH_CHECK(ver.load != EFI_SUCCESS);
+        FH_CHECK_CLEAN();
+}
+
+/* Secure Boot off: Verify measures what it is given into PCR 4 itself
+ * (PE_COFF_IMAGE, as shim), once for the same bytes, and a TPM that fails
+ * there makes Verify refuse. */
+FH_CASE(verify_with_secure_boot_off_measures_once) {
+        static const fh_image_spec kernel = { 0 }, other = { 0 };
+        size_t pe_events = 0;
+
+        fh_image("/vmlinuz", &kernel);
+        fh_image("/unsigned.efi", &other);
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = grub_verifies });
+        fh_boot();
+        FH_CHECK_EQ(ver.verify_good, EFI_SUCCESS);
+        FH_CHECK_EQ(ver.verify_again, EFI_SUCCESS);
+        for (size_t i = 0; i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+                pe_events += e->pcr == 4 && !e->by_firmware && (e->flags & 0x10);
+        }
+        FH_CHECK_EQ(pe_events, 2);      /* the kernel once, the other image once */
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(verify_refuses_an_image_it_could_not_measure) {
+        static const fh_image_spec kernel = { 0 }, other = { 0 };
+
+        fh_image("/vmlinuz", &kernel);
+        fh_image("/unsigned.efi", &other);
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = grub_verifies });
+        fh_tpm_fail(3, EFI_DEVICE_ERROR);       /* loader.conf, the chainload options, then Verify's */
+        fh_boot();
+        FH_CHECK(ver.verify_good != EFI_SUCCESS);
+        FH_CHECK(fh_console_has("failed to measure an image given to SHIM_LOCK Verify"));
+        FH_CHECK_CLEAN();
+}
+
 int main(void) {
         FH_RUN(shim_lock_context_refuses_what_shim_refuses);
         FH_RUN(shim_lock_verify_asks_the_firmware_once);
+        FH_RUN(firmware_accepting_the_unsigned_self_test_fails_closed);
+        FH_RUN(verify_with_secure_boot_off_measures_once);
+        FH_RUN(verify_refuses_an_image_it_could_not_measure);
         return fh_exit_status();
 }

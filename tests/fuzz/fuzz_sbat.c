@@ -4,13 +4,15 @@
  * part before is an image's .sbat section, the part after an SbatLevel
  * policy (without a NUL the whole input is both). Runs the .sbat iterator
  * and mb_sbat_validate, the policy iterator, mb_sbat_check (image against
- * policy, and the image against itself), and mb_sbat_level_section on the
- * whole input.
+ * policy, and the image against itself), mb_sbat_policy_select with the
+ * policy as SbatLevel and the image text as SbatLevelRT (attributes from
+ * the first byte), and mb_sbat_level_section on the whole input.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mb/sbat.h"
+#include "mb/varstore.h"
 #include "sink.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -87,6 +89,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (mb_sbat_check(buf, img_n, buf, img_n, &revoked, &bad, &min_gen) == MB_OK && revoked &&
             min_gen <= bad.generation)
                 abort();
+
+        /* Policy selection: an accepted policy borrows its text from the
+         * variable, never longer than it, and parses. */
+        {
+                uint32_t a = size ? data[0] : 0;
+                mb_sbat_var v[MB_SBAT_N_SOURCES] = {
+                        [MB_SBAT_LEVEL] = { .present = a & 0x80, .attributes = a & 0x27, .data = pol, .size = pol_n },
+                        [MB_SBAT_LEVEL_RT] = { .present = a & 0x40, .attributes = (a >> 3) & 0x7, .data = buf, .size = img_n },
+                };
+                mb_sbat_policy sel;
+                mb_sbat_source src;
+
+                if (mb_sbat_policy_select(v, &sel, &src) == MB_OK) {
+                        if (sel.n > MB_SBAT_N_SOURCES)
+                                abort();
+                        for (size_t i = 0; i < sel.n; i++) {
+                                const mb_sbat_var *o = &v[sel.p[i].source];
+                                if (!o->present || sel.p[i].text != o->data || sel.p[i].len > o->size ||
+                                    walk(sel.p[i].text, sel.p[i].len, true, &recs) != MB_END)
+                                        abort();
+                        }
+                }
+        }
 
         for (int latest = 0; latest < 2; latest++) {
                 const char *t;

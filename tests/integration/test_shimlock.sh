@@ -14,6 +14,12 @@
 #  (2) Debian's kernel as shipped (signed by Debian, not by a db key): GRUB
 #      refuses it through Verify ("bad shim signature" on the console) and
 #      nothing boots it.
+#  (3) SBAT (issue 9, point 7): (1) and (2) boot with an SbatLevel policy
+#      (written by `mshim vars sbat-level`, NV+BS) at GRUB's own "grub"
+#      generation, read from GRUB's .sbat here (oracle.pe_section), so GRUB
+#      passes; a third boot has the policy one generation ahead: mshim
+#      refuses GRUB before loading it, names the component and both
+#      generations, and GRUB never runs.
 # (mshim's own linux entries under Secure Boot: test_secureboot.sh.)
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +33,19 @@ if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$GRUB_SIGNED" /usr/share/OVMF/
 fi
 k=$IT_DIR/keys
 it_sb_keys "$k" || { it_fail "$T: set-up (keys, mshim vars enroll)"; exit 1; }
-it_secure_boot_on "$k/sb.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
+# GRUB's "grub" generation, from its .sbat section, without mshim.
+gen=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import oracle
+for l in oracle.pe_section(sys.argv[2], b".sbat").decode().splitlines():
+    f = l.split(",")
+    if f[0] == "grub": print(int(f[1]))' "$IT_REPO/tests/integration" "$GRUB_SIGNED")
+[ -n "$gen" ] || { it_fail "$T: set-up (GRUB's .sbat has no grub record)"; exit 1; }
+printf 'sbat,1,2024010900\ngrub,%d\n' "$gen" > "$k/sbat-ok.txt"
+printf 'sbat,1,2024010900\ngrub,%d\n' "$((gen + 1))" > "$k/sbat-revoked.txt"
+for p in ok revoked; do
+        "$IT_CLI" vars sbat-level "$k/sb.fd" --policy "$k/sbat-$p.txt" -o "$k/sb-$p.fd" >"$k/sbat-$p.log" 2>&1 ||
+                { cat "$k/sbat-$p.log" >&2; it_fail "$T: set-up (mshim vars sbat-level)"; exit 1; }
+done
+it_secure_boot_on "$k/sb-ok.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
 GRUB_OPTIONS="console=ttyS0 quiet panic=-1 mshim.test=shimlock"
 
 it_sb_sign "$IT_EFI" "$k/mshim.efi" "$k" db &&
@@ -69,6 +87,15 @@ bad=$(sb_esp debian-signed) || { it_fail "$T: set-up"; exit 1; }
 cp "$IT_KERNEL" "$bad/esp/vmlinuz"      # Debian's signature only
 it_mkesp "$bad" || { it_fail "$T: set-up (esp)"; exit 1; }
 
+# (3) runs alongside: mshim refuses GRUB and returns to the firmware.
+revoked=$(sb_esp sbat-revoked) || { it_fail "$T: set-up"; exit 1; }
+cp "$k/vmlinuz-db" "$revoked/esp/vmlinuz"
+it_mkesp "$revoked" || { it_fail "$T: set-up (esp)"; exit 1; }
+it_log "booting sbat-revoked (SbatLevel grub,$((gen + 1))) ..."
+( OVMF_VARS=$k/sb-revoked.fd it_qemu "$revoked" --timeout 150 \
+        --stop 'returning to the firmware|GRUB is loading|MSHIM-RESULT-BEGIN|EFI stub' ) &
+revpid=$!
+
 # (2) runs alongside (1): GRUB stops at its error and waits; stop there.
 it_log "booting debian-signed (kernel not signed by a db key) ..."
 ( it_qemu "$bad" --timeout 150 --stop 'bad shim signature|prohibited by secure boot|MSHIM-RESULT-BEGIN|EFI stub' ) &
@@ -100,5 +127,21 @@ if grep -q -E 'bad shim signature' <<<"$log" && grep -q 'SHIM_LOCK Verify' <<<"$
 else
         it_fail "$T: kernel not signed by a db key: GRUB refuses it through mshim's Verify, nothing boots it"
         it_show_serial "$bad"
+fi
+wait "$revpid"
+it_log "boot sbat-revoked stopped after $(cat "$revoked/seconds") s"
+log=$(tr -d '\r' < "$revoked/serial.log")
+want="grubx64.efi: revoked by SBAT (SbatLevel): component grub is generation $gen, the policy requires $((gen + 1)) or later"
+if grep -q -F "$want" <<<"$log" && ! grep -q -E 'GRUB is loading|MSHIM-RESULT-BEGIN|EFI stub' <<<"$log"; then
+        it_pass "$T: SbatLevel grub,$((gen + 1)): mshim refuses GRUB (grub,$gen), names component and generations; GRUB never runs"
+        grep -m1 -F 'revoked by SBAT' <<<"$log" | sed 's/^/  console: /' >&2
+else
+        it_fail "$T: SbatLevel grub,$((gen + 1)): mshim refuses GRUB (grub,$gen), names component and generations; GRUB never runs"
+        it_show_serial "$revoked"
+fi
+if grep -q 'SHIM_LOCK self-test: the firmware refused an unsigned image' "$good/serial.log"; then
+        it_pass "$T: SbatLevel grub,$gen: GRUB passes SBAT (boot (1) above); mshim's self-test passed"
+else
+        it_fail "$T: SbatLevel grub,$gen: GRUB passes SBAT (boot (1) above); mshim's self-test passed"
 fi
 exit "$IT_FAILED"

@@ -5,11 +5,13 @@
  * bytes; src/pe.c must find the same ones), on shim's own .sbatlevel
  * policies, and on corrupt variants.
  */
+#define _GNU_SOURCE     /* memmem */
 #include <stdint.h>
 #include <unistd.h>
 #include "testlib.h"
 #include "mb/pe.h"
 #include "mb/sbat.h"
+#include "mb/varstore.h"
 
 #define SHIM "efi:usr/lib/shim/shimx64.efi.signed"
 #define GRUB "efi:usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed"
@@ -218,6 +220,150 @@ TEST(prefixes_and_mutations) {
         free(s.data);
 }
 
+
+/* ---- which policy applies, and shim's verdict on whole images ---------- */
+
+#define NVBS   (MB_VAR_NON_VOLATILE | MB_VAR_BOOTSERVICE_ACCESS)
+#define BSRT   (MB_VAR_BOOTSERVICE_ACCESS | MB_VAR_RUNTIME_ACCESS)
+#define POL_A  "sbat,1,2030010100\ngrub,6\n"
+#define POL_B  "sbat,1,2021030218\n"
+
+static mb_err sel(bool lp, uint32_t la, const char *lt, bool rp, uint32_t ra, const char *rt,
+                  mb_sbat_policy *pol, mb_sbat_source *src) {
+        mb_sbat_var v[MB_SBAT_N_SOURCES] = {
+                [MB_SBAT_LEVEL] = { lp, la, lt, lt ? strlen(lt) : 0 },
+                [MB_SBAT_LEVEL_RT] = { rp, ra, rt, rt ? strlen(rt) : 0 },
+        };
+        return mb_sbat_policy_select(v, pol, src);
+}
+
+TEST(policy_selection) {
+        mb_sbat_policy pol;
+        mb_sbat_source src = MB_SBAT_N_SOURCES;
+
+        /* Neither variable: no policy. */
+        CHECK_EQ_INT(sel(false, 0, NULL, false, 0, NULL, &pol, &src), MB_OK);
+        CHECK_EQ_INT(pol.n, 0);
+        /* SbatLevel as shim writes it (NV+BS, or time-authenticated too). */
+        CHECK_EQ_INT(sel(true, NVBS, POL_A, false, 0, NULL, &pol, &src), MB_OK);
+        CHECK(pol.n == 1 && pol.p[0].source == MB_SBAT_LEVEL && pol.p[0].len == strlen(POL_A));
+        CHECK_EQ_INT(sel(true, NVBS | MB_VAR_TIME_BASED_AUTHENTICATED_WRITE, POL_A, false, 0, NULL, &pol, &src), MB_OK);
+        /* SbatLevelRT as shim's mirror creates it, alone, or after SbatLevel. */
+        CHECK_EQ_INT(sel(false, 0, NULL, true, BSRT, POL_B, &pol, &src), MB_OK);
+        CHECK(pol.n == 1 && pol.p[0].source == MB_SBAT_LEVEL_RT);
+        CHECK_EQ_INT(sel(true, NVBS, POL_B, true, BSRT, POL_A, &pol, &src), MB_OK);
+        CHECK(pol.n == 2 && pol.p[0].source == MB_SBAT_LEVEL && pol.p[1].source == MB_SBAT_LEVEL_RT);
+        /* Attributes the OS could have produced: fail closed, naming the variable. */
+        pol.n = 99;
+        CHECK_EQ_INT(sel(true, NVBS | MB_VAR_RUNTIME_ACCESS, POL_A, false, 0, NULL, &pol, &src), MB_ERR_INVALID);
+        CHECK(src == MB_SBAT_LEVEL && pol.n == 99);
+        CHECK_EQ_INT(sel(true, MB_VAR_BOOTSERVICE_ACCESS, POL_A, false, 0, NULL, &pol, &src), MB_ERR_INVALID);
+        CHECK_EQ_INT(sel(true, NVBS, POL_A, true, BSRT | MB_VAR_NON_VOLATILE, POL_A, &pol, &src), MB_ERR_INVALID);
+        CHECK(src == MB_SBAT_LEVEL_RT);
+        CHECK_EQ_INT(sel(false, 0, NULL, true, MB_VAR_BOOTSERVICE_ACCESS, POL_A, &pol, &src), MB_ERR_INVALID);
+        /* A policy that does not parse is no policy to fall back from. */
+        CHECK_EQ_INT(sel(true, NVBS, "grub,6\n", false, 0, NULL, &pol, &src), MB_ERR_INVALID);
+        CHECK(src == MB_SBAT_LEVEL);
+        CHECK_EQ_INT(sel(true, NVBS, POL_B, true, BSRT, "sbat,1\ngrub\n", &pol, &src), MB_ERR_INVALID);
+        CHECK(src == MB_SBAT_LEVEL_RT);
+        CHECK(!strcmp(mb_sbat_source_name(MB_SBAT_LEVEL), "SbatLevel") &&
+              !strcmp(mb_sbat_source_name(MB_SBAT_LEVEL_RT), "SbatLevelRT"));
+}
+
+static mb_sbat_verdict verdict(const blob *img, const char *level, const char *rt, bool required) {
+        mb_sbat_policy pol;
+        mb_sbat_source src;
+        mb_sbat_verdict v = { .outcome = 99 };
+        mb_pe pe;
+
+        CHECK_EQ_INT(sel(level != NULL, NVBS, level, rt != NULL, BSRT, rt, &pol, &src), MB_OK);
+        if (mb_pe_parse(img->data, img->size, &pe) != MB_OK) {
+                CHECK(!"not a PE image");
+                return v;
+        }
+        mb_sbat_image_verdict(&pol, &pe, required, &v);
+        return v;
+}
+
+/* The offset of the section header called name, found without src/pe.c
+ * (PE Format: e_lfanew at 0x3c; after the 4-byte signature and the 20-byte
+ * COFF header comes the optional header, SizeOfOptionalHeader bytes). */
+static size_t section_header(const blob *b, const char *name) {
+        uint32_t lfanew = b->data[0x3c] | b->data[0x3d] << 8 | b->data[0x3e] << 16 | (uint32_t) b->data[0x3f] << 24;
+        uint16_t n = b->data[lfanew + 6] | b->data[lfanew + 7] << 8;
+        uint16_t opt = b->data[lfanew + 20] | b->data[lfanew + 21] << 8;
+        size_t off = lfanew + 24 + opt;
+
+        for (uint16_t i = 0; i < n; i++, off += 40)
+                if (!strncmp((char *) b->data + off, name, 8))
+                        return off;
+        return 0;
+}
+
+TEST(image_verdicts) {
+        blob grub, nosbat;
+        mb_sbat_verdict v;
+        size_t sh, raw;
+
+        if (!load(GRUB, &grub) || !load(GRUB, &nosbat)) {
+                CHECK(!"grub-efi-amd64-signed missing: run make deps");
+                return;
+        }
+        /* An image without .sbat (like Debian's kernel): GRUB with the
+         * section renamed. */
+        sh = section_header(&nosbat, ".sbat");
+        CHECK(sh != 0);
+        nosbat.data[sh + 4] = 'X';
+        /* Debian's GRUB is grub,5: revoked by grub,6, whichever variable says so. */
+        v = verdict(&grub, POL_A, NULL, true);
+        CHECK(v.outcome == MB_SBAT_REVOKED && v.source == MB_SBAT_LEVEL && str_is(v.entry.component, "grub") &&
+              v.entry.generation == 5 && v.min_generation == 6);
+        v = verdict(&grub, POL_B, POL_A, false);
+        CHECK(v.outcome == MB_SBAT_REVOKED && v.source == MB_SBAT_LEVEL_RT);
+        CHECK_EQ_INT(verdict(&grub, "sbat,1,2030010100\ngrub,5\n", POL_B, true).outcome, MB_SBAT_ALLOWED);
+        CHECK_EQ_INT(verdict(&grub, NULL, NULL, true).outcome, MB_SBAT_ALLOWED);
+        /* No .sbat: required -> missing, else allowed; with no policy at
+         * all, allowed either way. */
+        CHECK_EQ_INT(verdict(&nosbat, POL_B, NULL, true).outcome, MB_SBAT_MISSING);
+        CHECK_EQ_INT(verdict(&nosbat, POL_A, POL_B, false).outcome, MB_SBAT_ALLOWED);
+        CHECK_EQ_INT(verdict(&nosbat, NULL, NULL, true).outcome, MB_SBAT_ALLOWED);
+
+        sh = section_header(&grub, ".sbat");
+        CHECK(sh != 0);
+        raw = grub.data[sh + 16] | grub.data[sh + 17] << 8 | grub.data[sh + 18] << 16 | (size_t) grub.data[sh + 19] << 24;
+        /* VirtualSize beyond SizeOfRawData: text the file does not hold. */
+        grub.data[sh + 8] = (uint8_t) (raw + 1);
+        grub.data[sh + 9] = (uint8_t) ((raw + 1) >> 8);
+        grub.data[sh + 10] = (uint8_t) ((raw + 1) >> 16);
+        grub.data[sh + 11] = (uint8_t) ((raw + 1) >> 24);
+        v = verdict(&grub, POL_B, NULL, false);
+        CHECK(v.outcome == MB_SBAT_MALFORMED && v.lineno == 0);
+        free(grub.data);
+        /* A second section called .sbat. */
+        CHECK(load(GRUB, &grub));
+        sh = section_header(&grub, ".data");
+        CHECK(sh != 0);
+        memcpy(grub.data + sh, ".sbat\0\0\0", 8);
+        CHECK_EQ_INT(verdict(&grub, POL_B, NULL, false).outcome, MB_SBAT_MALFORMED);
+        /* ... but with no policy nobody looks. */
+        CHECK_EQ_INT(verdict(&grub, NULL, NULL, false).outcome, MB_SBAT_ALLOWED);
+        free(grub.data);
+        /* A generation that is not a number, on line 2. */
+        CHECK(load(GRUB, &grub));
+        sh = section_header(&grub, ".sbat");
+        raw = grub.data[sh + 20] | grub.data[sh + 21] << 8 | grub.data[sh + 22] << 16 | (size_t) grub.data[sh + 23] << 24;
+        {
+                char *t = memmem(grub.data + raw, 400, "\ngrub,5,", 8);
+                CHECK(t != NULL);
+                if (t)
+                        t[6] = 'x';
+        }
+        v = verdict(&grub, POL_B, NULL, false);
+        CHECK(v.outcome == MB_SBAT_MALFORMED && v.lineno == 2);
+        free(grub.data);
+        free(nosbat.data);
+}
+
 int main(void) {
         RUN(real_shim_and_grub_sbat);
         RUN(real_sbatlevel_policies);
@@ -225,5 +371,7 @@ int main(void) {
         RUN(error_line_numbers_and_iteration);
         RUN(revocation_rule);
         RUN(prefixes_and_mutations);
+        RUN(policy_selection);
+        RUN(image_verdicts);
         TL_EXIT();
 }
