@@ -5,12 +5,9 @@
  * Authenticode hash), the Authenticode digest, and an image's SBAT records.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <openssl/asn1.h>
 #include <openssl/err.h>
@@ -19,6 +16,7 @@
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 #include "cli.h"
+#include "safeio.h"
 #include "mb/pe.h"
 #include "mb/sbat.h"
 #include "mb/sha.h"
@@ -75,7 +73,7 @@ static uint16_t alg_of_nid(int nid) {
  * `cert` and names the image's Authenticode digest as the core computes
  * it: the result must be what firmware and shim will hash. 0, or 1 with a
  * message. */
-static int verify_signed(const char *path, X509 *cert) {
+static int verify_signed(const char *path, const char *shown, X509 *cert) {
         cli_file f;
         mb_pe pe;
         const uint8_t *table;
@@ -94,7 +92,7 @@ static int verify_signed(const char *path, X509 *cert) {
         while (e == MB_OK && (e = mb_pe_cert_next(table, tsize, &off, &c)) == MB_OK)
                 last = c;
         if (e != MB_END || !last.data) {
-                cli_error("%s: signed output has no readable certificate table (%s)", path,
+                cli_error("%s: signed output has no readable certificate table (%s)", shown,
                           mb_strerror(e == MB_END ? MB_ERR_NOTFOUND : e));
                 goto out;
         }
@@ -107,22 +105,22 @@ static int verify_signed(const char *path, X509 *cert) {
                 sk_X509_free(signers);
                 if (!p7 || spc_digest(p7, &nid, want, &dlen) < 0) {
                         PKCS7_free(p7);
-                        cli_error("%s: the new signature is not an Authenticode PKCS#7 SignedData", path);
+                        cli_error("%s: the new signature is not an Authenticode PKCS#7 SignedData", shown);
                         goto out;
                 }
                 PKCS7_free(p7);
                 if (!ours) {
-                        cli_error("%s: the new signature was not made with the given certificate", path);
+                        cli_error("%s: the new signature was not made with the given certificate", shown);
                         goto out;
                 }
         }
         alg = alg_of_nid(nid);
         if (!alg || mb_hash_size(alg) != dlen || mb_pe_authenticode_parsed(&pe, alg, got) != MB_OK) {
-                cli_error("%s: the new signature uses an unsupported digest (%s)", path, OBJ_nid2sn(nid));
+                cli_error("%s: the new signature uses an unsupported digest (%s)", shown, OBJ_nid2sn(nid));
                 goto out;
         }
         if (memcmp(want, got, dlen) != 0) {
-                cli_error("%s: the signature's digest does not match the image's Authenticode hash", path);
+                cli_error("%s: the signature's digest does not match the image's Authenticode hash", shown);
                 goto out;
         }
         r = 0;
@@ -228,94 +226,46 @@ static int check_image(const char *path) {
         return 0;
 }
 
-/* Same file by identity, so "./a.efi" and "a.efi" or a hard link count too. */
-static bool same_file(const char *a, const char *b) {
-        struct stat sa, sb;
-
-        if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-                return strcmp(a, b) == 0;
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* Run sbsign without a shell; its own messages go to stderr. */
+/* Run sbsign without a shell; its messages are shown as mshim's, naming
+ * OUT where sbsign names the temporary file. */
 static int run_sbsign(const sign_opts *o, const char *tmp) {
         char *args[] = { "sbsign", "--key", (char *) o->key, "--cert", (char *) o->cert,
                          "--output", (char *) tmp, (char *) o->image, NULL };
-        int status;
-        pid_t pid;
+        int r = cli_run(args, tmp, o->out);
 
-        out_flush();
-        pid = fork();
-        if (pid < 0) {
-                cli_error("cannot start sbsign: %s", strerror(errno));
-                return -1;
-        }
-        if (pid == 0) {
-                execvp(args[0], args);
-                fprintf(stderr, "%s: cannot run sbsign: %s%s\n", mb_prog, strerror(errno),
-                        errno == ENOENT ? " (install the Debian package sbsigntool)" : "");
-                _exit(127);
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR) {
-                        cli_error("waiting for sbsign: %s", strerror(errno));
-                        return -1;
-                }
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 127)
-                        cli_error("sbsign failed on %s", o->image);
-                return -1;
-        }
-        return 0;
-}
-
-/* A temporary name next to `out` (same directory, so rename() is atomic). */
-static char *temp_name(const char *out) {
-        size_t n = strlen(out) + sizeof(".mshim-XXXXXX");
-        char *t = malloc(n);
-        int fd;
-
-        if (!t)
-                return NULL;
-        snprintf(t, n, "%s.mshim-XXXXXX", out);
-        fd = mkstemp(t);
-        if (fd < 0) {
-                cli_error("cannot create a temporary file next to %s: %s", out, strerror(errno));
-                free(t);
-                return NULL;
-        }
-        close(fd);
-        return t;
+        if (r == 127)
+                cli_error("sign needs sbsign (install the Debian package sbsigntool)");
+        else if (r != 0)
+                cli_error("sbsign failed on %s", o->image);
+        return r == 0 ? 0 : -1;
 }
 
 static int do_sign(const sign_opts *o) {
+        const cli_input inputs[] = { { "the key", o->key }, { "the certificate", o->cert } };
         EVP_PKEY *key = NULL;
         X509 *cert = NULL;
-        char *tmp = NULL;
+        cli_out out = { .fd = -1, .slot = -1 };
         int r = EXIT_BAD_INPUT;
 
         if (check_image(o->image) < 0 || load_credentials(o, &key, &cert) < 0)
                 goto out;
-        if (!o->in_place && same_file(o->image, o->out)) {
+        if (!o->in_place && cli_same_file(o->image, o->out)) {
                 cli_error("output %s is the input image; use --in-place to replace it", o->out);
                 goto out;
         }
-        tmp = temp_name(o->out);
-        if (!tmp || run_sbsign(o, tmp) < 0)
+        if (cli_out_not_input(o->out, inputs, MB_ARRAY_SIZE(inputs)) < 0 ||
+            cli_out_open(&out, o->out, CLI_MODE_PUBLIC) < 0 || run_sbsign(o, out.tmp) < 0)
                 goto out;
-        r = verify_signed(tmp, cert);
+        r = verify_signed(out.tmp, o->out, cert);
         if (r != 0)
                 goto out;
-        if (rename(tmp, o->out) < 0) {
-                cli_error("cannot rename %s to %s: %s", tmp, o->out, strerror(errno));
+        if (cli_out_commit(&out) < 0) {
                 r = EXIT_BAD_INPUT;
                 goto out;
         }
         printf("signed %s -> %s\n", o->image, o->out);
 out:
-        if (tmp && r != 0)
-                unlink(tmp);
-        free(tmp);
+        cli_out_abort(&out);
         EVP_PKEY_free(key);
         X509_free(cert);
         return r;
@@ -332,25 +282,27 @@ int cmd_sign(int argc, char **argv) {
         };
         sign_opts o = { 0 };
         char *def_out = NULL;
-        int c, r;
+        int c, r = 0;
 
         optind = 1;
         while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
                 switch (c) {
-                case 'k': o.key = optarg; break;
-                case 'c': o.cert = optarg; break;
-                case 'o': o.out = optarg; break;
+                case 'k': r = cli_opt_once(&o.key, "--key", optarg); break;
+                case 'c': r = cli_opt_once(&o.cert, "--cert", optarg); break;
+                case 'o': r = cli_opt_once(&o.out, "-o/--output", optarg); break;
                 case 'i': o.in_place = true; break;
                 case 'h': usage_sign(stdout); return 0;
                 default: usage_sign(stderr); return EXIT_BAD_INPUT;
                 }
+                if (r < 0)
+                        return EXIT_BAD_INPUT;
         }
         if (argc - optind != 1 || !o.key || !o.cert) {
                 cli_error("sign needs --key, --cert and one IMAGE; see 'mshim sign --help'");
                 return EXIT_BAD_INPUT;
         }
         o.image = argv[optind];
-        if (o.in_place && o.out && !same_file(o.image, o.out)) {
+        if (o.in_place && o.out && !cli_same_file(o.image, o.out)) {
                 cli_error("--in-place and --output %s name different files", o.out);
                 return EXIT_BAD_INPUT;
         }
@@ -400,12 +352,15 @@ int cmd_pe_hash(int argc, char **argv) {
                 { 0 },
         };
         uint16_t alg = MB_ALG_SHA256;
+        const char *alg_name = NULL;
         int c, r = 0;
 
         optind = 1;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'a':
+                        if (cli_opt_once(&alg_name, "--alg", optarg) < 0)
+                                return EXIT_BAD_INPUT;
                         alg = mb_hash_alg_by_name(optarg);
                         if (!mb_hash_size(alg)) {
                                 cli_error("unknown or unsupported --alg '%s' (sha256, sha1, sha384, sha512)", optarg);
@@ -561,7 +516,10 @@ int cmd_sbat(int argc, char **argv) {
         optind = 1;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
                 switch (c) {
-                case 'p': policy = optarg; break;
+                case 'p':
+                        if (cli_opt_once(&policy, "--policy", optarg) < 0)
+                                return EXIT_BAD_INPUT;
+                        break;
                 case 'h': usage_sbat(stdout); return 0;
                 default: usage_sbat(stderr); return EXIT_BAD_INPUT;
                 }

@@ -12,6 +12,11 @@
 
 const char *mb_prog = "mshim";
 
+/* Sizes in limits are whole MiB (CLI_STREAM_MAX, the vars limits). */
+static void too_large(const char *path, size_t max, const char *what) {
+        cli_error("%s: more than %zu MiB; not %s", path, max >> 20, what);
+}
+
 void cli_error(const char *fmt, ...) {
         va_list ap;
 
@@ -24,8 +29,9 @@ void cli_error(const char *fmt, ...) {
 }
 
 /* Files whose st_size is 0 or not meaningful (pipes, sysfs/securityfs files
- * such as binary_bios_measurements) are read in a loop instead of mapped. */
-static int read_stream(int fd, const char *path, cli_file *ret) {
+ * such as binary_bios_measurements) are read in a loop instead of mapped,
+ * up to max bytes: an endless stream (/dev/zero) must not eat all memory. */
+static int read_stream(int fd, const char *path, size_t max, const char *what, cli_file *ret) {
         size_t cap = 1 << 16, len = 0;
         uint8_t *buf = malloc(cap);
 
@@ -36,18 +42,18 @@ static int read_stream(int fd, const char *path, cli_file *ret) {
 
                 if (len == cap) {
                         uint8_t *nb;
-                        /* An endless stream (/dev/zero) must not eat all memory. */
-                        if (cap >= CLI_STREAM_MAX) {
-                                cli_error("%s: more than %u MiB; not an event log or a PCR file", path,
-                                          (unsigned) (CLI_STREAM_MAX >> 20));
+                        if (cap > max) {
+                                too_large(path, max, what);
                                 free(buf);
                                 return -1;
                         }
-                        nb = realloc(buf, cap * 2);
+                        /* One byte past max tells a stream of exactly max
+                         * bytes from a longer one. */
+                        cap = cap > max / 2 ? max + 1 : cap * 2;
+                        nb = realloc(buf, cap);
                         if (!nb)
                                 goto nomem;
                         buf = nb;
-                        cap *= 2;
                 }
                 n = read(fd, buf + len, cap - len);
                 if (n < 0 && errno == EINTR)
@@ -69,7 +75,9 @@ nomem:
         return -1;
 }
 
-int cli_file_load(const char *path, cli_file *ret) {
+/* max_file bounds a regular file (mapped, so only its size is checked),
+ * max_stream what is read into memory from anything else. */
+static int file_load(const char *path, size_t max_file, size_t max_stream, const char *what, cli_file *ret) {
         struct stat st;
         int fd = open(path, O_RDONLY | O_CLOEXEC), r = -1;
 
@@ -85,6 +93,10 @@ int cli_file_load(const char *path, cli_file *ret) {
                 cli_error("%s is a directory", path);
                 goto out;
         }
+        if (S_ISREG(st.st_mode) && (uintmax_t) st.st_size > max_file) {
+                too_large(path, max_file, what);
+                goto out;
+        }
         if (S_ISREG(st.st_mode) && st.st_size > 0) {
                 /* No MAP_POPULATE: the pages are faulted in (several per
                  * fault, by the kernel's fault-around) by whichever thread
@@ -97,10 +109,27 @@ int cli_file_load(const char *path, cli_file *ret) {
                         goto out;
                 }
         }
-        r = read_stream(fd, path, ret);
+        r = read_stream(fd, path, max_stream, what, ret);
 out:
         close(fd);
         return r;
+}
+
+int cli_file_load(const char *path, cli_file *ret) {
+        return file_load(path, SIZE_MAX, CLI_STREAM_MAX, "an event log or a PCR file", ret);
+}
+
+int cli_file_load_max(const char *path, size_t max, const char *what, cli_file *ret) {
+        return file_load(path, max, max < CLI_STREAM_MAX ? max : CLI_STREAM_MAX, what, ret);
+}
+
+int cli_opt_once(const char **slot, const char *name, const char *value) {
+        if (*slot) {
+                cli_error("%s given twice ('%s' and '%s'); give it once", name, *slot, value);
+                return -1;
+        }
+        *slot = value;
+        return 0;
 }
 
 const char *cli_alg_label(uint16_t alg, char buf[16]) {
