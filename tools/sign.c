@@ -170,27 +170,47 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u) {
         return -1;
 }
 
+/* Key and certificate files are a few KiB; a wrong, huge file is refused
+ * before OpenSSL scans all of it for a PEM header (docs/FILES.md). */
+#define CRED_MAX ((size_t) 1 << 20)
+
+/* The file at path as a memory BIO over its mapping (f keeps it). */
+static BIO *pem_bio(const char *path, const char *what, cli_file *f) {
+        BIO *b;
+
+        if (cli_file_load_max(path, CRED_MAX, what, f) < 0)
+                return NULL;
+        b = BIO_new_mem_buf(f->data, (int) f->size);
+        if (!b) {
+                cli_error("out of memory");
+                cli_file_free(f);
+        }
+        return b;
+}
+
+static void pem_done(BIO *b, cli_file *f) {
+        BIO_free(b);
+        cli_file_free(f);
+}
+
 static int load_credentials(const sign_opts *o, EVP_PKEY **ret_key, X509 **ret_cert) {
-        FILE *f;
+        BIO *b;
+        cli_file f;
         EVP_PKEY *key = NULL;
         X509 *cert = NULL;
 
-        if (!(f = fopen(o->key, "r"))) {
-                cli_error("cannot open key %s: %s", o->key, strerror(errno));
+        if (!(b = pem_bio(o->key, "a private key", &f)))
                 return -1;
-        }
-        key = PEM_read_PrivateKey(f, NULL, no_passphrase, NULL);
-        fclose(f);
+        key = PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL);
+        pem_done(b, &f);
         if (!key) {
                 cli_error("%s: not a PEM private key (or one protected by a passphrase)", o->key);
                 return -1;
         }
-        if (!(f = fopen(o->cert, "r"))) {
-                cli_error("cannot open certificate %s: %s", o->cert, strerror(errno));
+        if (!(b = pem_bio(o->cert, "a certificate", &f)))
                 goto fail;
-        }
-        cert = PEM_read_X509(f, NULL, NULL, NULL);
-        fclose(f);
+        cert = PEM_read_bio_X509(b, NULL, NULL, NULL);
+        pem_done(b, &f);
         if (!cert) {
                 cli_error("%s: not a PEM X.509 certificate", o->cert);
                 goto fail;

@@ -67,7 +67,7 @@ check "--in-place result verifies" sbverify --cert "$T/c2.pem" "$T/fb.efi" >/dev
 cp "$FB" "$T/in.efi"
 printf 'not a PE file\n' > "$T/text.efi"
 expect_rc "not a PE" 2 "not a valid PE/COFF image" "$MSHIM" sign --key "$T/k1.pem" --cert "$T/c1.pem" "$T/text.efi"
-expect_rc "missing key" 2 "cannot open key" "$MSHIM" sign --key "$T/none.pem" --cert "$T/c1.pem" "$T/in.efi"
+expect_rc "missing key" 2 "cannot open .*none.pem" "$MSHIM" sign --key "$T/none.pem" --cert "$T/c1.pem" "$T/in.efi"
 expect_rc "key/cert mismatch" 2 "does not belong to" "$MSHIM" sign --key "$T/k1.pem" --cert "$T/c2.pem" "$T/in.efi"
 expect_rc "cert given as key" 2 "not a PEM private key" "$MSHIM" sign --key "$T/c1.pem" --cert "$T/c1.pem" "$T/in.efi"
 expect_rc "key given as cert" 2 "not a PEM X.509 certificate" "$MSHIM" sign --key "$T/k1.pem" --cert "$T/k1.pem" "$T/in.efi"
