@@ -110,6 +110,10 @@ check "sign --in-place through a symlink exits 0" test $? = 0
 check "/vmlinuz stays a symlink" test "$(readlink "$t/vmlinuz")" = boot/vmlinuz-6.1
 check "the kernel it points to is signed (sbverify)" sbverify --cert "$t/sign.pem" "$t/boot/vmlinuz-6.1" >/dev/null 2>&1
 check "the kernel signed in place stays 0644" test "$(stat -c %a "$t/boot/vmlinuz-6.1")" = 644
+cp "$FB" "$t/vmlinuz-direct"; chmod 0644 "$t/vmlinuz-direct"
+"$MSHIM" sign "${SIGN[@]}" --in-place "$t/vmlinuz-direct" >/dev/null 2>"$t/err"
+check "a 0644 kernel signed in place stays 0644 and is signed" sh -c "
+        [ \$(stat -c %a '$t/vmlinuz-direct') = 644 ] && sbverify --cert '$t/sign.pem' '$t/vmlinuz-direct' >/dev/null 2>&1"
 check "no temporary file in either directory" sh -c "no_temp() { [ -z \"\$(find \"\$1\" -maxdepth 1 -name '*mshim-*')\" ]; }; no_temp '$t' && no_temp '$t/boot'"
 
 # New files: 0644 (0666 less the umask) for images, 0600 for stores and
