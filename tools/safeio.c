@@ -127,7 +127,7 @@ static mode_t current_umask(void) {
 
 /* The file a write to `path` replaces: path itself, or for a symlink the
  * file it leads to, which must exist (cp does not write through a
- * dangling symlink either) and be a regular file with one name. */
+ * dangling symlink either) and be a writable regular file with one name. */
 static int resolve_target(cli_out *o) {
         struct stat st;
 
@@ -155,6 +155,12 @@ static int resolve_target(cli_out *o) {
                 cli_error("refusing to replace %s: it has %ju hard links, which replacing it would "
                           "split; write to another file and copy that over it", o->path,
                           (uintmax_t) st.st_nlink);
+                return -1;
+        }
+        /* A rename would replace a file its owner made read-only; cp
+         * would not write it either. */
+        if (access(o->target, W_OK) < 0) {
+                cli_error("refusing to replace %s: %s", o->path, strerror(errno));
                 return -1;
         }
         o->exists = true;

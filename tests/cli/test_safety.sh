@@ -116,6 +116,27 @@ check "a 0644 kernel signed in place stays 0644 and is signed" sh -c "
         [ \$(stat -c %a '$t/vmlinuz-direct') = 644 ] && sbverify --cert '$t/sign.pem' '$t/vmlinuz-direct' >/dev/null 2>&1"
 check "no temporary file in either directory" sh -c "no_temp() { [ -z \"\$(find \"\$1\" -maxdepth 1 -name '*mshim-*')\" ]; }; no_temp '$t' && no_temp '$t/boot'"
 
+# As another user (nobody): a store owned by someone else cannot keep its
+# owner, and a read-only one is not replaced; both stay as they were.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+        chmod 0711 "$t"; mkdir -m 0777 "$t/shared"
+        cp "$VARS" "$t/shared/theirs.fd"; chown 4242:4243 "$t/shared/theirs.fd"; chmod 0666 "$t/shared/theirs.fd"
+        cp "$VARS" "$t/shared/ro.fd"; chown 65534:65534 "$t/shared/ro.fd"; chmod 0444 "$t/shared/ro.fd"
+        cp "$t/mok.pem" "$t/shared/mok.pem"; chmod 0644 "$t/shared/mok.pem"
+        as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+        refuses "another user's store: its owner cannot be kept, nothing written" "keeping its owner and group" \
+                as_nobody "$MSHIM" vars add-mok "$t/shared/theirs.fd" --cert "$t/shared/mok.pem" -o "$t/shared/theirs.fd"
+        refuses "a read-only store is not replaced" "refusing to replace .*ro.fd: Permission denied" \
+                as_nobody "$MSHIM" vars add-mok "$t/shared/ro.fd" --cert "$t/shared/mok.pem" -o "$t/shared/ro.fd"
+        check "both stores unchanged, same owners, no temporary file" sh -c "
+                cmp -s '$t/shared/theirs.fd' '$VARS' && cmp -s '$t/shared/ro.fd' '$VARS' &&
+                [ \"\$(stat -c '%u %a' '$t/shared/theirs.fd' '$t/shared/ro.fd' | tr '\n' ' ')\" = '4242 666 65534 444 ' ]" &&
+                no_temp "$t/shared"
+        chmod 0700 "$t"
+else
+        echo "SKIP: safety: ownership as another user (needs root and setpriv)"
+fi
+
 # New files: 0644 (0666 less the umask) for images, 0600 for stores and
 # variable data, which may hold a MOK password hash.
 for um in 022 077 002; do
