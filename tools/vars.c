@@ -900,7 +900,7 @@ static void vars_usage(FILE *f) {
 "  -h, --help         show this help\n"
 "\n"
 "Exit status: 0 success, 2 bad usage, unreadable or malformed input, or no\n"
-"room. See docs/VARS.md.\n", DEFAULT_OWNER);
+"room. See docs/VARS.md and docs/FILES.md.\n", DEFAULT_OWNER);
 }
 
 static int add_cert(const char **list, unsigned *n, const char *opt, const char *v) {
