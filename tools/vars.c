@@ -23,7 +23,7 @@
 #define JSON_SCHEMA "mshim-vars/1"
 #define MAX_CERTS   16
 #define NAME_MAX_BYTES 512      /* UTF-16LE bytes of a variable name we accept */
-/* Input size limits, so that a wrong file costs no memory (docs/VARS.md).
+/* Input size limits, so that a wrong file costs no memory (docs/FILES.md).
  * The largest store is AAVMF's, padded to its 64 MiB pflash device. */
 #define STORE_MAX    ((size_t) 64 << 20)
 #define CERT_MAX     ((size_t) 1 << 20)
