@@ -256,7 +256,7 @@ int cli_out_write(cli_out *o, const void *p, size_t n) {
  * before fchmod, which a chown's clearing of set-id bits would undo. */
 static int finish_temp(cli_out *o) {
         struct stat st;
-        int fd, r = -1;
+        int fd, r = -1, e;
 
         if (close(o->fd) < 0) {
                 o->fd = -1;
@@ -270,7 +270,9 @@ static int finish_temp(cli_out *o) {
                                     fchown(fd, o->uid, o->gid) == 0) &&
             fchmod(fd, o->mode) == 0 && fsync(fd) == 0)
                 r = 0;
+        e = errno;
         close(fd);
+        errno = e;      /* the caller's message is about the failure above */
         return r;
 }
 
