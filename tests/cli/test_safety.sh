@@ -276,6 +276,11 @@ check "a bad signed result: exit 1, the message names OUT, not the temporary fil
         [ $? = 1 ] && grep -q '^mshim: $t/fake/out.efi: signed output has no readable certificate table' '$t/err' &&
         ! grep -q mshim- '$t/err'"
 check "a bad signed result: no temporary file" no_temp "$t/fake"
+mkdir "$t/nobin"
+PATH=$t/nobin "$MSHIM" sign "${SIGN[@]}" -o "$t/fake/out.efi" "$t/fake/img.efi" >/dev/null 2>"$t/err"
+check "no sbsign on PATH: exit 2, says which package, no temporary file" sh -c "
+        [ $? = 2 ] && grep -q '^mshim: sign needs sbsign (install the Debian package sbsigntool)' '$t/err'" &&
+        no_temp "$t/fake"
 
 # ---- memory: inputs past their size limit are refused before being read --------
 truncate -s 4G "$t/huge.fd"
