@@ -40,6 +40,12 @@ int cli_input_load(const char *path, cli_file *ret);
 static inline const char *cli_input_name(const char *path) {
         return __builtin_strcmp(path, "-") == 0 ? CLI_STDIN_NAME : path;
 }
+/* The same for an input with a known size bound (whole MiB): a larger file
+ * or stream is refused with "PATH: more than N MiB; not WHAT". */
+int cli_file_load_max(const char *path, size_t max, const char *what, cli_file *ret);
+/* Set a single-valued option once: given twice, it is an error (-1 with a
+ * message), not "the last one wins". */
+int cli_opt_once(const char **slot, const char *name, const char *value);
 void cli_file_free(cli_file *f);
 /* The caller is done with bytes [0, upto) for now: a mapping gives their
  * pages back (they are read from the file again if touched), so a pass over

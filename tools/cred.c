@@ -6,6 +6,7 @@
  * terminal without echo, the way sbsign, pesign and mokutil ask.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -16,10 +17,15 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include "cli.h"
+#include "safeio.h"
 #include "sigs.h"
 
 /* A passphrase is at most this long (OpenSSL's own prompt allows 1024). */
 #define PASS_MAX 1023
+
+/* Keys, certificates and passphrase files are a few KiB: a wrong, huge
+ * file is refused before OpenSSL scans all of it (docs/FILES.md). */
+#define CRED_MAX ((size_t) 1 << 20)
 
 X509 *cred_load_cert(const char *path) {
         cli_file f;
@@ -27,7 +33,7 @@ X509 *cred_load_cert(const char *path) {
         X509 *x = NULL;
         long n;
 
-        if (cli_file_load(path, &f) < 0)
+        if (cli_file_load_max(path, CRED_MAX, "a certificate", &f) < 0)
                 return NULL;
         n = (long) (f.size > INT32_MAX ? INT32_MAX : f.size);
         bio = BIO_new_mem_buf(f.data, (int) n);
@@ -47,96 +53,28 @@ X509 *cred_load_cert(const char *path) {
 
 /* ---- asking on the terminal ---------------------------------------------- */
 
-/* While echo is off, a signal that ends mshim must turn it back on first,
- * or the user's shell is left without echo. The handler restores the
- * terminal and the signal's previous disposition, then re-raises it. */
-static const int tty_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-static struct sigaction tty_old_actions[MB_ARRAY_SIZE(tty_signals)];
-static struct termios tty_saved;
-static volatile sig_atomic_t tty_fd = -1;
-
-static void tty_restore_signals(void) {
-        for (size_t i = 0; i < MB_ARRAY_SIZE(tty_signals); i++)
-                sigaction(tty_signals[i], &tty_old_actions[i], NULL);
-}
-
-static void tty_on_signal(int sig) {
-        if (tty_fd >= 0)
-                tcsetattr(tty_fd, TCSAFLUSH, &tty_saved);
-        tty_restore_signals();
-        raise(sig);
-}
-
-static int tty_echo_off(int fd) {
-        struct sigaction sa = { .sa_handler = tty_on_signal };
-        struct termios t;
-
-        if (tcgetattr(fd, &tty_saved) < 0)
-                return -1;
-        t = tty_saved;
-        t.c_lflag &= (tcflag_t) ~ECHO;
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < MB_ARRAY_SIZE(tty_signals); i++)
-                sigaction(tty_signals[i], &sa, &tty_old_actions[i]);
-        tty_fd = fd;
-        if (tcsetattr(fd, TCSAFLUSH, &t) < 0) {
-                tty_fd = -1;
-                tty_restore_signals();
-                return -1;
-        }
-        return 0;
-}
-
-static void tty_echo_on(int fd) {
-        tcsetattr(fd, TCSAFLUSH, &tty_saved);
-        tty_fd = -1;
-        tty_restore_signals();
-}
-
-/* One line from fd into buf (NUL-terminated, newline dropped): its length,
- * or -1 (read error, or longer than PASS_MAX). */
-static int read_line(int fd, char buf[PASS_MAX + 1]) {
-        int n = 0;
-        char c;
-
-        for (;;) {
-                ssize_t r = read(fd, &c, 1);
-
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r <= 0 || c == '\n')
-                        break;
-                if (n == PASS_MAX)
-                        return -1;
-                buf[n++] = c;
-        }
-        if (n > 0 && buf[n - 1] == '\r')
-                n--;
-        buf[n] = 0;
-        return n;
-}
-
+/* On /dev/tty, without echo (cli_tty_secret: the terminal is restored even
+ * when a signal ends mshim at the prompt). */
 static int ask_tty(const char *key_path, char buf[PASS_MAX + 1]) {
         int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC), n = -1;
+        char prompt[PATH_MAX + 64];
+        char *s;
 
         if (fd < 0) {
                 cli_error("%s is protected by a passphrase and there is no terminal to ask it on; "
                           "give --pass-file FILE", key_path);
                 return -1;
         }
-        if (tty_echo_off(fd) < 0) {
-                cli_error("%s is protected by a passphrase and the terminal cannot hide it: %s; "
-                          "give --pass-file FILE", key_path, strerror(errno));
-                close(fd);
-                return -1;
-        }
-        dprintf(fd, "Enter the passphrase for %s: ", key_path);
-        n = read_line(fd, buf);
-        tty_echo_on(fd);
-        dprintf(fd, "\n");
+        snprintf(prompt, sizeof(prompt), "Enter the passphrase for %s: ", key_path);
+        s = cli_tty_secret(fd, prompt);
         close(fd);
-        if (n < 0)
-                cli_error("cannot read the passphrase for %s (at most %d bytes)", key_path, PASS_MAX);
+        if (s && strlen(s) <= PASS_MAX) {
+                n = (int) strlen(s);
+                memcpy(buf, s, (size_t) n + 1);
+        } else if (s) {
+                cli_error("the passphrase for %s is longer than %d bytes", key_path, PASS_MAX);
+        }
+        cli_secret_free(s);
         return n;
 }
 
@@ -153,7 +91,7 @@ static int read_pass_file(pass_ctx *c) {
         cli_file f;
         size_t n = 0;
 
-        if (cli_file_load(c->pass_file, &f) < 0)
+        if (cli_file_load_max(c->pass_file, CRED_MAX, "a passphrase file", &f) < 0)
                 return -1;
         while (n < f.size && f.data[n] != '\n')
                 n++;
@@ -195,7 +133,7 @@ EVP_PKEY *cred_load_key(const char *path, const char *pass_file) {
         size_t n;
         cli_file f;
 
-        if (cli_file_load(path, &f) < 0)
+        if (cli_file_load_max(path, CRED_MAX, "a private key", &f) < 0)
                 return NULL;
         p = f.data;
         n = f.size;

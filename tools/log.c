@@ -488,7 +488,10 @@ int cmd_log(int argc, char **argv) {
         while ((c = cli_getopt(argc, argv, "vh", longopts, "log")) != -1) {
                 switch (c) {
                 case 'j': o.json = true; break;
-                case 'p': o.pcrs_file = optarg; break;
+                case 'p':
+                        if (cli_opt_once(&o.pcrs_file, "--pcrs", optarg) < 0)
+                                return EXIT_BAD_INPUT;
+                        break;
                 case 't': o.tpm = true; break;
                 case 'c': o.check = true; break;
                 case 'v': o.verbose = true; break;

@@ -9,8 +9,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <openssl/asn1.h>
 #include <openssl/err.h>
@@ -20,6 +18,7 @@
 #include <openssl/x509.h>
 #include "cli.h"
 #include "sigs.h"
+#include "safeio.h"
 #include "mb/pe.h"
 #include "mb/sbat.h"
 #include "mb/sha.h"
@@ -28,7 +27,7 @@
  * `cert` and names the image's Authenticode digest as the core computes
  * it: the result must be what firmware and shim will hash. 0, or 1 with a
  * message. */
-static int verify_signed(const char *path, X509 *cert) {
+static int verify_signed(const char *path, const char *shown, X509 *cert) {
         cli_file f;
         mb_pe pe;
         const uint8_t *table;
@@ -47,7 +46,7 @@ static int verify_signed(const char *path, X509 *cert) {
         while (e == MB_OK && (e = mb_pe_cert_next(table, tsize, &off, &c)) == MB_OK)
                 last = c;
         if (e != MB_END || !last.data) {
-                cli_error("%s: signed output has no readable certificate table (%s)", path,
+                cli_error("%s: signed output has no readable certificate table (%s)", shown,
                           mb_strerror(e == MB_END ? MB_ERR_NOTFOUND : e));
                 goto out;
         }
@@ -60,22 +59,22 @@ static int verify_signed(const char *path, X509 *cert) {
                 sk_X509_free(signers);
                 if (!p7 || sig_spc_digest(p7, &nid, want, &dlen) < 0) {
                         PKCS7_free(p7);
-                        cli_error("%s: the new signature is not an Authenticode PKCS#7 SignedData", path);
+                        cli_error("%s: the new signature is not an Authenticode PKCS#7 SignedData", shown);
                         goto out;
                 }
                 PKCS7_free(p7);
                 if (!ours) {
-                        cli_error("%s: the new signature was not made with the given certificate", path);
+                        cli_error("%s: the new signature was not made with the given certificate", shown);
                         goto out;
                 }
         }
         alg = sig_alg_of_nid(nid);
         if (!alg || mb_hash_size(alg) != dlen || mb_pe_authenticode_parsed(&pe, alg, got) != MB_OK) {
-                cli_error("%s: the new signature uses an unsupported digest (%s)", path, OBJ_nid2sn(nid));
+                cli_error("%s: the new signature uses an unsupported digest (%s)", shown, OBJ_nid2sn(nid));
                 goto out;
         }
         if (memcmp(want, got, dlen) != 0) {
-                cli_error("%s: the signature's digest does not match the image's Authenticode hash", path);
+                cli_error("%s: the signature's digest does not match the image's Authenticode hash", shown);
                 goto out;
         }
         r = 0;
@@ -128,15 +127,6 @@ static int check_image(const char *path) {
         return 0;
 }
 
-/* Same file by identity, so "./a.efi" and "a.efi" or a hard link count too. */
-bool sign_same_file(const char *a, const char *b) {
-        struct stat sa, sb;
-
-        if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-                return strcmp(a, b) == 0;
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* A pipe holding what `write` puts in a memory BIO, for sbsign to read as
  * the file /dev/fd/N: the key reaches sbsign decrypted without ever being
  * on disk, and a DER certificate reaches it as the PEM it wants. The whole
@@ -183,98 +173,55 @@ static int credential_pipes(EVP_PKEY *key, X509 *cert, int *ret_key_fd, int *ret
         return r;
 }
 
-/* Run sbsign without a shell; its own messages go to stderr. */
+/* Run sbsign without a shell (cli_run: its messages are shown as mshim's,
+ * naming OUT where sbsign names the temporary file, and it is stopped with
+ * mshim on a signal). Key and certificate reach it through pipes. */
 static int run_sbsign(const sign_opts *o, EVP_PKEY *key, X509 *cert, const char *tmp) {
         char kpath[32], cpath[32];
         char *args[] = { "sbsign", "--key", kpath, "--cert", cpath, "--output", (char *) tmp, (char *) o->image, NULL };
-        int status, kfd, cfd, r = -1;
-        pid_t pid;
+        int kfd, cfd, r;
 
         if (credential_pipes(key, cert, &kfd, &cfd) < 0)
                 return -1;
         snprintf(kpath, sizeof(kpath), "/dev/fd/%d", kfd);
         snprintf(cpath, sizeof(cpath), "/dev/fd/%d", cfd);
-        out_flush();
-        pid = fork();
-        if (pid < 0) {
-                cli_error("cannot start sbsign: %s", strerror(errno));
-                goto out;
-        }
-        if (pid == 0) {
-                execvp(args[0], args);
-                fprintf(stderr, "%s: cannot run sbsign: %s%s\n", mb_prog, strerror(errno),
-                        errno == ENOENT ? " (install the Debian package sbsigntool)" : "");
-                _exit(127);
-        }
+        r = cli_run(args, tmp, o->out);
         close(kfd);
         close(cfd);
-        kfd = cfd = -1;
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR) {
-                        cli_error("waiting for sbsign: %s", strerror(errno));
-                        goto out;
-                }
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 127)
-                        cli_error("sbsign failed on %s", o->image);
-                goto out;
-        }
-        r = 0;
-out:
-        if (kfd >= 0)
-                close(kfd);
-        if (cfd >= 0)
-                close(cfd);
-        return r;
-}
-
-/* A temporary name next to `out` (same directory, so rename() is atomic). */
-static char *temp_name(const char *out) {
-        size_t n = strlen(out) + sizeof(".mshim-XXXXXX");
-        char *t = malloc(n);
-        int fd;
-
-        if (!t)
-                return NULL;
-        snprintf(t, n, "%s.mshim-XXXXXX", out);
-        fd = mkstemp(t);
-        if (fd < 0) {
-                cli_error("cannot create a temporary file next to %s: %s", out, strerror(errno));
-                free(t);
-                return NULL;
-        }
-        close(fd);
-        return t;
+        if (r == 127)
+                cli_error("sign needs sbsign (install the Debian package sbsigntool)");
+        else if (r != 0)
+                cli_error("sbsign failed on %s", o->image);
+        return r == 0 ? 0 : -1;
 }
 
 static int do_sign(const sign_opts *o) {
+        const cli_input inputs[] = { { "the key", o->key }, { "the certificate", o->cert },
+                                     { "the passphrase file", o->pass_file } };
         EVP_PKEY *key = NULL;
         X509 *cert = NULL;
-        char *tmp = NULL;
+        cli_out out = { .fd = -1, .slot = -1 };
         int r = EXIT_BAD_INPUT;
 
         if (check_image(o->image) < 0 || load_credentials(o, &key, &cert) < 0)
                 goto out;
-        if (!o->in_place && sign_same_file(o->image, o->out)) {
+        if (!o->in_place && cli_same_file(o->image, o->out)) {
                 cli_usage_error("sign", "output %s is the input image; use --in-place to replace it", o->out);
                 goto out;
         }
-        tmp = temp_name(o->out);
-        if (!tmp || run_sbsign(o, key, cert, tmp) < 0)
+        if (cli_out_not_input(o->out, inputs, MB_ARRAY_SIZE(inputs)) < 0 ||
+            cli_out_open(&out, o->out, CLI_MODE_PUBLIC) < 0 || run_sbsign(o, key, cert, out.tmp) < 0)
                 goto out;
-        r = verify_signed(tmp, cert);
+        r = verify_signed(out.tmp, o->out, cert);
         if (r != 0)
                 goto out;
-        if (rename(tmp, o->out) < 0) {
-                cli_error("cannot rename %s to %s: %s", tmp, o->out, strerror(errno));
+        if (cli_out_commit(&out) < 0) {
                 r = EXIT_BAD_INPUT;
                 goto out;
         }
         printf("signed %s -> %s\n", o->image, o->out);
 out:
-        if (tmp && r != 0)
-                unlink(tmp);
-        free(tmp);
+        cli_out_abort(&out);
         EVP_PKEY_free(key);
         X509_free(cert);
         return r;
@@ -292,28 +239,26 @@ int cmd_sign(int argc, char **argv) {
         };
         sign_opts o = { 0 };
         char *def_out = NULL;
-        int c, r;
+        int c, r = 0;
 
         optind = 1;
         while ((c = cli_getopt(argc, argv, "o:h", longopts, "sign")) != -1) {
                 switch (c) {
-                case 'k': o.key = optarg; break;
-                case 'c': o.cert = optarg; break;
-                case 'o': o.out = optarg; break;
+                case 'k': r = cli_opt_once(&o.key, "--key", optarg); break;
+                case 'c': r = cli_opt_once(&o.cert, "--cert", optarg); break;
+                case 'o': r = cli_opt_once(&o.out, "-o/--output", optarg); break;
                 case 'i': o.in_place = true; break;
-                case 'p':
-                        if (o.pass_file)
-                                return cli_usage_error("sign", "--pass-file given twice");
-                        o.pass_file = optarg;
-                        break;
+                case 'p': r = cli_opt_once(&o.pass_file, "--pass-file", optarg); break;
                 case 'h': cli_help(stdout, "sign"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
+                if (r < 0)
+                        return EXIT_BAD_INPUT;
         }
         if (argc - optind != 1 || !o.key || !o.cert)
                 return cli_usage_error("sign", "sign needs --key, --cert and one IMAGE");
         o.image = argv[optind];
-        if (o.in_place && o.out && !sign_same_file(o.image, o.out))
+        if (o.in_place && o.out && !cli_same_file(o.image, o.out))
                 return cli_usage_error("sign", "--in-place and --output %s name different files", o.out);
         if (o.in_place)
                 o.out = o.image;
@@ -341,12 +286,15 @@ int cmd_pe_hash(int argc, char **argv) {
                 { 0 },
         };
         uint16_t alg = MB_ALG_SHA256;
+        const char *alg_name = NULL;
         int c, r = 0;
 
         optind = 1;
         while ((c = cli_getopt(argc, argv, "h", longopts, "pe-hash")) != -1) {
                 switch (c) {
                 case 'a':
+                        if (cli_opt_once(&alg_name, "--alg", optarg) < 0)
+                                return EXIT_BAD_INPUT;
                         alg = mb_hash_alg_by_name(optarg);
                         if (!mb_hash_size(alg))
                                 return cli_usage_error("pe-hash", "unknown or unsupported --alg '%s' "
@@ -475,7 +423,10 @@ int cmd_sbat(int argc, char **argv) {
         optind = 1;
         while ((c = cli_getopt(argc, argv, "h", longopts, "sbat")) != -1) {
                 switch (c) {
-                case 'p': policy = optarg; break;
+                case 'p':
+                        if (cli_opt_once(&policy, "--policy", optarg) < 0)
+                                return EXIT_BAD_INPUT;
+                        break;
                 case 'h': cli_help(stdout, "sbat"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }

@@ -16,6 +16,7 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 #include "cli.h"
+#include "safeio.h"
 #include "sigs.h"
 #include "mb/pe.h"
 #include "mb/sha.h"
@@ -325,7 +326,7 @@ static int do_remove(const char *image, const char *index_arg, const char *out, 
 
         if (parse_index(index_arg, &index) < 0)
                 return EXIT_BAD_INPUT;
-        if (!in_place && sign_same_file(image, out)) {
+        if (!in_place && cli_same_file(image, out)) {
                 cli_error("output %s is the input image; use --in-place to replace it", out);
                 return EXIT_BAD_INPUT;
         }
@@ -348,7 +349,7 @@ static int do_remove(const char *image, const char *index_arg, const char *out, 
                 cli_error("%s: cannot remove signature %zu (%s)", image, index, mb_strerror(e));
                 goto out;
         }
-        if (save_file(out, buf, new_size) < 0)
+        if (cli_write_file(out, CLI_MODE_PUBLIC, buf, new_size) < 0)
                 goto out;
         printf("removed signature %zu of %s -> %s\n", index, image, out);
         r = 0;

@@ -32,9 +32,5 @@ EVP_PKEY *cred_load_key(const char *path, const char *pass_file);
 /* ---- elsewhere ---- */
 
 /* tools/sign.c: the same file by device and inode (through links). */
-bool sign_same_file(const char *a, const char *b);
-/* tools/vars.c: write p[0..n) to out through a temporary file next to it,
- * fsync and rename; 0, or -1 after printing why. */
-int save_file(const char *out, const uint8_t *p, size_t n);
 
 #endif

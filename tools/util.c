@@ -12,6 +12,11 @@
 
 const char *mb_prog = "mshim";
 
+/* Sizes in limits are whole MiB (CLI_STREAM_MAX, the vars limits). */
+static void too_large(const char *path, size_t max, const char *what) {
+        cli_error("%s: more than %zu MiB; not %s", path, max >> 20, what);
+}
+
 void cli_error(const char *fmt, ...) {
         va_list ap;
 
@@ -24,8 +29,9 @@ void cli_error(const char *fmt, ...) {
 }
 
 /* Files whose st_size is 0 or not meaningful (pipes, sysfs/securityfs files
- * such as binary_bios_measurements) are read in a loop instead of mapped. */
-static int read_stream(int fd, const char *path, cli_file *ret) {
+ * such as binary_bios_measurements) are read in a loop instead of mapped,
+ * up to max bytes: an endless stream (/dev/zero) must not eat all memory. */
+static int read_stream(int fd, const char *path, size_t max, const char *what, cli_file *ret) {
         size_t cap = 1 << 16, len = 0;
         uint8_t *buf = malloc(cap);
 
@@ -36,18 +42,18 @@ static int read_stream(int fd, const char *path, cli_file *ret) {
 
                 if (len == cap) {
                         uint8_t *nb;
-                        /* An endless stream (/dev/zero) must not eat all memory. */
-                        if (cap >= CLI_STREAM_MAX) {
-                                cli_error("%s: more than %u MiB; not an event log or a PCR file", path,
-                                          (unsigned) (CLI_STREAM_MAX >> 20));
+                        if (cap > max) {
+                                too_large(path, max, what);
                                 free(buf);
                                 return -1;
                         }
-                        nb = realloc(buf, cap * 2);
+                        /* One byte past max tells a stream of exactly max
+                         * bytes from a longer one. */
+                        cap = cap > max / 2 ? max + 1 : cap * 2;
+                        nb = realloc(buf, cap);
                         if (!nb)
                                 goto nomem;
                         buf = nb;
-                        cap *= 2;
                 }
                 n = read(fd, buf + len, cap - len);
                 if (n < 0 && errno == EINTR)
@@ -69,8 +75,11 @@ nomem:
         return -1;
 }
 
-/* fd is the caller's to close; path names it in messages. */
-static int load_fd(int fd, const char *path, cli_file *ret) {
+/* fd is the caller's to close; path names it in messages. max_file bounds
+ * a regular file (mapped, so only its size is checked), max_stream what is
+ * read into memory from anything else (a pipe, a sysfs file). */
+static int load_fd(int fd, const char *path, size_t max_file, size_t max_stream, const char *what,
+                   cli_file *ret) {
         struct stat st;
 
         if (fstat(fd, &st) < 0) {
@@ -79,6 +88,10 @@ static int load_fd(int fd, const char *path, cli_file *ret) {
         }
         if (S_ISDIR(st.st_mode)) {
                 cli_error("%s is a directory", path);
+                return -1;
+        }
+        if (S_ISREG(st.st_mode) && (uintmax_t) st.st_size > max_file) {
+                too_large(path, max_file, what);
                 return -1;
         }
         if (S_ISREG(st.st_mode) && st.st_size > 0 && lseek(fd, 0, SEEK_CUR) == 0) {
@@ -94,25 +107,44 @@ static int load_fd(int fd, const char *path, cli_file *ret) {
                         return 0;
                 }
         }
-        return read_stream(fd, path, ret);
+        return read_stream(fd, path, max_stream, what, ret);
 }
 
-int cli_file_load(const char *path, cli_file *ret) {
+static int file_load(const char *path, size_t max_file, size_t max_stream, const char *what, cli_file *ret) {
         int fd = open(path, O_RDONLY | O_CLOEXEC), r;
 
         if (fd < 0) {
                 cli_error("cannot open %s: %s", path, strerror(errno));
                 return -1;
         }
-        r = load_fd(fd, path, ret);
+        r = load_fd(fd, path, max_file, max_stream, what, ret);
         close(fd);
         return r;
 }
 
+#define CLI_LOG_WHAT "an event log or a PCR file"
+
+int cli_file_load(const char *path, cli_file *ret) {
+        return file_load(path, SIZE_MAX, CLI_STREAM_MAX, CLI_LOG_WHAT, ret);
+}
+
 int cli_input_load(const char *path, cli_file *ret) {
         if (strcmp(path, "-") == 0)
-                return load_fd(STDIN_FILENO, CLI_STDIN_NAME, ret);
+                return load_fd(STDIN_FILENO, CLI_STDIN_NAME, SIZE_MAX, CLI_STREAM_MAX, CLI_LOG_WHAT, ret);
         return cli_file_load(path, ret);
+}
+
+int cli_file_load_max(const char *path, size_t max, const char *what, cli_file *ret) {
+        return file_load(path, max, max < CLI_STREAM_MAX ? max : CLI_STREAM_MAX, what, ret);
+}
+
+int cli_opt_once(const char **slot, const char *name, const char *value) {
+        if (*slot) {
+                cli_error("%s given twice ('%s' and '%s'); give it once", name, *slot, value);
+                return -1;
+        }
+        *slot = value;
+        return 0;
 }
 
 const char *cli_alg_label(uint16_t alg, char buf[16]) {

@@ -3,10 +3,10 @@
  * mshim vars: list, read and edit an OVMF variable store file (what
  * virt-fw-vars does, for Debian 12 which lacks it). The store format is the
  * core's (src/varstore.c, src/siglist.c); this file reads certificates with
- * OpenSSL, prints, and writes the result through a temporary file and a
- * rename so that a failure never leaves a half-written store behind.
+ * OpenSSL, prints, and writes the result through tools/safeio.c, so that a
+ * failure never leaves a half-written store behind and no output lands on
+ * an input.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,7 @@
 #include <openssl/x509.h>
 #include "cli.h"
 #include "sigs.h"
+#include "safeio.h"
 #include "mb/bls.h"
 #include "mb/pe.h"
 #include "mb/sbat.h"
@@ -26,13 +27,19 @@
 #define JSON_SCHEMA "mshim-vars/1"
 #define MAX_CERTS   16
 #define NAME_MAX_BYTES 512      /* UTF-16LE bytes of a variable name we accept */
+/* Input size limits, so that a wrong file costs no memory (docs/FILES.md).
+ * The largest store is AAVMF's, padded to its 64 MiB pflash device. */
+#define STORE_MAX    ((size_t) 64 << 20)
+#define CERT_MAX     ((size_t) 1 << 20)
+#define PW_FILE_MAX  ((size_t) 1 << 20)
+#define POLICY_MAX   ((size_t) 1 << 20)
 
 /* The owner recorded in signature lists we write unless --owner says
  * otherwise: mshim's own, fixed so that output is reproducible. */
 static const char DEFAULT_OWNER[] = "4d0b4b1e-b009-4cb7-863a-287100431702";
 
 typedef struct vars_opts {
-        const char *file, *name, *out, *guid, *owner, *password, *prefix, *policy;
+        const char *file, *name, *out, *guid, *owner, *password, *password_file, *prefix, *policy;
         const char *pk, *kek[MAX_CERTS], *db[MAX_CERTS], *dbx[MAX_CERTS], *dbx_hash[MAX_CERTS], *cert;
         const char *dbx_image[MAX_CERTS];
         unsigned n_kek, n_db, n_dbx, n_dbx_hash, n_dbx_image;
@@ -137,91 +144,56 @@ static const char *open_error(mb_err e) {
         }
 }
 
-static int store_load(const char *path, store *ret) {
-        cli_file f;
+/* A private, writable copy of a loaded file, opened as a store. Errors
+ * name path, or are not printed when it is NULL. */
+static int store_parse(const cli_file *f, const char *path, store *ret) {
         mb_err e;
 
-        if (cli_file_load(path, &f) < 0)
-                return -1;
-        ret->img = malloc(f.size ? f.size : 1);
+        ret->img = malloc(f->size ? f->size : 1);
         if (!ret->img) {
-                cli_file_free(&f);
-                cli_error("out of memory reading %s", path);
+                if (path)
+                        cli_error("out of memory reading %s", path);
                 return -1;
         }
-        memcpy(ret->img, f.data, f.size);
-        ret->size = f.size;
-        cli_file_free(&f);
+        memcpy(ret->img, f->data, f->size);
+        ret->size = f->size;
         e = mb_varstore_open(ret->img, ret->size, &ret->vs);
-        if (e != MB_OK) {
+        if (e == MB_OK)
+                return 0;
+        if (path)
                 cli_error("%s: %s", path, open_error(e));
-                free(ret->img);
-                ret->img = NULL;
+        free(ret->img);
+        ret->img = NULL;
+        return -1;
+}
+
+static int store_load(const char *path, store *ret) {
+        cli_file f;
+        int r;
+
+        if (cli_file_load_max(path, STORE_MAX, "an OVMF variable store", &f) < 0)
                 return -1;
-        }
-        return 0;
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n) {
-                ssize_t w = write(fd, p, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -1;
-                p += w;
-                n -= (size_t) w;
-        }
-        return 0;
-}
-
-/* mkstemp creates 0600; give the result OUT's old mode, or the usual
- * 0666 less umask for a new file. */
-static mode_t out_mode(const char *out) {
-        struct stat st;
-        mode_t um;
-
-        if (stat(out, &st) == 0)
-                return st.st_mode & 07777;
-        um = umask(0);
-        umask(um);
-        return 0666 & ~um;
-}
-
-/* Write through OUT.XXXXXX in the same directory and rename over OUT: the
- * old OUT stays intact until the new one is complete. */
-int save_file(const char *out, const uint8_t *p, size_t n) {
-        size_t len = strlen(out);
-        char *tmp = malloc(len + 8);
-        int fd, r = -1;
-
-        if (!tmp) {
-                cli_error("out of memory");
-                return -1;
-        }
-        memcpy(tmp, out, len);
-        memcpy(tmp + len, ".XXXXXX", 8);
-        fd = mkstemp(tmp);
-        if (fd < 0) {
-                cli_error("cannot create a temporary file next to %s: %s", out, strerror(errno));
-                goto out;
-        }
-        if (write_all(fd, p, n) < 0 || fsync(fd) < 0) {
-                cli_error("cannot write %s: %s", tmp, strerror(errno));
-                close(fd);
-                unlink(tmp);
-                goto out;
-        }
-        close(fd);
-        if (chmod(tmp, out_mode(out)) < 0 || rename(tmp, out) < 0) {
-                cli_error("cannot rename %s to %s: %s", tmp, out, strerror(errno));
-                unlink(tmp);
-                goto out;
-        }
-        r = 0;
-out:
-        free(tmp);
+        r = store_parse(&f, path, ret);
+        cli_file_free(&f);
         return r;
+}
+
+/* Is path an existing, readable variable store? Quiet: only asked to keep
+ * `vars get -o` off stores. */
+static bool is_store(const char *path) {
+        struct stat st;
+        cli_file f;
+        store s;
+        int r;
+
+        if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || (uintmax_t) st.st_size > STORE_MAX ||
+            access(path, R_OK) < 0 || cli_file_load_max(path, STORE_MAX, "", &f) < 0)
+                return false;
+        r = store_parse(&f, NULL, &s);
+        cli_file_free(&f);
+        if (r == 0)
+                free(s.img);
+        return r == 0;
 }
 
 /* Re-check the edited image as a reader would before it reaches disk. */
@@ -232,7 +204,7 @@ static int store_save(store *s, const char *out) {
                 cli_error("internal error: the edited store does not parse; nothing written");
                 return -1;
         }
-        return save_file(out, s->img, s->size);
+        return cli_write_file(out, CLI_MODE_SECRET, s->img, s->size);
 }
 
 static void store_free(store *s) {
@@ -551,8 +523,15 @@ static int do_get(const vars_opts *o) {
                 return EXIT_BAD_INPUT;
         if (lookup(&s, o, &v) < 0)
                 goto out;
+        /* The editing commands' -o names the store to write; get's names a
+         * data file. Mistaking one for the other must not cost a store. */
+        if (o->out && is_store(o->out)) {
+                cli_error("refusing to write %s's data over %s, a variable store: 'vars get -o' writes "
+                          "a variable's raw data, it does not edit a store", o->name, o->out);
+                goto out;
+        }
         if (o->out) {
-                if (save_file(o->out, v.data, v.data_size) < 0)
+                if (cli_write_file(o->out, CLI_MODE_SECRET, v.data, v.data_size) < 0)
                         goto out;
         } else if (fwrite(v.data, 1, v.data_size, stdout) != v.data_size || fflush(stdout)) {
                 cli_error("cannot write to stdout");
@@ -838,15 +817,11 @@ static int do_append(const vars_opts *o) {
         store s = { 0 };
         int r = EXIT_BAD_INPUT;
 
-        if (o->pk || o->secure_boot || o->cert) {
-                cli_error("vars append only adds to db, dbx and KEK (--pk, --secure-boot and --cert belong "
-                          "to other commands); see 'mshim vars --help'");
-                return EXIT_BAD_INPUT;
-        }
-        if (!o->n_kek && !o->n_db && !o->n_dbx && !o->n_dbx_hash && !o->n_dbx_image) {
-                cli_error("vars append needs --db, --dbx, --dbx-hash, --dbx-image or --kek");
-                return EXIT_BAD_INPUT;
-        }
+        if (o->pk || o->secure_boot || o->cert)
+                return cli_usage_error("vars", "vars append only adds to db, dbx and KEK (--pk, --secure-boot "
+                                       "and --cert belong to other commands)");
+        if (!o->n_kek && !o->n_db && !o->n_dbx && !o->n_dbx_hash && !o->n_dbx_image)
+                return cli_usage_error("vars", "vars append needs --db, --dbx, --dbx-hash, --dbx-image or --kek");
         if (parse_guid_arg(o->owner ? o->owner : DEFAULT_OWNER, &owner) < 0)
                 return EXIT_BAD_INPUT;
         /* Every input is read before the store is touched. */
@@ -978,7 +953,7 @@ static int write_cert(const vars_opts *o, size_t index, const uint8_t *der, size
                 cli_error("out of memory");
         else {
                 snprintf(path, plen, "%s-%zu.%s", o->prefix, index, o->der ? "der" : "pem");
-                r = save_file(path, o->der ? der : (const uint8_t *) text, o->der ? n : (size_t) tlen);
+                r = cli_write_file(path, CLI_MODE_PUBLIC, o->der ? der : (const uint8_t *) text, o->der ? n : (size_t) tlen);
                 if (r == 0) {
                         out_puts(path);
                         out_putc('\n');
@@ -1038,23 +1013,77 @@ out:
         return r;
 }
 
-/* The password from --password, else the first line of standard input. */
+/* The first line of data, without its line end, as a string. */
+static char *first_line(const uint8_t *data, size_t n) {
+        const uint8_t *nl = memchr(data, '\n', n);
+        size_t len = nl ? (size_t) (nl - data) : n;
+        char *s;
+
+        if (len && data[len - 1] == '\r')
+                len--;
+        s = malloc(len + 1);
+        if (!s) {
+                cli_error("out of memory");
+                return NULL;
+        }
+        memcpy(s, data, len);
+        s[len] = 0;
+        return s;
+}
+
+static char *password_from_file(const char *path) {
+        cli_file f;
+        char *s;
+
+        if (cli_file_load_max(path, PW_FILE_MAX, "a password file", &f) < 0)
+                return NULL;
+        s = first_line(f.data, f.size);
+        cli_file_free(&f);
+        return s;
+}
+
+/* On a terminal: asked twice without echo, as mokutil does. */
+static char *password_from_tty(void) {
+        char *a = cli_tty_secret(STDIN_FILENO, "MOK password: "), *b = NULL;
+
+        if (a)
+                b = cli_tty_secret(STDIN_FILENO, "MOK password again: ");
+        if (a && b && strcmp(a, b) != 0) {
+                cli_error("the passwords do not match; nothing written");
+                cli_secret_free(a);
+                a = NULL;
+        }
+        cli_secret_free(b);
+        return a;
+}
+
+/* The password from --password, --password-file, the terminal, or the
+ * first line of standard input. */
 static char *read_password(const vars_opts *o) {
-        char *line = NULL;
+        char *line = NULL, *s;
         size_t cap = 0;
         ssize_t n;
 
+        if (o->password && o->password_file) {
+                cli_error("give --password or --password-file, not both");
+                return NULL;
+        }
         if (o->password)
                 return strdup(o->password);
+        if (o->password_file)
+                return password_from_file(o->password_file);
+        if (isatty(STDIN_FILENO))
+                return password_from_tty();
         n = getline(&line, &cap, stdin);
         if (n < 0) {
                 free(line);
                 cli_usage_error("vars", "vars mok-import: no --password and no password on standard input");
                 return NULL;
         }
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-                line[--n] = 0;
-        return line;
+        s = first_line((const uint8_t *) line, (size_t) n);
+        explicit_bzero(line, cap);
+        free(line);
+        return s;
 }
 
 /* What `mokutil --import CERT` leaves for shim: MokNew holds the request,
@@ -1088,7 +1117,7 @@ static int do_mok_import(const vars_opts *o) {
                 goto out;
         r = 0;
 out:
-        free(pw);
+        cli_secret_free(pw);
         free(b.p);
         store_free(&s);
         return r;
@@ -1107,7 +1136,7 @@ static int do_sbat_level(const vars_opts *o) {
 
         if (!o->policy)
                 return cli_usage_error("vars", "vars sbat-level needs --policy FILE");
-        if (cli_file_load(o->policy, &f) < 0)
+        if (cli_file_load_max(o->policy, POLICY_MAX, "an SbatLevel policy", &f) < 0)
                 return EXIT_BAD_INPUT;
         mb_sbat_policy_init(&it, f.data, f.size);
         while ((pe = mb_sbat_next(&it, &e)) == MB_OK)
@@ -1142,7 +1171,7 @@ static int add_cert(const char **list, unsigned *n, const char *opt, const char 
 
 static int parse_opts(int argc, char **argv, vars_opts *o) {
         enum { O_GUID = 256, O_JSON, O_PK, O_KEK, O_DB, O_DBX, O_DBXH, O_OWNER, O_SB, O_CERT, O_PW, O_DBXI,
-               O_PREFIX, O_DER, O_POLICY };
+               O_PREFIX, O_DER, O_POLICY, O_PWF };
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' }, { "output", required_argument, NULL, 'o' },
                 { "guid", required_argument, NULL, O_GUID }, { "json", no_argument, NULL, O_JSON },
@@ -1152,7 +1181,8 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
                 { "secure-boot", no_argument, NULL, O_SB }, { "cert", required_argument, NULL, O_CERT },
                 { "password", required_argument, NULL, O_PW }, { "dbx-image", required_argument, NULL, O_DBXI },
                 { "prefix", required_argument, NULL, O_PREFIX }, { "der", no_argument, NULL, O_DER },
-                { "policy", required_argument, NULL, O_POLICY }, { 0 },
+                { "policy", required_argument, NULL, O_POLICY },
+                { "password-file", required_argument, NULL, O_PWF }, { 0 },
         };
         int c, r = 0;
 
@@ -1160,32 +1190,48 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
         while (r == 0 && (c = cli_getopt(argc, argv, "ho:", opts, "vars")) != -1) {
                 switch (c) {
                 case 'h': cli_help(stdout, "vars"); return 1;
-                case 'o': o->out = optarg; break;
-                case O_GUID: o->guid = optarg; break;
+                case 'o': r = cli_opt_once(&o->out, "-o/--output", optarg); break;
+                case O_GUID: r = cli_opt_once(&o->guid, "--guid", optarg); break;
                 case O_JSON: o->json = true; break;
-                case O_PK: o->pk = optarg; break;
+                case O_PK: r = cli_opt_once(&o->pk, "--pk", optarg); break;
                 case O_KEK: r = add_cert(o->kek, &o->n_kek, "--kek", optarg); break;
                 case O_DB: r = add_cert(o->db, &o->n_db, "--db", optarg); break;
                 case O_DBX: r = add_cert(o->dbx, &o->n_dbx, "--dbx", optarg); break;
                 case O_DBXH: r = add_cert(o->dbx_hash, &o->n_dbx_hash, "--dbx-hash", optarg); break;
-                case O_OWNER: o->owner = optarg; break;
+                case O_OWNER: r = cli_opt_once(&o->owner, "--owner", optarg); break;
                 case O_SB: o->secure_boot = true; break;
-                case O_CERT: o->cert = optarg; break;
-                case O_PW: o->password = optarg; break;
+                case O_CERT: r = cli_opt_once(&o->cert, "--cert", optarg); break;
+                case O_PW: r = cli_opt_once(&o->password, "--password", optarg); break;
+                case O_PWF: r = cli_opt_once(&o->password_file, "--password-file", optarg); break;
                 case O_DBXI: r = add_cert(o->dbx_image, &o->n_dbx_image, "--dbx-image", optarg); break;
-                case O_PREFIX:
-                        r = o->prefix ? (cli_usage_error("vars", "--prefix given twice"), -1) : 0;
-                        o->prefix = optarg;
-                        break;
+                case O_PREFIX: r = cli_opt_once(&o->prefix, "--prefix", optarg); break;
                 case O_DER: o->der = true; break;
-                case O_POLICY:
-                        r = o->policy ? (cli_usage_error("vars", "--policy given twice"), -1) : 0;
-                        o->policy = optarg;
-                        break;
+                case O_POLICY: r = cli_opt_once(&o->policy, "--policy", optarg); break;
                 default: return -1;
                 }
         }
         return r;
+}
+
+/* No output over a certificate or password file read, nor, for get,
+ * over the store read (the editing commands edit it in place). */
+static int out_not_input(const vars_opts *o, bool store_too) {
+        cli_input in[5 + 4 * MAX_CERTS] = {
+                { "the variable store", store_too ? o->file : NULL }, { "the --pk certificate", o->pk },
+                { "the --cert certificate", o->cert }, { "the --password-file", o->password_file },
+                { "the --policy file", o->policy },
+        };
+        size_t n = 5;
+
+        for (unsigned i = 0; i < o->n_kek; i++)
+                in[n++] = (cli_input) { "a --kek certificate", o->kek[i] };
+        for (unsigned i = 0; i < o->n_db; i++)
+                in[n++] = (cli_input) { "a --db certificate", o->db[i] };
+        for (unsigned i = 0; i < o->n_dbx; i++)
+                in[n++] = (cli_input) { "a --dbx certificate", o->dbx[i] };
+        for (unsigned i = 0; i < o->n_dbx_image; i++)
+                in[n++] = (cli_input) { "a --dbx-image image", o->dbx_image[i] };
+        return cli_out_not_input(o->out, in, n);
 }
 
 static const struct {
@@ -1230,6 +1276,8 @@ int cmd_vars(int argc, char **argv) {
                 if (vars_cmds[i].writes && !o.out)
                         return cli_usage_error("vars", "vars %s needs -o OUT (give -o %s to change the file in place)",
                                                sub, o.file);
+                if (o.out && out_not_input(&o, !vars_cmds[i].writes) < 0)
+                        return EXIT_BAD_INPUT;
                 return vars_cmds[i].run(&o);
         }
         if (sub)
