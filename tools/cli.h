@@ -107,6 +107,7 @@ int cmd_pe_hash(int argc, char **argv);
 int cmd_sbat(int argc, char **argv);
 int cmd_vars(int argc, char **argv);
 int cmd_boot_policy(int argc, char **argv);  /* tools/bootpolicy.c */
+int cmd_predict(int argc, char **argv);      /* tools/predict.c */
 
 /* Read every PCR of the given banks from the TPM named by the usual TCTI
  * environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI; else tpm2-tss's default). */

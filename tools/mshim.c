@@ -14,6 +14,7 @@ static const struct {
         { "pe-hash", cmd_pe_hash },
         { "sbat", cmd_sbat },
         { "boot-policy", cmd_boot_policy },
+        { "predict", cmd_predict },
 };
 
 static void usage(FILE *f) {
@@ -32,6 +33,8 @@ static void usage(FILE *f) {
 "  pe-hash IMAGE... print images' Authenticode digests (as PCR 4 and db see them)\n"
 "  sbat IMAGE       print an image's SBAT records; check them against a policy\n"
 "  boot-policy IMAGE show or set mshimx64.efi's built-in boot policy (before signing)\n"
+"  predict          the next boot's PCR values from this boot's log and the\n"
+"                   next boot's files (--esp DIR, --kernel, --initrd, ...)\n"
 "  help [COMMAND]   show this help, or a command's\n"
 "\n"
 "Options:\n"
