@@ -134,7 +134,7 @@ unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
 
 deps:
-	@KDIR=$(B)/kernel EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
 
 check: deps all $(UNIT_BIN) $(B)/test/mshim $(B)/tsan/mshim
 	@tests/run-all.sh
