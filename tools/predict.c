@@ -43,7 +43,7 @@ typedef struct pfile {
         uint8_t *path16;        /* \loader\... in UTF-16LE with NUL */
         size_t path16_bytes;
         mb_bls_entry bls;
-        bool bad;
+        uint32_t bad_tag;       /* 0, or how mshim measures this unusable entry */
 } pfile;
 
 typedef struct predict_run {
@@ -139,8 +139,13 @@ static int entry_load(pfile *pf, const char *path, const char *name) {
         }
         if (pfile_path16(pf, rel) < 0)
                 return -1;
+        /* mshim does not read past MB_CONF_FILE_MAX: unreadable to it. */
+        if (pf->f.size > MB_CONF_FILE_MAX) {
+                pf->bad_tag = MB_TAG_FILE_UNREADABLE;
+                return 0;
+        }
         r = mb_bls_parse_entry((const char *) pf->f.data, pf->f.size, (mb_str) { pf->id, strlen(pf->id) }, &pf->bls);
-        pf->bad = r != MB_OK;
+        pf->bad_tag = r != MB_OK ? MB_TAG_BLS_ENTRY_BAD : 0;
         return 0;
 }
 
@@ -156,9 +161,9 @@ static bool is_conf_name(const char *name) {
 static int entry_order(const void *a, const void *b) {
         const pfile *x = a, *y = b;
 
-        if (x->bad != y->bad)
-                return x->bad ? 1 : -1;
-        return x->bad ? strcmp(x->id, y->id) : mb_bls_compare(&x->bls, &y->bls);
+        if (!x->bad_tag != !y->bad_tag)
+                return x->bad_tag ? 1 : -1;
+        return x->bad_tag ? strcmp(x->id, y->id) : mb_bls_compare(&x->bls, &y->bls);
 }
 
 static int esp_list(predict_run *r) {
@@ -216,7 +221,7 @@ static bool id_matches(const pfile *pf, const char *id) {
 static pfile *esp_default(predict_run *r, size_t good) {
         mb_loader_conf conf;
 
-        if (r->conf.loaded && mb_loader_conf_parse((const char *) r->conf.f.data, r->conf.f.size, &conf) == MB_OK &&
+        if (r->conf_pf.tag == MB_TAG_LOADER_CONF && mb_loader_conf_parse((const char *) r->conf.f.data, r->conf.f.size, &conf) == MB_OK &&
             conf.default_glob.len)
                 for (size_t i = 0; i < good; i++)
                         if (mb_bls_is_default(conf.default_glob, &r->listing[i].bls))
@@ -228,7 +233,7 @@ static int esp_choose(predict_run *r, pfile **ret) {
         size_t good = 0;
         pfile *e;
 
-        while (good < r->n_listing && !r->listing[good].bad)
+        while (good < r->n_listing && !r->listing[good].bad_tag)
                 good++;
         if (good == 0) {
                 cli_error("%s: no usable entry in loader/entries: mshim would chainload its next stage, "
@@ -248,9 +253,10 @@ not_first:
                 return -1;
         }
         for (size_t i = good; i < r->n_listing; i++) {
-                r->bad_pf[r->n_bad++] = (mb_predict_file) { MB_TAG_BLS_ENTRY_BAD, r->listing[i].path16,
-                                                            r->listing[i].path16_bytes, r->listing[i].f.data,
-                                                            r->listing[i].f.size };
+                const pfile *b = &r->listing[i];
+                bool read = b->bad_tag != MB_TAG_FILE_UNREADABLE;
+                r->bad_pf[r->n_bad++] = (mb_predict_file) { b->bad_tag, b->path16, b->path16_bytes,
+                                                            read ? b->f.data : NULL, read ? b->f.size : 0 };
         }
         r->in.bad_entries_given = true;
         r->in.bad_entries = r->bad_pf;
@@ -272,7 +278,10 @@ static int load_conf(predict_run *r) {
         r->conf_pf = (mb_predict_file) { MB_TAG_FILE_ABSENT, r->conf.path16, r->conf.path16_bytes, NULL, 0 };
         if (!given && access(path, F_OK) < 0 && errno == ENOENT) {
                 ret = 0;        /* mshim measures its absence */
-        } else if (pfile_load(&r->conf, path) == 0) {
+        } else if (pfile_load(&r->conf, path) == 0 && r->conf.f.size > MB_CONF_FILE_MAX) {
+                r->conf_pf.tag = MB_TAG_FILE_UNREADABLE;        /* mshim does not read it */
+                ret = 0;
+        } else if (r->conf.loaded) {
                 r->conf_pf.tag = MB_TAG_LOADER_CONF;
                 r->conf_pf.data = r->conf.f.data;
                 r->conf_pf.size = r->conf.f.size;
@@ -359,7 +368,12 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
         if (r->o->entry) {
                 if (entry_load(&r->entry, r->o->entry, base_name(r->o->entry)) < 0)
                         return -1;
-                if (r->entry.bad) {
+                if (r->entry.bad_tag == MB_TAG_FILE_UNREADABLE) {
+                        cli_error("%s: over %u bytes, more than mshim reads: it would skip it",
+                                  r->o->entry, MB_CONF_FILE_MAX);
+                        return -1;
+                }
+                if (r->entry.bad_tag) {
                         cli_error("%s: not a bootable BLS entry (line %zu): mshim would skip it",
                                   r->o->entry, r->entry.bls.err_line);
                         return -1;
