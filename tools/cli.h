@@ -112,5 +112,9 @@ int cmd_predict(int argc, char **argv);      /* tools/predict.c */
 /* Read every PCR of the given banks from the TPM named by the usual TCTI
  * environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI; else tpm2-tss's default). */
 int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret);
+/* The PCR values to check a replay against: from pcrs_file (the forms
+ * mb_pcrs_parse reads), or with pcrs_file NULL from the TPM, for every bank
+ * of replay mshim can hash. Prints its own error; 0 or -1. */
+int cli_pcr_values_load(const char *pcrs_file, const mb_replay *replay, mb_pcr_values *ret);
 
 #endif

@@ -425,30 +425,6 @@ static bool tpm_present(void) {
                getenv("TPM2TOOLS_TCTI") || getenv("TCTI") || getenv("TSS2_TCTI");
 }
 
-static int load_actual(predict_run *r, const mb_replay *base, mb_pcr_values *ret) {
-        cli_file f;
-        mb_err err;
-
-        if (r->o->pcrs_file) {
-                if (cli_file_load(r->o->pcrs_file, &f) < 0)
-                        return -1;
-                err = mb_pcrs_parse((const char *) f.data, f.size, ret);
-                cli_file_free(&f);
-                if (err != MB_OK) {
-                        cli_error("%s:%zu: not a PCR value line (expected tpm2_pcrread YAML or \"sha256:0=<hex>\")",
-                                  r->o->pcrs_file, ret->err_line);
-                        return -1;
-                }
-                return 0;
-        }
-        uint16_t algs[MB_TCGLOG_MAX_ALGS];
-        uint32_t n = 0;
-        for (uint32_t b = 0; b < base->n_banks; b++)
-                if (base->banks[b].computable)
-                        algs[n++] = base->banks[b].alg;
-        return cli_tpm_read_pcrs(algs, n, ret);
-}
-
 /* Every PCR the log extends, and those the predictor may rebuild, in every
  * bank mshim can hash: equal, or the log is refused, naming them all. */
 static int check_baseline(predict_run *r, const mb_replay *base) {
@@ -461,7 +437,7 @@ static int check_baseline(predict_run *r, const mb_replay *base) {
                 cli_error("out of memory");
                 return -1;
         }
-        if (load_actual(r, base, actual) < 0)
+        if (cli_pcr_values_load(r->o->pcrs_file, base, actual) < 0)
                 goto out;
         for (uint32_t b = 0; b < base->n_banks; b++) {
                 const mb_pcr_bank *bank = &base->banks[b];
