@@ -29,6 +29,13 @@ same_pcrs() {
 got = json.load(open(sys.argv[1]))["pcrs"]; want = json.loads(sys.argv[2])
 sys.exit(0 if got == want else "got %s\nwant %s" % (got, want))' "$T/out" "$2"; then pass "$1"; else fail "$1"; fi
 }
+# valid: the JSON on stdout follows docs/predict.schema.json.
+valid() {
+        if python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open("docs/predict.schema.json")))' "$T/out"; then
+                pass "$1: valid against docs/predict.schema.json"
+        else fail "$1: valid against docs/predict.schema.json"; fi
+}
 json_field() { python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))[sys.argv[2]], sort_keys=True))' "$T/out" "$1"; }
 
 [ -f "$KERNEL" ] || { fail "missing $KERNEL: run make deps"; exit 1; }
@@ -39,6 +46,7 @@ base=(--log "$F/log.bin" --pcrs "$F/pcrs.txt")
 # ---- predictions ------------------------------------------------------------
 expect_rc "unchanged ESP" 0 "" "$MSHIM" predict "${base[@]}" --esp "$F/esp" --json
 same_pcrs "unchanged ESP predicts the baseline's replay" "$(python3 "$FIX" expect "$F")"
+valid "unchanged ESP"
 [ "$(json_field changed)" = "[]" ] && [ "$(json_field unpredictable)" = "{}" ] &&
         [ "$(json_field schema)" = '"mshim-predict/1"' ] && pass "unchanged: nothing changed, schema mshim-predict/1" ||
         fail "unchanged: nothing changed, schema mshim-predict/1 ($(cat "$T/out"))"
@@ -62,6 +70,7 @@ expect_rc "GRUB in the baseline: new options unpredictable" 1 "" "$MSHIM" predic
 [ "$(python3 -c 'import json,sys; print(sorted(json.load(open(sys.argv[1]))["unpredictable"]))' "$T/out")" = "['12', '9']" ] &&
         grep -q GRUB "$T/out" && pass "GRUB: PCRs 9 and 12 unpredictable, the reason names GRUB" ||
         fail "GRUB: PCRs 9 and 12 unpredictable ($(cat "$T/out"))"
+valid "GRUB"
 S=$T/sb
 python3 "$FIX" make "$S" "$KERNEL" --authority || fail "fixture (authority)"
 expect_rc "Secure Boot authority and a new kernel: PCR 7 unpredictable" 1 "Secure Boot" \
