@@ -471,9 +471,16 @@ out:
 
 /* ---- output ------------------------------------------------------------------ */
 
+static bool selected(const predict_run *r, uint32_t i) {
+        return !r->o->select || (r->o->select & (1u << i));
+}
+
+/* A value is shown for every selected PCR the baseline or the prediction
+ * extends; an unpredictable one is named wherever it is selected. */
 static bool shown(const predict_run *r, const mb_pcr_bank *bank, uint32_t i) {
-        return (!r->o->select || (r->o->select & (1u << i))) &&
-               ((bank->extended | r->p->baseline.banks[bank - r->p->pcrs.banks].extended) & (1u << i));
+        return selected(r, i) &&
+               (((bank->extended | r->p->baseline.banks[bank - r->p->pcrs.banks].extended) & (1u << i)) ||
+                (r->p->unpredictable & (1u << i)));
 }
 
 static void print_json(const predict_run *r) {
@@ -503,12 +510,12 @@ static void print_json(const predict_run *r) {
         mb_emit_end_obj(e);
         mb_emit_begin_arr(e, "changed");
         for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
-                if ((r->p->changed & (1u << i)) && (!r->o->select || (r->o->select & (1u << i))))
+                if ((r->p->changed & (1u << i)) && selected(r, i))
                         mb_emit_u64(e, NULL, i);
         mb_emit_end_arr(e);
         mb_emit_begin_obj(e, "unpredictable");
         for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
-                if ((r->p->unpredictable & (1u << i)) && (!r->o->select || (r->o->select & (1u << i)))) {
+                if ((r->p->unpredictable & (1u << i)) && selected(r, i)) {
                         snprintf(idx, sizeof(idx), "%u", i);
                         mb_emit_cstr(e, idx, r->p->reason[i]);
                 }
@@ -531,7 +538,7 @@ static void print_text(const predict_run *r) {
                 }
                 out_puts(":\n");
                 for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!shown(r, bank, i) && !((r->o->select & (1u << i)) && (r->p->unpredictable & (1u << i))))
+                        if (!shown(r, bank, i))
                                 continue;
                         snprintf(line, sizeof(line), "  PCR %2u: ", i);
                         out_puts(line);
@@ -608,7 +615,10 @@ static int predict(predict_run *r) {
                 print_text(r);
         if (out_finish() < 0)
                 return EXIT_BAD_INPUT;
-        return (r->p->unpredictable & (r->o->select ? r->o->select : ~0u)) ? EXIT_CHECK_FAILED : 0;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if ((r->p->unpredictable & (1u << i)) && selected(r, i))
+                        return EXIT_CHECK_FAILED;
+        return 0;
 }
 
 static void run_free(predict_run *r) {

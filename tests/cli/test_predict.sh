@@ -79,6 +79,13 @@ expect_rc "... the same with --select 4: exit 0" 0 "" \
         "$MSHIM" predict --log "$S/log.bin" --pcrs "$S/pcrs.txt" --kernel "$KERNEL" --select 4
 expect_rc "a kernel without a readable version: PCR 9 unpredictable" 1 "names no version" \
         "$MSHIM" predict "${base[@]}" --kernel build/mshimx64.efi
+cp -r "$F/esp" "$T/efi-esp"
+printf 'title an EFI program\nefi /x.efi\n' > "$T/efi-esp/loader/entries/a.conf"
+expect_rc "an efi entry: the PCRs a next stage may extend are unpredictable" 1 "EFI program" \
+        "$MSHIM" predict "${base[@]}" --esp "$T/efi-esp" --json
+[ "$(python3 -c 'import json,sys; print(sorted(map(int, json.load(open(sys.argv[1]))["unpredictable"])))' "$T/out")" = \
+  "[4, 5, 7, 8, 9, 12, 13, 14]" ] && pass "efi entry: PCRs 4, 5, 7, 8, 9, 12, 13, 14 unpredictable" ||
+        fail "efi entry: PCRs 4, 5, 7, 8, 9, 12, 13, 14 unpredictable ($(cat "$T/out"))"
 
 # ---- bad input: exit 2, a message naming it, nothing printed ---------------------
 sed 's/^\(sha256:4=\)./\10/; s/^\(sha256:4=0\)0/\11/' "$F/pcrs.txt" > "$T/wrong.txt"
