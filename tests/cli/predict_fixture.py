@@ -7,7 +7,8 @@ tree, its replayed PCRs, and the PCR values a change must give.
 
   predict_fixture.py make DIR KERNEL [--grub] [--authority]
       DIR/esp (loader.conf, entries/a.conf, vmlinuz = KERNEL, initrd.img),
-      DIR/log.bin, DIR/pcrs.txt ("sha256:4=<hex>" lines)
+      DIR/log.bin, DIR/pcrs.txt ("sha256:4=<hex>" lines), DIR/extends.txt
+      (tpm2_pcrextend arguments, one event a line)
   predict_fixture.py expect DIR [--options S] [--initrd FILE]
       the JSON "pcrs" object the prediction must print
 """
@@ -94,6 +95,9 @@ def cmd_make(a):
     evs = events(esp, a.grub, a.authority)
     log = spec_header() + b"".join(record(p, t, d, None, digests_of((p, t, d, x))) for p, t, d, x in evs)
     open(os.path.join(a.dir, "log.bin"), "wb").write(log)
+    with open(os.path.join(a.dir, "extends.txt"), "w") as f:
+        for e in evs:
+            f.write("%d:%s\n" % (e[0], ",".join("%s=0x%s" % (b, d.hex()) for b, d in digests_of(e).items())))
     with open(os.path.join(a.dir, "pcrs.txt"), "w") as f:
         for b, vals in replay(evs).items():
             for n in range(24):

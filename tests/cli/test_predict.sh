@@ -10,7 +10,12 @@ cd "$(dirname "$0")/../.."
 MSHIM=${MSHIM:-build/test/mshim}
 KERNEL=${KERNEL:-build/kernel/vmlinuz}
 FIX=tests/cli/predict_fixture.py
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d)
+cleanup() {
+        [ -S "$T/tpm.ctrl" ] && swtpm_ioctl --unix "$T/tpm.ctrl" -s 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
 
 pass() { echo "PASS: predict: $1"; }
 fail() { echo "FAIL: predict: $1"; }
@@ -108,9 +113,25 @@ expect_rc "--entry-id that mshim would not boot first" 2 "mshim would boot a.con
 rm "$F/esp/loader/entries/b.conf"
 rm "$F/esp/vmlinuz"
 expect_rc "an ESP without the entry's kernel" 2 "esp/vmlinuz" "$MSHIM" predict "${base[@]}" --esp "$F/esp"
+cp "$KERNEL" "$F/esp/vmlinuz"
 expect_rc "options that are not UTF-8" 2 "not valid UTF-8" "$MSHIM" predict "${base[@]}" --options $'\xff'
 expect_rc "--select out of range" 2 "--select 24" "$MSHIM" predict "${base[@]}" --select 24
 for o in --next-stage --shim --db-append --dbx-append --mok; do
         expect_rc "$o: not supported yet" 2 "$o is not supported yet" "$MSHIM" predict "${base[@]}" "$o" x
 done
 expect_rc "--pcrs with --tpm" 2 "cannot be used together" "$MSHIM" predict "${base[@]}" --tpm
+
+# ---- against a TPM (swtpm): the default when one is there -----------------------
+if swtpm socket --tpm2 --tpmstate dir="$T" --server type=unixio,path="$T/tpm" \
+        --ctrl type=unixio,path="$T/tpm.ctrl" --flags not-need-init,startup-clear --daemon; then
+        export TPM2TOOLS_TCTI="swtpm:path=$T/tpm"
+        while read -r x; do tpm2_pcrextend "$x" || fail "tpm2_pcrextend $x"; done < "$F/extends.txt"
+        expect_rc "the TPM holds the baseline: predicted without --tpm or --pcrs" 0 "" \
+                "$MSHIM" predict --log "$F/log.bin" --options "quiet mshim.x=1" --json
+        same_pcrs "... with the values the fixture computes" "$(python3 "$FIX" expect "$F" --options "quiet mshim.x=1")"
+        tpm2_pcrextend "9:sha256=0x$(printf '%064d' 1)"
+        expect_rc "one extend more in the TPM: the log is refused, naming sha256 PCR 9 only" 2 \
+                "to the TPM's PCRs: sha256 PCR 9; refusing" "$MSHIM" predict --log "$F/log.bin" --tpm
+else
+        fail "swtpm starts"
+fi
