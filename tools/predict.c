@@ -527,8 +527,9 @@ static void print_json(const predict_run *r) {
 static void print_text(const predict_run *r) {
         char lb[16], line[96];
 
-        snprintf(line, sizeof(line), "Predicted PCRs for the next boot (baseline %s):\n", r->o->log);
-        out_puts(line);
+        out_puts("Predicted PCRs for the next boot (baseline ");
+        out_puts(r->o->log);
+        out_puts("):\n");
         for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
                 const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
                 out_puts(cli_alg_label(bank->alg, lb));
