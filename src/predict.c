@@ -140,8 +140,8 @@ static bool linux_tag(const mb_tcglog_event *ev, uint32_t tag) {
                mb_le32(ev->data + 4) == ev->data_size - 8;
 }
 
-/* Firmware event types PC Client PFP 10.4.4 puts in PCR 5 on a UEFI boot:
- * the GPT, the separator, the ExitBootServices actions. */
+/* The firmware's own PCR 5 events on a UEFI boot (PC Client PFP, PCR[5]
+ * usage): the GPT, the separator, the ExitBootServices actions. */
 static bool pcr5_firmware(uint32_t type) {
         return type == MB_EV_SEPARATOR || type == MB_EV_EFI_GPT_EVENT || type == MB_EV_EFI_GPT_EVENT2 ||
                type == MB_EV_EFI_ACTION;
