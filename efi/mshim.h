@@ -23,7 +23,7 @@
 
 /* Caps on what we read from the ESP. Sizes come from the file system, which
  * we do not trust: everything bigger is refused before any allocation. */
-#define MSHIM_CONF_MAX     (64u * 1024)          /* loader.conf, entry files */
+#define MSHIM_CONF_MAX     MB_CONF_FILE_MAX      /* loader.conf, entry files (mb/bls.h) */
 #define MSHIM_IMAGE_MAX    (512u * 1024 * 1024)  /* kernel, EFI image, initrds (all together) */
 #define MSHIM_MAX_ENTRIES  64                    /* more entry files are reported and ignored */
 #define MSHIM_PATH_UNITS   512                   /* CHAR16 units of a path, NUL included */

@@ -42,4 +42,6 @@ if [ -n "$missing" ]; then
 fi
 
 scripts/fetch-efi.sh
-exec scripts/fetch-kernel.sh
+scripts/fetch-kernel.sh
+# The second real kernel (tests/integration/test_predict.sh: a kernel update).
+KDIR=${KRTDIR:-build/kernel-rt} KMETA=linux-image-rt-amd64 exec scripts/fetch-kernel.sh

@@ -3,17 +3,20 @@
 # Fetch, once, the real Debian kernel the integration tests boot: the
 # package linux-image-amd64 depends on, unpacked with dpkg-deb (never
 # installed). Result: build/kernel/vmlinuz and build/kernel/VERSION.
-# Cached: does nothing when both exist. KDIR overrides the destination.
+# Cached: does nothing when both exist. KDIR overrides the destination,
+# KMETA the meta-package (linux-image-rt-amd64 gives the second kernel
+# test_predict.sh boots, into build/kernel-rt).
 set -eu
 cd "$(dirname "$0")/.."
 KDIR=${KDIR:-build/kernel}
+KMETA=${KMETA:-linux-image-amd64}
 
 if [ -s "$KDIR/vmlinuz" ] && [ -s "$KDIR/VERSION" ]; then
         exit 0
 fi
 
 pkg_of() {
-        apt-cache depends linux-image-amd64 2>/dev/null |
+        apt-cache depends "$KMETA" 2>/dev/null |
                 sed -n 's/^ *Depends: *\(linux-image-[0-9][^ ]*\).*/\1/p' | head -n1
 }
 pkg=$(pkg_of)
@@ -22,7 +25,7 @@ if [ -z "$pkg" ] && [ "$(id -u)" = 0 ]; then
         pkg=$(pkg_of)
 fi
 if [ -z "$pkg" ]; then
-        echo "fetch-kernel: apt-cache does not know linux-image-amd64 (run apt-get update?)" >&2
+        echo "fetch-kernel: apt-cache does not know $KMETA (run apt-get update?)" >&2
         exit 1
 fi
 

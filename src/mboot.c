@@ -63,6 +63,11 @@ mb_err mb_pcr5_input_build(uint32_t tag, const uint8_t *path_utf16, size_t path_
 /* Linux 5.17: "efi/libstub: measure loaded initrd info into the TPM". */
 #define STUB_MEASURES_INITRD_MAJOR 5
 #define STUB_MEASURES_INITRD_MINOR 17
+/* Linux 6.1: "efi/libstub: measure EFI LoadOptions" (PCR 9, tag
+ * 0x8F3B22ED), skipped only for empty LoadOptions, which mshim never
+ * passes. */
+#define STUB_MEASURES_OPTIONS_MAJOR 6
+#define STUB_MEASURES_OPTIONS_MINOR 1
 
 /* A decimal number of at most 4 digits at s[*i], which must be followed by
  * `stop` (or end the string when stop is 0). */
@@ -77,7 +82,7 @@ static bool version_number(const uint8_t *s, size_t len, size_t *i, char stop, u
         return true;
 }
 
-bool mb_linux_stub_measures_initrd(const void *image, size_t size) {
+mb_err mb_linux_kernel_version(const void *image, size_t size, unsigned *ret_major, unsigned *ret_minor) {
         const uint8_t *p = image;
         unsigned major, minor;
         size_t off, i = 0, len;
@@ -85,18 +90,37 @@ bool mb_linux_stub_measures_initrd(const void *image, size_t size) {
         if (mb_out_of_bounds(size, SETUP_KERNEL_VERSION, 2) ||
             mb_memcmp(p + SETUP_HEADER_MAGIC, "HdrS", 4) != 0 ||
             mb_le16(p + SETUP_VERSION) < 0x0200)
-                return false;
+                return MB_ERR_INVALID;
         off = (size_t) mb_le16(p + SETUP_KERNEL_VERSION) + 0x200;
         if (mb_le16(p + SETUP_KERNEL_VERSION) == 0 || off >= size)
-                return false;
+                return MB_ERR_INVALID;
         len = size - off < KERNEL_VERSION_MAX ? size - off : KERNEL_VERSION_MAX;
         if (!version_number(p + off, len, &i, '.', &major))
-                return false;
+                return MB_ERR_INVALID;
         i++;
         if (!version_number(p + off, len, &i, 0, &minor))
-                return false;
-        return major > STUB_MEASURES_INITRD_MAJOR ||
-               (major == STUB_MEASURES_INITRD_MAJOR && minor >= STUB_MEASURES_INITRD_MINOR);
+                return MB_ERR_INVALID;
+        *ret_major = major;
+        *ret_minor = minor;
+        return MB_OK;
+}
+
+static bool version_at_least(unsigned major, unsigned minor, unsigned want_major, unsigned want_minor) {
+        return major > want_major || (major == want_major && minor >= want_minor);
+}
+
+bool mb_linux_stub_measures_initrd(const void *image, size_t size) {
+        unsigned major, minor;
+
+        return mb_linux_kernel_version(image, size, &major, &minor) == MB_OK &&
+               version_at_least(major, minor, STUB_MEASURES_INITRD_MAJOR, STUB_MEASURES_INITRD_MINOR);
+}
+
+bool mb_linux_stub_measures_load_options(const void *image, size_t size) {
+        unsigned major, minor;
+
+        return mb_linux_kernel_version(image, size, &major, &minor) == MB_OK &&
+               version_at_least(major, minor, STUB_MEASURES_OPTIONS_MAJOR, STUB_MEASURES_OPTIONS_MINOR);
 }
 
 /* ---- the built-in boot policy --------------------------------------------- */

@@ -123,6 +123,7 @@ int cmd_sbat(int argc, char **argv);
 int cmd_vars(int argc, char **argv);
 int cmd_boot_policy(int argc, char **argv);  /* tools/bootpolicy.c */
 int cmd_pcrs(int argc, char **argv);     /* tools/pcrs.c */
+int cmd_predict(int argc, char **argv);  /* tools/predict.c */
 
 /* Read the PCRs in mask (bit i: PCR i) of the given banks, each of which
  * must be active, or of every active bank when n_algs is 0, from the TPM
@@ -130,5 +131,9 @@ int cmd_pcrs(int argc, char **argv);     /* tools/pcrs.c */
  * else tpm2-tss's default). Bounded by MSHIM_TPM_TIMEOUT. */
 #define MB_PCR_ALL 0xffffffu
 int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret);
+/* The PCR values to check a replay against: from pcrs_file (the forms
+ * mb_pcrs_parse reads), or with pcrs_file NULL from the TPM, for every bank
+ * of replay mshim can hash. Prints its own error; 0 or -1. */
+int cli_pcr_values_load(const char *pcrs_file, const mb_replay *replay, mb_pcr_values *ret);
 
 #endif

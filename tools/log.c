@@ -296,31 +296,8 @@ static void compare_bank(log_run *r, const mb_pcr_bank *bank) {
 }
 
 static int load_actual(log_run *r) {
-        if (r->o->pcrs_file) {
-                cli_file f;
-                mb_err err;
-
-                if (cli_file_load(r->o->pcrs_file, &f) < 0)
-                        return -1;
-                err = mb_pcrs_parse((const char *) f.data, f.size, &r->actual);
-                cli_file_free(&f);
-                if (err != MB_OK) {
-                        if (r->actual.err_line)
-                                cli_error("%s:%zu: not a PCR value line (expected tpm2_pcrread YAML or \"sha256:0=<hex>\")",
-                                          r->o->pcrs_file, r->actual.err_line);
-                        else
-                                cli_error("%s: no PCR values found", r->o->pcrs_file);
-                        return -1;
-                }
-        } else {
-                uint16_t algs[MB_TCGLOG_MAX_ALGS];
-                uint32_t n = 0;
-                for (uint32_t b = 0; b < r->replay.n_banks; b++)
-                        if (r->replay.banks[b].computable)
-                                algs[n++] = r->replay.banks[b].alg;
-                if (cli_tpm_read_pcrs(algs, n, MB_PCR_ALL, &r->actual) < 0)
-                        return -1;
-        }
+        if (cli_pcr_values_load(r->o->pcrs_file, &r->replay, &r->actual) < 0)
+                return -1;
         r->have_actual = true;
         return 0;
 }

@@ -17,6 +17,7 @@ static const struct {
         { "pe-hash", cmd_pe_hash },
         { "sbat", cmd_sbat },
         { "boot-policy", cmd_boot_policy },
+        { "predict", cmd_predict },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

@@ -209,3 +209,29 @@ out:
         Tss2_TctiLdr_Finalize(&tcti);
         return r;
 }
+
+int cli_pcr_values_load(const char *pcrs_file, const mb_replay *replay, mb_pcr_values *ret) {
+        uint16_t algs[MB_TCGLOG_MAX_ALGS];
+        uint32_t n = 0;
+        cli_file f;
+        mb_err err;
+
+        if (!pcrs_file) {
+                for (uint32_t b = 0; b < replay->n_banks; b++)
+                        if (replay->banks[b].computable)
+                                algs[n++] = replay->banks[b].alg;
+                return cli_tpm_read_pcrs(algs, n, MB_PCR_ALL, ret);
+        }
+        if (cli_file_load(pcrs_file, &f) < 0)
+                return -1;
+        err = mb_pcrs_parse((const char *) f.data, f.size, ret);
+        cli_file_free(&f);
+        if (err == MB_OK)
+                return 0;
+        if (ret->err_line)
+                cli_error("%s:%zu: not a PCR value line (expected tpm2_pcrread YAML or \"sha256:0=<hex>\")",
+                          pcrs_file, ret->err_line);
+        else
+                cli_error("%s: no PCR values found", pcrs_file);
+        return -1;
+}

@@ -20,6 +20,9 @@
 #undef linux
 
 #define MB_CONF_MAX_LINE   4096 /* longer lines are rejected: MB_ERR_TOOLONG */
+/* The loader reads loader.conf and entry files up to this size; a larger
+ * one is measured as unreadable (MB_TAG_FILE_UNREADABLE) and not used. */
+#define MB_CONF_FILE_MAX   (64u * 1024)
 #define MB_BLS_MAX_INITRD  8
 #define MB_BLS_MAX_OPTIONS 16
 

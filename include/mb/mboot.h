@@ -47,6 +47,16 @@ mb_err mb_pcr5_input_build(uint32_t tag, const uint8_t *path_utf16, size_t path_
  * where one missing is not.
  */
 bool mb_linux_stub_measures_initrd(const void *image, size_t size);
+/*
+ * The kernel version the setup header names (the rules above): MB_OK with
+ * MAJOR and MINOR, MB_ERR_INVALID for an image that is not such a kernel
+ * or whose version cannot be read (outputs untouched).
+ */
+mb_err mb_linux_kernel_version(const void *image, size_t size, unsigned *ret_major, unsigned *ret_minor);
+/* Will its stub measure LOADED_IMAGE::LoadOptions into PCR 9 (tag
+ * MB_TAG_LINUX_LOAD_OPTIONS)? From Linux 6.1; false when the version
+ * cannot be read (a predictor then cannot know, and says so). */
+bool mb_linux_stub_measures_load_options(const void *image, size_t size);
 
 /* ---- the built-in boot policy (docs/CONFIG.md) -------------------------- */
 

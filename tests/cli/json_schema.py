@@ -37,8 +37,9 @@ for f in sorted(glob.glob("docs/schema/*.schema.json")):
     with open(f) as fh:
         s = json.load(fh)
     SCHEMAS[s["$id"]] = s
-LOG, DIFF, VARS, PCRS = ("urn:mshim:schema:mshim-log-1", "urn:mshim:schema:mshim-log-diff-1",
-                         "urn:mshim:schema:mshim-vars-1", "urn:mshim:schema:mshim-pcrs-1")
+LOG, DIFF, VARS, PCRS, PREDICT = ("urn:mshim:schema:mshim-log-1", "urn:mshim:schema:mshim-log-diff-1",
+                                  "urn:mshim:schema:mshim-vars-1", "urn:mshim:schema:mshim-pcrs-1",
+                                  "urn:mshim:schema:mshim-predict-1")
 
 
 def validator(sid):
@@ -67,7 +68,7 @@ def validate_file(sid, path):
 
 
 def schema_checks():
-    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS}, sorted(SCHEMAS)
+    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT}, sorted(SCHEMAS)
     for sid, s in SCHEMAS.items():
         try:
             jsonschema.Draft202012Validator.check_schema(s)
@@ -276,7 +277,7 @@ def drift():
 def documented():
     """Every member name the schemas allow is named in the prose docs, so
     neither can grow without the other."""
-    prose = open("docs/log-json.md").read() + open("docs/VARS.md").read()
+    prose = open("docs/log-json.md").read() + open("docs/VARS.md").read() + open("docs/predict.md").read()
     names = set()
 
     def walk(o):

@@ -99,7 +99,7 @@ comp() {        # comp WORDS...: what completing the last word offers
         bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _mshim; printf "%s\n" "${COMPREPLY[@]}"' \
                 _ "$GEN/mshim.bash" "$@"
 }
-check "completion: mshim p -> pcrs pe-hash" test "$(comp mshim p | sort | tr '\n' ' ')" = "pcrs pe-hash "
+check "completion: mshim p -> pcrs pe-hash predict" test "$(comp mshim p | sort | tr '\n' ' ')" = "pcrs pe-hash predict "
 check "completion: mshim log d -> diff" test "$(comp mshim log d)" = "diff"
 check "completion: mshim log --js -> --json" test "$(comp mshim log --js)" = "--json"
 check "completion: mshim log diff --j -> --json" test "$(comp mshim log diff --j)" = "--json"

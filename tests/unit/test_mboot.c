@@ -104,6 +104,31 @@ TEST(linux_stub_initrd_decision) {
         CHECK(!mb_linux_stub_measures_initrd("MZ", 2));
 }
 
+/* LoadOptions from Linux 6.1; the version read as MAJOR.MINOR or not at all. */
+TEST(linux_stub_load_options_and_version) {
+        static uint8_t k[0x600];
+        static const struct { const char *v; bool measures; unsigned major, minor; } cases[] = {
+                { "6.1.0-57-rt-amd64 (debian-kernel@lists.debian.org)", true, 6, 1 },
+                { "6.0.19", false, 6, 0 }, { "5.19.0", false, 5, 19 }, { "6.10", true, 6, 10 },
+                { "7.0", true, 7, 0 }, { "5.17.0", false, 5, 17 },
+        };
+        unsigned major = 99, minor = 99;
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(cases); i++) {
+                fake_kernel(k, sizeof(k), 0x020f, cases[i].v);
+                CHECK_EQ_INT(mb_linux_stub_measures_load_options(k, sizeof(k)), cases[i].measures);
+                CHECK_EQ_INT(mb_linux_kernel_version(k, sizeof(k), &major, &minor), MB_OK);
+                CHECK_EQ_INT(major, cases[i].major);
+                CHECK_EQ_INT(minor, cases[i].minor);
+        }
+        major = minor = 99;
+        fake_kernel(k, sizeof(k), 0x020f, "x.1");
+        CHECK_EQ_INT(mb_linux_kernel_version(k, sizeof(k), &major, &minor), MB_ERR_INVALID);
+        CHECK(!mb_linux_stub_measures_load_options(k, sizeof(k)));
+        CHECK_EQ_INT(major, 99);        /* untouched on failure */
+        CHECK_EQ_INT(mb_linux_kernel_version("MZ", 2, &major, &minor), MB_ERR_INVALID);
+}
+
 /* The real Debian kernel the integration tests boot (6.1): its stub measures. */
 TEST(linux_stub_initrd_debian_kernel) {
         size_t n = 0;
@@ -114,6 +139,7 @@ TEST(linux_stub_initrd_debian_kernel) {
                 return;
         }
         CHECK(mb_linux_stub_measures_initrd(k, n));
+        CHECK(mb_linux_stub_measures_load_options(k, n));
         free(k);
 }
 
@@ -184,6 +210,7 @@ int main(void) {
         RUN(pcr5_inputs_never_collide);
         RUN(pcr5_input_bounds);
         RUN(linux_stub_initrd_decision);
+        RUN(linux_stub_load_options_and_version);
         RUN(linux_stub_initrd_debian_kernel);
         RUN(boot_policy_parse);
         RUN(boot_policy_strict);

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The next boot's PCR values, predicted from this boot's event log and the
+ * files the next boot will use (docs/predict.md). Pure: no I/O, no
+ * allocation; the caller passes the bytes and a scratch buffer.
+ *
+ * Covered: firmware -> mshim -> a Linux kernel (a `linux` entry), the
+ * events docs/MEASUREMENTS.md lists. Every PCR the changes do not touch
+ * keeps the baseline's replayed value. A touched PCR is rebuilt from the
+ * baseline's events, with the firmware's own events kept in their places
+ * and mshim's, the firmware's image events for mshim and the kernel, and
+ * the Linux stub's replaced by recomputed ones. A touched PCR whose
+ * baseline holds an event these rules cannot attribute, or whose change
+ * the rules do not cover (Secure Boot authority events for a new image,
+ * GRUB, shim, an EFI program as next stage), is reported unpredictable
+ * with a reason: never guessed.
+ */
+#ifndef MB_PREDICT_H
+#define MB_PREDICT_H
+
+#include "mb/tcglog.h"
+
+/* One of mshim's PCR 5 file events (docs/MEASUREMENTS.md "The PCR 5
+ * digest input"): tag, path as UTF-16LE with its NUL, the file's bytes
+ * (none for MB_TAG_FILE_ABSENT and MB_TAG_FILE_UNREADABLE). */
+typedef struct mb_predict_file {
+        uint32_t tag;
+        const uint8_t *path_utf16;
+        size_t path_bytes;
+        const void *data;
+        size_t size;
+} mb_predict_file;
+
+/* A piece of a byte stream given in parts (the initrds, in entry order:
+ * the stream is their concatenation, as mshim serves it). */
+typedef struct mb_predict_chunk {
+        const void *data;
+        size_t size;
+} mb_predict_chunk;
+
+/* What the next boot uses. A NULL pointer (or a false *_given) means
+ * "as in the baseline boot": the baseline's events for it are kept. */
+typedef struct mb_predict_input {
+        const void *log;                        /* the baseline event log */
+        size_t log_size;
+        const void *loader;                     /* mshimx64.efi as the firmware will start it */
+        size_t loader_size;
+        const mb_predict_file *loader_conf;     /* tag LOADER_CONF, FILE_ABSENT or FILE_UNREADABLE */
+        bool bad_entries_given;                 /* the unusable entry files, in file name byte order */
+        const mb_predict_file *bad_entries;
+        size_t n_bad_entries;
+        const mb_predict_file *entry;           /* tag BLS_ENTRY: the entry that boots */
+        const void *kernel;                     /* the entry's linux image */
+        size_t kernel_size;
+        bool initrd_given;                      /* with n_initrd 0: no initrd */
+        const mb_predict_chunk *initrd;
+        size_t n_initrd;
+        const char *options;                    /* UTF-8, the entry's options joined */
+        size_t options_len;
+        /* Non-NULL: the next stage is not a Linux kernel mshim starts (an
+         * `efi` entry, the chainload path): the PCRs such a program may
+         * extend are unpredictable, with this reason. */
+        const char *next_stage_unsupported;
+        uint8_t *scratch;                       /* mb_predict_scratch_size bytes */
+        size_t scratch_size;
+} mb_predict_input;
+
+/* Which input a failure is about, for the caller's message. */
+typedef enum mb_predict_what {
+        MB_PREDICT_NONE = 0,
+        MB_PREDICT_LOG,
+        MB_PREDICT_LOADER,
+        MB_PREDICT_KERNEL,
+        MB_PREDICT_OPTIONS,
+        MB_PREDICT_SCRATCH,
+} mb_predict_what;
+
+/* Baseline events of one PCR the rules rebuild, as attributed. */
+#define MB_PREDICT_MAX_EVENTS 80
+typedef struct mb_predict_item {
+        uint8_t kind;
+        const uint8_t *digest[MB_TCGLOG_MAX_ALGS];     /* per bank index; NULL: not in this record */
+} mb_predict_item;
+
+typedef struct mb_predict_seq {
+        uint32_t n;
+        bool overflow;
+        mb_predict_item items[MB_PREDICT_MAX_EVENTS];
+} mb_predict_seq;
+
+typedef struct mb_predict {
+        mb_replay baseline;     /* the baseline log's replay */
+        mb_replay pcrs;         /* the prediction (values of unpredictable PCRs are meaningless) */
+        uint32_t touched;       /* bit i: the changes touch PCR i */
+        uint32_t changed;       /* bit i: predicted differs from the baseline in some bank */
+        uint32_t unpredictable; /* bit i: see reason[i] */
+        const char *reason[MB_PCR_COUNT];
+        mb_predict_what err_what;       /* on failure: the input to blame */
+        /* Working state: the baseline's events of PCRs 4, 5, 9, 12. */
+        mb_predict_seq seq4, seq5, seq9, seq12;
+        uint32_t n_events[MB_PCR_COUNT];
+        uint32_t authorities;           /* EV_EFI_VARIABLE_AUTHORITY records in PCR 7 */
+        bool mshim_seen, mshim_left;    /* mshim's PCR 5 events; its exit or chainload marker */
+        uint32_t images_before_mshim;   /* PCR 4 applications started before mshim's first event */
+} mb_predict;
+
+/* Scratch bytes in needs: the largest PCR 5 digest input and the options
+ * as UTF-16LE. MB_ERR_OVERFLOW when that does not fit a size_t. */
+mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size);
+
+/*
+ * Predict. MB_OK: ret holds the prediction (some PCRs maybe unpredictable).
+ * Errors, with ret->err_what set: the log does not parse (MB_PREDICT_LOG,
+ * the codec's error), the loader or kernel is not a PE image
+ * (MB_PREDICT_LOADER/KERNEL, mb_pe_parse's error), the options are not
+ * UTF-8 (MB_PREDICT_OPTIONS), scratch too small (MB_PREDICT_SCRATCH).
+ */
+mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret);
+
+#endif

@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The next boot's PCRs from this boot's log and the next boot's files
+ * (include/mb/predict.h, docs/predict.md). The rules are
+ * docs/MEASUREMENTS.md's; every byte mshim measures comes from the same
+ * functions the loader uses (mb_pcr5_input_build, mb_linux_stub_*), every
+ * image digest from src/pe.c's Authenticode.
+ */
+#include "mb/predict.h"
+#include "mb/bls.h"
+#include "mb/mboot.h"
+#include "mb/pe.h"
+
+/* What a baseline event of PCR 4, 5, 9 or 12 is, as far as the rules know. */
+enum {
+        K_FIRMWARE,     /* the firmware's own: kept where it is */
+        K_APP_EARLY,    /* PCR 4 application started before mshim's first event */
+        K_MSHIM_IMAGE,  /* PCR 4: mshim itself (the last K_APP_EARLY) */
+        K_IMAGE,        /* PCR 4: an image mshim loaded (the kernel) */
+        K_CONF,         /* PCR 5: loader.conf, its absence, or that it was unreadable */
+        K_BAD,          /* PCR 5: an unusable entry file */
+        K_ENTRY,        /* PCR 5: an entry mshim tried */
+        K_INITRD,       /* PCR 9: "Linux initrd" */
+        K_LOADOPT,      /* PCR 9: the stub's LoadOptions */
+        K_CMDLINE,      /* PCR 12: mshim's EV_IPL */
+        K_OTHER,        /* none of these: the PCR cannot be rebuilt */
+};
+
+/* Digests per bank index, for events the prediction computes. */
+typedef uint8_t digest_set[MB_TCGLOG_MAX_ALGS][MB_HASH_MAX];
+
+/* The recomputed digests of what changed, and what the kernel's stub does. */
+typedef struct fresh {
+        digest_set loader, kernel, initrd, options;
+        bool kernel_known;      /* kernel given and its version read */
+        bool stub_initrd, stub_options;
+} fresh;
+
+/* PCRs an EFI program started as next stage may extend before
+ * ExitBootServices (GRUB 8 and 9, systemd-boot 12, shim 7 and 14, ...). */
+#define NEXT_STAGE_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | (1u << 9) | \
+                         (1u << 12) | (1u << 13) | (1u << 14))
+
+/* ---- hashing, for every bank the log declares ----------------------------- */
+
+static bool bank_ok(const mb_predict *p, uint32_t b) {
+        return p->pcrs.banks[b].computable;
+}
+
+/* H(stream) per bank; the stream in parts. Each part is hashed in slices
+ * for every bank in turn, so a large initrd is read from memory once, not
+ * once per bank. */
+#define SLICE (256u * 1024)
+static void hash_chunks(const mb_predict *p, const mb_predict_chunk *c, size_t n, digest_set out) {
+        mb_hash h[MB_TCGLOG_MAX_ALGS];
+
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                if (bank_ok(p, b))
+                        mb_hash_init(&h[b], p->pcrs.banks[b].alg);
+        for (size_t i = 0; i < n; i++)
+                for (size_t off = 0; off < c[i].size; off += SLICE) {
+                        size_t len = c[i].size - off < SLICE ? c[i].size - off : SLICE;
+                        for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                                if (bank_ok(p, b))
+                                        mb_hash_update(&h[b], (const uint8_t *) c[i].data + off, len);
+                }
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                if (bank_ok(p, b))
+                        mb_hash_final(&h[b], out[b]);
+}
+
+static void hash_buf(const mb_predict *p, const void *data, size_t size, digest_set out) {
+        mb_predict_chunk c = { data, size };
+        hash_chunks(p, &c, 1, out);
+}
+
+/* The Authenticode digest per bank: what the firmware logs in PCR 4. */
+static mb_err image_digests(const mb_predict *p, const void *buf, size_t size, digest_set out) {
+        mb_pe pe;
+        mb_err r = mb_pe_parse(buf, size, &pe);
+
+        for (uint32_t b = 0; r == MB_OK && b < p->pcrs.n_banks; b++)
+                if (bank_ok(p, b))
+                        r = mb_pe_authenticode_parsed(&pe, p->pcrs.banks[b].alg, out[b]);
+        return r;
+}
+
+/* ---- the prediction's PCRs ------------------------------------------------ */
+
+static void pcr_reset(mb_predict *p, uint32_t pcr) {
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++) {
+                mb_memset(p->pcrs.banks[b].pcr[pcr], 0, MB_HASH_MAX);
+                p->pcrs.banks[b].extended &= ~(1u << pcr);
+        }
+}
+
+/* Extend with one event's digests (NULL for a bank the record lacks: as
+ * mb_replay_event, that bank is not extended). */
+static void pcr_extend(mb_predict *p, uint32_t pcr, const uint8_t *const d[MB_TCGLOG_MAX_ALGS]) {
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++) {
+                if (!d[b])
+                        continue;
+                p->pcrs.banks[b].extended |= 1u << pcr;
+                if (bank_ok(p, b))
+                        mb_pcr_extend(p->pcrs.banks[b].alg, p->pcrs.banks[b].pcr[pcr], d[b]);
+        }
+}
+
+static void pcr_extend_set(mb_predict *p, uint32_t pcr, digest_set d) {
+        const uint8_t *refs[MB_TCGLOG_MAX_ALGS] = { 0 };
+
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                refs[b] = d[b];
+        pcr_extend(p, pcr, refs);
+}
+
+static void unpredictable(mb_predict *p, uint32_t pcr, const char *why) {
+        if (p->unpredictable & (1u << pcr))
+                return;         /* the first reason found is the one reported */
+        p->unpredictable |= 1u << pcr;
+        p->reason[pcr] = why;
+}
+
+/* ---- attributing the baseline's events ------------------------------------ */
+
+static bool mshim_tag(const mb_tcglog_event *ev, uint32_t *ret_tag) {
+        uint32_t tag;
+
+        if (ev->type != MB_EV_EVENT_TAG || ev->data_size < 8 || mb_le32(ev->data + 4) != ev->data_size - 8)
+                return false;
+        tag = mb_le32(ev->data);
+        if (tag < MB_TAG_LOADER_CONF || tag > MB_TAG_EXIT)
+                return false;
+        *ret_tag = tag;
+        return true;
+}
+
+static bool linux_tag(const mb_tcglog_event *ev, uint32_t tag) {
+        return ev->type == MB_EV_EVENT_TAG && ev->data_size >= 8 && mb_le32(ev->data) == tag &&
+               mb_le32(ev->data + 4) == ev->data_size - 8;
+}
+
+/* The firmware's own PCR 5 events on a UEFI boot (PC Client PFP, PCR[5]
+ * usage): the GPT, the separator, the ExitBootServices actions. */
+static bool pcr5_firmware(uint32_t type) {
+        return type == MB_EV_SEPARATOR || type == MB_EV_EFI_GPT_EVENT || type == MB_EV_EFI_GPT_EVENT2 ||
+               type == MB_EV_EFI_ACTION;
+}
+
+static uint8_t kind4(mb_predict *p, const mb_tcglog_event *ev) {
+        if (!p->mshim_seen)
+                return ev->type == MB_EV_EFI_BOOT_SERVICES_APPLICATION ? K_APP_EARLY : K_FIRMWARE;
+        return ev->type == MB_EV_EFI_BOOT_SERVICES_APPLICATION ? K_IMAGE : K_OTHER;
+}
+
+static uint8_t kind5(mb_predict *p, const mb_tcglog_event *ev) {
+        uint32_t tag;
+
+        if (!mshim_tag(ev, &tag))
+                return pcr5_firmware(ev->type) ? K_FIRMWARE : K_OTHER;
+        switch (tag) {
+        case MB_TAG_LOADER_CONF:
+        case MB_TAG_FILE_ABSENT:
+                return K_CONF;
+        case MB_TAG_FILE_UNREADABLE:
+                /* loader.conf's comes first, an entry's after it. */
+                return p->mshim_seen ? K_BAD : K_CONF;
+        case MB_TAG_BLS_ENTRY_BAD:
+                return K_BAD;
+        case MB_TAG_BLS_ENTRY:
+                return K_ENTRY;
+        case MB_TAG_EXIT:
+                p->mshim_left = true;
+                return K_OTHER;
+        }
+        return K_OTHER;
+}
+
+static uint8_t kind9(const mb_tcglog_event *ev) {
+        if (linux_tag(ev, MB_TAG_LINUX_INITRD))
+                return K_INITRD;
+        return linux_tag(ev, MB_TAG_LINUX_LOAD_OPTIONS) ? K_LOADOPT : K_OTHER;
+}
+
+static uint8_t kind12(mb_predict *p, const mb_tcglog_event *ev) {
+        uint32_t tag;
+
+        if (ev->type == MB_EV_IPL)
+                return K_CMDLINE;
+        if (mshim_tag(ev, &tag) && (tag == MB_TAG_CHAINLOAD || tag == MB_TAG_EXIT))
+                p->mshim_left = true;
+        return K_OTHER;
+}
+
+static void seq_add(mb_predict *p, mb_predict_seq *s, uint8_t kind, const mb_tcglog_event *ev) {
+        mb_predict_item *it;
+
+        if (s->n == MB_PREDICT_MAX_EVENTS) {
+                s->overflow = true;
+                return;
+        }
+        it = &s->items[s->n++];
+        it->kind = kind;
+        for (uint32_t b = 0; b < p->baseline.n_banks; b++) {
+                const mb_tcglog_digest *d = mb_tcglog_event_digest(ev, p->baseline.banks[b].alg);
+                it->digest[b] = d ? d->bytes : NULL;
+        }
+}
+
+static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
+        mb_replay_event(&p->baseline, ev);
+        if (ev->type == MB_EV_NO_ACTION || ev->pcr >= MB_PCR_COUNT)
+                return;
+        p->n_events[ev->pcr]++;
+        switch (ev->pcr) {
+        case 4:
+                seq_add(p, &p->seq4, kind4(p, ev), ev);
+                break;
+        case 5: {
+                uint8_t k = kind5(p, ev);
+                seq_add(p, &p->seq5, k, ev);
+                if (k == K_CONF)
+                        p->mshim_seen = true;
+                break;
+        }
+        case 7:
+                if (ev->type == MB_EV_EFI_VARIABLE_AUTHORITY)
+                        p->authorities++;
+                break;
+        case 9:
+                seq_add(p, &p->seq9, kind9(ev), ev);
+                break;
+        case 12:
+                seq_add(p, &p->seq12, kind12(p, ev), ev);
+                break;
+        }
+}
+
+/* mshim is the last application the firmware started before mshim's first
+ * PCR 5 event; any earlier one stays the firmware's. */
+static void mark_mshim_image(mb_predict *p) {
+        for (uint32_t i = p->seq4.n; i-- > 0;)
+                if (p->seq4.items[i].kind == K_APP_EARLY) {
+                        p->seq4.items[i].kind = K_MSHIM_IMAGE;
+                        p->images_before_mshim++;
+                        return;
+                }
+}
+
+static mb_err scan(mb_predict *p, const mb_predict_input *in) {
+        mb_tcglog log;
+        mb_tcglog_event ev;
+        mb_err r = mb_tcglog_open(&log, in->log, in->log_size);
+
+        if (r != MB_OK)
+                return r;
+        mb_replay_init(&p->baseline, &log);
+        while ((r = mb_tcglog_next(&log, &ev)) == MB_OK)
+                scan_event(p, &ev);
+        if (r != MB_END)
+                return r;
+        mark_mshim_image(p);
+        p->pcrs = p->baseline;
+        return MB_OK;
+}
+
+/* ---- what changes touch, and what makes a touched PCR unpredictable -------- */
+
+static void find_touched(mb_predict *p, const mb_predict_input *in) {
+        if (in->loader)
+                p->touched |= 1u << 4;
+        if (in->kernel)
+                p->touched |= (1u << 4) | (1u << 9);
+        if (in->initrd_given)
+                p->touched |= 1u << 9;
+        if (in->options)
+                p->touched |= (1u << 9) | (1u << 12);
+        if (in->loader_conf || in->bad_entries_given || in->entry)
+                p->touched |= 1u << 5;
+        /* Secure Boot: the db entry that verifies a new image is logged in
+         * PCR 7; which one that will be is not predicted yet. */
+        if ((in->loader || in->kernel) && p->authorities) {
+                p->touched |= 1u << 7;
+                unpredictable(p, 7, "Secure Boot verified images in the baseline boot (EV_EFI_VARIABLE_AUTHORITY "
+                                    "events): the db entry that verifies a new loader or kernel is not predicted yet");
+        }
+        if (in->next_stage_unsupported) {
+                p->touched |= NEXT_STAGE_PCRS;
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                        if (NEXT_STAGE_PCRS & (1u << i))
+                                unpredictable(p, i, in->next_stage_unsupported);
+        }
+}
+
+/* The baseline boot must be firmware -> mshim -> a Linux entry for its
+ * events to be attributed at all. */
+static const char *baseline_path_problem(const mb_predict *p) {
+        if (!p->mshim_seen)
+                return "the baseline boot did not run mshim (no mshim event in PCR 5)";
+        if (p->mshim_left)
+                return "mshim did not start a Linux entry in the baseline boot (its exit or chainload marker is logged)";
+        if (p->n_events[8])
+                return "the baseline boot ran GRUB (PCR 8 events): GRUB as next stage is not supported yet";
+        if (p->n_events[14])
+                return "the baseline boot ran shim (PCR 14 events): shim is not supported yet";
+        if (p->images_before_mshim == 0)
+                return "no PCR 4 application event for mshim in the baseline boot";
+        return NULL;
+}
+
+/* ---- rebuilding PCR 4: firmware events, mshim, the kernel ------------------ */
+
+static void rebuild4(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        const mb_predict_seq *s = &p->seq4;
+
+        for (uint32_t i = 0; i < s->n; i++)
+                if (s->items[i].kind == K_OTHER) {
+                        unpredictable(p, 4, "PCR 4 holds an event after mshim's that is not an image mshim loaded");
+                        return;
+                }
+        pcr_reset(p, 4);
+        for (uint32_t i = 0; i < s->n; i++) {
+                const mb_predict_item *it = &s->items[i];
+                if (it->kind == K_MSHIM_IMAGE && in->loader)
+                        pcr_extend_set(p, 4, f->loader);
+                else if (!(it->kind == K_IMAGE && in->kernel))
+                        pcr_extend(p, 4, it->digest);
+        }
+        /* The kernel replaces every image mshim loaded in the baseline
+         * (including fallback attempts): the default entry boots. */
+        if (in->kernel)
+                pcr_extend_set(p, 4, f->kernel);
+}
+
+/* ---- rebuilding PCR 5: firmware events in place, mshim's recomputed -------- */
+
+/* mshim's events must be one run, in the order mshim makes them:
+ * firmware*, loader.conf, unusable entries*, entries+, firmware*. */
+static bool pcr5_in_order(const mb_predict_seq *s) {
+        int state = 0;  /* 0 before mshim, 1 after conf/bad, 2 in entries, 3 after mshim */
+
+        for (uint32_t i = 0; i < s->n; i++) {
+                uint8_t k = s->items[i].kind;
+                if (k == K_FIRMWARE && (state == 0 || state >= 2))
+                        state = state == 0 ? 0 : 3;
+                else if (k == K_CONF && state == 0)
+                        state = 1;
+                else if (k == K_BAD && state == 1)
+                        state = 1;
+                else if (k == K_ENTRY && (state == 1 || state == 2))
+                        state = 2;
+                else
+                        return false;
+        }
+        return state >= 2;
+}
+
+static mb_err extend_file(mb_predict *p, const mb_predict_input *in, const mb_predict_file *file) {
+        digest_set d;
+        size_t n;
+        mb_err r = mb_pcr5_input_build(file->tag, file->path_utf16, file->path_bytes, file->data, file->size,
+                                       in->scratch, in->scratch_size, &n);
+
+        if (r != MB_OK)
+                return r;
+        hash_buf(p, in->scratch, n, d);
+        pcr_extend_set(p, 5, d);
+        return MB_OK;
+}
+
+static mb_err rebuild5(mb_predict *p, const mb_predict_input *in) {
+        const mb_predict_seq *s = &p->seq5;
+        bool entry_done = false;
+        mb_err r = MB_OK;
+
+        if (!pcr5_in_order(s)) {
+                unpredictable(p, 5, "mshim's PCR 5 events in the baseline are not in the order mshim makes them "
+                                    "(or PCR 5 holds an event mshim and the firmware do not make)");
+                return MB_OK;
+        }
+        pcr_reset(p, 5);
+        for (uint32_t i = 0; r == MB_OK && i < s->n; i++) {
+                const mb_predict_item *it = &s->items[i];
+                switch (it->kind) {
+                case K_CONF:
+                        if (in->loader_conf)
+                                r = extend_file(p, in, in->loader_conf);
+                        else
+                                pcr_extend(p, 5, it->digest);
+                        for (size_t j = 0; r == MB_OK && in->bad_entries_given && j < in->n_bad_entries; j++)
+                                r = extend_file(p, in, &in->bad_entries[j]);
+                        break;
+                case K_BAD:
+                        if (!in->bad_entries_given)
+                                pcr_extend(p, 5, it->digest);
+                        break;
+                case K_ENTRY:
+                        /* The new entry replaces every entry the baseline
+                         * tried: the one it names boots. */
+                        if (!in->entry)
+                                pcr_extend(p, 5, it->digest);
+                        else if (!entry_done)
+                                r = extend_file(p, in, in->entry);
+                        entry_done = true;
+                        break;
+                default:
+                        pcr_extend(p, 5, it->digest);
+                }
+        }
+        if (r != MB_OK)
+                p->err_what = MB_PREDICT_SCRATCH;
+        return r;
+}
+
+/* ---- rebuilding PCR 9: the initrd once, the stub's LoadOptions ------------- */
+
+typedef struct pcr9_plan {
+        bool mshim_initrd, stub_options, stub_initrd, has_initrd;
+        const uint8_t *const *initrd_ref;       /* baseline digests when the initrd is unchanged */
+        const uint8_t *const *options_ref;      /* baseline digests when the options are unchanged */
+} pcr9_plan;
+
+/* Who measures what, from the new kernel, else from the baseline's own
+ * PCR 9 pattern [mshim's initrd] [stub's LoadOptions] [stub's initrd]. */
+static const char *pcr9_structure(const mb_predict *p, const mb_predict_input *in, const fresh *f, pcr9_plan *plan) {
+        const mb_predict_seq *s = &p->seq9;
+        uint32_t before = 0, after = 0, opts = 0;
+
+        for (uint32_t i = 0; i < s->n; i++) {
+                if (s->items[i].kind == K_OTHER)
+                        return "PCR 9 holds an event neither mshim nor the Linux stub makes (GRUB's?)";
+                if (s->items[i].kind == K_LOADOPT) {
+                        opts++;
+                        plan->options_ref = s->items[i].digest;
+                } else {
+                        if (!plan->initrd_ref)
+                                plan->initrd_ref = s->items[i].digest;
+                        if (opts)
+                                after++;
+                        else
+                                before++;
+                }
+        }
+        if (opts > 1 || before > 1 || after > 1)
+                return "PCR 9 holds more LoadOptions or initrd events than one boot of one kernel makes";
+        plan->has_initrd = in->initrd_given ? in->n_initrd > 0 : before + after > 0;
+        if (in->kernel) {
+                if (!f->kernel_known)
+                        return "the kernel's setup header names no version: what its EFI stub measures is unknown";
+                plan->stub_options = f->stub_options;
+                plan->stub_initrd = f->stub_initrd;
+                plan->mshim_initrd = !f->stub_initrd;
+                return NULL;
+        }
+        if (plan->has_initrd && before + after == 0)
+                return "the baseline boot had no initrd: who measures one (mshim or the kernel's stub) depends "
+                       "on the kernel; give the kernel too";
+        plan->stub_options = opts > 0;
+        /* Without LoadOptions a lone initrd event is in the same place
+         * whoever made it. */
+        plan->mshim_initrd = opts ? before > 0 : before + after == 2;
+        plan->stub_initrd = opts ? after > 0 : before + after > 0;
+        return NULL;
+}
+
+static void rebuild9(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        pcr9_plan plan = { 0 };
+        const char *why = pcr9_structure(p, in, f, &plan);
+
+        if (!why && plan.stub_options && !in->options && !plan.options_ref) {
+                /* A new 6.1+ kernel after an older one: the LoadOptions
+                 * bytes are PCR 12's, whose digest is the same. */
+                if (p->seq12.n == 1 && p->seq12.items[0].kind == K_CMDLINE)
+                        plan.options_ref = p->seq12.items[0].digest;
+                else
+                        why = "the command line's digest is not in the baseline: give the options too";
+        }
+        if (why) {
+                unpredictable(p, 9, why);
+                return;
+        }
+        pcr_reset(p, 9);
+        if (plan.has_initrd && plan.mshim_initrd) {
+                if (in->initrd_given)
+                        pcr_extend_set(p, 9, f->initrd);
+                else
+                        pcr_extend(p, 9, plan.initrd_ref);
+        }
+        if (plan.stub_options) {
+                if (in->options)
+                        pcr_extend_set(p, 9, f->options);
+                else
+                        pcr_extend(p, 9, plan.options_ref);
+        }
+        if (plan.has_initrd && plan.stub_initrd) {
+                if (in->initrd_given)
+                        pcr_extend_set(p, 9, f->initrd);
+                else
+                        pcr_extend(p, 9, plan.initrd_ref);
+        }
+}
+
+/* ---- rebuilding PCR 12: mshim's EV_IPL ------------------------------------- */
+
+static void rebuild12(mb_predict *p, fresh *f) {
+        if (p->seq12.n != 1 || p->seq12.items[0].kind != K_CMDLINE) {
+                unpredictable(p, 12, "PCR 12 does not hold exactly mshim's one EV_IPL for the command line");
+                return;
+        }
+        pcr_reset(p, 12);
+        pcr_extend_set(p, 12, f->options);
+}
+
+/* ---- inputs ------------------------------------------------------------------ */
+
+static mb_err options_utf16_size(size_t len, size_t *ret) {
+        /* One UTF-16 unit per UTF-8 byte at most (a 4-byte sequence gives
+         * a surrogate pair: 4 bytes), plus the NUL. */
+        if (len > SIZE_MAX / 2 - 1)
+                return MB_ERR_OVERFLOW;
+        *ret = (len + 1) * 2;
+        return MB_OK;
+}
+
+/* Raise *need to what file's PCR 5 digest input takes. */
+static mb_err file_need(const mb_predict_file *file, size_t *need) {
+        size_t n;
+        mb_err r;
+
+        if (!file)
+                return MB_OK;
+        r = mb_pcr5_input_size(file->path_bytes, file->size, &n);
+        if (r == MB_OK && n > *need)
+                *need = n;
+        return r;
+}
+
+mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size) {
+        size_t need = 0;
+        mb_err r = MB_OK;
+
+        if (in->options) {
+                r = options_utf16_size(in->options_len, &need);
+                if (r != MB_OK)
+                        return r;
+        }
+        r = file_need(in->loader_conf, &need);
+        if (r == MB_OK)
+                r = file_need(in->entry, &need);
+        for (size_t i = 0; r == MB_OK && in->bad_entries_given && i < in->n_bad_entries; i++)
+                r = file_need(&in->bad_entries[i], &need);
+        if (r == MB_OK)
+                *ret_size = need;
+        return r;
+}
+
+/* Everything that is hashed once, whatever PCRs use it. */
+static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        unsigned major, minor;
+        size_t n, bytes;
+        mb_err r;
+
+        if (in->loader && (r = image_digests(p, in->loader, in->loader_size, f->loader)) != MB_OK) {
+                p->err_what = MB_PREDICT_LOADER;
+                return r;
+        }
+        if (in->kernel) {
+                r = image_digests(p, in->kernel, in->kernel_size, f->kernel);
+                if (r != MB_OK) {
+                        p->err_what = MB_PREDICT_KERNEL;
+                        return r;
+                }
+                f->kernel_known = mb_linux_kernel_version(in->kernel, in->kernel_size, &major, &minor) == MB_OK;
+                f->stub_initrd = mb_linux_stub_measures_initrd(in->kernel, in->kernel_size);
+                f->stub_options = mb_linux_stub_measures_load_options(in->kernel, in->kernel_size);
+        }
+        if (in->initrd_given)
+                hash_chunks(p, in->initrd, in->n_initrd, f->initrd);
+        if (in->options) {
+                /* The bytes mshim measures and passes as LoadOptions:
+                 * UTF-16LE with the NUL (docs/MEASUREMENTS.md, event 5). */
+                r = options_utf16_size(in->options_len, &n);
+                if (r == MB_OK && in->scratch_size < n)
+                        r = MB_ERR_NOSPACE;
+                if (r != MB_OK) {
+                        p->err_what = MB_PREDICT_SCRATCH;
+                        return r;
+                }
+                r = mb_utf8_to_utf16le(in->options, in->options_len, in->scratch, in->scratch_size, &bytes);
+                if (r != MB_OK) {
+                        p->err_what = MB_PREDICT_OPTIONS;
+                        return r;
+                }
+                hash_buf(p, in->scratch, bytes, f->options);
+        }
+        return MB_OK;
+}
+
+static bool pcr_differs(const mb_predict *p, uint32_t pcr) {
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++) {
+                const mb_pcr_bank *x = &p->pcrs.banks[b], *y = &p->baseline.banks[b];
+                if (((x->extended ^ y->extended) & (1u << pcr)) ||
+                    (x->computable && mb_memcmp(x->pcr[pcr], y->pcr[pcr], x->size) != 0))
+                        return true;
+        }
+        return false;
+}
+
+static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        const char *why = baseline_path_problem(p);
+        mb_err r = MB_OK;
+
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const mb_predict_seq *s = i == 4 ? &p->seq4 : i == 5 ? &p->seq5 : i == 9 ? &p->seq9 :
+                                          i == 12 ? &p->seq12 : NULL;
+                if (!(p->touched & (1u << i)))
+                        continue;
+                if (why)
+                        unpredictable(p, i, why);
+                if (s && s->overflow)
+                        unpredictable(p, i, "more events in this PCR than the predictor attributes");
+        }
+        if ((p->touched & (1u << 4)) && !(p->unpredictable & (1u << 4)))
+                rebuild4(p, in, f);
+        if ((p->touched & (1u << 5)) && !(p->unpredictable & (1u << 5)))
+                r = rebuild5(p, in);
+        if ((p->touched & (1u << 9)) && !(p->unpredictable & (1u << 9)))
+                rebuild9(p, in, f);
+        if ((p->touched & (1u << 12)) && !(p->unpredictable & (1u << 12)))
+                rebuild12(p, f);
+        return r;
+}
+
+mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret) {
+        fresh f;
+        mb_err r;
+
+        mb_memset(ret, 0, sizeof(*ret));
+        mb_memset(&f, 0, sizeof(f));
+        r = scan(ret, in);
+        if (r != MB_OK) {
+                ret->err_what = MB_PREDICT_LOG;
+                return r;
+        }
+        r = compute_fresh(ret, in, &f);
+        if (r != MB_OK)
+                return r;
+        find_touched(ret, in);
+        r = rebuild(ret, in, &f);
+        if (r != MB_OK)
+                return r;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if (!(ret->unpredictable & (1u << i)) && pcr_differs(ret, i))
+                        ret->changed |= 1u << i;
+        return MB_OK;
+}

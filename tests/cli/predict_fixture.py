@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Fixtures for tests/cli/test_predict.sh, computed here with hashlib and
+tests/integration/oracle.py (never by mshim): a crypto-agile event log of a
+boot firmware -> mshim -> Linux 6.1 (sha1 and sha256 banks) from an ESP
+tree, its replayed PCRs, and the PCR values a change must give.
+
+  predict_fixture.py make DIR KERNEL [--grub] [--authority]
+      DIR/esp (loader.conf, entries/a.conf, vmlinuz = KERNEL, initrd.img),
+      DIR/log.bin, DIR/pcrs.txt ("sha256:4=<hex>" lines), DIR/extends.txt
+      (tpm2_pcrextend arguments, one event a line)
+  predict_fixture.py expect DIR [--options S] [--initrd FILE]
+      the JSON "pcrs" object the prediction must print
+"""
+import json
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import oracle  # noqa: E402
+
+BANKS = [("sha1", 0x4, 20), ("sha256", 0xB, 32)]
+CONF = b"timeout 0\ndefault a\n"
+ENTRY = b"title A\nlinux /vmlinuz\ninitrd /initrd.img\noptions quiet splash\n"
+INITRD = b"an initrd for the fixture\n" * 10
+
+
+def spec_header():
+    spec = b"Spec ID Event03\0" + struct.pack("<IBBBBI", 0, 0, 2, 0, 2, len(BANKS))
+    spec += b"".join(struct.pack("<HH", a, s) for _, a, s in BANKS) + b"\0"
+    return struct.pack("<II", 0, oracle.EV_NO_ACTION) + bytes(20) + struct.pack("<I", len(spec)) + spec
+
+
+def record(pcr, etype, data, digest_input=None, digests=None):
+    out = struct.pack("<III", pcr, etype, len(BANKS))
+    for b, alg, _ in BANKS:
+        d = digests[b] if digests else oracle.H(b, data if digest_input is None else digest_input)
+        out += struct.pack("<H", alg) + d
+    return out + struct.pack("<I", len(data)) + data
+
+
+def utf16(s):
+    return s.encode("utf-16-le") + b"\0\0"
+
+
+def events(esp, grub, authority, options="quiet splash"):
+    """(pcr, type, data, digest input or {bank: digest}) in log order."""
+    kernel = open(os.path.join(esp, "vmlinuz"), "rb").read()
+    mshim_auth = {b: oracle.H(b, b"stands for mshim's Authenticode") for b, _, _ in BANKS}
+    kernel_auth = {b: oracle.authenticode(kernel, b) for b, _, _ in BANKS}
+    opts = utf16(options)
+    ev = [(0, 0x8, b"\0\0", None), (4, oracle.EV_EFI_ACTION, b"Calling EFI Application from Boot Option", None)]
+    ev += [(p, oracle.EV_SEPARATOR, bytes(4), None) for p in range(8)]
+    if authority:
+        ev.append((7, oracle.EV_EFI_VARIABLE_AUTHORITY, b"a db entry", None))
+    ev.append((4, oracle.EV_EFI_BOOT_SERVICES_APPLICATION, b"mshim's device path", mshim_auth))
+    for tag, path, content in ((oracle.TAG_MSHIM_LOADER_CONF, oracle.LOADER_CONF_PATH, CONF),
+                               (oracle.TAG_MSHIM_ENTRY, "\\loader\\entries\\a.conf", ENTRY)):
+        data, digest_input = oracle.mshim_file_event(tag, path, content)
+        ev.append((5, oracle.EV_EVENT_TAG, data, digest_input))
+    ev.append((4, oracle.EV_EFI_BOOT_SERVICES_APPLICATION, b"the kernel's device path", kernel_auth))
+    if grub:
+        ev.append((8, oracle.EV_IPL, b"grub_cmd: linux /vmlinuz", None))
+    ev.append((12, oracle.EV_IPL, opts, opts))
+    ev.append((9, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_LINUX_LOAD_OPTIONS, b"LOADED_IMAGE::LoadOptions\0"), opts))
+    ev.append((9, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_LINUX_INITRD, b"Linux initrd\0"), INITRD))
+    ev.append((5, oracle.EV_EFI_ACTION, b"Exit Boot Services Invocation", None))
+    ev.append((5, oracle.EV_EFI_ACTION, b"Exit Boot Services Returned with Success", None))
+    return ev
+
+
+def digests_of(e):
+    pcr, etype, data, x = e
+    if isinstance(x, dict):
+        return x
+    return {b: oracle.H(b, data if x is None else x) for b, _, _ in BANKS}
+
+
+def replay(evs):
+    pcrs = {b: {} for b, _, _ in BANKS}
+    for e in evs:
+        for b, d in digests_of(e).items():
+            pcrs[b][e[0]] = oracle.extend(b, pcrs[b].get(e[0], oracle.zeros(b)), d)
+    return pcrs
+
+
+def cmd_make(a):
+    esp = os.path.join(a.dir, "esp")
+    os.makedirs(os.path.join(esp, "loader", "entries"), exist_ok=True)
+    open(os.path.join(esp, "loader", "loader.conf"), "wb").write(CONF)
+    open(os.path.join(esp, "loader", "entries", "a.conf"), "wb").write(ENTRY)
+    open(os.path.join(esp, "vmlinuz"), "wb").write(open(a.kernel, "rb").read())
+    open(os.path.join(esp, "initrd.img"), "wb").write(INITRD)
+    evs = events(esp, a.grub, a.authority)
+    log = spec_header() + b"".join(record(p, t, d, None, digests_of((p, t, d, x))) for p, t, d, x in evs)
+    open(os.path.join(a.dir, "log.bin"), "wb").write(log)
+    with open(os.path.join(a.dir, "extends.txt"), "w") as f:
+        for e in evs:
+            f.write("%d:%s\n" % (e[0], ",".join("%s=0x%s" % (b, d.hex()) for b, d in digests_of(e).items())))
+    with open(os.path.join(a.dir, "pcrs.txt"), "w") as f:
+        for b, vals in replay(evs).items():
+            for n in range(24):
+                f.write("%s:%d=%s\n" % (b, n, vals.get(n, oracle.zeros(b)).hex()))
+    return 0
+
+
+def cmd_expect(a):
+    global INITRD
+    esp = os.path.join(a.dir, "esp")
+    if a.initrd:
+        INITRD = open(a.initrd, "rb").read()
+    evs = events(esp, False, False, a.options or "quiet splash")
+    print(json.dumps({b: {str(n): v.hex() for n, v in vals.items()} for b, vals in replay(evs).items()}, sort_keys=True))
+    return 0
+
+
+def main():
+    import argparse
+    p = argparse.ArgumentParser()
+    sp = p.add_subparsers(dest="cmd", required=True)
+    s = sp.add_parser("make"); s.add_argument("dir"); s.add_argument("kernel")
+    s.add_argument("--grub", action="store_true"); s.add_argument("--authority", action="store_true")
+    s.set_defaults(f=cmd_make)
+    s = sp.add_parser("expect"); s.add_argument("dir"); s.add_argument("--options"); s.add_argument("--initrd")
+    s.set_defaults(f=cmd_expect)
+    a = p.parse_args()
+    return a.f(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim predict on a boot firmware -> mshim -> Linux built by
+# tests/cli/predict_fixture.py (hashlib and oracle.py: log, PCRs and the
+# values each change must give), with Debian's real kernel as the entry's
+# image. Then bad inputs: each exits 2 with a message naming the input and
+# prints nothing on stdout. The boots themselves: tests/integration/test_predict.sh.
+set -u
+cd "$(dirname "$0")/../.."
+MSHIM=${MSHIM:-build/test/mshim}
+KERNEL=${KERNEL:-build/kernel/vmlinuz}
+FIX=tests/cli/predict_fixture.py
+T=$(mktemp -d)
+cleanup() {
+        [ -S "$T/tpm.ctrl" ] && swtpm_ioctl --unix "$T/tpm.ctrl" -s 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS: predict: $1"; }
+fail() { echo "FAIL: predict: $1"; }
+# expect_rc NAME RC PATTERN CMD...: exit status RC and PATTERN in stderr or
+# stdout; for status 2 also nothing on stdout.
+expect_rc() {
+        local name=$1 want=$2 pat=$3; shift 3
+        "$@" >"$T/out" 2>"$T/err"; local rc=$?
+        if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$T/err" "$T/out"; } &&
+           { [ "$want" != 2 ] || [ ! -s "$T/out" ]; }; then pass "$name"
+        else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$T/err"); stdout: $(head -c 200 "$T/out"))"; fi
+}
+# same_pcrs NAME EXPECTED_JSON: the prediction's "pcrs" equal the fixture's.
+same_pcrs() {
+        if python3 -c 'import json, sys
+got = json.load(open(sys.argv[1]))["pcrs"]; want = json.loads(sys.argv[2])
+sys.exit(0 if got == want else "got %s\nwant %s" % (got, want))' "$T/out" "$2"; then pass "$1"; else fail "$1"; fi
+}
+# valid: the JSON on stdout follows docs/schema/mshim-predict-1.schema.json.
+valid() {
+        if python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open("docs/schema/mshim-predict-1.schema.json")))' "$T/out"; then
+                pass "$1: valid against docs/schema/mshim-predict-1.schema.json"
+        else fail "$1: valid against docs/schema/mshim-predict-1.schema.json"; fi
+}
+json_field() { python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))[sys.argv[2]], sort_keys=True))' "$T/out" "$1"; }
+
+[ -f "$KERNEL" ] || { fail "missing $KERNEL: run make deps"; exit 1; }
+F=$T/boot
+python3 "$FIX" make "$F" "$KERNEL" || { fail "fixture"; exit 1; }
+base=(--log "$F/log.bin" --pcrs "$F/pcrs.txt")
+
+# ---- predictions ------------------------------------------------------------
+expect_rc "unchanged ESP" 0 "" "$MSHIM" predict "${base[@]}" --esp "$F/esp" --json
+same_pcrs "unchanged ESP predicts the baseline's replay" "$(python3 "$FIX" expect "$F")"
+valid "unchanged ESP"
+[ "$(json_field changed)" = "[]" ] && [ "$(json_field unpredictable)" = "{}" ] &&
+        [ "$(json_field schema)" = '"mshim-predict/1"' ] && pass "unchanged: nothing changed, schema mshim-predict/1" ||
+        fail "unchanged: nothing changed, schema mshim-predict/1 ($(cat "$T/out"))"
+
+expect_rc "new options" 0 "" "$MSHIM" predict "${base[@]}" --options "quiet mshim.x=1" --json
+same_pcrs "new options: PCRs 9 and 12 from the UTF-16LE command line" "$(python3 "$FIX" expect "$F" --options "quiet mshim.x=1")"
+[ "$(json_field changed)" = "[9, 12]" ] && pass "new options: changed [9, 12]" || fail "new options: changed $(json_field changed)"
+
+printf 'another initrd' > "$T/initrd2"
+expect_rc "new initrd" 0 "" "$MSHIM" predict "${base[@]}" --initrd "$T/initrd2" --json
+same_pcrs "new initrd: PCR 9 from its hash" "$(python3 "$FIX" expect "$F" --initrd "$T/initrd2")"
+
+expect_rc "--select 12, text" 0 "PCR 12: " "$MSHIM" predict "${base[@]}" --options "x" --select 12
+if grep -q "PCR  4" "$T/out"; then fail "--select 12 shows only PCR 12"; else pass "--select 12 shows only PCR 12"; fi
+grep -q "changed" "$T/out" && pass "text marks the changed PCR" || fail "text marks the changed PCR"
+
+# ---- what the rules do not cover: unpredictable, exit 1 ------------------------
+G=$T/grub
+python3 "$FIX" make "$G" "$KERNEL" --grub || fail "fixture (grub)"
+expect_rc "GRUB in the baseline: new options unpredictable" 1 "" "$MSHIM" predict --log "$G/log.bin" --pcrs "$G/pcrs.txt" --options x --json
+[ "$(python3 -c 'import json,sys; print(sorted(json.load(open(sys.argv[1]))["unpredictable"]))' "$T/out")" = "['12', '9']" ] &&
+        grep -q GRUB "$T/out" && pass "GRUB: PCRs 9 and 12 unpredictable, the reason names GRUB" ||
+        fail "GRUB: PCRs 9 and 12 unpredictable ($(cat "$T/out"))"
+valid "GRUB"
+S=$T/sb
+python3 "$FIX" make "$S" "$KERNEL" --authority || fail "fixture (authority)"
+expect_rc "Secure Boot authority and a new kernel: PCR 7 unpredictable" 1 "Secure Boot" \
+        "$MSHIM" predict --log "$S/log.bin" --pcrs "$S/pcrs.txt" --kernel "$KERNEL" --select 7
+expect_rc "... the same with --select 4: exit 0" 0 "" \
+        "$MSHIM" predict --log "$S/log.bin" --pcrs "$S/pcrs.txt" --kernel "$KERNEL" --select 4
+expect_rc "a kernel without a readable version: PCR 9 unpredictable" 1 "names no version" \
+        "$MSHIM" predict "${base[@]}" --kernel build/mshimx64.efi
+cp -r "$F/esp" "$T/efi-esp"
+printf 'title an EFI program\nefi /x.efi\n' > "$T/efi-esp/loader/entries/a.conf"
+expect_rc "an efi entry: the PCRs a next stage may extend are unpredictable" 1 "EFI program" \
+        "$MSHIM" predict "${base[@]}" --esp "$T/efi-esp" --json
+[ "$(python3 -c 'import json,sys; print(sorted(map(int, json.load(open(sys.argv[1]))["unpredictable"])))' "$T/out")" = \
+  "[4, 5, 7, 8, 9, 12, 13, 14]" ] && pass "efi entry: PCRs 4, 5, 7, 8, 9, 12, 13, 14 unpredictable" ||
+        fail "efi entry: PCRs 4, 5, 7, 8, 9, 12, 13, 14 unpredictable ($(cat "$T/out"))"
+
+# ---- bad input: exit 2, a message naming it, nothing printed ---------------------
+sed 's/^\(sha256:4=\)./\10/; s/^\(sha256:4=0\)0/\11/' "$F/pcrs.txt" > "$T/wrong.txt"
+expect_rc "a log that does not replay is refused, naming the PCR" 2 "does not replay.*sha256 PCR 4" \
+        "$MSHIM" predict --log "$F/log.bin" --pcrs "$T/wrong.txt" --options x
+grep -v '^sha1:9=' "$F/pcrs.txt" > "$T/short.txt"
+expect_rc "a PCR without a value is refused" 2 "sha1 PCR 9 (no value given)" \
+        "$MSHIM" predict --log "$F/log.bin" --pcrs "$T/short.txt"
+head -c 100 "$F/log.bin" > "$T/cut.bin"
+expect_rc "a truncated log" 2 "cut.bin: malformed event log" "$MSHIM" predict --log "$T/cut.bin" --pcrs "$F/pcrs.txt"
+expect_rc "a kernel that is not a PE" 2 "pcrs.txt: not a PE image" "$MSHIM" predict "${base[@]}" --kernel "$F/pcrs.txt"
+expect_rc "a loader that is not a PE" 2 "log.bin: not a PE image" "$MSHIM" predict "${base[@]}" --loader "$F/log.bin"
+expect_rc "an unreadable initrd" 2 "cannot open $T/none" "$MSHIM" predict "${base[@]}" --initrd "$T/none"
+mkdir -p "$T/empty"
+expect_rc "an ESP without entries" 2 "loader/entries" "$MSHIM" predict "${base[@]}" --esp "$T/empty"
+expect_rc "--entry-id that is not there" 2 "no entry nope" "$MSHIM" predict "${base[@]}" --esp "$F/esp" --entry-id nope
+cp "$F/esp/loader/entries/a.conf" "$F/esp/loader/entries/b.conf"
+expect_rc "--entry-id that mshim would not boot first" 2 "mshim would boot a.conf, not b" \
+        "$MSHIM" predict "${base[@]}" --esp "$F/esp" --entry-id b
+rm "$F/esp/loader/entries/b.conf"
+rm "$F/esp/vmlinuz"
+expect_rc "an ESP without the entry's kernel" 2 "esp/vmlinuz" "$MSHIM" predict "${base[@]}" --esp "$F/esp"
+cp "$KERNEL" "$F/esp/vmlinuz"
+expect_rc "options that are not UTF-8" 2 "not valid UTF-8" "$MSHIM" predict "${base[@]}" --options $'\xff'
+expect_rc "--select out of range" 2 "--select 24" "$MSHIM" predict "${base[@]}" --select 24
+for o in --next-stage --shim --db-append --dbx-append --mok; do
+        expect_rc "$o: not supported yet" 2 "$o is not supported yet" "$MSHIM" predict "${base[@]}" "$o" x
+done
+expect_rc "--pcrs with --tpm" 2 "cannot be used together" "$MSHIM" predict "${base[@]}" --tpm
+
+# ---- against a TPM (swtpm): the default when one is there -----------------------
+if swtpm socket --tpm2 --tpmstate dir="$T" --server type=unixio,path="$T/tpm" \
+        --ctrl type=unixio,path="$T/tpm.ctrl" --flags not-need-init,startup-clear --daemon; then
+        export TPM2TOOLS_TCTI="swtpm:path=$T/tpm"
+        while read -r x; do tpm2_pcrextend "$x" || fail "tpm2_pcrextend $x"; done < "$F/extends.txt"
+        expect_rc "the TPM holds the baseline: predicted without --tpm or --pcrs" 0 "" \
+                "$MSHIM" predict --log "$F/log.bin" --options "quiet mshim.x=1" --json
+        same_pcrs "... with the values the fixture computes" "$(python3 "$FIX" expect "$F" --options "quiet mshim.x=1")"
+        tpm2_pcrextend "9:sha256=0x$(printf '%064d' 1)"
+        expect_rc "one extend more in the TPM: the log is refused, naming sha256 PCR 9 only" 2 \
+                "to the TPM's PCRs: sha256 PCR 9; refusing" "$MSHIM" predict --log "$F/log.bin" --tpm
+else
+        fail "swtpm starts"
+fi

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim predict, proven by booting: boot A (lib.sh's default ESP), then for
+# each case build B's ESP, predict B on the host from A's event log and
+# PCRs and B's files (`mshim predict --esp B/esp --json`), boot B, and
+# compare every active bank's PCRs 0-15 except 10 with the prediction. The
+# PCRs the prediction calls changed must be exactly those that differ
+# between A's and B's TPMs. Cases:
+#   initrd       one byte of the initrd
+#   options      the entry's command line
+#   entry        a new entry file (another title, options and name) and a
+#                new loader.conf whose default selects it, plus an unusable
+#                entry file
+#   default      no loader.conf (measured absent) and a second entry that
+#                sorts first (BLS order), so the default entry changes
+#   loader       a new mshimx64.efi (built-in policy tpm-required yes)
+#   kernel       Debian's linux-image-*-rt-amd64 kernel instead of the
+#                generic one (scripts/fetch-kernel.sh, build/kernel-rt)
+# One boot of A, then the Bs IT_JOBS (default 2) at a time.
+set -u
+. "$(dirname "$0")/lib.sh"
+T=predict
+IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
+it_init "$T"
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI"; then
+        it_fail "$T: prerequisites"; exit 1
+fi
+
+a=$(it_newboot a) || { it_fail "$T: set-up"; exit 1; }
+if it_boot "$a"; then it_pass "$T: boot A"; else it_fail "$T: boot A"; exit 1; fi
+
+# A's PCRs as the guest read them, in the "sha256:0=<hex>" form --pcrs takes.
+python3 - "$a/result/result.json" > "$a/pcrs.txt" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for b in r["banks"]:
+    for n, v in r["pcrs"][b].items():
+        print("%s:%s=%s" % (b, n, v))
+PY
+
+cases="initrd options entry default loader kernel"
+for c in $cases; do
+        d=$(it_newboot "$c") || { it_fail "$T: set-up $c"; exit 1; }
+        e=$d/esp
+        case $c in
+        initrd)
+                it_oracle flip "$e/initrd.img" "mshim test initramfs" --pos 0 ;;
+        options)
+                it_oracle flip "$e/loader/entries/mshim-test.conf" "mshim.test=0" --pos 11 ;;
+        entry)
+                printf 'title a newer entry\nversion 2\nlinux /vmlinuz\ninitrd /initrd.img\noptions %s mshim.entry=new\n' \
+                        "$IT_OPTIONS" > "$e/loader/entries/newer.conf"
+                printf 'title no linux line\n' > "$e/loader/entries/broken.conf"
+                printf '# predicted\ntimeout 0\ndefault newer\n' > "$e/loader/loader.conf" ;;
+        default)
+                rm "$e/loader/loader.conf"
+                printf 'title sorts first\nsort-key aaa\nlinux /vmlinuz\ninitrd /initrd.img\noptions %s mshim.entry=first\n' \
+                        "$IT_OPTIONS" > "$e/loader/entries/zz-first.conf" ;;
+        loader)
+                "$IT_CLI" boot-policy --set tpm-required=yes -o "$d/mshim-new.efi" "$IT_EFI" >/dev/null &&
+                        cp "$d/mshim-new.efi" "$e/EFI/BOOT/BOOTX64.EFI" ;;
+        kernel)
+                cp "$IT_KERNEL_RT" "$e/vmlinuz" ;;
+        esac || { it_fail "$T: set-up $c"; exit 1; }
+        args=(--log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$e" --json)
+        [ "$c" = loader ] && args+=(--loader "$e/EFI/BOOT/BOOTX64.EFI")
+        if "$IT_CLI" predict "${args[@]}" > "$d/predict.json" 2> "$d/predict.err"; then
+                it_pass "$T: predict $c on the host"
+        else
+                it_fail "$T: predict $c on the host"; cat "$d/predict.err" >&2
+        fi
+        bs+=("$d")
+done
+
+IT_JOBS=${IT_JOBS:-2} it_boot_all "${bs[@]}"
+for d in "${bs[@]}"; do
+        c=$(basename "$d")
+        if [ "$(cat "$d/boot.rc" 2>/dev/null)" != 0 ]; then
+                it_fail "$T: boot $c"; continue
+        fi
+        it_pass "$T: boot $c"
+        python3 - "$IT_REPO/tests/integration" "$T: $c" "$a" "$d" <<'PY' || IT_FAILED=1
+import json, re, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+name, a, d = sys.argv[2:5]
+pred = json.load(open(d + "/predict.json"))
+ra, rb = oracle.load_result(a + "/result"), oracle.load_result(d + "/result")
+bad = []
+if pred.get("schema") != "mshim-predict/1":
+    bad.append("schema %r" % pred.get("schema"))
+if pred.get("unpredictable"):
+    bad.append("unpredictable: %s" % pred["unpredictable"])
+diff = set()
+for b in rb["banks"]:
+    for n in oracle.CHECKED_PCRS:
+        tpm = oracle.tpm_pcr(rb, b, n)
+        want = pred["pcrs"].get(b, {}).get(str(n))
+        want = bytes.fromhex(want) if want else bytes(len(tpm))
+        if want != tpm:
+            bad.append("%s PCR %d: predicted %s, booted %s" % (b, n, want.hex(), tpm.hex()))
+        if tpm != oracle.tpm_pcr(ra, b, n):
+            diff.add(n)
+if sorted(diff) != sorted(pred.get("changed", [])):
+    bad.append("changed %s, but A and B differ in %s" % (pred.get("changed"), sorted(diff)))
+if not diff:
+    bad.append("B's PCRs equal A's: the case changed nothing")
+# Show the events behind each disagreement.
+for n in sorted({int(m.group(1)) for m in (re.match(r"\S+ PCR (\d+):", x) for x in bad) if m}):
+    for label, r in (("A", a), ("B", d)):
+        for e in oracle.load_log(r + "/result/eventlog.bin"):
+            if e.pcr == n and e.type != oracle.EV_NO_ACTION:
+                bad.append("  %s PCR %d event %d type 0x%x sha256 %s data %r" % (
+                    label, n, e.index, e.type, (e.digests.get("sha256") or b"").hex(), e.data[:48]))
+oracle.report(not bad, "%s: PCRs 0-15 except 10 equal the prediction in every bank (changed %s)"
+              % (name, sorted(diff)), "\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+done
+exit "$IT_FAILED"

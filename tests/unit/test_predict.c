@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The prediction engine (src/predict.c). On the corpus logs, no change
+ * predicts the log's own replay as EXPECTED.json gives it (computed by
+ * other tools), and a change to a boot mshim did not run is unpredictable,
+ * never guessed. On a hand-built log of a boot through mshim (digests from
+ * OpenSSL over bytes written out here from docs/MEASUREMENTS.md), each
+ * change gives the PCR values computed independently here, and each case
+ * the rules do not cover is reported unpredictable.
+ */
+#include <openssl/evp.h>
+#include "testlib.h"
+#include "expected.h"
+#include "mb/predict.h"
+
+static mb_predict P;    /* large: static, not on the stack */
+
+static void to_hex(const uint8_t *p, size_t n, char *out) {
+        for (size_t i = 0; i < n; i++)
+                sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+/* ---- the corpus -------------------------------------------------------------- */
+
+static uint8_t *corpus_log(const char *file, size_t *size) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/eventlogs/%s", tl_corpus_dir(), file);
+        return (uint8_t *) tl_read_file(path, size);
+}
+
+static void check_expected(const expect *e, const mb_predict *p, uint32_t skip) {
+        char hex[2 * MB_HASH_MAX + 1];
+        for (int i = 0; i < e->n; i++) {
+                const mb_pcr_bank *b = NULL;
+                for (uint32_t k = 0; k < p->pcrs.n_banks; k++)
+                        if (p->pcrs.banks[k].alg == mb_hash_alg_by_name(e->v[i].bank))
+                                b = &p->pcrs.banks[k];
+                CHECK(b != NULL);
+                if (!b || (skip & (1u << e->v[i].pcr)))
+                        continue;
+                to_hex(b->pcr[e->v[i].pcr], b->size, hex);
+                if (strcmp(hex, e->v[i].hex) != 0) {
+                        fprintf(stderr, "  %s %s PCR %d: predicted %s, replay %s\n", e->file, e->v[i].bank,
+                                e->v[i].pcr, hex, e->v[i].hex);
+                        tl_case_failed = 1;
+                }
+        }
+}
+
+/* Nothing changes: every PCR is the log's replay, none changed or unpredictable. */
+TEST(corpus_unchanged_predicts_replay) {
+        int checked = 0;
+        for (int i = 0; i < n_expects; i++) {
+                const expect *e = &expects[i];
+                mb_predict_input in = { 0 };
+                size_t size;
+                uint8_t *buf = corpus_log(e->file, &size);
+                mb_err r;
+
+                CHECK(buf != NULL);
+                if (!buf)
+                        continue;
+                in.log = buf;
+                in.log_size = size;
+                r = mb_predict_run(&in, &P);
+                if (e->error) {
+                        CHECK(r != MB_OK);
+                        CHECK_EQ_INT(P.err_what, MB_PREDICT_LOG);
+                } else {
+                        CHECK_EQ_INT(r, MB_OK);
+                        CHECK_EQ_INT(P.changed, 0);
+                        CHECK_EQ_INT(P.unpredictable, 0);
+                        check_expected(e, &P, 0);
+                        checked++;
+                }
+                free(buf);
+        }
+        CHECK(checked >= 15);
+}
+
+/* None of these boots ran mshim: a new command line touches PCRs 9 and 12,
+ * which become unpredictable with a reason; the others keep their replay. */
+TEST(corpus_foreign_boots_are_unpredictable) {
+        for (int i = 0; i < n_expects; i++) {
+                const expect *e = &expects[i];
+                mb_predict_input in = { .options = "quiet", .options_len = 5 };
+                uint8_t scratch[64];
+                size_t size;
+                uint8_t *buf;
+
+                if (e->error)
+                        continue;
+                buf = corpus_log(e->file, &size);
+                in.log = buf;
+                in.log_size = size;
+                in.scratch = scratch;
+                in.scratch_size = sizeof(scratch);
+                CHECK_EQ_INT(mb_predict_run(&in, &P), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, (1u << 9) | (1u << 12));
+                CHECK(P.reason[9] != NULL && strstr(P.reason[9], "mshim") != NULL);
+                CHECK_EQ_INT(P.changed, 0);
+                check_expected(e, &P, (1u << 9) | (1u << 12));
+                free(buf);
+        }
+}
+
+/* ---- a hand-built boot through mshim ------------------------------------------- */
+
+#define MAXLOG 8192
+typedef struct hlog {
+        uint8_t b[MAXLOG];
+        size_t n;
+} hlog;
+
+static const char *BANKS[] = { "SHA1", "SHA256" };
+static const uint16_t ALGS[] = { MB_ALG_SHA1, MB_ALG_SHA256 };
+static const uint16_t SIZES[] = { 20, 32 };
+
+static void H(int bank, const void *data, size_t n, uint8_t *out) {
+        unsigned len = 0;
+        EVP_Digest(data, n, out, &len, EVP_get_digestbyname(BANKS[bank]), NULL);
+}
+
+static void put32(hlog *l, uint32_t v) { mb_put_le32(l->b + l->n, v); l->n += 4; }
+static void put16(hlog *l, uint16_t v) { mb_put_le16(l->b + l->n, v); l->n += 2; }
+static void put(hlog *l, const void *p, size_t n) { memcpy(l->b + l->n, p, n); l->n += n; }
+
+/* TCG_PCR_EVENT with the Spec ID Event03 (PFP 10.4.5.1): sha1, sha256. */
+static void spec_header(hlog *l) {
+        uint8_t z[20] = { 0 };
+        l->n = 0;
+        put32(l, 0);
+        put32(l, MB_EV_NO_ACTION);
+        put(l, z, 20);
+        put32(l, 16 + 4 + 4 + 4 + 2 * 4 + 1);
+        put(l, "Spec ID Event03", 16);
+        put32(l, 0);                            /* platformClass */
+        put(l, "\0\2\0\2", 4);                  /* minor, major 2, errata, uintnSize 2 */
+        put32(l, 2);
+        for (int b = 0; b < 2; b++) {
+                put16(l, ALGS[b]);
+                put16(l, SIZES[b]);
+        }
+        put(l, "", 1);                          /* vendorInfoSize 0 */
+}
+
+/* TCG_PCR_EVENT2 whose digests are H(input) in both banks. */
+static void event(hlog *l, uint32_t pcr, uint32_t type, const void *data, size_t size,
+                  const void *input, size_t input_size) {
+        uint8_t d[32];
+        put32(l, pcr);
+        put32(l, type);
+        put32(l, 2);
+        for (int b = 0; b < 2; b++) {
+                H(b, input, input_size, d);
+                put16(l, ALGS[b]);
+                put(l, d, SIZES[b]);
+        }
+        put32(l, (uint32_t) size);
+        put(l, data, size);
+}
+
+static void event_self(hlog *l, uint32_t pcr, uint32_t type, const void *data, size_t size) {
+        event(l, pcr, type, data, size, data, size);
+}
+
+/* The tagged event of PFP 10.4.2: u32 id, u32 size, data. */
+static size_t tagged(uint32_t tag, const void *data, size_t size, uint8_t *out) {
+        mb_put_le32(out, tag);
+        mb_put_le32(out + 4, (uint32_t) size);
+        memcpy(out + 8, data, size);
+        return 8 + size;
+}
+
+/* ASCII to UTF-16LE with the 2-byte NUL. */
+static size_t u16(const char *s, uint8_t *out) {
+        size_t n = strlen(s);
+        for (size_t i = 0; i < n; i++) {
+                out[2 * i] = (uint8_t) s[i];
+                out[2 * i + 1] = 0;
+        }
+        out[2 * n] = out[2 * n + 1] = 0;
+        return 2 * n + 2;
+}
+
+/* mshim's PCR 5 event for a file: data = tagged(path), digest input = data ‖ file. */
+static void mshim_file(hlog *l, uint32_t tag, const char *path, const char *file) {
+        uint8_t p16[256], data[300], input[1024];
+        size_t pn = u16(path, p16), dn = tagged(tag, p16, pn, data), fn = file ? strlen(file) : 0;
+        memcpy(input, data, dn);
+        if (fn)
+                memcpy(input + dn, file, fn);
+        event(l, 5, MB_EV_EVENT_TAG, data, dn, input, dn + fn);
+}
+
+static const char CONF_TEXT[] = "timeout 0\ndefault a\n";
+static const char ENTRY[] = "title A\nlinux /vmlinuz\ninitrd /initrd.img\noptions quiet\n";
+static const char INITRD[] = "an initrd";
+static const uint8_t MSHIM_DIGEST_INPUT[] = "stands for mshim's Authenticode";
+static const uint8_t KERNEL_DIGEST_INPUT[] = "stands for the kernel's Authenticode";
+
+/* What OVMF, mshim and a 6.1 stub log for a boot of entry a.conf
+ * (docs/MEASUREMENTS.md "The events, in the order they happen"); extra()
+ * adds a case's events before ExitBootServices. */
+static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
+        uint8_t o16[64], t[64];
+        size_t on = u16("quiet", o16);
+        static const char call[] = "Calling EFI Application from Boot Option";
+        static const char ebs1[] = "Exit Boot Services Invocation";
+        static const char ebs2[] = "Exit Boot Services Returned with Success";
+        static const uint8_t sep[4] = { 0 };
+
+        spec_header(l);
+        event_self(l, 0, MB_EV_S_CRTM_VERSION, "\0\0", 2);
+        event_self(l, 4, MB_EV_EFI_ACTION, call, sizeof(call) - 1);
+        for (uint32_t pcr = 0; pcr <= 7; pcr++)
+                event_self(l, pcr, MB_EV_SEPARATOR, sep, 4);
+        event_self(l, 5, MB_EV_EFI_GPT_EVENT, "a GPT header", 12);
+        event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, MSHIM_DIGEST_INPUT, sizeof(MSHIM_DIGEST_INPUT));
+        mshim_file(l, MB_TAG_LOADER_CONF, "\\loader\\loader.conf", CONF_TEXT);
+        mshim_file(l, MB_TAG_BLS_ENTRY, "\\loader\\entries\\a.conf", ENTRY);
+        event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, KERNEL_DIGEST_INPUT, sizeof(KERNEL_DIGEST_INPUT));
+        event(l, 12, MB_EV_IPL, o16, on, o16, on);
+        event(l, 9, MB_EV_EVENT_TAG, t, tagged(MB_TAG_LINUX_LOAD_OPTIONS, "LOADED_IMAGE::LoadOptions", 26, t), o16, on);
+        event(l, 9, MB_EV_EVENT_TAG, t, tagged(MB_TAG_LINUX_INITRD, "Linux initrd", 13, t), INITRD, strlen(INITRD));
+        if (extra)
+                extra(l);
+        event_self(l, 5, MB_EV_EFI_ACTION, ebs1, sizeof(ebs1) - 1);
+        event_self(l, 5, MB_EV_EFI_ACTION, ebs2, sizeof(ebs2) - 1);
+}
+
+static hlog L;
+static uint8_t SCRATCH[4096];
+
+static mb_err run(mb_predict_input *in, hlog *l) {
+        in->log = l->b;
+        in->log_size = l->n;
+        in->scratch = SCRATCH;
+        in->scratch_size = sizeof(SCRATCH);
+        return mb_predict_run(in, &P);
+}
+
+/* PCR value after extending with H(input_i) for each input, in bank b. */
+static void expect_chain(int b, uint8_t *pcr, const void *const *inputs, const size_t *sizes, size_t n) {
+        uint8_t d[32], buf[64];
+        memset(pcr, 0, SIZES[b]);
+        for (size_t i = 0; i < n; i++) {
+                H(b, inputs[i], sizes[i], d);
+                memcpy(buf, pcr, SIZES[b]);
+                memcpy(buf + SIZES[b], d, SIZES[b]);
+                H(b, buf, 2 * SIZES[b], pcr);
+        }
+}
+
+static void check_pcr(uint32_t pcr, const void *const *inputs, const size_t *sizes, size_t n) {
+        uint8_t want[32];
+        for (int b = 0; b < 2; b++) {
+                expect_chain(b, want, inputs, sizes, n);
+                CHECK(memcmp(P.pcrs.banks[b].pcr[pcr], want, SIZES[b]) == 0);
+        }
+}
+
+static void check_baseline_kept(uint32_t except) {
+        for (uint32_t b = 0; b < P.pcrs.n_banks; b++)
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                        if (!(except & (1u << i)))
+                                CHECK(memcmp(P.pcrs.banks[b].pcr[i], P.baseline.banks[b].pcr[i], SIZES[b]) == 0);
+}
+
+TEST(mshim_boot_unchanged) {
+        mb_predict_input in = { 0 };
+        static const char opts[] = "quiet";
+        uint8_t c16[64], e16[64];
+        mb_predict_file conf = { MB_TAG_LOADER_CONF, c16, u16("\\loader\\loader.conf", c16), CONF_TEXT, strlen(CONF_TEXT) };
+        mb_predict_file entry = { MB_TAG_BLS_ENTRY, e16, u16("\\loader\\entries\\a.conf", e16), ENTRY, strlen(ENTRY) };
+        mb_predict_chunk ch[2] = { { INITRD, 3 }, { INITRD + 3, strlen(INITRD) - 3 } };
+
+        mshim_boot(&L, NULL);
+        /* The same files given explicitly: still the baseline, nothing changed. */
+        in.loader_conf = &conf;
+        in.entry = &entry;
+        in.bad_entries_given = true;
+        in.options = opts;
+        in.options_len = strlen(opts);
+        in.initrd_given = true;
+        in.initrd = ch;
+        in.n_initrd = 2;
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 0);
+        CHECK_EQ_INT(P.touched, (1u << 5) | (1u << 9) | (1u << 12));
+        check_baseline_kept(0);
+}
+
+TEST(new_options_change_9_and_12) {
+        mb_predict_input in = { .options = "quiet mshim.x=1", .options_len = 15 };
+        uint8_t o16[64];
+        size_t on = u16("quiet mshim.x=1", o16);
+        const void *in12[] = { o16 }, *in9[] = { o16, INITRD };
+        size_t sz12[] = { on }, sz9[] = { on, strlen(INITRD) };
+
+        mshim_boot(&L, NULL);
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, (1u << 9) | (1u << 12));
+        check_pcr(12, in12, sz12, 1);
+        check_pcr(9, in9, sz9, 2);
+        check_baseline_kept((1u << 9) | (1u << 12));
+}
+
+TEST(new_initrd_and_no_initrd) {
+        static const char nw[] = "another initrd";
+        mb_predict_chunk ch = { nw, strlen(nw) };
+        mb_predict_input in = { .initrd_given = true, .initrd = &ch, .n_initrd = 1 };
+        uint8_t o16[64];
+        size_t on = u16("quiet", o16);
+        const void *in9[] = { o16, nw };
+        size_t sz9[] = { on, strlen(nw) };
+
+        mshim_boot(&L, NULL);
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.changed, 1u << 9);
+        check_pcr(9, in9, sz9, 2);
+        /* No initrd at all: only the stub's LoadOptions. */
+        in.n_initrd = 0;
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        check_pcr(9, in9, sz9, 1);
+        check_baseline_kept(1u << 9);
+}
+
+TEST(new_config_rebuilds_pcr5_in_place) {
+        static const char conf2[] = "timeout 0\ndefault b\n", entry2[] = "linux /v2\noptions quiet\n",
+                          bad[] = "title broken\n";
+        uint8_t c16[64], e16[64], b16[64];
+        size_t cn = u16("\\loader\\loader.conf", c16), en = u16("\\loader\\entries\\b.conf", e16),
+               bn = u16("\\loader\\entries\\zz.conf", b16);
+        mb_predict_file conf = { MB_TAG_LOADER_CONF, c16, cn, conf2, strlen(conf2) };
+        mb_predict_file entry = { MB_TAG_BLS_ENTRY, e16, en, entry2, strlen(entry2) };
+        mb_predict_file bads[1] = { { MB_TAG_BLS_ENTRY_BAD, b16, bn, bad, strlen(bad) } };
+        mb_predict_input in = { .loader_conf = &conf, .entry = &entry, .bad_entries_given = true,
+                                .bad_entries = bads, .n_bad_entries = 1 };
+        /* PCR 5 written out: separator, GPT, conf, bad entry, entry, EBS x2. */
+        uint8_t sep[4] = { 0 }, dc[128], db[128], de[128], ic[256], ib[256], ie[256];
+        size_t nc = tagged(MB_TAG_LOADER_CONF, c16, cn, dc), nb = tagged(MB_TAG_BLS_ENTRY_BAD, b16, bn, db),
+               ne = tagged(MB_TAG_BLS_ENTRY, e16, en, de);
+        memcpy(ic, dc, nc); memcpy(ic + nc, conf2, strlen(conf2));
+        memcpy(ib, db, nb); memcpy(ib + nb, bad, strlen(bad));
+        memcpy(ie, de, ne); memcpy(ie + ne, entry2, strlen(entry2));
+        const void *in5[] = { sep, "a GPT header", ic, ib, ie, "Exit Boot Services Invocation",
+                              "Exit Boot Services Returned with Success" };
+        size_t sz5[] = { 4, 12, nc + strlen(conf2), nb + strlen(bad), ne + strlen(entry2), 29, 40 };
+
+        mshim_boot(&L, NULL);
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 1u << 5);
+        check_pcr(5, in5, sz5, 7);
+        check_baseline_kept(1u << 5);
+        /* The scratch buffer must hold the largest digest input. */
+        in.log = L.b;
+        in.log_size = L.n;
+        in.scratch = SCRATCH;
+        in.scratch_size = 10;
+        CHECK(mb_predict_run(&in, &P) != MB_OK);
+        CHECK_EQ_INT(P.err_what, MB_PREDICT_SCRATCH);
+}
+
+static void add_grub(hlog *l) {
+        event_self(l, 8, MB_EV_IPL, "grub_cmd: linux", 15);
+}
+static void add_exit(hlog *l) {
+        uint8_t t[8];
+        event_self(l, 5, MB_EV_EVENT_TAG, t, tagged(MB_TAG_EXIT, "", 0, t));
+}
+static void add_authority(hlog *l) {
+        event_self(l, 7, MB_EV_EFI_VARIABLE_AUTHORITY, "db entry", 8);
+}
+static void add_pcr12(hlog *l) {
+        event_self(l, 12, MB_EV_EVENT_TAG, "\1\2\3\4\0\0\0\0", 8);
+}
+static void add_pcr5_unknown(hlog *l) {
+        event_self(l, 5, MB_EV_EFI_HANDOFF_TABLES, "x", 1);
+}
+
+/* Each case the rules do not cover: the touched PCR is unpredictable (with
+ * a reason), the untouched ones keep the baseline. */
+TEST(uncovered_cases_are_unpredictable) {
+        static const struct {
+                void (*extra)(hlog *l);
+                uint32_t want, changed;
+        } cases[] = {
+                { add_grub, (1u << 9) | (1u << 12), 0 },
+                { add_exit, (1u << 9) | (1u << 12), 0 },
+                /* PCR 9's own events are still known: rebuilt. */
+                { add_pcr12, 1u << 12, 1u << 9 },
+        };
+        mb_predict_input in = { .options = "x", .options_len = 1 };
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(cases); i++) {
+                mshim_boot(&L, cases[i].extra);
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, cases[i].want);
+                CHECK_EQ_INT(P.changed, cases[i].changed);
+                for (uint32_t k = 0; k < MB_PCR_COUNT; k++)
+                        CHECK(!(P.unpredictable & (1u << k)) || P.reason[k] != NULL);
+                check_baseline_kept(cases[i].want | cases[i].changed);
+        }
+        /* An event PCR 5's rules do not know, with a config change. */
+        mshim_boot(&L, add_pcr5_unknown);
+        {
+                uint8_t c16[64];
+                mb_predict_file conf = { MB_TAG_FILE_ABSENT, c16, u16("\\loader\\loader.conf", c16), NULL, 0 };
+                mb_predict_input in5 = { .loader_conf = &conf };
+                CHECK_EQ_INT(run(&in5, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 1u << 5);
+        }
+        /* Secure Boot authority events and a new kernel: PCR 7. The
+         * kernel must still be a PE image: a text file is an error. */
+        mshim_boot(&L, add_authority);
+        {
+                mb_predict_input ink = { .kernel = "not a PE", .kernel_size = 8 };
+                CHECK(run(&ink, &L) != MB_OK);
+                CHECK_EQ_INT(P.err_what, MB_PREDICT_KERNEL);
+        }
+        /* A new initrd after a boot without one, kernel unknown: PCR 9. */
+        {
+                mb_predict_chunk ch = { "x", 1 };
+                mb_predict_input ini = { .initrd_given = true, .initrd = &ch, .n_initrd = 1 };
+                hlog *l = &L;
+                uint8_t o16[64], t[64];
+                size_t on = u16("quiet", o16);
+                spec_header(l);
+                event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, "m", 1);
+                mshim_file(l, MB_TAG_FILE_ABSENT, "\\loader\\loader.conf", NULL);
+                mshim_file(l, MB_TAG_BLS_ENTRY, "\\loader\\entries\\a.conf", ENTRY);
+                event(l, 12, MB_EV_IPL, o16, on, o16, on);
+                (void) t;
+                CHECK_EQ_INT(run(&ini, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 1u << 9);
+        }
+        /* Options that are not UTF-8. */
+        mshim_boot(&L, NULL);
+        {
+                mb_predict_input ino = { .options = "\xff", .options_len = 1 };
+                CHECK(run(&ino, &L) != MB_OK);
+                CHECK_EQ_INT(P.err_what, MB_PREDICT_OPTIONS);
+        }
+}
+
+int main(void) {
+        load_expected();
+        RUN(corpus_unchanged_predicts_replay);
+        RUN(corpus_foreign_boots_are_unpredictable);
+        RUN(mshim_boot_unchanged);
+        RUN(new_options_change_9_and_12);
+        RUN(new_initrd_and_no_initrd);
+        RUN(new_config_rebuilds_pcr5_in_place);
+        RUN(uncovered_cases_are_unpredictable);
+        TL_EXIT();
+}

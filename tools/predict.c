@@ -1,0 +1,751 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mshim predict: the next boot's PCR values from this boot's event log and
+ * the next boot's files (docs/predict.md). The rules are the core's
+ * (src/predict.c, on src/mboot.c, src/pe.c, src/bls.c); this file checks
+ * the baseline, reads the files, picks the entry as mshim would, and prints.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
+#include "mb/bls.h"
+#include "mb/predict.h"
+
+#define DEFAULT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
+#define JSON_SCHEMA "mshim-predict/1"
+#define MAX_ENTRIES 64          /* as the loader (efi/mshim.h MSHIM_MAX_ENTRIES) */
+#define MAX_INITRD  MB_BLS_MAX_INITRD
+
+/* PCRs the predictor may rebuild: the baseline check covers them even
+ * when the log does not extend them (they must then be at reset). */
+#define REBUILT_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | (1u << 9) | \
+                      (1u << 12) | (1u << 13) | (1u << 14))
+
+typedef struct predict_opts {
+        const char *log, *log_given, *pcrs_file, *esp, *entry_id, *kernel, *options, *entry, *loader_conf, *loader;
+        const char *initrd[MAX_INITRD];
+        size_t n_initrd;
+        bool tpm, json;
+        uint32_t select;        /* 0: every PCR */
+} predict_opts;
+
+/* One file of the next boot, read, with its PCR 5 identity when it has one. */
+typedef struct pfile {
+        char *path;             /* host path, for messages */
+        char *id;               /* entry file name (UTF-8) */
+        cli_file f;
+        bool loaded;
+        uint8_t *path16;        /* \loader\... in UTF-16LE with NUL */
+        size_t path16_bytes;
+        mb_bls_entry bls;
+        uint32_t bad_tag;       /* 0, or how mshim measures this unusable entry */
+} pfile;
+
+typedef struct predict_run {
+        const predict_opts *o;
+        cli_file log;
+        pfile conf, entry, loader, kernel, initrd[MAX_INITRD];
+        pfile *listing;         /* ESP entries */
+        size_t n_listing, n_initrd;
+        mb_predict_file conf_pf, entry_pf, bad_pf[MAX_ENTRIES];
+        size_t n_bad;
+        mb_predict_chunk chunks[MAX_INITRD];
+        char *options;
+        mb_predict_input in;
+        mb_predict *p;
+        uint8_t *scratch;
+} predict_run;
+
+/* ---- files ----------------------------------------------------------------- */
+
+static char *path_join(const char *dir, const char *rel) {
+        size_t n = strlen(dir) + strlen(rel) + 2;
+        char *s = malloc(n);
+
+        if (!s)
+                return NULL;
+        /* BLS paths are from the ESP root with '/' (mshim also takes '\'). */
+        while (*rel == '/' || *rel == '\\')
+                rel++;
+        snprintf(s, n, "%s/%s", dir, rel);
+        for (char *c = s + strlen(dir); *c; c++)
+                if (*c == '\\')
+                        *c = '/';
+        return s;
+}
+
+static int pfile_load(pfile *pf, const char *path) {
+        pf->path = strdup(path);
+        if (!pf->path) {
+                cli_error("out of memory");
+                return -1;
+        }
+        if (cli_file_load(path, &pf->f) < 0)
+                return -1;
+        pf->loaded = true;
+        return 0;
+}
+
+static void pfile_free(pfile *pf) {
+        if (pf->loaded)
+                cli_file_free(&pf->f);
+        free(pf->path);
+        free(pf->id);
+        free(pf->path16);
+}
+
+/* The path mshim measures: "\loader\" + rel, UTF-16LE with its NUL. */
+static int pfile_path16(pfile *pf, const char *rel) {
+        size_t n = strlen(rel) + 9, cap;
+        char *s = malloc(n);
+        mb_err r = MB_ERR_NOSPACE;
+
+        if (s) {
+                snprintf(s, n, "\\loader\\%s", rel);
+                cap = (strlen(s) + 1) * 2;
+                pf->path16 = malloc(cap);
+                if (pf->path16)
+                        r = mb_utf8_to_utf16le(s, strlen(s), pf->path16, cap, &pf->path16_bytes);
+        }
+        free(s);
+        if (r != MB_OK) {
+                cli_error("%s: cannot name it as mshim does (%s)", pf->path ? pf->path : rel, mb_strerror(r));
+                return -1;
+        }
+        return 0;
+}
+
+static const char *base_name(const char *path) {
+        const char *s = strrchr(path, '/');
+        return s ? s + 1 : path;
+}
+
+/* An entry file: read, named \loader\entries\<name>, parsed. */
+static int entry_load(pfile *pf, const char *path, const char *name) {
+        char rel[300];
+        mb_err r;
+
+        if (pfile_load(pf, path) < 0)
+                return -1;
+        pf->id = strdup(name);
+        if (!pf->id || snprintf(rel, sizeof(rel), "entries\\%s", name) >= (int) sizeof(rel)) {
+                cli_error("%s: name too long", path);
+                return -1;
+        }
+        if (pfile_path16(pf, rel) < 0)
+                return -1;
+        /* mshim does not read past MB_CONF_FILE_MAX: unreadable to it. */
+        if (pf->f.size > MB_CONF_FILE_MAX) {
+                pf->bad_tag = MB_TAG_FILE_UNREADABLE;
+                return 0;
+        }
+        r = mb_bls_parse_entry((const char *) pf->f.data, pf->f.size, (mb_str) { pf->id, strlen(pf->id) }, &pf->bls);
+        pf->bad_tag = r != MB_OK ? MB_TAG_BLS_ENTRY_BAD : 0;
+        return 0;
+}
+
+/* ---- the ESP: entries as mshim lists, sorts and picks them ------------------ */
+
+static bool is_conf_name(const char *name) {
+        size_t n = strlen(name);
+        return n > 5 && strcasecmp(name + n - 5, ".conf") == 0;
+}
+
+/* mshim's order (efi/entries.c): bootable entries by mb_bls_compare, then
+ * the unusable ones by the byte order of their names. */
+static int entry_order(const void *a, const void *b) {
+        const pfile *x = a, *y = b;
+
+        if (!x->bad_tag != !y->bad_tag)
+                return x->bad_tag ? 1 : -1;
+        return x->bad_tag ? strcmp(x->id, y->id) : mb_bls_compare(&x->bls, &y->bls);
+}
+
+static int esp_list(predict_run *r) {
+        char *dir = path_join(r->o->esp, "loader/entries");
+        DIR *d = dir ? opendir(dir) : NULL;
+        struct dirent *de;
+        int ret = -1;
+
+        if (!d) {
+                cli_error("%s: cannot list it: %s (an ESP without entries)", dir ? dir : r->o->esp, strerror(errno));
+                goto out;
+        }
+        r->listing = calloc(MAX_ENTRIES, sizeof(*r->listing));
+        if (!r->listing) {
+                cli_error("out of memory");
+                goto out;
+        }
+        while ((de = readdir(d))) {
+                char *path;
+                struct stat st;
+                int rc;
+
+                if (!is_conf_name(de->d_name))
+                        continue;
+                path = path_join(dir, de->d_name);
+                rc = path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+                if (rc && r->n_listing == MAX_ENTRIES) {
+                        cli_error("%s: more than %d entry files: mshim ignores the rest, which is not predicted",
+                                  dir, MAX_ENTRIES);
+                        free(path);
+                        goto out;
+                }
+                if (rc && entry_load(&r->listing[r->n_listing++], path, de->d_name) < 0) {
+                        free(path);
+                        goto out;
+                }
+                free(path);
+        }
+        qsort(r->listing, r->n_listing, sizeof(*r->listing), entry_order);
+        ret = 0;
+out:
+        if (d)
+                closedir(d);
+        free(dir);
+        return ret;
+}
+
+static bool id_matches(const pfile *pf, const char *id) {
+        size_t n = strlen(id);
+        return strcmp(pf->id, id) == 0 || (strncmp(pf->id, id, n) == 0 && strcmp(pf->id + n, ".conf") == 0);
+}
+
+/* The entry mshim tries first: loader.conf's default glob, else the first
+ * in sort order (efi/main.c). */
+static pfile *esp_default(predict_run *r, size_t good) {
+        mb_loader_conf conf;
+
+        if (r->conf_pf.tag == MB_TAG_LOADER_CONF && mb_loader_conf_parse((const char *) r->conf.f.data, r->conf.f.size, &conf) == MB_OK &&
+            conf.default_glob.len)
+                for (size_t i = 0; i < good; i++)
+                        if (mb_bls_is_default(conf.default_glob, &r->listing[i].bls))
+                                return &r->listing[i];
+        return &r->listing[0];
+}
+
+static int esp_choose(predict_run *r, pfile **ret) {
+        size_t good = 0;
+        pfile *e;
+
+        while (good < r->n_listing && !r->listing[good].bad_tag)
+                good++;
+        if (good == 0) {
+                cli_error("%s: no usable entry in loader/entries: mshim would chainload its next stage, "
+                          "which is not predicted yet", r->o->esp);
+                return -1;
+        }
+        e = esp_default(r, good);
+        if (r->o->entry_id && !id_matches(e, r->o->entry_id)) {
+                for (size_t i = 0; i < r->n_listing; i++)
+                        if (id_matches(&r->listing[i], r->o->entry_id))
+                                goto not_first;
+                cli_error("%s: no entry %s in loader/entries", r->o->esp, r->o->entry_id);
+                return -1;
+not_first:
+                cli_error("%s: mshim would boot %s, not %s (loader.conf's default, then the BLS order); "
+                          "make %s the default to predict its boot", r->o->esp, e->id, r->o->entry_id, r->o->entry_id);
+                return -1;
+        }
+        for (size_t i = good; i < r->n_listing; i++) {
+                const pfile *b = &r->listing[i];
+                bool read = b->bad_tag != MB_TAG_FILE_UNREADABLE;
+                r->bad_pf[r->n_bad++] = (mb_predict_file) { b->bad_tag, b->path16, b->path16_bytes,
+                                                            read ? b->f.data : NULL, read ? b->f.size : 0 };
+        }
+        r->in.bad_entries_given = true;
+        r->in.bad_entries = r->bad_pf;
+        r->in.n_bad_entries = r->n_bad;
+        *ret = e;
+        return 0;
+}
+
+/* loader.conf from --loader-conf, else the ESP's (absent when not there). */
+static int load_conf(predict_run *r) {
+        const char *given = r->o->loader_conf;
+        char *path = given ? strdup(given) : r->o->esp ? path_join(r->o->esp, "loader/loader.conf") : NULL;
+        int ret = -1;
+
+        if (!path)
+                return given || r->o->esp ? (cli_error("out of memory"), -1) : 0;
+        if (pfile_path16(&r->conf, "loader.conf") < 0)
+                goto out;
+        r->conf_pf = (mb_predict_file) { MB_TAG_FILE_ABSENT, r->conf.path16, r->conf.path16_bytes, NULL, 0 };
+        if (!given && access(path, F_OK) < 0 && errno == ENOENT) {
+                ret = 0;        /* mshim measures its absence */
+        } else if (pfile_load(&r->conf, path) == 0 && r->conf.f.size > MB_CONF_FILE_MAX) {
+                r->conf_pf.tag = MB_TAG_FILE_UNREADABLE;        /* mshim does not read it */
+                ret = 0;
+        } else if (r->conf.loaded) {
+                r->conf_pf.tag = MB_TAG_LOADER_CONF;
+                r->conf_pf.data = r->conf.f.data;
+                r->conf_pf.size = r->conf.f.size;
+                ret = 0;
+        }
+        r->in.loader_conf = &r->conf_pf;
+out:
+        free(path);
+        return ret;
+}
+
+/* ---- the entry, its kernel, initrds and options ----------------------------- */
+
+static int join_options(predict_run *r, const mb_bls_entry *e) {
+        size_t need = 1;
+
+        for (size_t i = 0; i < e->n_options; i++)
+                need += e->options[i].len + 1;
+        r->options = malloc(need);
+        if (!r->options || mb_bls_options_join(e, r->options, need, NULL) != MB_OK) {
+                cli_error("out of memory");
+                return -1;
+        }
+        return 0;
+}
+
+static int load_initrds(predict_run *r, const mb_bls_entry *e) {
+        size_t n = r->o->n_initrd ? r->o->n_initrd : e ? e->n_initrd : 0;
+
+        if (!r->o->n_initrd && !(e && r->o->esp))
+                return 0;       /* unchanged */
+        for (size_t i = 0; i < n; i++) {
+                char *path = r->o->n_initrd ? strdup(r->o->initrd[i]) : path_join(r->o->esp, "");
+                int rc;
+
+                if (path && !r->o->n_initrd) {
+                        char rel[4096];
+                        snprintf(rel, sizeof(rel), "%.*s", (int) e->initrd[i].len, e->initrd[i].p);
+                        free(path);
+                        path = path_join(r->o->esp, rel);
+                }
+                rc = path ? pfile_load(&r->initrd[i], path) : -1;
+                free(path);
+                if (rc < 0)
+                        return -1;
+                r->chunks[i] = (mb_predict_chunk) { r->initrd[i].f.data, r->initrd[i].f.size };
+                r->n_initrd++;
+        }
+        r->in.initrd_given = true;
+        r->in.initrd = r->chunks;
+        r->in.n_initrd = r->n_initrd;
+        return 0;
+}
+
+static int load_kernel(predict_run *r, const mb_bls_entry *e) {
+        char rel[4096];
+        char *path;
+        int rc;
+
+        if (r->o->kernel)
+                path = strdup(r->o->kernel);
+        else if (e && r->o->esp && e->linux.len) {
+                snprintf(rel, sizeof(rel), "%.*s", (int) e->linux.len, e->linux.p);
+                path = path_join(r->o->esp, rel);
+        } else
+                return 0;       /* unchanged */
+        rc = path ? pfile_load(&r->kernel, path) : -1;
+        free(path);
+        if (rc == 0) {
+                r->in.kernel = r->kernel.f.data;
+                r->in.kernel_size = r->kernel.f.size;
+        }
+        return rc;
+}
+
+/* The entry that boots: --entry FILE, else the one mshim picks from --esp. */
+static int load_entry(predict_run *r, const mb_bls_entry **ret) {
+        pfile *e = NULL;
+
+        if (r->o->esp && esp_list(r) < 0)
+                return -1;
+        if (r->o->esp && esp_choose(r, &e) < 0)
+                return -1;
+        if (r->o->entry) {
+                if (entry_load(&r->entry, r->o->entry, base_name(r->o->entry)) < 0)
+                        return -1;
+                if (r->entry.bad_tag == MB_TAG_FILE_UNREADABLE) {
+                        cli_error("%s: over %u bytes, more than mshim reads: it would skip it",
+                                  r->o->entry, MB_CONF_FILE_MAX);
+                        return -1;
+                }
+                if (r->entry.bad_tag) {
+                        cli_error("%s: not a bootable BLS entry (line %zu): mshim would skip it",
+                                  r->o->entry, r->entry.bls.err_line);
+                        return -1;
+                }
+                e = &r->entry;
+        }
+        if (!e) {
+                *ret = NULL;
+                return 0;
+        }
+        r->entry_pf = (mb_predict_file) { MB_TAG_BLS_ENTRY, e->path16, e->path16_bytes, e->f.data, e->f.size };
+        r->in.entry = &r->entry_pf;
+        if (e->bls.efi.len)
+                r->in.next_stage_unsupported = "the entry starts an EFI program (efi), not a Linux kernel: "
+                                               "what it measures is not predicted yet";
+        *ret = &e->bls;
+        return 0;
+}
+
+static int load_inputs(predict_run *r) {
+        const mb_bls_entry *e = NULL;
+
+        if (load_conf(r) < 0 || load_entry(r, &e) < 0)
+                return -1;
+        if (r->o->loader) {
+                if (pfile_load(&r->loader, r->o->loader) < 0)
+                        return -1;
+                r->in.loader = r->loader.f.data;
+                r->in.loader_size = r->loader.f.size;
+        }
+        if (load_kernel(r, e) < 0 || load_initrds(r, e) < 0)
+                return -1;
+        if (r->o->options) {
+                r->in.options = r->o->options;
+        } else if (e) {
+                if (join_options(r, e) < 0)
+                        return -1;
+                r->in.options = r->options;
+        }
+        if (r->in.options)
+                r->in.options_len = strlen(r->in.options);
+        return 0;
+}
+
+/* ---- the baseline: it must replay to the PCRs the TPM holds ------------------ */
+
+static bool tpm_present(void) {
+        return access("/dev/tpmrm0", F_OK) == 0 || access("/dev/tpm0", F_OK) == 0 ||
+               getenv("TPM2TOOLS_TCTI") || getenv("TCTI") || getenv("TSS2_TCTI");
+}
+
+/* Every PCR the log extends, and those the predictor may rebuild, in every
+ * bank mshim can hash: equal, or the log is refused, naming them all. */
+static int check_baseline(predict_run *r, const mb_replay *base) {
+        mb_pcr_values *actual = calloc(1, sizeof(*actual));
+        char list[1024] = "", lb[16];
+        size_t len = 0;
+        int ret = -1;
+
+        if (!actual) {
+                cli_error("out of memory");
+                return -1;
+        }
+        if (cli_pcr_values_load(r->o->pcrs_file, base, actual) < 0)
+                goto out;
+        for (uint32_t b = 0; b < base->n_banks; b++) {
+                const mb_pcr_bank *bank = &base->banks[b];
+                if (!bank->computable)
+                        continue;
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                        const uint8_t *v = mb_pcrs_get(actual, bank->alg, i);
+                        /* A PCR the log does not extend is checked only
+                         * when a value is given: at reset, or something
+                         * outside the log extended it. */
+                        if (!((bank->extended | REBUILT_PCRS) & (1u << i)) ||
+                            (!v && !(bank->extended & (1u << i))) ||
+                            (v && memcmp(v, bank->pcr[i], bank->size) == 0))
+                                continue;
+                        if (len < sizeof(list) - 64)
+                                len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%s PCR %u%s",
+                                                         len ? ", " : "", cli_alg_label(bank->alg, lb), i,
+                                                         v ? "" : " (no value given)");
+                }
+        }
+        if (len) {
+                cli_error("%s does not replay to %s: %s; refusing to predict from it", r->o->log,
+                          r->o->pcrs_file ? r->o->pcrs_file : "the TPM's PCRs", list);
+                goto out;
+        }
+        ret = 0;
+out:
+        free(actual);
+        return ret;
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static bool selected(const predict_run *r, uint32_t i) {
+        return !r->o->select || (r->o->select & (1u << i));
+}
+
+/* A value is shown for every selected PCR the baseline or the prediction
+ * extends; an unpredictable one is named wherever it is selected. */
+static bool shown(const predict_run *r, const mb_pcr_bank *bank, uint32_t i) {
+        return selected(r, i) &&
+               (((bank->extended | r->p->baseline.banks[bank - r->p->pcrs.banks].extended) & (1u << i)) ||
+                (r->p->unpredictable & (1u << i)));
+}
+
+static void print_json(const predict_run *r) {
+        json_sink js;
+        mb_emit *e = &js.emit;
+        char lb[16], idx[4];
+
+        json_sink_init(&js);
+        mb_emit_begin_obj(e, NULL);
+        mb_emit_cstr(e, "schema", JSON_SCHEMA);
+        mb_emit_cstr(e, "mshim_version", MB_VERSION);
+        mb_emit_cstr(e, "baseline", r->o->log);
+        mb_emit_begin_obj(e, "pcrs");
+        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
+                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
+                if (!bank->computable)
+                        continue;
+                mb_emit_begin_obj(e, cli_alg_label(bank->alg, lb));
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                        if (!shown(r, bank, i) || (r->p->unpredictable & (1u << i)))
+                                continue;
+                        snprintf(idx, sizeof(idx), "%u", i);
+                        mb_emit_hex(e, idx, bank->pcr[i], bank->size);
+                }
+                mb_emit_end_obj(e);
+        }
+        mb_emit_end_obj(e);
+        mb_emit_begin_arr(e, "changed");
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if ((r->p->changed & (1u << i)) && selected(r, i))
+                        mb_emit_u64(e, NULL, i);
+        mb_emit_end_arr(e);
+        mb_emit_begin_obj(e, "unpredictable");
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if ((r->p->unpredictable & (1u << i)) && selected(r, i)) {
+                        snprintf(idx, sizeof(idx), "%u", i);
+                        mb_emit_cstr(e, idx, r->p->reason[i]);
+                }
+        mb_emit_end_obj(e);
+        mb_emit_end_obj(e);
+        out_putc('\n');
+}
+
+static void print_text(const predict_run *r) {
+        char lb[16], line[96];
+
+        out_puts("Predicted PCRs for the next boot (baseline ");
+        out_puts(r->o->log);
+        out_puts("):\n");
+        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
+                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
+                out_puts(cli_alg_label(bank->alg, lb));
+                if (!bank->computable) {
+                        out_puts(": not computed (mshim cannot hash this algorithm)\n");
+                        continue;
+                }
+                out_puts(":\n");
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                        if (!shown(r, bank, i))
+                                continue;
+                        snprintf(line, sizeof(line), "  PCR %2u: ", i);
+                        out_puts(line);
+                        if (r->p->unpredictable & (1u << i)) {
+                                out_puts("unpredictable: ");
+                                out_puts(r->p->reason[i]);
+                        } else {
+                                out_hex(bank->pcr[i], bank->size);
+                                if (r->p->changed & (1u << i))
+                                        out_puts("  changed");
+                        }
+                        out_putc('\n');
+                }
+        }
+}
+
+/* ---- driver ------------------------------------------------------------------ */
+
+static int report_engine_error(const predict_run *r, mb_err err) {
+        switch (r->p->err_what) {
+        case MB_PREDICT_LOG:
+                cli_error("%s: malformed event log: %s", r->o->log, mb_strerror(err));
+                break;
+        case MB_PREDICT_LOADER:
+                cli_error("%s: not a PE image mshim's firmware could start (%s)", r->loader.path, mb_strerror(err));
+                break;
+        case MB_PREDICT_KERNEL:
+                cli_error("%s: not a PE image (an EFI-stub kernel): %s", r->kernel.path, mb_strerror(err));
+                break;
+        case MB_PREDICT_OPTIONS:
+                cli_error("the options are not valid UTF-8 (%s)", mb_strerror(err));
+                break;
+        default:
+                cli_error("cannot predict: %s", mb_strerror(err));
+        }
+        return EXIT_BAD_INPUT;
+}
+
+static int predict(predict_run *r) {
+        mb_predict_input base_in = { 0 };
+        size_t scratch = 0;
+        mb_err err;
+
+        if (cli_file_load(r->o->log, &r->log) < 0)
+                return EXIT_BAD_INPUT;
+        r->p = calloc(1, sizeof(*r->p));
+        if (!r->p) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        /* The baseline alone first: its replay is checked before anything
+         * else is read. */
+        base_in.log = r->log.data;
+        base_in.log_size = r->log.size;
+        err = mb_predict_run(&base_in, r->p);
+        if (err != MB_OK)
+                return report_engine_error(r, err);
+        if (check_baseline(r, &r->p->baseline) < 0 || load_inputs(r) < 0)
+                return EXIT_BAD_INPUT;
+        r->in.log = r->log.data;
+        r->in.log_size = r->log.size;
+        err = mb_predict_scratch_size(&r->in, &scratch);
+        if (err == MB_OK && !(r->scratch = malloc(scratch ? scratch : 1)))
+                err = MB_ERR_NOSPACE;
+        r->in.scratch = r->scratch;
+        r->in.scratch_size = scratch;
+        if (err == MB_OK)
+                err = mb_predict_run(&r->in, r->p);
+        if (err != MB_OK)
+                return report_engine_error(r, err);
+        if (r->o->json)
+                print_json(r);
+        else
+                print_text(r);
+        if (out_finish() < 0)
+                return EXIT_BAD_INPUT;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if ((r->p->unpredictable & (1u << i)) && selected(r, i))
+                        return EXIT_CHECK_FAILED;
+        return 0;
+}
+
+static void run_free(predict_run *r) {
+        pfile_free(&r->conf);
+        pfile_free(&r->entry);
+        pfile_free(&r->loader);
+        pfile_free(&r->kernel);
+        for (size_t i = 0; i < MAX_INITRD; i++)
+                pfile_free(&r->initrd[i]);
+        for (size_t i = 0; r->listing && i < r->n_listing; i++)
+                pfile_free(&r->listing[i]);
+        free(r->listing);
+        free(r->options);
+        free(r->scratch);
+        free(r->p);
+        cli_file_free(&r->log);
+}
+
+/* "0-7,9,12": a PCR set. */
+static int parse_select(const char *s, uint32_t *ret) {
+        uint32_t set = 0;
+        char *end;
+
+        for (;;) {
+                unsigned long a = strtoul(s, &end, 10), b = a;
+                if (end == s || a >= MB_PCR_COUNT)
+                        return -1;
+                if (*end == '-') {
+                        s = end + 1;
+                        b = strtoul(s, &end, 10);
+                        if (end == s || b >= MB_PCR_COUNT || b < a)
+                                return -1;
+                }
+                for (unsigned long i = a; i <= b; i++)
+                        set |= 1u << i;
+                if (*end == 0)
+                        break;
+                if (*end != ',')
+                        return -1;
+                s = end + 1;
+        }
+        *ret = set;
+        return 0;
+}
+
+static int not_supported(const char *opt) {
+        return cli_usage_error("predict", "%s is not supported yet (docs/predict.md: only firmware -> mshim "
+                               "-> Linux is predicted)", opt);
+}
+
+int cmd_predict(int argc, char **argv) {
+        static const struct option longopts[] = {
+                { "log", required_argument, NULL, 'l' },
+                { "pcrs", required_argument, NULL, 'p' },
+                { "tpm", no_argument, NULL, 't' },
+                { "esp", required_argument, NULL, 'E' },
+                { "entry-id", required_argument, NULL, 'I' },
+                { "kernel", required_argument, NULL, 'k' },
+                { "initrd", required_argument, NULL, 'i' },
+                { "options", required_argument, NULL, 'o' },
+                { "entry", required_argument, NULL, 'e' },
+                { "loader-conf", required_argument, NULL, 'c' },
+                { "loader", required_argument, NULL, 'L' },
+                { "select", required_argument, NULL, 's' },
+                { "json", no_argument, NULL, 'j' },
+                { "next-stage", required_argument, NULL, 'N' },
+                { "shim", required_argument, NULL, 'S' },
+                { "db-append", required_argument, NULL, 'D' },
+                { "dbx-append", required_argument, NULL, 'X' },
+                { "mok", required_argument, NULL, 'M' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        predict_opts o = { .log = DEFAULT_LOG };
+        predict_run r = { .o = &o };
+        int c, ret;
+
+        optind = 1;
+        while ((c = cli_getopt(argc, argv, "h", longopts, "predict")) != -1) {
+                int once = 0;
+
+                switch (c) {
+                case 'l': once = cli_opt_once(&o.log_given, "--log", optarg); o.log = optarg; break;
+                case 'p': once = cli_opt_once(&o.pcrs_file, "--pcrs", optarg); break;
+                case 't': o.tpm = true; break;
+                case 'E': once = cli_opt_once(&o.esp, "--esp", optarg); break;
+                case 'I': once = cli_opt_once(&o.entry_id, "--entry-id", optarg); break;
+                case 'k': once = cli_opt_once(&o.kernel, "--kernel", optarg); break;
+                case 'o': once = cli_opt_once(&o.options, "--options", optarg); break;
+                case 'e': once = cli_opt_once(&o.entry, "--entry", optarg); break;
+                case 'c': once = cli_opt_once(&o.loader_conf, "--loader-conf", optarg); break;
+                case 'L': once = cli_opt_once(&o.loader, "--loader", optarg); break;
+                case 'j': o.json = true; break;
+                case 'i':
+                        if (o.n_initrd == MAX_INITRD)
+                                return cli_usage_error("predict", "at most %d --initrd files (as a BLS entry)",
+                                                       MAX_INITRD);
+                        o.initrd[o.n_initrd++] = optarg;
+                        break;
+                case 's':
+                        if (parse_select(optarg, &o.select) < 0)
+                                return cli_usage_error("predict", "--select %s: want PCR numbers 0-23 and ranges, "
+                                                       "e.g. 0-7,9,12", optarg);
+                        break;
+                case 'N': return not_supported("--next-stage");
+                case 'S': return not_supported("--shim");
+                case 'D': return not_supported("--db-append");
+                case 'X': return not_supported("--dbx-append");
+                case 'M': return not_supported("--mok");
+                case 'h': cli_help(stdout, "predict"); return 0;
+                default: return EXIT_BAD_INPUT;
+                }
+                if (once < 0)
+                        return EXIT_BAD_INPUT;
+        }
+        if (optind < argc)
+                return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
+        if (o.pcrs_file && o.tpm)
+                return cli_usage_error("predict", "--pcrs and --tpm cannot be used together");
+        if (o.entry_id && !o.esp)
+                return cli_usage_error("predict", "--entry-id needs --esp");
+        if (!o.pcrs_file && !o.tpm && !tpm_present()) {
+                cli_error("no TPM here to check the baseline log against: give --pcrs FILE");
+                return EXIT_BAD_INPUT;
+        }
+        ret = predict(&r);
+        run_free(&r);
+        return ret;
+}
