@@ -42,7 +42,8 @@ EFI_LIB      := /usr/lib
 EFI_CFLAGS   := -std=gnu11 -O2 -g $(WARN) $(INC) -I$(EFI_INC) -I$(EFI_INC)/x86_64 \
                 -ffreestanding -fno-builtin -fpic -fshort-wchar -fno-stack-protector -fno-stack-check \
                 -fno-strict-aliasing -mno-red-zone -maccumulate-outgoing-args -mno-sse -mno-mmx \
-                -DGNU_EFI_USE_MS_ABI -DMB_VERSION=\"$(VERSION)\" -DMB_EFI
+                -DGNU_EFI_USE_MS_ABI -DMB_VERSION=\"$(VERSION)\" -DMB_EFI \
+                -ffile-prefix-map=$(CURDIR)=.
 # efi/mshim.lds: gnu-efi's layout plus a page-aligned .sbat section.
 EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
@@ -107,12 +108,16 @@ $(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
 	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) -o $@ -lefi -lgnuefi \
 	  $(shell $(CC) -print-libgcc-file-name)
 
-# ELF shared object -> PE32+ EFI application (subsystem 10).
-EFI_OBJCOPY  := objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
+# ELF shared object -> PE32+ EFI application (subsystem 10), without the
+# COFF symbol table (--strip-all; sbsign warns about one), then
+# scripts/efi-finish.py: NX_COMPAT once the layout is checked W^X and
+# page-aligned, TimeDateStamp 0, CheckSum (docs/REPRODUCIBLE.md).
+EFI_OBJCOPY  := objcopy --strip-all -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
                 -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10
+EFI_PE       = $(EFI_OBJCOPY) $< $@.tmp && python3 scripts/efi-finish.py $@.tmp && mv $@.tmp $@
 
-$(B)/mshimx64.efi: $(B)/mshimx64.so
-	$(EFI_OBJCOPY) $< $@
+$(B)/mshimx64.efi: $(B)/mshimx64.so scripts/efi-finish.py
+	$(EFI_PE)
 
 unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
@@ -171,7 +176,7 @@ $(B)/test/tcg2_fault.so: $(B)/test/efi/tcg2_fault.o efi/mshim.lds
 	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -o $@ -lefi -lgnuefi \
 	  $(shell $(CC) -print-libgcc-file-name)
 
-$(TCG2_FAULT_EFI): $(B)/test/tcg2_fault.so
-	$(EFI_OBJCOPY) $< $@
+$(TCG2_FAULT_EFI): $(B)/test/tcg2_fault.so scripts/efi-finish.py
+	$(EFI_PE)
 
 check integration: $(TCG2_FAULT_EFI)
