@@ -146,7 +146,7 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, 
                 st = mshim_log(st, L"cannot open %s: %r", MSHIM_ENTRIES_DIR, st);
                 goto out;
         }
-        while ((st = dir_next(dir, info, DIR_INFO_SIZE)) == EFI_SUCCESS) {
+        while (dir_next(dir, info, DIR_INFO_SIZE) == EFI_SUCCESS) {
                 if (n == MSHIM_MAX_ENTRIES) {
                         mshim_log(EFI_SUCCESS, L"more than %d entries; ignoring %s and the rest",
                                   MSHIM_MAX_ENTRIES, info->FileName);
