@@ -140,8 +140,9 @@ clean:
 # ---- static analysis: make lint (tests/cli/test_lint.sh runs it in make check) ----
 # clang's static analyser, its findings (and clang's warnings) made errors, on
 # every file with the flags it is built with; cppcheck over each tree.
-# tests/lint/cppcheck.supp lists the false positives, each with its reason. LINT_CORE and LINT_EFI
-# name the files (test_lint.sh points them at planted defects).
+# tests/lint/cppcheck.supp lists the false positives, each with its
+# reason. LINT_CORE and LINT_EFI name the files (test_lint.sh points them at
+# planted defects).
 LINT_CORE    ?= $(CORE_SRC)
 LINT_EFI     ?= $(EFI_SRC)
 ANALYZE      := --analyze -Werror -Xclang -analyzer-werror -Xclang -analyzer-output=text
