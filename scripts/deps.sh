@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
 libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
-clang python3 pesign grub-efi-amd64-bin systemd-boot-efi"
+clang cppcheck python3 pesign grub-efi-amd64-bin systemd-boot-efi"
 # Debian's signed shim, MokManager and GRUB are not installed (installing
 # shim-signed on an EFI host re-runs grub-install on its ESP): the tests
 # use copies unpacked by scripts/fetch-efi.sh.
