@@ -3,6 +3,7 @@
 #
 #   make            build/mshimx64.efi and build/mshim
 #   make check      unit tests (ASan/UBSan) + integration tests under QEMU/OVMF/swtpm
+#   make lint       clang --analyze and cppcheck over src/ and efi/
 #   make demo       boot the demo VM through mshim and print the PCR table
 #   make fuzz       libFuzzer targets (clang)
 #   make bench      mshim log vs tpm2_eventlog on a 100,000-event log
