@@ -66,7 +66,7 @@ static EFI_STATUS tpm_extend(mshim_tpm *t, uint32_t pcr, uint32_t type,
         ev->Header.HeaderVersion = MSHIM_TCG2_EVENT_HEADER_VERSION;
         ev->Header.PCRIndex = pcr;
         ev->Header.EventType = type;
-        CopyMem(ev->Event, (void *) event, event_size);
+        mshim_copy(ev->Event, event, event_size);
 
         /* Flags 0: hash the buffer as is (not PE_COFF_IMAGE), and log it. */
         st = t->tcg2->HashLogExtendEvent(t->tcg2, 0, (EFI_PHYSICAL_ADDRESS) (UINTN) data, size, ev);

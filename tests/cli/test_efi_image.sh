@@ -74,3 +74,19 @@ expect_refused "efi-finish refuses a writable, executable .data" "$T/wx.efi" "wr
 objcopy --strip-all --section-alignment 512 -j .text -j .data -j .dynamic -j .rela -j .reloc -j .sbat \
         --target efi-app-x86_64 --subsystem=10 "$SO" "$T/align.efi"
 expect_refused "efi-finish refuses 512-byte SectionAlignment" "$T/align.efi" "SectionAlignment"
+
+# ---- bulk copies go through the firmware's CopyMem (efi/util.c) -------------
+# gnu-efi's CopyMem copies a byte at a time; the initrd LoadFile2 hands out
+# (tens of MiB) and file reads must not use it. The initrd's bytes arriving
+# intact is test_measured_boot.sh's (the stub measures what it received).
+OBJ=${IMG%/*}/efi/efi
+for o in initrd file; do
+        [ -f "$OBJ/$o.o" ] || { fail "missing $OBJ/$o.o: run make"; continue; }
+        check "$o.o does not call gnu-efi's CopyMem" bash -c "! nm '$OBJ/$o.o' | grep -qE ' U (CopyMem|RtCopyMem|memcpy)\$'"
+done
+check "initrd.o copies with mshim_copy" bash -c "nm '$OBJ/initrd.o' | grep -q ' U mshim_copy\$'"
+objdump -d --no-show-raw-insn --disassemble=mshim_copy "$OBJ/util.o" > "$T/copy" 2>&1
+# UEFI 2.10, 4.4 EFI_BOOT_SERVICES: after the 24-byte table header, CopyMem
+# is the 42nd function pointer: offset 24 + 41 * 8 = 0x160.
+check "mshim_copy calls BS->CopyMem (table offset 0x160), no byte loop" \
+        bash -c "grep -qE '(call|jmp) +\*0x160\(%r' '$T/copy' && ! grep -qE 'CopyMem|memcpy|movzbl|movb' '$T/copy'"
