@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # mshim: measured-boot UEFI loader, host CLI, and the tests that prove them.
 #
-#   make            build/mshimx64.efi and build/mshim
+#   make            build/mshimx64.efi, build/mshim, its manual pages and completion
+#   make install    into $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 #   make check      unit tests (ASan/UBSan) + integration tests under QEMU/OVMF/swtpm
 #   make lint       clang --analyze and cppcheck over src/ and efi/
 #   make demo       boot the demo VM through mshim and print the PCR table
@@ -14,8 +15,9 @@ CLANG    ?= clang
 VERSION  := 0.1.0
 
 CORE_SRC  := $(sort $(wildcard src/*.c))
-# tools/sha_openssl.c is the host CLI's SHA engine in place of src/sha.c
-# (include/mb/sha.h); the sanitized test build keeps the portable one.
+# tools/sha_openssl.c is the host CLI's SHA engine in place of
+# src/sha_engine.c (include/mb/sha.h); the sanitized test build keeps the
+# portable one.
 TOOL_SRC  := $(sort $(filter-out tools/sha_openssl.c,$(wildcard tools/*.c)))
 EFI_SRC   := $(sort $(wildcard efi/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -27,15 +29,28 @@ INC       := -Iinclude
 # ---- host CLI -------------------------------------------------------------
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) $(INC) -DMB_VERSION=\"$(VERSION)\" -D_FORTIFY_SOURCE=2 $(CFLAGS)
 HOST_LIBS    := -pthread -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc
-HOST_CORE_O  := $(filter-out $(B)/host/src/sha.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
-HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o
+HOST_CORE_O  := $(filter-out $(B)/host/src/sha_engine.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
+HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o $(B)/host/gen/help.o
+
+# ---- manual pages, --help texts and bash completion: one source, man/*.txt ----
+# scripts/mkman.py turns each page source into roff and writes every
+# command's --help text into $(GEN)/help.c (compiled into each CLI build) and
+# the completion: `mshim X --help` and mshim-X(1) cannot disagree. To
+# document a new option, add it to the OPTIONS list of man/mshim-X.1.txt.
+MAN_SRC      := $(sort $(wildcard man/*.txt))
+GEN          := $(B)/gen
+MAN_PAGES    := $(MAN_SRC:man/%.txt=$(GEN)/man/%)
+# The pages' date: the last commit's, so a build of one commit is reproducible.
+MAN_DATE     ?= $(shell git log -1 --format=%cs 2>/dev/null)
+$(GEN)/help.c $(GEN)/mshim.bash $(MAN_PAGES) &: scripts/mkman.py $(MAN_SRC) Makefile
+	python3 scripts/mkman.py --version $(VERSION) --date "$(MAN_DATE)" --out $(GEN) $(MAN_SRC)
 
 # ---- sanitized core for unit tests and fuzz corpus replay -----------------
 SAN          := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -Itests/unit $(SAN) -DMB_VERSION=\"$(VERSION)\"
 TEST_CORE_O  := $(CORE_SRC:src/%.c=$(B)/test/src/%.o)
 UNIT_BIN     := $(UNIT_SRC:tests/unit/%.c=$(B)/test/%)
-TEST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/test/tools/%.o)
+TEST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/test/tools/%.o) $(B)/test/gen/help.o
 
 # ---- the loader (gnu-efi) -------------------------------------------------
 EFI_INC      := /usr/include/efi
@@ -50,12 +65,19 @@ EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
 EFI_CORE_O   := $(CORE_SRC:src/%.c=$(B)/efi/src/%.o)
 EFI_O        := $(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o)
-EFI_SBAT_O   := $(B)/efi/efi/sbat.o
+EFI_SBAT_O   := $(B)/efi/efi/sbat.o $(B)/efi/efi/mpolicy.o
+# The built-in boot policy (docs/CONFIG.md): a packager or admin may build
+# with another file, e.g. make MSHIM_POLICY=/etc/mshim/boot-policy.conf.
+MSHIM_POLICY ?= efi/boot-policy.conf
 
-.PHONY: all check unit integration demo fuzz bench clean deps kernel lint
-all: $(B)/mshimx64.efi $(B)/mshim
+.PHONY: all check unit integration demo fuzz bench clean deps kernel install uninstall lint
+all: $(B)/mshimx64.efi $(B)/mshim $(MAN_PAGES) $(GEN)/mshim.bash
 
 $(B)/host/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itools -c $< -o $@
+
+$(B)/host/gen/help.o: $(GEN)/help.c tools/help.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itools -c $< -o $@
 
@@ -70,14 +92,21 @@ $(B)/test/tools/%.o: tools/%.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Itools -c $< -o $@
 
+$(B)/test/gen/help.o: $(GEN)/help.c tools/help.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Itools -c $< -o $@
+
 # The CLI again, under ASan/UBSan: tests/cli runs this one.
 $(B)/test/mshim: $(TEST_TOOL_O) $(TEST_CORE_O)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(HOST_LIBS)
 
 # And under ThreadSanitizer, for `mshim log`'s threads (tools/logwork.c).
 TSAN_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=thread -DMB_VERSION=\"$(VERSION)\"
-TSAN_O       := $(TOOL_SRC:tools/%.c=$(B)/tsan/tools/%.o) $(CORE_SRC:src/%.c=$(B)/tsan/src/%.o)
+TSAN_O       := $(TOOL_SRC:tools/%.c=$(B)/tsan/tools/%.o) $(CORE_SRC:src/%.c=$(B)/tsan/src/%.o) $(B)/tsan/gen/help.o
 $(B)/tsan/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -Itools -c $< -o $@
+$(B)/tsan/gen/help.o: $(GEN)/help.c tools/help.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_CFLAGS) -Itools -c $< -o $@
 $(B)/tsan/mshim: $(TSAN_O)
@@ -101,9 +130,21 @@ $(B)/efi/sbat.csv: efi/sbat.csv.in Makefile
 	@mkdir -p $(dir $@)
 	sed 's/@VERSION@/$(VERSION)/g' $< > $@
 
-$(EFI_SBAT_O): efi/sbat.S $(B)/efi/sbat.csv
+$(B)/efi/efi/sbat.o: efi/sbat.S $(B)/efi/sbat.csv
 	@mkdir -p $(dir $@)
 	$(CC) -DMSHIM_SBAT_CSV='"$(B)/efi/sbat.csv"' -c $< -o $@
+
+# The policy text NUL-padded to the section's fixed size (512 bytes,
+# MB_BOOT_POLICY_SIZE); a longer text, or one with a NUL, is refused here.
+$(B)/efi/policy.bin: $(MSHIM_POLICY) Makefile
+	@mkdir -p $(dir $@)
+	@test "$$(wc -c < $<)" -lt 512 || { echo "$<: the boot policy must be under 512 bytes" >&2; exit 1; }
+	@test "$$(tr -d '\000' < $< | wc -c)" = "$$(wc -c < $<)" || { echo "$<: NUL byte in the boot policy" >&2; exit 1; }
+	cp $< $@.tmp && truncate -s 512 $@.tmp && mv $@.tmp $@
+
+$(B)/efi/efi/mpolicy.o: efi/mpolicy.S $(B)/efi/policy.bin
+	@mkdir -p $(dir $@)
+	$(CC) -DMSHIM_POLICY_BIN='"$(B)/efi/policy.bin"' -c $< -o $@
 
 $(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
 	$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) -o $@ -lefi -lgnuefi \
@@ -114,7 +155,7 @@ $(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) efi/mshim.lds
 # scripts/efi-finish.py: NX_COMPAT once the layout is checked W^X and
 # page-aligned, TimeDateStamp 0, CheckSum (docs/REPRODUCIBLE.md).
 EFI_OBJCOPY  := objcopy --strip-all -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
-                -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat --target efi-app-x86_64 --subsystem=10
+                -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat -j .mpolicy --target efi-app-x86_64 --subsystem=10
 EFI_PE       = $(EFI_OBJCOPY) $< $@.tmp && python3 scripts/efi-finish.py $@.tmp && mv $@.tmp $@
 
 $(B)/mshimx64.efi: $(B)/mshimx64.so scripts/efi-finish.py
@@ -137,6 +178,36 @@ demo: deps all
 
 clean:
 	rm -rf $(B)
+
+# ---- install (packagers' conventions: PREFIX, DESTDIR, the *DIR variables) ----
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib/mshim
+MANDIR       ?= $(PREFIX)/share/man
+BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+# Every installed file as SOURCE:DESTINATION:MODE; uninstall removes exactly
+# these, then the directories of LIBDIR if nothing else is left in them.
+INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
+                $(B)/mshimx64.efi:$(LIBDIR)/mshimx64.efi:644 \
+                hooks/README:$(LIBDIR)/hooks/README:644 \
+                $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
+                $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
+
+install: all
+	@set -e; for f in $(INSTALL_LIST); do \
+		src=$${f%%:*}; rest=$${f#*:}; dst=$${rest%:*}; \
+		echo "install $$src $(DESTDIR)$$dst"; \
+		install -D -m $${rest##*:} "$$src" "$(DESTDIR)$$dst"; \
+	done
+
+uninstall:
+	@set -e; for f in $(INSTALL_LIST); do \
+		rest=$${f#*:}; dst=$${rest%:*}; \
+		echo "rm $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
+	done; \
+	for d in "$(DESTDIR)$(LIBDIR)/hooks" "$(DESTDIR)$(LIBDIR)"; do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
+	done
 
 # ---- static analysis: make lint (tests/cli/test_lint.sh runs it in make check) ----
 # clang's static analyser, its findings (and clang's warnings) made errors, on

@@ -49,7 +49,8 @@ out:
 }
 
 /* Load the entry's linux (or efi) file with the firmware's LoadImage. */
-static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDLE *ret_child) {
+static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDLE *ret_child,
+                                   bool *ret_stub_measures_initrd) {
         mb_str src = e->bls.linux.len ? e->bls.linux : e->bls.efi;
         CHAR16 path[MSHIM_PATH_UNITS];
         EFI_STATUS st;
@@ -57,7 +58,7 @@ static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDL
         st = mshim_path_from_bls(src, path, MB_ARRAY_SIZE(path));
         if (EFI_ERROR(st))
                 return mshim_log(st, L"entry %s: bad image path (%r)", mshim_entry_name(e), st);
-        st = mshim_image_load(c, path, ret_child);
+        st = mshim_image_load_linux(c, path, ret_child, ret_stub_measures_initrd);
         if (st == EFI_NOT_FOUND)
                 mshim_log(st, L"entry %s: %s not found", mshim_entry_name(e), path);
         return st;
@@ -94,6 +95,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         EFI_HANDLE child = NULL;
         void *opts = NULL;
         UINTN opts_size = 0;
+        bool stub_measures_initrd = false;
         EFI_STATUS st;
 
         print_title(e);
@@ -112,7 +114,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         st = mshim_initrd_install(c->root, &e->bls, mshim_entry_name(e), &initrd);
         if (EFI_ERROR(st))
                 goto out;
-        st = entry_load_image(c, e, &child);
+        st = entry_load_image(c, e, &child, &stub_measures_initrd);
         if (EFI_ERROR(st))
                 goto out;
         st = set_load_options(child, e, opts, opts_size);
@@ -122,6 +124,14 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         st = mshim_tpm_measure_cmdline(&c->tpm, opts, opts_size);
         if (EFI_ERROR(st))
                 goto out;
+        /* The initrd reaches PCR 9 exactly once: from the Linux stub when
+         * it measures (5.17+), else from us, with the stub's own event so
+         * a prediction need not care which. */
+        if (!stub_measures_initrd) {
+                st = mshim_initrd_measure(&c->tpm, initrd);
+                if (EFI_ERROR(st))
+                        goto out;
+        }
 
         /* SHIM_LOCK only for EFI programs: a Linux kernel never asks for
          * it, and offering it would only widen what could call Verify. */

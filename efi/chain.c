@@ -117,10 +117,17 @@ EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
                 BS->UnloadImage(child);
                 return mshim_log(EFI_ERROR(st) ? st : EFI_NOT_FOUND, L"%s: no LoadedImage protocol", path);
         }
-        /* As shim: the firmware's boot option data goes on unchanged. It
-         * is not measured again: the firmware measured the Boot####
-         * variable it came from into PCR 1 (docs/MEASUREMENTS.md). */
+        /* As shim: the firmware's boot option data goes on unchanged. The
+         * firmware measured the Boot#### variable it came from into PCR 1,
+         * but PCR 12 must not stay at its reset value for the next stage
+         * to set: the options are measured there, tagged as this path's
+         * (docs/MEASUREMENTS.md). */
         li->LoadOptions = c->loaded->LoadOptions;
         li->LoadOptionsSize = c->loaded->LoadOptionsSize;
+        st = mshim_tpm_measure_chainload(&c->tpm, li->LoadOptions, li->LoadOptionsSize);
+        if (EFI_ERROR(st)) {
+                BS->UnloadImage(child);
+                return st;
+        }
         return mshim_image_start(c, child, path, true);
 }

@@ -6,6 +6,7 @@
  */
 #include "mshim.h"
 #include "mb/emit.h"
+#include "mb/tcglog.h"
 
 /* Room for the longest FAT long name (255 units) and its NUL. */
 #define DIR_INFO_SIZE (SIZE_OF_EFI_FILE_INFO + 256 * sizeof(CHAR16))
@@ -49,7 +50,9 @@ static EFI_STATUS entry_names(mshim_entry *e, const CHAR16 *name) {
         return b.truncated ? EFI_BAD_BUFFER_SIZE : EFI_SUCCESS;
 }
 
-/* Read and parse one entry file; NULL (after a message) when unusable. */
+/* Read and parse one entry file. NULL (after a message) only when it has
+ * no usable name or memory ran out; an entry that cannot be read or
+ * parsed comes back with bad_tag set, to be measured and dropped. */
 static mshim_entry *entry_load(EFI_FILE_HANDLE root, const CHAR16 *name) {
         mshim_entry *e = AllocateZeroPool(sizeof(*e));
         void *buf = NULL;
@@ -62,12 +65,15 @@ static mshim_entry *entry_load(EFI_FILE_HANDLE root, const CHAR16 *name) {
         }
         if (EFI_ERROR(entry_names(e, name))) {
                 mshim_log(EFI_BAD_BUFFER_SIZE, L"skipping entry %s: name too long", name);
-                goto fail;
+                FreePool(e);
+                return NULL;
         }
         st = mshim_file_load(root, e->path, MSHIM_CONF_MAX, &buf, &e->size);
         if (EFI_ERROR(st)) {
                 mshim_log(st, L"skipping entry %s: cannot read it (%r)", name, st);
-                goto fail;
+                e->size = 0;
+                e->bad_tag = MB_TAG_FILE_UNREADABLE;
+                return e;
         }
         e->buf = buf;
         r = mb_bls_parse_entry(e->buf, e->size, (mb_str) { e->id, mb_strnlen(e->id, sizeof(e->id)) }, &e->bls);
@@ -80,14 +86,15 @@ static mshim_entry *entry_load(EFI_FILE_HANDLE root, const CHAR16 *name) {
                 else
                         mshim_log(mb_efi_status(r), L"skipping entry %s: %a (the file as a whole, e.g. neither linux nor efi)",
                                   name, mb_strerror(r));
-                goto fail;
+                e->bad_tag = MB_TAG_BLS_ENTRY_BAD;
         }
         return e;
-fail:
+}
+
+static void entry_free(mshim_entry *e) {
         if (e->buf)
                 FreePool(e->buf);
         FreePool(e);
-        return NULL;
 }
 
 /* Next regular file in dir, validated: EFI_NOT_FOUND at the end. */
@@ -111,20 +118,54 @@ static EFI_STATUS dir_next(EFI_FILE_HANDLE dir, EFI_FILE_INFO *info, UINTN info_
         }
 }
 
-/* Insertion sort: a few dozen entries at most, and mb_bls_compare is the
- * whole of the ordering rule. */
+/* Byte order of the UTF-8 file names: the order a host tool predicting
+ * PCR 5 gets from sorting the names, whatever order the firmware lists. */
+static int id_compare(const mshim_entry *a, const mshim_entry *b) {
+        UINTN la = mb_strnlen(a->id, sizeof(a->id)), lb = mb_strnlen(b->id, sizeof(b->id));
+        int c = mb_memcmp(a->id, b->id, la < lb ? la : lb);
+
+        return c ? c : (la > lb) - (la < lb);
+}
+
+/* Bootable entries first, in mb_bls_compare order; then the unusable
+ * ones, by file name. Insertion sort: a few dozen entries at most. */
+static int entry_order(const mshim_entry *a, const mshim_entry *b) {
+        if (!a->bad_tag != !b->bad_tag)
+                return a->bad_tag ? 1 : -1;
+        return a->bad_tag ? id_compare(a, b) : mb_bls_compare(&a->bls, &b->bls);
+}
+
 static void entries_sort(mshim_entry **v, UINTN n) {
         for (UINTN i = 1; i < n; i++) {
                 mshim_entry *x = v[i];
                 UINTN j = i;
 
-                for (; j > 0 && mb_bls_compare(&x->bls, &v[j - 1]->bls) < 0; j--)
+                for (; j > 0 && entry_order(x, v[j - 1]) < 0; j--)
                         v[j] = v[j - 1];
                 v[j] = x;
         }
 }
 
-EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, UINTN *ret_n) {
+/* Measure and drop the unusable entries at the end of the sorted v: the
+ * PCR records every entry file mshim saw and could not use, so a broken
+ * entry is never the same PCR 5 as no entry. */
+static EFI_STATUS entries_drop_bad(mshim_tpm *tpm, mshim_entry **v, UINTN *n) {
+        EFI_STATUS st = EFI_SUCCESS;
+        UINTN good = 0;
+
+        while (good < *n && !v[good]->bad_tag)
+                good++;
+        for (UINTN i = good; i < *n; i++) {
+                if (!EFI_ERROR(st))
+                        st = mshim_tpm_measure_file(tpm, v[i]->bad_tag, v[i]->path, v[i]->buf, v[i]->size);
+                entry_free(v[i]);
+                v[i] = NULL;
+        }
+        *n = good;
+        return st;
+}
+
+EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_tpm *tpm, mshim_entry ***ret_entries, UINTN *ret_n) {
         EFI_FILE_HANDLE dir = NULL;
         EFI_FILE_INFO *info = NULL;
         mshim_entry **v = NULL;
@@ -138,10 +179,8 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, 
                 goto out;
         }
         st = root->Open(root, &dir, MSHIM_ENTRIES_DIR, EFI_FILE_MODE_READ, 0);
-        if (st == EFI_NOT_FOUND) {
-                st = EFI_SUCCESS;       /* no entries: the caller says so */
-                goto done;
-        }
+        if (st == EFI_NOT_FOUND)
+                goto done;              /* no entries: the caller says so */
         if (EFI_ERROR(st)) {
                 st = mshim_log(st, L"cannot open %s: %r", MSHIM_ENTRIES_DIR, st);
                 goto out;
@@ -158,9 +197,14 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, 
         }
         /* A listing error after some entries were read still leaves those
          * bootable: it has been reported, go on with what we have. */
-        st = EFI_SUCCESS;
 done:
         entries_sort(v, n);
+        st = entries_drop_bad(tpm, v, &n);
+        if (EFI_ERROR(st)) {
+                mshim_entries_free(v, n);
+                v = NULL;
+                goto out;
+        }
         *ret_entries = v;
         *ret_n = n;
         v = NULL;
@@ -177,9 +221,7 @@ out:
 void mshim_entries_free(mshim_entry **entries, UINTN n) {
         if (!entries)
                 return;
-        for (UINTN i = 0; i < n; i++) {
-                FreePool(entries[i]->buf);
-                FreePool(entries[i]);
-        }
+        for (UINTN i = 0; i < n; i++)
+                entry_free(entries[i]);
         FreePool(entries);
 }

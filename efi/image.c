@@ -32,8 +32,10 @@ static const CHAR16 *load_refusal_reason(EFI_STATUS st) {
         }
 }
 
-EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child) {
+EFI_STATUS mshim_image_load_linux(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child,
+                                  bool *ret_stub_measures_initrd) {
         EFI_DEVICE_PATH *dp = NULL;
+        bool stub_measures;
         EFI_HANDLE child = NULL;
         void *buf = NULL;
         UINTN size = 0;
@@ -44,6 +46,9 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_ch
          * expected there. Other failures mshim_file_load has reported. */
         if (EFI_ERROR(st))
                 return st;
+        /* From the bytes LoadImage gets, so the answer is about the very
+         * image that runs. */
+        stub_measures = mb_linux_stub_measures_initrd(buf, size);
 
         /* The file's device path, so the firmware's PCR 4 event says where
          * the image came from. */
@@ -66,11 +71,17 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_ch
                 goto out;
         }
         *ret_child = child;
+        if (ret_stub_measures_initrd)
+                *ret_stub_measures_initrd = stub_measures;
 out:
         if (dp)
                 FreePool(dp);
         FreePool(buf);  /* LoadImage copied the image */
         return st;
+}
+
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child) {
+        return mshim_image_load_linux(c, path, ret_child, NULL);
 }
 
 EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock) {

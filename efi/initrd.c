@@ -3,8 +3,9 @@
  * Serving the initrd to the Linux EFI stub (5.8+): the stub looks for a
  * handle whose device path is exactly one vendor media node with
  * LINUX_EFI_INITRD_MEDIA_GUID, and calls EFI_LOAD_FILE2_PROTOCOL.LoadFile
- * on it. The stub measures what it gets into PCR 9 itself (5.17+), so
- * mshim does not measure the initrd.
+ * on it. The stub measures what it gets into PCR 9 itself from 5.17; for
+ * any other image mshim measures the initrd the same way
+ * (mshim_initrd_measure, called from efi/boot.c).
  */
 #include "mshim.h"
 
@@ -198,4 +199,10 @@ void mshim_initrd_uninstall(mshim_initrd *r) {
         }
         FreePool(r->buf);
         FreePool(r);
+}
+
+EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r) {
+        if (!r)
+                return EFI_SUCCESS;
+        return mshim_tpm_measure_initrd(t, r->buf, r->size);
 }

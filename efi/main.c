@@ -8,6 +8,9 @@
 #include "mshim.h"
 #include "mb/tcglog.h"
 
+/* What became of loader.conf: it decides which PCR 5 event records it. */
+typedef enum conf_state { CONF_ABSENT, CONF_UNREADABLE, CONF_READ } conf_state;
+
 /* Defaults when loader.conf is absent: no default pattern, no timeout, TPM
  * not required. When it is present but cannot be read or parsed, we cannot
  * know whether it asked for a TPM, so it is assumed to have asked: fail
@@ -18,10 +21,10 @@ static void loader_conf_defaults(mb_loader_conf *conf, bool present) {
         conf->tpm_required = present ? MB_YES : MB_UNSET;
 }
 
-/* Read and parse loader.conf; *ret_buf stays NULL when there is nothing to
- * measure. Never fails: problems are reported and defaults apply. */
-static void load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *ret_size,
-                             mb_loader_conf *ret_conf) {
+/* Read and parse loader.conf; *ret_buf stays NULL unless CONF_READ. Never
+ * fails: problems are reported and defaults apply. */
+static conf_state load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *ret_size,
+                                   mb_loader_conf *ret_conf) {
         void *buf = NULL;
         UINTN size = 0;
         EFI_STATUS st;
@@ -30,13 +33,13 @@ static void load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *ret_si
         st = mshim_file_load(root, MSHIM_LOADER_CONF_PATH, MSHIM_CONF_MAX, &buf, &size);
         if (st == EFI_NOT_FOUND) {
                 loader_conf_defaults(ret_conf, false);
-                return;
+                return CONF_ABSENT;
         }
         if (EFI_ERROR(st)) {
                 mshim_log(st, L"warning: cannot read %s; using defaults with tpm-required yes",
                           MSHIM_LOADER_CONF_PATH);
                 loader_conf_defaults(ret_conf, true);
-                return;
+                return CONF_UNREADABLE;
         }
         r = mb_loader_conf_parse(buf, size, ret_conf);
         if (r != MB_OK) {
@@ -48,6 +51,21 @@ static void load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *ret_si
         }
         *ret_buf = buf;
         *ret_size = size;
+        return CONF_READ;
+}
+
+/* PCR 5's first mshim event, whatever became of loader.conf: its bytes,
+ * or that it is absent, or that it could not be read. A missing file is
+ * thus never the same PCR 5 as any file, and the tag and path in the
+ * digest keep loader.conf apart from an entry with the same bytes. */
+static EFI_STATUS measure_loader_conf(mshim_tpm *t, conf_state state, const void *buf, UINTN size) {
+        static const uint32_t tags[] = {
+                [CONF_ABSENT] = MB_TAG_FILE_ABSENT,
+                [CONF_UNREADABLE] = MB_TAG_FILE_UNREADABLE,
+                [CONF_READ] = MB_TAG_LOADER_CONF,
+        };
+
+        return mshim_tpm_measure_file(t, tags[state], MSHIM_LOADER_CONF_PATH, buf, state == CONF_READ ? size : 0);
 }
 
 /* The entry loader.conf's "default" glob selects, else the first. */
@@ -104,36 +122,44 @@ static EFI_STATUS open_boot_volume(EFI_HANDLE image, EFI_LOADED_IMAGE **ret_li, 
 
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         mshim_ctx c = { .image = image };
+        mb_boot_policy policy;
         mb_loader_conf conf;
         mshim_entry **entries = NULL;
         UINTN n = 0, conf_size = 0;
         void *conf_buf = NULL;
+        bool tpm_ready = false;
+        conf_state conf_st;
         EFI_STATUS st;
 
         InitializeLib(image, systab);
         mshim_log(EFI_SUCCESS, L"version " MB_VERSION L", measured boot loader");
 
+        st = mshim_boot_policy(&policy);
+        if (EFI_ERROR(st))
+                goto out;
         st = open_boot_volume(image, &c.loaded, &c.device, &c.root);
         if (EFI_ERROR(st))
                 goto out;
-        load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
-        /* Known only now: whether a missing TPM may be tolerated. */
-        st = mshim_tpm_init(&c.tpm, conf.tpm_required == MB_YES);
+        conf_st = load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
+        /* Known only now: whether a missing TPM may be tolerated. The
+         * built-in policy sets the floor; loader.conf can only raise it. */
+        st = mshim_tpm_init(&c.tpm, policy.tpm_required || conf.tpm_required == MB_YES, policy.tpm_failure_boot);
         if (EFI_ERROR(st))
                 goto out;
-        if (conf_buf) {
-                st = mshim_tpm_measure_file(&c.tpm, MB_TAG_LOADER_CONF, MSHIM_LOADER_CONF_PATH,
-                                            conf_buf, conf_size);
-                if (EFI_ERROR(st))
-                        goto out;
-        }
+        tpm_ready = true;
+        st = measure_loader_conf(&c.tpm, conf_st, conf_buf, conf_size);
+        if (EFI_ERROR(st))
+                goto out;
         /* "timeout" is accepted but there is no menu yet: nothing to wait for. */
 
-        st = mshim_entries_load(c.root, &entries, &n);
+        st = mshim_entries_load(c.root, &c.tpm, &entries, &n);
         if (EFI_ERROR(st))
                 goto out;
         st = boot_entries(&c, &conf, entries, n);
 out:
+        /* Every way back to the firmware leaves a mark in PCRs 5 and 12. */
+        if (tpm_ready)
+                mshim_tpm_measure_exit(&c.tpm);
         mshim_entries_free(entries, n);
         if (conf_buf)
                 FreePool(conf_buf);

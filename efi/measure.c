@@ -2,13 +2,22 @@
 /*
  * Measurements through EFI_TCG2_PROTOCOL (TCG EFI Protocol Specification).
  * What is measured where is documented in docs/MEASUREMENTS.md.
+ *
+ * Fail closed: once a TPM has been found, a measurement that fails (an
+ * error from HashLogExtendEvent other than EFI_VOLUME_FULL, or no memory
+ * to build the event) marks the boot as failed, and nothing may be started
+ * after that (mshim_tpm_refuses). A PCR left unextended is a PCR the next
+ * stage could extend to the expected value itself. Only the built-in
+ * policy's "tpm-failure boot", which the image's signature covers, lets
+ * the boot go on without measurements.
  */
 #include "mshim.h"
+#include "mb/mboot.h"
 #include "mb/tcglog.h"
 
 static EFI_GUID tcg2_guid = MSHIM_TCG2_PROTOCOL_GUID;
 
-/* The TPM is unusable: say so once, and refuse only when it is required. */
+/* No usable TPM at start-up: say so once, and refuse only when required. */
 static EFI_STATUS tpm_unusable(mshim_tpm *t, const CHAR16 *why, EFI_STATUS st) {
         t->tcg2 = NULL;
         if (t->required)
@@ -17,13 +26,28 @@ static EFI_STATUS tpm_unusable(mshim_tpm *t, const CHAR16 *why, EFI_STATUS st) {
         return mshim_log(EFI_SUCCESS, L"warning: %s (%r); booting without measurements", why, st);
 }
 
-EFI_STATUS mshim_tpm_init(mshim_tpm *t, bool required) {
+/* A TPM was found and a measurement failed. */
+static EFI_STATUS measure_failed(mshim_tpm *t, const CHAR16 *what, UINT32 pcr, EFI_STATUS st) {
+        if (t->failure_boots) {
+                t->tcg2 = NULL;
+                return mshim_log(EFI_SUCCESS, L"warning: the TPM failed to measure %s into PCR %d (%r); "
+                                 L"the built-in policy says tpm-failure boot: booting without measurements",
+                                 what, pcr, st);
+        }
+        t->failed = true;
+        return mshim_log(EFI_SECURITY_VIOLATION, L"the TPM failed to measure %s into PCR %d (%r); "
+                         L"refusing to start anything", what, pcr, st);
+}
+
+EFI_STATUS mshim_tpm_init(mshim_tpm *t, bool required, bool failure_boots) {
         MSHIM_TCG2_BOOT_SERVICE_CAPABILITY cap;
         MSHIM_TCG2_PROTOCOL *tcg2 = NULL;
         EFI_STATUS st;
 
         t->tcg2 = NULL;
         t->required = required;
+        t->failure_boots = failure_boots;
+        t->failed = false;
         t->warned_log_full = false;
 
         st = LibLocateProtocol(&tcg2_guid, (void **) &tcg2);
@@ -45,21 +69,21 @@ EFI_STATUS mshim_tpm_init(mshim_tpm *t, bool required) {
         return mshim_log(EFI_SUCCESS, L"TPM 2.0 found, active PCR banks 0x%x", cap.ActivePcrBanks);
 }
 
-/* One HashLogExtendEvent: digest over data, event data as given. */
-static EFI_STATUS tpm_extend(mshim_tpm *t, uint32_t pcr, uint32_t type,
-                             const void *data, UINTN size,
-                             const void *event, UINTN event_size) {
+/* One HashLogExtendEvent: digest over data, event data as given; `what`
+ * names the measurement in a failure message. */
+static EFI_STATUS tpm_extend(mshim_tpm *t, const CHAR16 *what, uint32_t pcr, uint32_t type,
+                             const void *data, UINTN size, const void *event, UINTN event_size) {
         MSHIM_TCG2_EVENT *ev;
         EFI_STATUS st;
 
         if (!t->tcg2)
-                return EFI_SUCCESS;     /* already warned in init or on failure */
+                return EFI_SUCCESS;     /* no TPM, and the policy allowed that */
         /* Size is a UINT32: the event data must leave room for the header. */
         if (event_size > UINT32_MAX - sizeof(*ev))
-                return tpm_unusable(t, L"an event is too large to log", EFI_BAD_BUFFER_SIZE);
+                return measure_failed(t, what, pcr, EFI_BAD_BUFFER_SIZE);
         ev = AllocatePool(sizeof(*ev) + event_size);
         if (!ev)
-                return tpm_unusable(t, L"out of memory for a TPM event", EFI_OUT_OF_RESOURCES);
+                return measure_failed(t, what, pcr, EFI_OUT_OF_RESOURCES);
 
         ev->Size = (UINT32) (sizeof(*ev) + event_size);
         ev->Header.HeaderSize = sizeof(ev->Header);
@@ -82,31 +106,91 @@ static EFI_STATUS tpm_extend(mshim_tpm *t, uint32_t pcr, uint32_t type,
                 return EFI_SUCCESS;
         }
         if (EFI_ERROR(st))
-                return tpm_unusable(t, L"the TPM failed to measure", st);
+                return measure_failed(t, what, pcr, st);
         return EFI_SUCCESS;
 }
 
 EFI_STATUS mshim_tpm_measure_file(mshim_tpm *t, uint32_t tag, const CHAR16 *path,
                                   const void *data, UINTN size) {
-        /* TCG_PCClientTaggedEvent (PC Client PFP 10.4.2): u32 taggedEventID,
-         * u32 taggedEventDataSize, then the data: here the path as UTF-16LE
-         * with its NUL. Little endian, whatever CPU this is. */
-        UINT8 event[8 + MSHIM_PATH_UNITS * sizeof(CHAR16)];
         UINTN path_bytes = (StrLen((CHAR16 *) path) + 1) * sizeof(CHAR16);
+        UINTN event_size, input_size;
+        UINT8 *input = NULL;
+        EFI_STATUS st;
 
         if (!t->tcg2)
                 return EFI_SUCCESS;
-        if (path_bytes > sizeof(event) - 8)
-                return tpm_unusable(t, L"a path is too long to log", EFI_BAD_BUFFER_SIZE);
-        mb_put_le32(event, tag);
-        mb_put_le32(event + 4, (uint32_t) path_bytes);
-        CopyMem(event + 8, (void *) path, path_bytes);
-        return tpm_extend(t, MSHIM_PCR_CONFIG, MB_EV_EVENT_TAG, data, size, event, 8 + path_bytes);
+        /* The digest input is the event data followed by the file
+         * (mb_pcr5_input_build); its first 8 + path_bytes bytes are the
+         * event data itself, so one buffer serves both. */
+        if (mb_pcr5_input_size(path_bytes, size, &input_size) != MB_OK)
+                return measure_failed(t, path, MSHIM_PCR_CONFIG, EFI_BAD_BUFFER_SIZE);
+        input = AllocatePool(input_size);
+        if (!input)
+                return measure_failed(t, path, MSHIM_PCR_CONFIG, EFI_OUT_OF_RESOURCES);
+        if (mb_pcr5_input_build(tag, (const uint8_t *) path, path_bytes, data, size,
+                                input, input_size, &input_size) != MB_OK) {
+                FreePool(input);
+                return measure_failed(t, path, MSHIM_PCR_CONFIG, EFI_BAD_BUFFER_SIZE);
+        }
+        event_size = 8 + path_bytes;
+        st = tpm_extend(t, path, MSHIM_PCR_CONFIG, MB_EV_EVENT_TAG, input, input_size, input, event_size);
+        FreePool(input);
+        return st;
 }
 
 EFI_STATUS mshim_tpm_measure_cmdline(mshim_tpm *t, const void *utf16, UINTN size) {
         /* systemd-boot's convention (its TPM2_PCR_MEASUREMENTS.md, PCR 12):
          * EV_IPL, event data = the UTF-16LE command line with its NUL, and
          * the digest over exactly those bytes. */
-        return tpm_extend(t, MSHIM_PCR_CMDLINE, MB_EV_IPL, utf16, size, utf16, size);
+        return tpm_extend(t, L"the command line", MSHIM_PCR_CMDLINE, MB_EV_IPL, utf16, size, utf16, size);
+}
+
+/* A tagged event whose digest covers the event data itself. */
+static EFI_STATUS measure_tag(mshim_tpm *t, const CHAR16 *what, uint32_t pcr, uint32_t tag,
+                              const void *data, UINTN size) {
+        UINT8 *event;
+        UINTN event_size;
+        EFI_STATUS st;
+
+        if (!t->tcg2)
+                return EFI_SUCCESS;
+        if (size > UINT32_MAX - 8)
+                return measure_failed(t, what, pcr, EFI_BAD_BUFFER_SIZE);
+        event = AllocatePool(8 + size);
+        if (!event)
+                return measure_failed(t, what, pcr, EFI_OUT_OF_RESOURCES);
+        if (mb_tagged_event_build(tag, data, size, event, 8 + size, &event_size) != MB_OK) {
+                FreePool(event);
+                return measure_failed(t, what, pcr, EFI_BAD_BUFFER_SIZE);
+        }
+        st = tpm_extend(t, what, pcr, MB_EV_EVENT_TAG, event, event_size, event, event_size);
+        FreePool(event);
+        return st;
+}
+
+EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN size) {
+        return measure_tag(t, L"the chainloaded program's load options", MSHIM_PCR_CMDLINE,
+                           MB_TAG_CHAINLOAD, options, size);
+}
+
+void mshim_tpm_measure_exit(mshim_tpm *t) {
+        /* Both PCRs mshim owns, so neither is left at a value a later
+         * stage could extend to a successful boot's. A failure here changes
+         * nothing: mshim is already returning an error. */
+        measure_tag(t, L"the exit marker", MSHIM_PCR_CONFIG, MB_TAG_EXIT, NULL, 0);
+        measure_tag(t, L"the exit marker", MSHIM_PCR_CMDLINE, MB_TAG_EXIT, NULL, 0);
+}
+
+EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size) {
+        /* Exactly the Linux stub's event (drivers/firmware/efi/libstub,
+         * efi_measure_initrd): PCR 9, EV_EVENT_TAG, tag 0x8F3B22EC, data
+         * "Linux initrd" with its NUL, digest over the initrd bytes. */
+        static const char desc[] = "Linux initrd";
+        UINT8 event[8 + sizeof(desc)];
+        UINTN event_size;
+
+        if (mb_tagged_event_build(MB_TAG_LINUX_INITRD, desc, sizeof(desc), event, sizeof(event),
+                                  &event_size) != MB_OK)
+                return measure_failed(t, L"the initrd", MSHIM_PCR_INITRD, EFI_BAD_BUFFER_SIZE);
+        return tpm_extend(t, L"the initrd", MSHIM_PCR_INITRD, MB_EV_EVENT_TAG, initrd, size, event, event_size);
 }

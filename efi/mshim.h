@@ -18,6 +18,7 @@
 
 #include "mb/base.h"
 #include "mb/bls.h"
+#include "mb/mboot.h"
 #include "tcg2.h"
 
 /* Caps on what we read from the ESP. Sizes come from the file system, which
@@ -33,6 +34,7 @@
 /* PCRs and event types mshim writes (docs/MEASUREMENTS.md). */
 #define MSHIM_PCR_CONFIG   5   /* loader.conf and the entry file, like systemd-boot's loader.conf */
 #define MSHIM_PCR_CMDLINE  12  /* kernel command line, systemd-boot convention */
+#define MSHIM_PCR_INITRD   9   /* the initrd, when the Linux stub does not measure it */
 
 /* ---- util.c -------------------------------------------------------------- */
 
@@ -74,24 +76,37 @@ EFI_STATUS mshim_file_read_exact(EFI_FILE_HANDLE f, const CHAR16 *path, void *bu
 /* ---- measure.c ----------------------------------------------------------- */
 
 typedef struct mshim_tpm {
-        MSHIM_TCG2_PROTOCOL *tcg2;  /* NULL: no usable TPM (absent, or it failed) */
-        bool required;              /* loader.conf "tpm-required yes" */
+        MSHIM_TCG2_PROTOCOL *tcg2;  /* NULL: no usable TPM (absent, or the policy let a failure pass) */
+        bool required;              /* built-in policy or loader.conf "tpm-required yes" */
+        bool failure_boots;         /* built-in policy "tpm-failure boot" */
+        bool failed;                /* a measurement failed: nothing may be started */
         bool warned_log_full;
 } mshim_tpm;
 
 /* Find and probe the TPM. EFI_SECURITY_VIOLATION when none is usable and
  * one is required; otherwise EFI_SUCCESS (with a warning when there is none). */
-EFI_STATUS mshim_tpm_init(mshim_tpm *t, bool required);
-/* A TPM is required and none is usable: nothing may be booted. */
+EFI_STATUS mshim_tpm_init(mshim_tpm *t, bool required, bool failure_boots);
+/* Nothing may be booted: a TPM is required and none is usable, or a
+ * measurement failed. */
 static inline bool mshim_tpm_refuses(const mshim_tpm *t) {
-        return t->required && !t->tcg2;
+        return (t->required && !t->tcg2) || t->failed;
 }
-/* PCR 5 EV_EVENT_TAG: {tag, size, path as UTF-16LE with NUL}, digest over
- * the file bytes. */
+/* Every measurement returns EFI_SECURITY_VIOLATION (after saying which
+ * one failed) when it could not be made and the boot must stop. */
+
+/* PCR 5 EV_EVENT_TAG: event data {tag, size, path as UTF-16LE with NUL};
+ * digest over the event data followed by the file's bytes (size 0 for the
+ * "absent" and "unreadable" tags): mb_pcr5_input_build. */
 EFI_STATUS mshim_tpm_measure_file(mshim_tpm *t, uint32_t tag, const CHAR16 *path,
                                   const void *data, UINTN size);
 /* PCR 12 EV_IPL: event data and digest both the UTF-16LE command line. */
 EFI_STATUS mshim_tpm_measure_cmdline(mshim_tpm *t, const void *utf16, UINTN size);
+/* PCR 12 EV_EVENT_TAG MB_TAG_CHAINLOAD over the load options handed on. */
+EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN size);
+/* PCR 9 "Linux initrd", for kernels whose stub does not measure it. */
+EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size);
+/* PCR 5 and 12 MB_TAG_EXIT: mshim returns to the firmware. */
+void mshim_tpm_measure_exit(mshim_tpm *t);
 
 /* ---- initrd.c ------------------------------------------------------------ */
 
@@ -104,6 +119,8 @@ EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
                                 const CHAR16 *label, mshim_initrd **ret);
 /* Undo mshim_initrd_install (NULL is fine). */
 void mshim_initrd_uninstall(mshim_initrd *r);
+/* Measure the published initrd as the Linux stub would (NULL is fine). */
+EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r);
 
 /* ---- boot.c -------------------------------------------------------------- */
 
@@ -121,6 +138,7 @@ typedef struct mshim_entry {
         CHAR16 path[MSHIM_PATH_UNITS]; /* "\loader\entries\<id>" */
         char *buf;                  /* the raw file, as parsed and measured */
         UINTN size;
+        uint32_t bad_tag;           /* 0, or why it cannot be booted: MB_TAG_BLS_ENTRY_BAD, MB_TAG_FILE_UNREADABLE */
         mb_bls_entry bls;
 } mshim_entry;
 
@@ -137,6 +155,10 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e);
  * with the file and the reason; EFI_NOT_FOUND is returned silently, for
  * the caller to say what was missing. */
 EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child);
+/* The same, also saying whether the image's Linux EFI stub measures the
+ * initrd itself (mb_linux_stub_measures_initrd). */
+EFI_STATUS mshim_image_load_linux(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child,
+                                  bool *ret_stub_measures_initrd);
 /* StartImage, with SHIM_LOCK offered for the time it runs when shim_lock
  * is set. Takes child. Returns (after a message) only when it returned. */
 EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock);
@@ -146,6 +168,13 @@ EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label
 /* No entries: start grubx64.efi (or loader.conf's "chainload") from
  * mshim's directory with mshim's own LoadOptions. Returns only on failure. */
 EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf);
+
+/* ---- policy.c ----------------------------------------------------------- */
+
+/* The built-in boot policy (the .mpolicy section, covered by the image's
+ * signature); EFI_SECURITY_VIOLATION, after a message, when it does not
+ * parse: an image with a broken policy boots nothing. */
+EFI_STATUS mshim_boot_policy(mb_boot_policy *ret);
 
 /* ---- shimlock.c ---------------------------------------------------------- */
 
@@ -158,8 +187,11 @@ void mshim_shim_lock_uninstall(mshim_ctx *c);
 
 /* Read and parse \loader\entries\*.conf into an array of separately
  * allocated entries (bls borrows from each, so they must not move), sorted
- * by mb_bls_compare. Unparseable files are reported and skipped. */
-EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, UINTN *ret_n);
+ * by mb_bls_compare. Files that cannot be read or parsed are reported,
+ * measured (MB_TAG_FILE_UNREADABLE, MB_TAG_BLS_ENTRY_BAD; in file-name
+ * order, after the listing) and skipped; EFI_SECURITY_VIOLATION when such
+ * a measurement failed and the boot must stop. */
+EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_tpm *tpm, mshim_entry ***ret_entries, UINTN *ret_n);
 void mshim_entries_free(mshim_entry **entries, UINTN n);
 /* The entry's file name, for messages. */
 const CHAR16 *mshim_entry_name(const mshim_entry *e);

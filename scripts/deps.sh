@@ -8,7 +8,11 @@ cd "$(dirname "$0")/.."
 
 PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
 libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
-clang cppcheck python3 pesign grub-efi-amd64-bin systemd-boot-efi"
+clang cppcheck python3 python3-jsonschema pesign grub-efi-amd64-bin systemd-boot-efi groff-base man-db"
+# python3-jsonschema: tests/cli/test_json_schema.sh validates every --json
+# output. groff-base and man-db: tests/cli/test_man.sh checks the manual pages
+# (made from man/*.txt by scripts/mkman.py, in python3) with groff -ww and
+# man --warnings.
 # Debian's signed shim, MokManager and GRUB are not installed (installing
 # shim-signed on an EFI host re-runs grub-install on its ESP): the tests
 # use copies unpacked by scripts/fetch-efi.sh.

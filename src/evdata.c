@@ -981,6 +981,11 @@ static const evd_tag evd_tags[] = {
         { 0x6c46f751u, "systemd devicetree" },
         { MB_TAG_LOADER_CONF, "mshim loader.conf" },
         { MB_TAG_BLS_ENTRY, "mshim BLS entry" },
+        { MB_TAG_FILE_ABSENT, "mshim file absent" },
+        { MB_TAG_FILE_UNREADABLE, "mshim file unreadable" },
+        { MB_TAG_BLS_ENTRY_BAD, "mshim BLS entry unparseable" },
+        { MB_TAG_CHAINLOAD, "mshim chainload options" },
+        { MB_TAG_EXIT, "mshim returned to firmware" },
 };
 
 static const char *decode_tag(const mb_tcglog_event *ev, mb_emit *e) {
@@ -1049,11 +1054,13 @@ static const char *decode_no_action(const mb_tcglog_event *ev, mb_emit *e) {
                 mb_emit_hex(e, "signature_hex", sig, 16);
         if (mb_memcmp(sig, "Spec ID Event03", 16) == 0)
                 return decode_spec_id(&r, e);
-        /* PFP 10.4.5.3: a 16-byte signature then the locality byte. */
+        /* PFP 10.4.5.3 TCG_EfiStartupLocalityEvent: a 16-byte signature then
+         * the StartupLocality byte (named after that field, as the
+         * documented schema always had it). */
         if (mb_memcmp(sig, "StartupLocality", 16) == 0) {
                 if (!rd_u8(&r, &loc))
                         return "StartupLocality byte missing";
-                mb_emit_u64(e, "locality", loc);
+                mb_emit_u64(e, "startup_locality", loc);
                 return NULL;
         }
         mb_emit_hex(e, "hex", r.p + r.off, rd_left(&r));

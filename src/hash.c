@@ -15,8 +15,7 @@ static const struct {
         { MB_ALG_SHA256,  32, "sha256" },
         { MB_ALG_SHA384,  48, "sha384" },
         { MB_ALG_SHA512,  64, "sha512" },
-        /* Named so logs can be printed, but not computed: size 0. */
-        { MB_ALG_SM3_256,  0, "sm3_256" },
+        { MB_ALG_SM3_256, 32, "sm3_256" },
 };
 
 size_t mb_hash_size(uint16_t alg) {

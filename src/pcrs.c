@@ -127,10 +127,6 @@ static mb_err parse_line(mb_str line, uint16_t *bank, mb_pcr_values *v) {
         n = parse_hex(val, value, sizeof(value));
         if (n < 0)
                 return MB_ERR_INVALID;
-        /* A bank named but not computed here (sm3_256, which tpm2_pcrread
-         * prints on TPMs that have it): nothing to compare it with. */
-        if (mb_hash_size(*bank) == 0)
-                return MB_OK;
         return mb_pcrs_set(v, *bank, idx, value, (size_t) n);
 }
 

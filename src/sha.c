@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * SHA-1, SHA-256, SHA-384 and SHA-512 as specified by FIPS 180-4.
+ * SHA-1, SHA-256, SHA-384 and SHA-512 as specified by FIPS 180-4, and SM3
+ * (GB/T 32905-2016, whose compression function is src/sm3.c): the portable
+ * engine. The loader and the sanitized tests use it as the engine
+ * (src/sha_engine.c); the host CLI's OpenSSL engine hands it SM3.
  *
  * Words are assembled from bytes in big-endian order (FIPS 180-4 §3.1), so
  * the code is independent of host byte order and never performs an
@@ -150,7 +153,7 @@ static size_t block_size(uint16_t alg) {
         return alg == MB_ALG_SHA384 || alg == MB_ALG_SHA512 ? 128 : 64;
 }
 
-mb_err mb_hash_init(mb_hash *h, uint16_t alg) {
+mb_err mb_hash_soft_init(mb_hash *h, uint16_t alg) {
         switch (alg) {
         case MB_ALG_SHA1:
                 mb_memcpy(h->u.p.h.s32, IV1, sizeof(IV1));
@@ -163,6 +166,9 @@ mb_err mb_hash_init(mb_hash *h, uint16_t alg) {
                 break;
         case MB_ALG_SHA512:
                 mb_memcpy(h->u.p.h.s64, mb_sha512_iv, sizeof(mb_sha512_iv));
+                break;
+        case MB_ALG_SM3_256:
+                mb_memcpy(h->u.p.h.s32, mb_sm3_iv, sizeof(h->u.p.h.s32));
                 break;
         default:
                 return MB_ERR_UNSUPPORTED;
@@ -181,13 +187,16 @@ static void compress(mb_hash *h, const uint8_t *p, size_t nblocks) {
         case MB_ALG_SHA256:
                 sha256_blocks(h->u.p.h.s32, p, nblocks);
                 break;
+        case MB_ALG_SM3_256:
+                mb_sm3_blocks(h->u.p.h.s32, p, nblocks);
+                break;
         default: /* SHA-384 and SHA-512 share the compression function (§6.5). */
                 sha512_blocks(h->u.p.h.s64, p, nblocks);
                 break;
         }
 }
 
-void mb_hash_update(mb_hash *h, const void *data, size_t n) {
+void mb_hash_soft_update(mb_hash *h, const void *data, size_t n) {
         const uint8_t *p = data;
         size_t bs = block_size(h->alg);
 
@@ -216,9 +225,10 @@ void mb_hash_update(mb_hash *h, const void *data, size_t n) {
         h->u.p.fill = n;
 }
 
-void mb_hash_final(mb_hash *h, uint8_t *ret_digest) {
+void mb_hash_soft_final(mb_hash *h, uint8_t *ret_digest) {
         size_t bs = block_size(h->alg);
-        /* The length field is 64 bits for SHA-1/256, 128 bits for SHA-384/512 (§5.1). */
+        /* The length field is 64 bits for SHA-1/256 and SM3 (GB/T 32905 §5.2),
+         * 128 bits for SHA-384/512 (§5.1). */
         size_t lenfield = bs / 8;
         uint64_t bits = h->u.p.total << 3;
 

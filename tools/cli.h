@@ -7,6 +7,7 @@
 #include "mb/emit.h"
 #include "mb/tcglog.h"
 #include "mb/pcrs.h"
+#include "help.h"
 
 /* Exit statuses, documented in `mshim --help`. */
 #define EXIT_CHECK_FAILED 1 /* a verification found a mismatch */
@@ -32,6 +33,13 @@ typedef struct cli_file {
 /* Streams (pipes, sysfs files) are read up to this size. */
 #define CLI_STREAM_MAX ((size_t) 256 << 20)
 int cli_file_load(const char *path, cli_file *ret);   /* prints its own error; 0 or -1 */
+/* The same, where "-" means standard input (an event log piped in); messages
+ * then name it CLI_STDIN_NAME. */
+#define CLI_STDIN_NAME "standard input"
+int cli_input_load(const char *path, cli_file *ret);
+static inline const char *cli_input_name(const char *path) {
+        return __builtin_strcmp(path, "-") == 0 ? CLI_STDIN_NAME : path;
+}
 void cli_file_free(cli_file *f);
 /* The caller is done with bytes [0, upto) for now: a mapping gives their
  * pages back (they are read from the file again if touched), so a pass over
@@ -106,9 +114,14 @@ int cmd_sign(int argc, char **argv);     /* tools/sign.c */
 int cmd_pe_hash(int argc, char **argv);
 int cmd_sbat(int argc, char **argv);
 int cmd_vars(int argc, char **argv);
+int cmd_boot_policy(int argc, char **argv);  /* tools/bootpolicy.c */
+int cmd_pcrs(int argc, char **argv);     /* tools/pcrs.c */
 
-/* Read every PCR of the given banks from the TPM named by the usual TCTI
- * environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI; else tpm2-tss's default). */
-int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret);
+/* Read the PCRs in mask (bit i: PCR i) of the given banks, each of which
+ * must be active, or of every active bank when n_algs is 0, from the TPM
+ * named by the usual TCTI environment (TPM2TOOLS_TCTI, TCTI, TSS2_TCTI;
+ * else tpm2-tss's default). Bounded by MSHIM_TPM_TIMEOUT. */
+#define MB_PCR_ALL 0xffffffu
+int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret);
 
 #endif

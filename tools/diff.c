@@ -2,8 +2,10 @@
 /*
  * mshim log diff A B: event-level differences between two boots' logs, per
  * PCR. Events are aligned with a longest-common-subsequence over (type,
- * digests, data); a removal and an addition of the same event type at the
- * same place are reported as one change.
+ * data, and the digests of the banks both logs declare); a removal and an
+ * addition of the same event type at the same place are reported as one
+ * change. Every event shown is checked against its own data (tools/log.c's
+ * rules, src/evdata.c), so a payload edited without its digest stands out.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -19,19 +21,46 @@ typedef struct side {
         cli_file file;
         mb_tcglog_event *ev;
         size_t n;
+        uint16_t algs[MB_TCGLOG_MAX_ALGS];      /* the banks its header declares */
+        uint32_t n_algs;
 } side;
+
+/* The banks both logs declare: only their digests are compared, so logs
+ * of platforms with different bank sets can be diffed. */
+typedef struct bankset {
+        uint16_t alg[MB_TCGLOG_MAX_ALGS];
+        uint32_t n;
+} bankset;
 
 typedef enum change { SAME, REMOVED, ADDED, CHANGED } change;
 
-static bool same_event(const mb_tcglog_event *a, const mb_tcglog_event *b) {
-        if (a->type != b->type || a->n_digests != b->n_digests || a->data_size != b->data_size)
+static bool same_event(const bankset *k, const mb_tcglog_event *a, const mb_tcglog_event *b) {
+        if (a->type != b->type || a->data_size != b->data_size)
                 return false;
-        for (uint32_t i = 0; i < a->n_digests; i++) {
-                const mb_tcglog_digest *d = mb_tcglog_event_digest(b, a->digests[i].alg);
-                if (!d || d->size != a->digests[i].size || memcmp(d->bytes, a->digests[i].bytes, d->size))
+        for (uint32_t i = 0; i < k->n; i++) {
+                const mb_tcglog_digest *da = mb_tcglog_event_digest(a, k->alg[i]);
+                const mb_tcglog_digest *db = mb_tcglog_event_digest(b, k->alg[i]);
+                /* A record missing a shared bank's digest matches only
+                 * another that misses it too. */
+                if (!da || !db) {
+                        if (da || db)
+                                return false;
+                        continue;
+                }
+                if (da->size != db->size || memcmp(da->bytes, db->bytes, da->size))
                         return false;
         }
         return memcmp(a->data, b->data, a->data_size) == 0;
+}
+
+/* A header lists each bank once (src/tcglog.c refuses repeats), so the
+ * intersection fits in MB_TCGLOG_MAX_ALGS. */
+static void shared_banks(const side *A, const side *B, bankset *ret) {
+        ret->n = 0;
+        for (uint32_t i = 0; i < A->n_algs; i++)
+                for (uint32_t j = 0; j < B->n_algs; j++)
+                        if (A->algs[i] == B->algs[j])
+                                ret->alg[ret->n++] = A->algs[i];
 }
 
 static int load_side(side *s) {
@@ -40,9 +69,14 @@ static int load_side(side *s) {
         size_t cap = 0;
         mb_err err;
 
-        if (cli_file_load(s->path, &s->file) < 0)
+        if (cli_input_load(s->path, &s->file) < 0)
                 return -1;
         err = mb_tcglog_open(&log, s->file.data, s->file.size);
+        if (err == MB_OK) {
+                s->n_algs = log.n_algs;
+                for (uint32_t i = 0; i < log.n_algs; i++)
+                        s->algs[i] = log.algs[i].alg;
+        }
         while (err == MB_OK && (err = mb_tcglog_next(&log, &ev)) == MB_OK) {
                 if (ev.type == MB_EV_NO_ACTION)
                         continue;       /* never extended: not a difference in any PCR */
@@ -57,7 +91,7 @@ static int load_side(side *s) {
                 s->ev[s->n++] = ev;
         }
         if (err != MB_END) {
-                cli_error("%s: malformed event log at byte offset %zu (record %u): %s", s->path,
+                cli_error("%s: malformed event log at byte offset %zu (record %u): %s", cli_input_name(s->path),
                           log.err_offset, log.err_number, log.err_reason ? log.err_reason : mb_strerror(err));
                 return -1;
         }
@@ -75,6 +109,7 @@ static size_t pick(const side *s, uint32_t pcr, size_t *out) {
 
 typedef struct diff_out {
         bool json;
+        bankset banks;
         json_sink js;
         bool any;
         bool pcr_open;
@@ -82,7 +117,8 @@ typedef struct diff_out {
 } diff_out;
 
 static void print_event(diff_out *d, const char *key, const mb_tcglog_event *ev) {
-        const char *name = mb_tcglog_type_name(ev->type);
+        const char *name = mb_tcglog_type_name(ev->type), *conv = NULL;
+        mb_integrity integ = mb_evdata_check(ev, &conv);
         mb_emit *e = &d->js.emit;
 
         if (d->json) {
@@ -97,6 +133,13 @@ static void print_event(diff_out *d, const char *key, const mb_tcglog_event *ev)
                         mb_emit_hex(e, cli_alg_label(ev->digests[i].alg, lb), ev->digests[i].bytes, ev->digests[i].size);
                 }
                 mb_emit_end_obj(e);
+                /* As in mshim-log/1: absent when the digest covers bytes
+                 * that are not in the log. */
+                if (integ != MB_INTEGRITY_NOT_APPLICABLE) {
+                        mb_emit_cstr(e, "integrity", integ == MB_INTEGRITY_OK ? "ok" : "mismatch");
+                        if (conv)
+                                mb_emit_cstr(e, "convention", conv);
+                }
                 mb_evdata_decode(ev, e);
                 mb_emit_end_obj(e);
                 return;
@@ -110,6 +153,8 @@ static void print_event(diff_out *d, const char *key, const mb_tcglog_event *ev)
                         out_hex(ev->digests[0].bytes, ev->digests[0].size < 8 ? ev->digests[0].size : 8);
                         out_puts(".. ");
                 }
+                if (integ == MB_INTEGRITY_MISMATCH)
+                        out_puts("[DIGEST MISMATCH] ");
                 text_sink_init(&ts);
                 mb_evdata_decode(ev, &ts.emit);
                 out_putc('\n');
@@ -156,13 +201,14 @@ static void report(diff_out *d, uint32_t pcr, change c, const mb_tcglog_event *a
 }
 
 /* Fill the LCS length table over the suffixes of ia[] and ib[]. */
-static void lcs_table(const side *A, const size_t *ia, size_t n, const side *B, const size_t *ib, size_t m, uint32_t *t) {
+static void lcs_table(const bankset *k, const side *A, const size_t *ia, size_t n, const side *B, const size_t *ib,
+                      size_t m, uint32_t *t) {
         for (size_t i = n + 1; i-- > 0;)
                 for (size_t j = m + 1; j-- > 0;) {
                         uint32_t *c = &t[i * (m + 1) + j];
                         if (i == n || j == m)
                                 *c = 0;
-                        else if (same_event(&A->ev[ia[i]], &B->ev[ib[j]]))
+                        else if (same_event(k, &A->ev[ia[i]], &B->ev[ib[j]]))
                                 *c = t[(i + 1) * (m + 1) + j + 1] + 1;
                         else {
                                 uint32_t down = t[(i + 1) * (m + 1) + j], right = t[i * (m + 1) + j + 1];
@@ -197,7 +243,7 @@ static void diff_pcr(diff_out *d, uint32_t pcr, const side *A, const size_t *ia,
         while (i < n || j < m) {
                 const mb_tcglog_event *a = i < n ? &A->ev[ia[i]] : NULL, *b = j < m ? &B->ev[ib[j]] : NULL;
 
-                if (a && b && same_event(a, b)) {
+                if (a && b && same_event(&d->banks, a, b)) {
                         emit_step(d, pcr, &pending, SAME, NULL, NULL);
                         i++, j++;
                 } else if (a && b && !t) {
@@ -251,9 +297,9 @@ static int diff_all(diff_out *d, const side *A, const side *B) {
 
                 /* Events the two share at the start and the end need no
                  * table: the LCS is only over what lies between. */
-                while (k < n && k < m && same_event(&A->ev[ia[k]], &B->ev[ib[k]]))
+                while (k < n && k < m && same_event(&d->banks, &A->ev[ia[k]], &B->ev[ib[k]]))
                         k++;
-                while (s < n - k && s < m - k && same_event(&A->ev[ia[n - 1 - s]], &B->ev[ib[m - 1 - s]]))
+                while (s < n - k && s < m - k && same_event(&d->banks, &A->ev[ia[n - 1 - s]], &B->ev[ib[m - 1 - s]]))
                         s++;
                 n -= k + s;
                 m -= k + s;
@@ -261,7 +307,7 @@ static int diff_all(diff_out *d, const side *A, const side *B) {
                  * product only overflows for logs far past LCS_MAX_CELLS. */
                 if (n < LCS_MAX_CELLS && m < LCS_MAX_CELLS && (n + 1) * (m + 1) <= LCS_MAX_CELLS &&
                     (t = malloc((n + 1) * (m + 1) * sizeof(*t))))
-                        lcs_table(A, ia + k, n, B, ib + k, m, t);
+                        lcs_table(&d->banks, A, ia + k, n, B, ib + k, m, t);
                 diff_pcr(d, pcrs[p], A, ia + k, n, B, ib + k, m, t);
                 free(t);
         }
@@ -275,18 +321,53 @@ out:
         return r;
 }
 
-static void usage_diff(FILE *f) {
-        fprintf(f,
-"Usage: mshim log diff [--json] A B\n"
-"\n"
-"Compare two binary event logs event by event, per PCR: events only in A\n"
-"(removed, '-'), only in B (added, '+'), and changed ('~': same place and\n"
-"type, different digest or data). EV_NO_ACTION records are ignored.\n"
-"\n"
-"  --json      one JSON object: {\"schema\": \"mshim-log-diff/1\", \"identical\",\n"
-"              \"pcrs\": {\"<pcr>\": [{\"change\", \"a\", \"b\"}]}}\n"
-"\n"
-"Exit status: 0 the logs extend the same events, 1 they differ, 2 error.\n");
+/* Say which of a log's banks the diff leaves out. */
+static void note_unshared(const side *s, const bankset *k) {
+        char lb[16];
+
+        for (uint32_t i = 0; i < s->n_algs; i++) {
+                bool shared = false;
+
+                for (uint32_t j = 0; j < k->n; j++)
+                        shared |= k->alg[j] == s->algs[i];
+                if (!shared)
+                        cli_error("note: the %s bank is only in %s; it is not compared", cli_alg_label(s->algs[i], lb),
+                                  cli_input_name(s->path));
+        }
+}
+
+/* The shared banks, or an error when there are none: without a common
+ * digest, events that measure something outside the log (images) could not
+ * be told apart. */
+static int check_banks(const side *A, const side *B, bankset *ret) {
+        bankset k;
+
+        shared_banks(A, B, &k);
+        if (k.n == 0) {
+                cli_error("log diff: %s and %s share no PCR bank; nothing to compare", cli_input_name(A->path),
+                          cli_input_name(B->path));
+                return -1;
+        }
+        note_unshared(A, &k);
+        note_unshared(B, &k);
+        *ret = k;
+        return 0;
+}
+
+static void json_head(diff_out *d, const side *A, const side *B) {
+        mb_emit *e = &d->js.emit;
+        char lb[16];
+
+        mb_emit_begin_obj(e, NULL);
+        mb_emit_cstr(e, "schema", "mshim-log-diff/1");
+        mb_emit_cstr(e, "mshim_version", MB_VERSION);
+        mb_emit_cstr(e, "file_a", A->path);
+        mb_emit_cstr(e, "file_b", B->path);
+        mb_emit_begin_arr(e, "banks");
+        for (uint32_t i = 0; i < d->banks.n; i++)
+                mb_emit_cstr(e, NULL, cli_alg_label(d->banks.alg[i], lb));
+        mb_emit_end_arr(e);
+        mb_emit_begin_obj(e, "pcrs");
 }
 
 int cmd_log_diff(int argc, char **argv) {
@@ -298,31 +379,26 @@ int cmd_log_diff(int argc, char **argv) {
         int c, ret = EXIT_BAD_INPUT;
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "h", longopts, "log diff")) != -1) {
                 if (c == 'j')
                         d.json = true;
                 else if (c == 'h') {
-                        usage_diff(stdout);
+                        cli_help(stdout, "log diff");
                         return 0;
-                } else {
-                        usage_diff(stderr);
+                } else
                         return EXIT_BAD_INPUT;
-                }
         }
-        if (argc - optind != 2) {
-                cli_error("log diff takes two files; see 'mshim log diff --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (argc - optind != 2)
+                return cli_usage_error("log diff", "log diff takes two files");
         A.path = argv[optind];
         B.path = argv[optind + 1];
-        if (load_side(&A) < 0 || load_side(&B) < 0)
+        if (strcmp(A.path, "-") == 0 && strcmp(B.path, "-") == 0)
+                return cli_usage_error("log diff", "only one of A and B can be standard input");
+        if (load_side(&A) < 0 || load_side(&B) < 0 || check_banks(&A, &B, &d.banks) < 0)
                 goto out;
         json_sink_init(&d.js);
-        if (d.json) {
-                mb_emit_begin_obj(&d.js.emit, NULL);
-                mb_emit_cstr(&d.js.emit, "schema", "mshim-log-diff/1");
-                mb_emit_begin_obj(&d.js.emit, "pcrs");
-        }
+        if (d.json)
+                json_head(&d, &A, &B);
         if (diff_all(&d, &A, &B) < 0)
                 goto out;
         if (d.json) {

@@ -151,7 +151,7 @@ static void report_decode_error(log_run *r) {
                 mb_emit_cstr(e, "message", r->log.err_reason ? r->log.err_reason : mb_strerror(r->err));
                 mb_emit_end_obj(e);
         }
-        cli_error("%s: malformed event log at byte offset %zu (record %u): %s", r->o->path,
+        cli_error("%s: malformed event log at byte offset %zu (record %u): %s", cli_input_name(r->o->path),
                   r->log.err_offset, r->log.err_number, r->log.err_reason ? r->log.err_reason : mb_strerror(r->err));
 }
 
@@ -318,7 +318,7 @@ static int load_actual(log_run *r) {
                 for (uint32_t b = 0; b < r->replay.n_banks; b++)
                         if (r->replay.banks[b].computable)
                                 algs[n++] = r->replay.banks[b].alg;
-                if (cli_tpm_read_pcrs(algs, n, &r->actual) < 0)
+                if (cli_tpm_read_pcrs(algs, n, MB_PCR_ALL, &r->actual) < 0)
                         return -1;
         }
         r->have_actual = true;
@@ -368,65 +368,95 @@ static void text_summary(log_run *r) {
         out_putc('\n');
 }
 
+/* The members every mshim-log/1 object starts with. */
+static void json_head(log_run *r) {
+        mb_emit *e = &r->js.emit;
+
+        mb_emit_begin_obj(e, NULL);
+        mb_emit_cstr(e, "schema", JSON_SCHEMA);
+        mb_emit_cstr(e, "mshim_version", MB_VERSION);
+        mb_emit_cstr(e, "file", r->o->path);
+}
+
+/* The header's facts, once it was read. */
+static void json_format(log_run *r) {
+        mb_emit *e = &r->js.emit;
+        char lb[16];
+
+        mb_emit_cstr(e, "format", format_name(&r->log));
+        mb_emit_begin_arr(e, "algorithms");
+        for (uint32_t i = 0; i < r->log.n_algs; i++)
+                mb_emit_cstr(e, NULL, cli_alg_label(r->log.algs[i].alg, lb));
+        mb_emit_end_arr(e);
+}
+
+/* The members every object ends with, whatever went wrong before: a log
+ * malformed at its first record still has (empty) events and PCRs. */
+static void json_tail(log_run *r) {
+        mb_emit *e = &r->js.emit;
+
+        mb_emit_u64(e, "event_count", r->n_events);
+        mb_emit_u64(e, "integrity_mismatches", r->n_integrity_bad);
+        mb_emit_u64(e, "records_missing_digests", r->n_short);
+        json_pcrs(r);
+}
+
+/* The values to compare with come first, so a missing file or TPM is
+ * reported before the log is printed, not after. */
+static int prepare_compare(log_run *r) {
+        if (!r->o->pcrs_file && !r->o->tpm)
+                return 0;
+        if (load_actual(r) == 0)
+                return 0;
+        if (r->o->json) {
+                mb_emit_begin_obj(&r->js.emit, "error");
+                mb_emit_cstr(&r->js.emit, "message",
+                             r->o->tpm ? "cannot read the TPM's PCRs" : "cannot read the PCR values file");
+                mb_emit_end_obj(&r->js.emit);
+        }
+        return -1;
+}
+
 static int run_log(const log_opts *o) {
         log_run *r = calloc(1, sizeof(*r));
         int ret = EXIT_BAD_INPUT;
-        mb_err err;
+        bool decoded = false;
 
         if (!r) {
                 cli_error("out of memory");
                 return EXIT_BAD_INPUT;
         }
         r->o = o;
-        if (cli_file_load(o->path, &r->file) < 0)
+        if (cli_input_load(o->path, &r->file) < 0)
                 goto out;
         json_sink_init(&r->js);
-        err = mb_tcglog_open(&r->log, r->file.data, r->file.size);
-        if (o->json) {
-                mb_emit_begin_obj(&r->js.emit, NULL);
-                mb_emit_cstr(&r->js.emit, "schema", JSON_SCHEMA);
-                mb_emit_cstr(&r->js.emit, "file", o->path);
+        if (o->json)
+                json_head(r);
+        r->err = mb_tcglog_open(&r->log, r->file.data, r->file.size);
+        if (r->err == MB_OK) {
+                mb_replay_init(&r->replay, &r->log);
+                if (o->json)
+                        json_format(r);
+                if (prepare_compare(r) == 0) {
+                        decode_all(r);
+                        decoded = true;
+                }
         }
-        if (err != MB_OK) {
-                r->err = err;
-                report_decode_error(r);
-                goto close;
-        }
-        mb_replay_init(&r->replay, &r->log);
-        if (o->json) {
-                char lb[16];
-                mb_emit_cstr(&r->js.emit, "format", format_name(&r->log));
-                mb_emit_begin_arr(&r->js.emit, "algorithms");
-                for (uint32_t i = 0; i < r->log.n_algs; i++)
-                        mb_emit_cstr(&r->js.emit, NULL, cli_alg_label(r->log.algs[i].alg, lb));
+        if (!decoded && o->json) {
+                mb_emit_begin_arr(&r->js.emit, "events");
                 mb_emit_end_arr(&r->js.emit);
         }
-        /* The values to compare with come first, so a missing file or TPM
-         * is reported before the log is printed, not after. */
-        if ((o->pcrs_file || o->tpm) && load_actual(r) < 0) {
-                if (o->json) {
-                        mb_emit_begin_obj(&r->js.emit, "error");
-                        mb_emit_cstr(&r->js.emit, "message", o->tpm ? "cannot read the TPM's PCRs" : "cannot read the PCR values file");
-                        mb_emit_end_obj(&r->js.emit);
-                }
-                goto close;
-        }
-        decode_all(r);
         if (r->err != MB_OK)
                 report_decode_error(r);
-        if (o->json) {
-                mb_emit_u64(&r->js.emit, "event_count", r->n_events);
-                mb_emit_u64(&r->js.emit, "integrity_mismatches", r->n_integrity_bad);
-                mb_emit_u64(&r->js.emit, "records_missing_digests", r->n_short);
-                json_pcrs(r);
-        } else
+        if (o->json)
+                json_tail(r);
+        else if (decoded)
                 text_pcrs(r);
-        if (r->err == MB_OK && r->have_actual)
+        if (decoded && r->err == MB_OK && r->have_actual)
                 compare_all(r);
-        if (!o->json)
+        if (decoded && !o->json)
                 text_summary(r);
-        ret = finish(r);
-close:
+        ret = decoded ? finish(r) : EXIT_BAD_INPUT;
         if (o->json) {
                 mb_emit_end_obj(&r->js.emit);
                 out_putc('\n');
@@ -437,58 +467,6 @@ close:
 out:
         free(r);
         return ret;
-}
-
-static void usage_log(FILE *f) {
-        fprintf(f,
-"Usage: mshim log [OPTIONS] [FILE]\n"
-"       mshim log diff [--json] A B\n"
-"\n"
-"Decode a binary TCG event log, check every event's digest against its data,\n"
-"and replay it into the PCR values a TPM should hold.\n"
-"\n"
-"FILE defaults to " DEFAULT_LOG ".\n"
-"Both crypto-agile (TCG PC Client PFP, Spec ID Event03) and legacy SHA-1\n"
-"logs are read. Replay rules: EV_NO_ACTION is never extended; PCR 0 starts\n"
-"at the StartupLocality value, or at 4 after an H-CRTM event; PCRs 24 and\n"
-"above are shown but not replayed.\n"
-"\n"
-"Options:\n"
-"  --json         print one JSON object (schema mshim-log/1, docs/log-json.md)\n"
-"                 instead of the table; programs should read this, never the table\n"
-"  --pcrs FILE    compare the replay with PCR values in FILE: tpm2_pcrread YAML,\n"
-"                 or lines \"sha256:7=<hex>\"; a mismatching PCR's events are listed\n"
-"  --tpm          compare the replay with the local TPM's PCRs (tpm2-tss ESAPI;\n"
-"                 the TCTI comes from TPM2TOOLS_TCTI, TCTI or TSS2_TCTI)\n"
-"  --check        exit 1 when an event's digest does not cover its data\n"
-"  -v, --verbose  show every bank's full digest in the table\n"
-"  --no-payload   do not decode event data\n"
-"  -h, --help     show this help\n"
-"\n"
-"Environment:\n"
-"  MSHIM_THREADS    threads to decode and check with (default: one per CPU,\n"
-"                   at most 8; 1 for none). They take turns replaying in log\n"
-"                   order; the output is the same with any number.\n"
-"  MSHIM_NO_AVX512  set to 1 to replay SHA-384/512 banks one extend at a time\n"
-"                   instead of eight at once with AVX-512 (same result).\n"
-"  MSHIM_TPM_TIMEOUT  seconds --tpm waits for the TPM to answer (default 30).\n"
-"\n"
-"Comparison: every PCR the log extends is compared, and so are PCRs 0-15\n"
-"except 10 that it does not extend: they must still hold their reset value,\n"
-"so a PCR extended after boot by the OS (systemd uses 11 and 15) shows as a\n"
-"mismatch with no events listed. A --pcrs file may have '#' comments.\n"
-"\n"
-"Exit status: 0 success; 1 a compared PCR differs, or no PCR value was given\n"
-"for the log's banks, or (with --check) an event's digest does not cover its\n"
-"data; 2 bad usage, an unreadable file, an unreachable TPM, or a malformed log\n"
-"(its error names the byte offset and record number, and the records before\n"
-"it are still printed).\n"
-"\n"
-"Examples:\n"
-"  mshim log                        this machine's log, decoded and replayed\n"
-"  mshim log --tpm --check          ... compared with the TPM; exit 1 on any mismatch\n"
-"  tpm2_pcrread > now.yaml; mshim log --pcrs now.yaml saved.bin\n"
-"  mshim log --json FILE | jq '.pcrs.sha256'\n");
 }
 
 int cmd_log(int argc, char **argv) {
@@ -507,7 +485,7 @@ int cmd_log(int argc, char **argv) {
 
         if (argc > 1 && strcmp(argv[1], "diff") == 0)
                 return cmd_log_diff(argc - 1, argv + 1);
-        while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "vh", longopts, "log")) != -1) {
                 switch (c) {
                 case 'j': o.json = true; break;
                 case 'p': o.pcrs_file = optarg; break;
@@ -515,18 +493,14 @@ int cmd_log(int argc, char **argv) {
                 case 'c': o.check = true; break;
                 case 'v': o.verbose = true; break;
                 case 'n': o.no_payload = true; break;
-                case 'h': usage_log(stdout); return 0;
-                default: usage_log(stderr); return EXIT_BAD_INPUT;
+                case 'h': cli_help(stdout, "log"); return 0;
+                default: return EXIT_BAD_INPUT;
                 }
         }
-        if (o.pcrs_file && o.tpm) {
-                cli_error("--pcrs and --tpm cannot be used together");
-                return EXIT_BAD_INPUT;
-        }
-        if (argc - optind > 1) {
-                cli_error("log takes one FILE; see 'mshim log --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (o.pcrs_file && o.tpm)
+                return cli_usage_error("log", "--pcrs and --tpm cannot be used together");
+        if (argc - optind > 1)
+                return cli_usage_error("log", "log takes one FILE");
         o.path = optind < argc ? argv[optind] : DEFAULT_LOG;
         return run_log(&o);
 }

@@ -6,7 +6,9 @@
  * against this library there). The low-level SHA*_Init API is used, not
  * EVP: it needs no allocation, so the context lives in mb_hash itself, and
  * it avoids EVP's per-digest set-up, which dominates for 32-128-byte PCR
- * extends.
+ * extends. SM3 has no such API (only EVP, which allocates), so SM3 banks
+ * are hashed by the portable engine (src/sha.c, src/sm3.c), which
+ * test_sha checks against OpenSSL's EVP SM3.
  */
 #define OPENSSL_API_COMPAT 0x10101000L  /* SHA*_Init: deprecated in 3.0, still supported */
 #include <openssl/sha.h>
@@ -29,6 +31,7 @@ mb_err mb_hash_init(mb_hash *h, uint16_t alg) {
         case MB_ALG_SHA256: ok = SHA256_Init(&c->sha256); break;
         case MB_ALG_SHA384: ok = SHA384_Init(&c->sha512); break;
         case MB_ALG_SHA512: ok = SHA512_Init(&c->sha512); break;
+        case MB_ALG_SM3_256: return mb_hash_soft_init(h, alg);
         default: return MB_ERR_UNSUPPORTED;
         }
         if (!ok)
@@ -47,6 +50,7 @@ void mb_hash_update(mb_hash *h, const void *data, size_t n) {
         case MB_ALG_SHA256: SHA256_Update(&c->sha256, data, n); break;
         case MB_ALG_SHA384: SHA384_Update(&c->sha512, data, n); break;
         case MB_ALG_SHA512: SHA512_Update(&c->sha512, data, n); break;
+        default: mb_hash_soft_update(h, data, n); break;
         }
 }
 
@@ -58,5 +62,6 @@ void mb_hash_final(mb_hash *h, uint8_t *ret_digest) {
         case MB_ALG_SHA256: SHA256_Final(ret_digest, &c->sha256); break;
         case MB_ALG_SHA384: SHA384_Final(ret_digest, &c->sha512); break;
         case MB_ALG_SHA512: SHA512_Final(ret_digest, &c->sha512); break;
+        default: mb_hash_soft_final(h, ret_digest); break;
         }
 }

@@ -133,35 +133,6 @@ out:
 
 /* ---- mshim sign -------------------------------------------------------- */
 
-static void usage_sign(FILE *f) {
-        fprintf(f,
-"Usage: mshim sign --key KEY.pem --cert CERT.pem [-o OUT | --in-place] IMAGE\n"
-"\n"
-"Sign an EFI image (mshimx64.efi, a kernel with an EFI stub, any PE/COFF\n"
-"executable) with an Authenticode signature, for firmware's db or shim's\n"
-"MokList. The signing itself is done by sbsign (package sbsigntool); mshim\n"
-"checks everything around it:\n"
-"  - IMAGE parses as a PE32/PE32+ image;\n"
-"  - KEY.pem (an unencrypted PEM private key) and CERT.pem (a PEM X.509\n"
-"    certificate) load and belong together;\n"
-"  - OUT is not IMAGE unless --in-place is given;\n"
-"  - afterwards, the new signature was made with CERT.pem and its digest equals\n"
-"    the Authenticode hash of the output as mshim's own PE code computes it.\n"
-"A signature already present is kept; the new one is appended (sbsign's rule).\n"
-"The output is written to a temporary file next to OUT and renamed into place\n"
-"only when every check passed. See docs/SIGNING.md.\n"
-"\n"
-"Options:\n"
-"  --key FILE      private key, PEM\n"
-"  --cert FILE     certificate, PEM\n"
-"  -o, --output FILE  where to write the signed image (default: IMAGE.signed)\n"
-"  --in-place      replace IMAGE with its signed version\n"
-"  -h, --help      show this help\n"
-"\n"
-"Exit status: 0 signed; 1 the signed result failed verification; 2 bad usage,\n"
-"an unreadable or malformed image, key or certificate, or sbsign failed.\n");
-}
-
 typedef struct sign_opts {
         const char *key, *cert, *out, *image;
         bool in_place;
@@ -297,7 +268,7 @@ static int do_sign(const sign_opts *o) {
         if (check_image(o->image) < 0 || load_credentials(o, &key, &cert) < 0)
                 goto out;
         if (!o->in_place && same_file(o->image, o->out)) {
-                cli_error("output %s is the input image; use --in-place to replace it", o->out);
+                cli_usage_error("sign", "output %s is the input image; use --in-place to replace it", o->out);
                 goto out;
         }
         tmp = temp_name(o->out);
@@ -335,25 +306,21 @@ int cmd_sign(int argc, char **argv) {
         int c, r;
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "o:h", longopts, "sign")) != -1) {
                 switch (c) {
                 case 'k': o.key = optarg; break;
                 case 'c': o.cert = optarg; break;
                 case 'o': o.out = optarg; break;
                 case 'i': o.in_place = true; break;
-                case 'h': usage_sign(stdout); return 0;
-                default: usage_sign(stderr); return EXIT_BAD_INPUT;
+                case 'h': cli_help(stdout, "sign"); return 0;
+                default: return EXIT_BAD_INPUT;
                 }
         }
-        if (argc - optind != 1 || !o.key || !o.cert) {
-                cli_error("sign needs --key, --cert and one IMAGE; see 'mshim sign --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (argc - optind != 1 || !o.key || !o.cert)
+                return cli_usage_error("sign", "sign needs --key, --cert and one IMAGE");
         o.image = argv[optind];
-        if (o.in_place && o.out && !same_file(o.image, o.out)) {
-                cli_error("--in-place and --output %s name different files", o.out);
-                return EXIT_BAD_INPUT;
-        }
+        if (o.in_place && o.out && !same_file(o.image, o.out))
+                return cli_usage_error("sign", "--in-place and --output %s name different files", o.out);
         if (o.in_place)
                 o.out = o.image;
         if (!o.out) {
@@ -373,26 +340,6 @@ int cmd_sign(int argc, char **argv) {
 
 /* ---- mshim pe-hash ----------------------------------------------------- */
 
-static void usage_pe_hash(FILE *f) {
-        fprintf(f,
-"Usage: mshim pe-hash [--alg ALG] IMAGE...\n"
-"\n"
-"Print the Authenticode digest of each PE/COFF image, as \"HEX  IMAGE\"\n"
-"(the format of sha256sum). This is the digest firmware logs in PCR 4 for\n"
-"an EFI application, the one a signature's SpcIndirectDataContent names,\n"
-"and the one a db, dbx or MokList hash entry must hold; `pesign -h` prints\n"
-"the same value. It covers the headers without the CheckSum field and the\n"
-"certificate table entry, the sections in file order and any data after\n"
-"them, but not the signatures, so signing does not change it.\n"
-"\n"
-"Options:\n"
-"  --alg ALG    sha256 (default), sha1, sha384 or sha512\n"
-"  -h, --help   show this help\n"
-"\n"
-"Exit status: 0 success; 2 bad usage or an image that is unreadable or not\n"
-"a valid PE/COFF file (the other images are still hashed).\n");
-}
-
 int cmd_pe_hash(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "alg", required_argument, NULL, 'a' },
@@ -403,23 +350,20 @@ int cmd_pe_hash(int argc, char **argv) {
         int c, r = 0;
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "h", longopts, "pe-hash")) != -1) {
                 switch (c) {
                 case 'a':
                         alg = mb_hash_alg_by_name(optarg);
-                        if (!mb_hash_size(alg)) {
-                                cli_error("unknown or unsupported --alg '%s' (sha256, sha1, sha384, sha512)", optarg);
-                                return EXIT_BAD_INPUT;
-                        }
+                        if (!mb_hash_size(alg))
+                                return cli_usage_error("pe-hash", "unknown or unsupported --alg '%s' "
+                                                       "(sha256, sha1, sha384, sha512)", optarg);
                         break;
-                case 'h': usage_pe_hash(stdout); return 0;
-                default: usage_pe_hash(stderr); return EXIT_BAD_INPUT;
+                case 'h': cli_help(stdout, "pe-hash"); return 0;
+                default: return EXIT_BAD_INPUT;
                 }
         }
-        if (optind >= argc) {
-                cli_error("pe-hash needs at least one IMAGE; see 'mshim pe-hash --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (optind >= argc)
+                return cli_usage_error("pe-hash", "pe-hash needs at least one IMAGE");
         for (int i = optind; i < argc; i++) {
                 uint8_t d[MB_HASH_MAX];
                 cli_file f;
@@ -446,30 +390,6 @@ int cmd_pe_hash(int argc, char **argv) {
 }
 
 /* ---- mshim sbat -------------------------------------------------------- */
-
-static void usage_sbat(FILE *f) {
-        fprintf(f,
-"Usage: mshim sbat [--policy FILE] IMAGE\n"
-"\n"
-"Print the SBAT records of an EFI image's .sbat section, one CSV line each:\n"
-"component,generation,vendor_name,vendor_package_name,vendor_version,vendor_url\n"
-"(shim's SBAT.md). The section must start with the \"sbat,1\" record, hold\n"
-"exactly six fields a record, positive generations, no NUL byte before the\n"
-"end of its text and no line over %d bytes.\n"
-"\n"
-"With --policy, also check the image against an SbatLevel revocation policy\n"
-"(the text shim keeps in the SbatLevel variable, e.g. \"sbat,1,2024010900\\n\n"
-"shim,4\\ngrub,4\\n\"): the image is revoked when one of its records names a\n"
-"component the policy lists with a higher generation.\n"
-"\n"
-"Options:\n"
-"  --policy FILE  SbatLevel text to check the image against\n"
-"  -h, --help     show this help\n"
-"\n"
-"Exit status: 0 success (and not revoked); 1 revoked by the policy; 2 bad\n"
-"usage, an unreadable or non-PE file, a missing or malformed .sbat section,\n"
-"or a malformed policy.\n", MB_SBAT_MAX_LINE);
-}
 
 static void put_str(mb_str s) { out_put(s.p, s.len); }
 
@@ -559,16 +479,14 @@ int cmd_sbat(int argc, char **argv) {
         int c;
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        while ((c = cli_getopt(argc, argv, "h", longopts, "sbat")) != -1) {
                 switch (c) {
                 case 'p': policy = optarg; break;
-                case 'h': usage_sbat(stdout); return 0;
-                default: usage_sbat(stderr); return EXIT_BAD_INPUT;
+                case 'h': cli_help(stdout, "sbat"); return 0;
+                default: return EXIT_BAD_INPUT;
                 }
         }
-        if (argc - optind != 1) {
-                cli_error("sbat takes one IMAGE; see 'mshim sbat --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (argc - optind != 1)
+                return cli_usage_error("sbat", "sbat takes one IMAGE");
         return show_sbat(argv[optind], policy);
 }

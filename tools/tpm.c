@@ -21,13 +21,16 @@ static const char *tcti_conf(void) {
         return NULL;    /* tpm2-tss picks its default (tabrmd, /dev/tpmrm0, ...) */
 }
 
-static void select_all(TPML_PCR_SELECTION *sel, const uint16_t *algs, uint32_t n) {
+/* PCRs 0-23 are pcrSelect's three bytes, bit i of byte i / 8 (TPM 2.0
+ * Part 2, 10.6.2 TPMS_PCR_SELECTION). */
+static void select_pcrs(TPML_PCR_SELECTION *sel, const uint16_t *algs, uint32_t n, uint32_t mask) {
         memset(sel, 0, sizeof(*sel));
         sel->count = n;
         for (uint32_t i = 0; i < n; i++) {
                 sel->pcrSelections[i].hash = algs[i];
                 sel->pcrSelections[i].sizeofSelect = 3;
-                memset(sel->pcrSelections[i].pcrSelect, 0xff, 3);
+                for (int k = 0; k < 3; k++)
+                        sel->pcrSelections[i].pcrSelect[k] = (uint8_t) (mask >> (8 * k));
         }
 }
 
@@ -61,12 +64,12 @@ static int store(TPML_PCR_SELECTION *want, const TPML_PCR_SELECTION *got, const 
         return k ? 0 : -1;
 }
 
-static int tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret);
+static int tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret);
 
-static int read_loop(ESYS_CONTEXT *ctx, const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret) {
+static int read_loop(ESYS_CONTEXT *ctx, const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret) {
         TPML_PCR_SELECTION want;
 
-        select_all(&want, algs, n_algs);
+        select_pcrs(&want, algs, n_algs, mask);
         while (!selection_empty(&want)) {
                 TPML_PCR_SELECTION *got = NULL;
                 TPML_DIGEST *vals = NULL;
@@ -81,7 +84,7 @@ static int read_loop(ESYS_CONTEXT *ctx, const uint16_t *algs, uint32_t n_algs, m
                 }
                 if (r < 0) {
                         /* The TPM has no such bank active, or answered nonsense. */
-                        cli_error("the TPM returned no values for the requested PCR banks (is each bank of the log active?)");
+                        cli_error("the TPM returned no values for the requested PCRs");
                         return -1;
                 }
         }
@@ -114,19 +117,73 @@ static void watchdog_start(void) {
         alarm((unsigned) secs);
 }
 
-int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret) {
+int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret) {
         int r;
 
         watchdog_start();
-        r = tpm_read_pcrs(algs, n_algs, ret);
+        r = tpm_read_pcrs(algs, n_algs, mask, ret);
         alarm(0);
         return r;
 }
 
-static int tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *ret) {
+/* The banks the TPM has PCRs allocated in (TPM2_CAP_PCRS, TPM 2.0 Part 3,
+ * 30.2): a bank with no PCR selected is implemented but inactive. */
+static int active_banks(ESYS_CONTEXT *ctx, uint16_t *algs, uint32_t *n) {
+        TPMS_CAPABILITY_DATA *cap = NULL;
+        TPMI_YES_NO more;
+        TSS2_RC rc = Esys_GetCapability(ctx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_PCRS, 0, 1, &more, &cap);
+
+        if (rc != TSS2_RC_SUCCESS) {
+                cli_error("asking the TPM for its PCR banks failed: %s", Tss2_RC_Decode(rc));
+                return -1;
+        }
+        *n = 0;
+        for (uint32_t i = 0; i < cap->data.assignedPCR.count && *n < MB_TCGLOG_MAX_ALGS; i++) {
+                const TPMS_PCR_SELECTION *s = &cap->data.assignedPCR.pcrSelections[i];
+                bool any = false;
+                for (uint32_t k = 0; k < s->sizeofSelect && k < sizeof(s->pcrSelect); k++)
+                        any |= s->pcrSelect[k] != 0;
+                if (any)
+                        algs[(*n)++] = s->hash;
+        }
+        Esys_Free(cap);
+        return 0;
+}
+
+/* With no banks asked for, every active bank mshim knows the digest size
+ * of; a bank asked for must be active. */
+static int choose_banks(ESYS_CONTEXT *ctx, const uint16_t *want, uint32_t n_want, uint16_t *algs, uint32_t *n) {
+        uint16_t active[MB_TCGLOG_MAX_ALGS];
+        uint32_t n_active;
+        char lb[16];
+
+        if (active_banks(ctx, active, &n_active) < 0)
+                return -1;
+        *n = 0;
+        for (uint32_t i = 0; !n_want && i < n_active; i++)
+                if (mb_hash_size(active[i]))
+                        algs[(*n)++] = active[i];
+        for (uint32_t i = 0; i < n_want; i++) {
+                bool found = false;
+                for (uint32_t k = 0; k < n_active; k++)
+                        found |= active[k] == want[i];
+                if (!found) {
+                        cli_error("the TPM has no active %s bank", cli_alg_label(want[i], lb));
+                        return -1;
+                }
+                algs[(*n)++] = want[i];
+        }
+        if (!*n)
+                cli_error("the TPM has no active PCR bank mshim can read");
+        return *n ? 0 : -1;
+}
+
+static int tpm_read_pcrs(const uint16_t *want, uint32_t n_want, uint32_t mask, mb_pcr_values *ret) {
         TSS2_TCTI_CONTEXT *tcti = NULL;
         ESYS_CONTEXT *ctx = NULL;
         mb_pcr_values v = { 0 };
+        uint16_t algs[MB_TCGLOG_MAX_ALGS];
+        uint32_t n_algs;
         const char *conf = tcti_conf();
         TSS2_RC rc;
         int r = -1;
@@ -143,7 +200,7 @@ static int tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, mb_pcr_values *r
                 cli_error("cannot initialise ESAPI: %s", Tss2_RC_Decode(rc));
                 goto out;
         }
-        if (read_loop(ctx, algs, n_algs, &v) == 0) {
+        if (choose_banks(ctx, want, n_want, algs, &n_algs) == 0 && read_loop(ctx, algs, n_algs, mask, &v) == 0) {
                 *ret = v;
                 r = 0;
         }

@@ -69,38 +69,50 @@ nomem:
         return -1;
 }
 
-int cli_file_load(const char *path, cli_file *ret) {
+/* fd is the caller's to close; path names it in messages. */
+static int load_fd(int fd, const char *path, cli_file *ret) {
         struct stat st;
-        int fd = open(path, O_RDONLY | O_CLOEXEC), r = -1;
+
+        if (fstat(fd, &st) < 0) {
+                cli_error("cannot stat %s: %s", path, strerror(errno));
+                return -1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                cli_error("%s is a directory", path);
+                return -1;
+        }
+        if (S_ISREG(st.st_mode) && st.st_size > 0 && lseek(fd, 0, SEEK_CUR) == 0) {
+                /* No MAP_POPULATE: the pages are faulted in (several per
+                 * fault, by the kernel's fault-around) by whichever thread
+                 * reads them first, while the other threads work, instead of
+                 * all up front on one. A regular file as standard input
+                 * (`mshim log - < FILE`) is mapped too, unless something
+                 * already read part of it: then the rest is read. */
+                void *m = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+                if (m != MAP_FAILED) {
+                        *ret = (cli_file) { .data = m, .size = (size_t) st.st_size, .map = m };
+                        return 0;
+                }
+        }
+        return read_stream(fd, path, ret);
+}
+
+int cli_file_load(const char *path, cli_file *ret) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC), r;
 
         if (fd < 0) {
                 cli_error("cannot open %s: %s", path, strerror(errno));
                 return -1;
         }
-        if (fstat(fd, &st) < 0) {
-                cli_error("cannot stat %s: %s", path, strerror(errno));
-                goto out;
-        }
-        if (S_ISDIR(st.st_mode)) {
-                cli_error("%s is a directory", path);
-                goto out;
-        }
-        if (S_ISREG(st.st_mode) && st.st_size > 0) {
-                /* No MAP_POPULATE: the pages are faulted in (several per
-                 * fault, by the kernel's fault-around) by whichever thread
-                 * reads them first, while the other threads work, instead of
-                 * all up front on one. */
-                void *m = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-                if (m != MAP_FAILED) {
-                        *ret = (cli_file) { .data = m, .size = (size_t) st.st_size, .map = m };
-                        r = 0;
-                        goto out;
-                }
-        }
-        r = read_stream(fd, path, ret);
-out:
+        r = load_fd(fd, path, ret);
         close(fd);
         return r;
+}
+
+int cli_input_load(const char *path, cli_file *ret) {
+        if (strcmp(path, "-") == 0)
+                return load_fd(STDIN_FILENO, CLI_STDIN_NAME, ret);
+        return cli_file_load(path, ret);
 }
 
 const char *cli_alg_label(uint16_t alg, char buf[16]) {

@@ -75,8 +75,8 @@ static int parse_guid_arg(const char *s, mb_guid *ret) {
                 }
         if (mb_guid_parse(s, strlen(s), ret) == MB_OK)
                 return 0;
-        cli_error("'%s' is not a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx) or one of "
-                  "global, security, shim, secureboot-enable, custom-mode", s);
+        cli_usage_error("vars", "'%s' is not a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx) or one of "
+                        "global, security, shim, secureboot-enable, custom-mode", s);
         return -1;
 }
 
@@ -98,7 +98,7 @@ static void name_text(const mb_var *v, char *out, size_t cap) {
 
 static int name_utf16(const char *name, uint8_t out[NAME_MAX_BYTES], size_t *ret_size) {
         if (!*name || mb_utf8_to_utf16le(name, strlen(name), out, NAME_MAX_BYTES, ret_size) != MB_OK) {
-                cli_error("'%s' is not a usable variable name", name);
+                cli_usage_error("vars", "'%s' is not a usable variable name", name);
                 return -1;
         }
         return 0;
@@ -318,7 +318,7 @@ static int bytes_append_hash(bytes *b, const char *hex, const mb_guid *owner) {
         }
         return bytes_append_list(b, &MB_GUID_CERT_SHA256, owner, h, sizeof(h));
 bad:
-        cli_error("--dbx-hash wants a SHA-256 digest as 64 hex digits, not '%s'", hex);
+        cli_usage_error("vars", "--dbx-hash wants a SHA-256 digest as 64 hex digits, not '%s'", hex);
         return -1;
 }
 
@@ -478,6 +478,7 @@ static int do_list(const vars_opts *o) {
         if (o->json) {
                 mb_emit_begin_obj(&js.emit, NULL);
                 mb_emit_cstr(&js.emit, "schema", JSON_SCHEMA);
+                mb_emit_cstr(&js.emit, "mshim_version", MB_VERSION);
                 mb_emit_cstr(&js.emit, "file", o->file);
                 mb_emit_u64(&js.emit, "free_bytes", s.vs.vars_end - s.vs.free_off);
                 mb_emit_begin_arr(&js.emit, "variables");
@@ -672,10 +673,8 @@ static int do_enroll(const vars_opts *o) {
         mb_guid owner;
         int r = EXIT_BAD_INPUT;
 
-        if (!o->pk || !o->n_kek || !o->n_db) {
-                cli_error("vars enroll needs --pk, --kek and --db; see 'mshim vars --help'");
-                return EXIT_BAD_INPUT;
-        }
+        if (!o->pk || !o->n_kek || !o->n_db)
+                return cli_usage_error("vars", "vars enroll needs --pk, --kek and --db");
         if (parse_guid_arg(o->owner ? o->owner : DEFAULT_OWNER, &owner) < 0)
                 return EXIT_BAD_INPUT;
         if (store_load(o->file, &s) < 0)
@@ -715,10 +714,8 @@ static int do_add_mok(const vars_opts *o) {
         mb_var old;
         int r = EXIT_BAD_INPUT;
 
-        if (!o->cert) {
-                cli_error("vars add-mok needs --cert CERT");
-                return EXIT_BAD_INPUT;
-        }
+        if (!o->cert)
+                return cli_usage_error("vars", "vars add-mok needs --cert CERT");
         if (store_load(o->file, &s) < 0)
                 return EXIT_BAD_INPUT;
         name_utf16("MokList", wname, &wn);
@@ -761,7 +758,7 @@ static char *read_password(const vars_opts *o) {
         n = getline(&line, &cap, stdin);
         if (n < 0) {
                 free(line);
-                cli_error("vars mok-import: no --password and no password on standard input");
+                cli_usage_error("vars", "vars mok-import: no --password and no password on standard input");
                 return NULL;
         }
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -780,10 +777,8 @@ static int do_mok_import(const vars_opts *o) {
         int r = EXIT_BAD_INPUT;
         mb_err e;
 
-        if (!o->cert) {
-                cli_error("vars mok-import needs --cert CERT");
-                return EXIT_BAD_INPUT;
-        }
+        if (!o->cert)
+                return cli_usage_error("vars", "vars mok-import needs --cert CERT");
         if (store_load(o->file, &s) < 0)
                 return EXIT_BAD_INPUT;
         if (bytes_append_cert(&b, o->cert, &MB_GUID_SHIM_LOCK) < 0)
@@ -810,61 +805,9 @@ out:
 
 /* ---- command line ----------------------------------------------------------- */
 
-static void vars_usage(FILE *f) {
-        fprintf(f,
-"Usage: mshim vars list FILE [--json]\n"
-"       mshim vars get FILE NAME [--guid GUID] [-o OUT]\n"
-"       mshim vars delete FILE NAME [--guid GUID] -o OUT\n"
-"       mshim vars enroll FILE --pk CERT --kek CERT --db CERT [--db CERT]...\n"
-"                  [--dbx CERT]... [--dbx-hash SHA256]... [--owner GUID] [--secure-boot] -o OUT\n"
-"       mshim vars add-mok FILE --cert CERT -o OUT\n"
-"       mshim vars mok-import FILE --cert CERT [--password PW] -o OUT\n"
-"\n"
-"Read and edit an OVMF/EDK2 variable store file (OVMF_VARS*.fd) the way the\n"
-"firmware itself would: records are appended and the ones they replace are\n"
-"marked deleted. Output always has the input's size; the input is never\n"
-"changed unless OUT names it. A file that is not an authenticated EDK2 store,\n"
-"has a bad firmware-volume checksum, a record running past the store, or no\n"
-"room left is refused and nothing is written.\n"
-"\n"
-"Commands:\n"
-"  list        every live variable: GUID, GUID name, variable name, attributes\n"
-"              (NV,BS,RT,HR,AW,AT,AP,EA) and size; for PK, KEK, db, dbx, MokList\n"
-"              and the like, each signature entry (X.509 subject or hash)\n"
-"  get         write a variable's raw data to OUT (default: standard output)\n"
-"  delete      mark a variable deleted\n"
-"  enroll      write PK, KEK, db (and dbx) as EFI_SIGNATURE_LISTs of X.509\n"
-"              certificates (SHA-256 entries for --dbx-hash), attributes\n"
-"              NV,BS,RT,AT, replacing existing ones; set SecureBootEnable to 1\n"
-"              with --secure-boot (and CustomMode to 0), else to 0 so that the\n"
-"              keys are in place but images are not checked\n"
-"  add-mok     append an X.509 certificate to shim's MokList (NV,BS)\n"
-"  mok-import  request enrollment of CERT as 'mokutil --import' does: MokNew\n"
-"              and MokAuth = SHA-256(MokNew || UCS-2 password); at the next boot\n"
-"              shim starts MokManager, which asks for the password\n"
-"\n"
-"Options:\n"
-"  -o, --output OUT   file to write (required for editing commands)\n"
-"  --guid GUID        vendor GUID of NAME (needed when several share the name);\n"
-"                     also: global, security, shim, secureboot-enable, custom-mode\n"
-"  --json             list as one JSON object (schema mshim-vars/1)\n"
-"  --pk/--kek/--db/--dbx CERT   PEM or DER X.509 certificate; --kek, --db and\n"
-"                     --dbx may be repeated (up to 16 each)\n"
-"  --dbx-hash HEX     a SHA-256 digest (64 hex digits) to forbid\n"
-"  --owner GUID       SignatureOwner of enrolled entries (default %s)\n"
-"  --secure-boot      turn Secure Boot on (see enroll)\n"
-"  --cert CERT        certificate for add-mok and mok-import\n"
-"  --password PW      MOK password (1-256 printable ASCII characters); without\n"
-"                     it, the first line of standard input\n"
-"  -h, --help         show this help\n"
-"\n"
-"Exit status: 0 success, 2 bad usage, unreadable or malformed input, or no\n"
-"room. See docs/VARS.md.\n", DEFAULT_OWNER);
-}
-
 static int add_cert(const char **list, unsigned *n, const char *opt, const char *v) {
         if (*n >= MAX_CERTS) {
-                cli_error("at most %d %s options", MAX_CERTS, opt);
+                cli_usage_error("vars", "at most %d %s options", MAX_CERTS, opt);
                 return -1;
         }
         list[(*n)++] = v;
@@ -885,9 +828,9 @@ static int parse_opts(int argc, char **argv, vars_opts *o) {
         int c, r = 0;
 
         optind = 1;
-        while (r == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        while (r == 0 && (c = cli_getopt(argc, argv, "ho:", opts, "vars")) != -1) {
                 switch (c) {
-                case 'h': vars_usage(stdout); return 1;
+                case 'h': cli_help(stdout, "vars"); return 1;
                 case 'o': o->out = optarg; break;
                 case O_GUID: o->guid = optarg; break;
                 case O_JSON: o->json = true; break;
@@ -925,7 +868,7 @@ int cmd_vars(int argc, char **argv) {
         int r, want;
 
         if (sub && (!strcmp(sub, "-h") || !strcmp(sub, "--help"))) {
-                vars_usage(stdout);
+                cli_help(stdout, "vars");
                 return 0;
         }
         for (size_t i = 0; sub && i < MB_ARRAY_SIZE(vars_cmds); i++) {
@@ -935,22 +878,16 @@ int cmd_vars(int argc, char **argv) {
                 if (r)
                         return r > 0 ? 0 : EXIT_BAD_INPUT;
                 want = vars_cmds[i].takes_name ? 2 : 1;
-                if (argc - 1 - optind != want) {
-                        cli_error("vars %s takes %s; see 'mshim vars --help'", sub,
-                                  want == 2 ? "FILE and NAME" : "one FILE");
-                        return EXIT_BAD_INPUT;
-                }
+                if (argc - 1 - optind != want)
+                        return cli_usage_error("vars", "vars %s takes %s", sub, want == 2 ? "FILE and NAME" : "one FILE");
                 o.file = argv[1 + optind];
                 o.name = want == 2 ? argv[2 + optind] : NULL;
-                if (vars_cmds[i].writes && !o.out) {
-                        cli_error("vars %s needs -o OUT (give -o %s to change the file in place)", sub, o.file);
-                        return EXIT_BAD_INPUT;
-                }
+                if (vars_cmds[i].writes && !o.out)
+                        return cli_usage_error("vars", "vars %s needs -o OUT (give -o %s to change the file in place)",
+                                               sub, o.file);
                 return vars_cmds[i].run(&o);
         }
         if (sub)
-                cli_error("unknown vars command '%s'; see 'mshim vars --help'", sub);
-        else
-                vars_usage(stderr);
-        return EXIT_BAD_INPUT;
+                return cli_usage_error("vars", "unknown vars command '%s'", sub);
+        return cli_usage_error("vars", "vars needs a command: list, get, delete, enroll, add-mok or mok-import");
 }

@@ -55,9 +55,16 @@
 #define MB_EV_EFI_SPDM_FIRMWARE_BLOB        0x800000E1
 #define MB_EV_EFI_SPDM_FIRMWARE_CONFIG      0x800000E2
 
-/* mshim's own EV_EVENT_TAG ids (docs/MEASUREMENTS.md). "msh" + n. */
-#define MB_TAG_LOADER_CONF 0x6d736801u
-#define MB_TAG_BLS_ENTRY   0x6d736802u
+/* mshim's own EV_EVENT_TAG ids (docs/MEASUREMENTS.md). "msh" + n. The
+ * PCR 5 ones carry a path; their digest covers the event data and then the
+ * file (mb/mboot.h, mb_pcr5_input_build). */
+#define MB_TAG_LOADER_CONF     0x6d736801u  /* PCR 5: loader.conf as read */
+#define MB_TAG_BLS_ENTRY       0x6d736802u  /* PCR 5: an entry file, before it is tried */
+#define MB_TAG_FILE_ABSENT     0x6d736803u  /* PCR 5: loader.conf does not exist */
+#define MB_TAG_FILE_UNREADABLE 0x6d736804u  /* PCR 5: a file exists but could not be read */
+#define MB_TAG_BLS_ENTRY_BAD   0x6d736805u  /* PCR 5: an entry file that does not parse, skipped */
+#define MB_TAG_CHAINLOAD       0x6d736806u  /* PCR 12: the chainload path's LoadOptions */
+#define MB_TAG_EXIT            0x6d736807u  /* PCR 5 and 12: mshim returns to the firmware */
 /* Linux EFI stub tags in PCR 9 (drivers/firmware/efi/libstub). */
 #define MB_TAG_LINUX_INITRD       0x8F3B22ECu
 #define MB_TAG_LINUX_LOAD_OPTIONS 0x8F3B22EDu

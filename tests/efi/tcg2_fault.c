@@ -13,7 +13,9 @@
  *   fail  the wrapper reports EFI_DEVICE_ERROR and extends nothing, except
  *         for the firmware's own PE/COFF image measurements (LoadImage's
  *         PCR 4 events), which pass: OVMF would refuse to load the kernel
- *         otherwise, a firmware policy outside what mshim decides.
+ *         otherwise, a firmware policy outside what mshim decides;
+ *   fail-from N  the first N-1 other calls pass to the real function, the
+ *         N-th and later fail as in "fail": a TPM that fails mid-boot.
  *
  * The wrapper stays in place until ExitBootServices, so the Linux EFI stub
  * sees it too. The firmware's own measurements (PCR 4 for LoadImage, PCR 5
@@ -36,7 +38,7 @@ enum fault_mode { FAULT_NONE, FAULT_FULL, FAULT_FAIL };
 static EFI_GUID tcg2_guid = MSHIM_TCG2_PROTOCOL_GUID;
 static MSHIM_TCG2_HASH_LOG_EXTEND_EVENT real_hash_log_extend_event;
 static enum fault_mode mode = FAULT_NONE;
-static UINTN calls;
+static UINTN calls, fail_from = 1, own_calls;
 
 static EFI_STATUS EFIAPI fault_hash_log_extend_event(MSHIM_TCG2_PROTOCOL *This, UINT64 Flags,
                                                      EFI_PHYSICAL_ADDRESS DataToHash, UINT64 DataToHashLen,
@@ -55,10 +57,16 @@ static EFI_STATUS EFIAPI fault_hash_log_extend_event(MSHIM_TCG2_PROTOCOL *This, 
                       (UINT64) calls, (UINT64) pcr, st);
                 return st;
         }
-        if (mode == FAULT_FAIL) {
+        if (mode == FAULT_FAIL && ++own_calls >= fail_from) {
                 Print(L"tcg2_fault: call %ld (PCR %ld): not extended, returning EFI_DEVICE_ERROR\n",
                       (UINT64) calls, (UINT64) pcr);
                 return EFI_DEVICE_ERROR;
+        }
+        if (mode == FAULT_FAIL) {
+                st = real_hash_log_extend_event(This, Flags, DataToHash, DataToHashLen, EfiTcgEvent);
+                Print(L"tcg2_fault: call %ld (PCR %ld): passed through (before fail-from), %r\n",
+                      (UINT64) calls, (UINT64) pcr, st);
+                return st;
         }
         st = real_hash_log_extend_event(This, Flags, DataToHash, DataToHashLen, EfiTcgEvent);
         Print(L"tcg2_fault: call %ld (PCR %ld): real HashLogExtendEvent %r, returning %r\n",
@@ -66,7 +74,8 @@ static EFI_STATUS EFIAPI fault_hash_log_extend_event(MSHIM_TCG2_PROTOCOL *This, 
         return EFI_ERROR(st) ? st : EFI_VOLUME_FULL;
 }
 
-/* The first word of \fault.txt: "full" or "fail". */
+/* The first word of \fault.txt: "full", "fail" or "fail-from N" (N a
+ * decimal 1-99: the first mshim call to fail). */
 static EFI_STATUS read_mode(EFI_FILE_HANDLE root, enum fault_mode *ret) {
         EFI_FILE_HANDLE f;
         CHAR8 buf[16];
@@ -83,8 +92,14 @@ static EFI_STATUS read_mode(EFI_FILE_HANDLE root, enum fault_mode *ret) {
         buf[n] = 0;
         if (n >= 4 && CompareMem(buf, "full", 4) == 0)
                 *ret = FAULT_FULL;
-        else if (n >= 4 && CompareMem(buf, "fail", 4) == 0)
+        else if (n >= 4 && CompareMem(buf, "fail", 4) == 0) {
                 *ret = FAULT_FAIL;
+                if (n >= 11 && CompareMem(buf + 4, "-from ", 6) == 0 && buf[10] >= '1' && buf[10] <= '9') {
+                        fail_from = (UINTN) (buf[10] - '0');
+                        if (n >= 12 && buf[11] >= '0' && buf[11] <= '9')
+                                fail_from = fail_from * 10 + (UINTN) (buf[11] - '0');
+                }
+        }
         else
                 return EFI_INVALID_PARAMETER;
         return EFI_SUCCESS;
@@ -145,7 +160,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
                 Print(L"tcg2_fault: cannot hook EFI_TCG2_PROTOCOL.HashLogExtendEvent: %r\n", st);
                 return st;
         }
-        Print(L"tcg2_fault: HashLogExtendEvent hooked, mode %s\n", mode == FAULT_FULL ? L"full" : L"fail");
+        Print(L"tcg2_fault: HashLogExtendEvent hooked, mode %s, failing from call %ld\n",
+              mode == FAULT_FULL ? L"full" : L"fail", (UINT64) fail_from);
 
         dp = FileDevicePath(li->DeviceHandle, FAULT_NEXT_PATH);
         if (!dp)

@@ -35,7 +35,11 @@ def x509_esl(der, owner):
     """One EFI_SIGNATURE_LIST holding one X.509 certificate (UEFI 2.10,
     32.4.1): type, ListSize, HeaderSize 0, SignatureSize, owner + DER."""
     return GUID_X509 + struct.pack("<III", 28 + 16 + len(der), 0, 16 + len(der)) + owner + der
+# mshim's PCR 5/12 tags (docs/MEASUREMENTS.md), written here from the doc.
 TAG_MSHIM_LOADER_CONF, TAG_MSHIM_ENTRY = 0x6D736801, 0x6D736802
+TAG_MSHIM_ABSENT, TAG_MSHIM_UNREADABLE, TAG_MSHIM_ENTRY_BAD = 0x6D736803, 0x6D736804, 0x6D736805
+TAG_MSHIM_CHAINLOAD, TAG_MSHIM_EXIT = 0x6D736806, 0x6D736807
+LOADER_CONF_PATH = "\\loader\\loader.conf"
 TAG_LINUX_INITRD, TAG_LINUX_LOAD_OPTIONS = 0x8F3B22EC, 0x8F3B22ED
 CHECKED_PCRS = list(range(0, 10)) + list(range(11, 16))
 
@@ -338,57 +342,120 @@ def cmd_check_replay(a):
     return 1 if failed else 0
 
 
+def tagged(tag, data):
+    """TCG_PCClientTaggedEvent (PC Client PFP 10.4.2)."""
+    return struct.pack("<II", tag, len(data)) + data
+
+
+def mshim_file_event(tag, path, content):
+    """One of mshim's PCR 5 events: (event data, digest input). The event
+    data is the tagged event with the UTF-16LE path and its NUL; the digest
+    covers the event data followed by the file (docs/MEASUREMENTS.md)."""
+    ev = tagged(tag, path.encode("utf-16-le") + b"\0\0")
+    return ev, ev + (content or b"")
+
+
+def entry_path(f):
+    return "\\loader\\entries\\" + os.path.basename(f)
+
+
+def mshim_pcr5_expected(a):
+    """mshim's PCR 5 events, in order, from the ESP files named in a."""
+    if a.loader_conf:
+        want = [mshim_file_event(TAG_MSHIM_LOADER_CONF, LOADER_CONF_PATH, open(a.loader_conf, "rb").read())]
+    else:
+        want = [mshim_file_event(TAG_MSHIM_ABSENT, LOADER_CONF_PATH, None)]
+    for f in sorted(a.bad_entry or [], key=lambda f: os.path.basename(f).encode()):
+        want.append(mshim_file_event(TAG_MSHIM_ENTRY_BAD, entry_path(f), open(f, "rb").read()))
+    for f in a.entry or []:
+        want.append(mshim_file_event(TAG_MSHIM_ENTRY, entry_path(f), open(f, "rb").read()))
+    if a.exit:
+        ev = tagged(TAG_MSHIM_EXIT, b"")
+        want.append((ev, ev))
+    return want
+
+
+def is_mshim_tag(e):
+    t = e.tag_id()
+    return e.type == EV_EVENT_TAG and t is not None and (t & 0xFFFFFF00) == 0x6D736800
+
+
 def cmd_check_pcr5(a):
     """PCR 5 = firmware events (digests from the log) + mshim's events with
-    digests recomputed here from the files written on the ESP."""
+    event data and digests computed here from the files on the ESP."""
     res = load_result(a.result)
     events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 5]
-    files = {TAG_MSHIM_LOADER_CONF: open(a.loader_conf, "rb").read(),
-             TAG_MSHIM_ENTRY: open(a.entry, "rb").read()}
-    seen = {t: 0 for t in files}
+    want = mshim_pcr5_expected(a)
+    got = [e for e in events if is_mshim_tag(e)]
     bad = []
-    for e in events:
-        t = e.tag_id()
-        if t in files:
-            seen[t] += 1
-            for b in res["banks"]:
-                if e.digests.get(b) != H(b, files[t]):
-                    bad.append("event %d (tag 0x%x) %s digest %s, file hash %s"
-                               % (e.index, t, b, (e.digests.get(b) or b"").hex(), H(b, files[t]).hex()))
-    for t, n in seen.items():
-        if n != 1:
-            bad.append("%d events with tag 0x%x in PCR 5, expected 1" % (n, t))
-    report(not bad, a.name + ": mshim's PCR 5 events carry the hashes of loader.conf and the entry",
-           "\n".join(bad))
+    if len(got) != len(want):
+        bad.append("%d mshim events in PCR 5, expected %d: %s" % (
+            len(got), len(want), [(hex(e.tag_id()), e.data[8:].decode("utf-16-le", "replace")) for e in got]))
+    for e, (data, digest_input) in zip(got, want):
+        if e.data != data:
+            bad.append("event %d: data %r, expected %r" % (e.index, e.data, data))
+        for b in res["banks"]:
+            if e.digests.get(b) != H(b, digest_input):
+                bad.append("event %d (tag 0x%x) %s digest %s, expected %s"
+                           % (e.index, e.tag_id(), b, (e.digests.get(b) or b"").hex(), H(b, digest_input).hex()))
+    report(not bad, a.name + ": mshim's PCR 5 events bind tag, path and file content", "\n".join(bad))
     bad = []
     for b in res["banks"]:
-        v = zeros(b)
-        for e in events:
-            if e.type == EV_NO_ACTION:
-                continue
-            t = e.tag_id()
-            d = H(b, files[t]) if t in files else e.digests.get(b)
-            v = extend(b, v, d)
+        v = pcr5_predict(events, want, b)
         if v != tpm_pcr(res, b, 5):
             bad.append("%s PCR 5: tpm %s predicted %s" % (b, tpm_pcr(res, b, 5).hex(), v.hex()))
     report(not bad, a.name + ": PCR 5 equals the prediction from the ESP files", "\n".join(bad))
     return 1 if failed else 0
 
 
+def pcr5_predict(events, want, b):
+    """Replay PCR 5 with the firmware's logged digests and mshim's events
+    replaced, in order, by the expected ones."""
+    v, k = zeros(b), 0
+    for e in events:
+        if e.type == EV_NO_ACTION:
+            continue
+        if is_mshim_tag(e):
+            d = H(b, want[k][1]) if k < len(want) else b"\xff" * len(zeros(b))
+            k += 1
+        else:
+            d = e.digests.get(b)
+        v = extend(b, v, d)
+    return v
+
+
 def cmd_check_pcr12(a):
+    """PCR 12's first event is mshim's: EV_IPL over the UTF-16LE options with
+    their NUL (--options), or, on the chainload path (--chainload), the
+    tagged event MB_TAG_CHAINLOAD whose digest covers its own data. Without
+    --then-others it is the only event and PCR 12 is predicted from the
+    options alone."""
     res = load_result(a.result)
-    data = a.options.encode("utf-16-le") + b"\0\0"
-    bad = []
-    for b in res["banks"]:
-        want = extend(b, zeros(b), H(b, data))
-        if tpm_pcr(res, b, 12) != want:
-            bad.append("%s PCR 12: tpm %s predicted %s" % (b, tpm_pcr(res, b, 12).hex(), want.hex()))
-    report(not bad, a.name + ": PCR 12 equals the prediction from the options", "\n".join(bad))
     events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 12]
     bad = []
-    if len(events) != 1 or events[0].type != EV_IPL or events[0].data != data:
+    if a.chainload:
+        first_ok = (events and events[0].type == EV_EVENT_TAG and events[0].tag_id() == TAG_MSHIM_CHAINLOAD
+                    and events[0].data == tagged(TAG_MSHIM_CHAINLOAD, events[0].data[8:]))
+        data = events[0].data if first_ok else b""
+        what = "one mshim chainload event"
+    else:
+        data = a.options.encode("utf-16-le") + b"\0\0"
+        first_ok = events and events[0].type == EV_IPL and events[0].data == data
+        what = "one EV_IPL with the UTF-16LE options"
+    if not first_ok or (not a.then_others and len(events) != 1):
         bad.append("PCR 12 events: %s" % [(hex(e.type), e.data[:80]) for e in events])
-    report(not bad, a.name + ": PCR 12 log holds one EV_IPL with the UTF-16LE options", "\n".join(bad))
+    report(not bad, a.name + ": PCR 12 log starts with %s" % what, "\n".join(bad))
+    bad = []
+    for b in res["banks"]:
+        if tpm_pcr(res, b, 12) == zeros(b):
+            bad.append("%s PCR 12 is still at its reset value" % b)
+        if first_ok and events[0].digests.get(b) != H(b, data):
+            bad.append("%s digest of mshim's PCR 12 event %s, expected %s" % (
+                b, (events[0].digests.get(b) or b"").hex(), H(b, data).hex()))
+        if not a.then_others and tpm_pcr(res, b, 12) != extend(b, zeros(b), H(b, data)):
+            bad.append("%s PCR 12: tpm %s predicted %s" % (
+                b, tpm_pcr(res, b, 12).hex(), extend(b, zeros(b), H(b, data)).hex()))
+    report(not bad, a.name + ": PCR 12 is extended by mshim as predicted", "\n".join(bad))
     return 1 if failed else 0
 
 
@@ -407,14 +474,19 @@ def cmd_check_pcr4(a):
 
 
 def cmd_check_pcr9(a):
+    """PCR 9 holds --count "Linux initrd" events (tag 0x8F3B22EC, data
+    "Linux initrd" and its NUL), each digest the initrd's hash in every bank."""
+    res = load_result(a.result)
     events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 9]
     initrd = [e for e in events if e.tag_id() == TAG_LINUX_INITRD]
-    want = hashlib.sha256(open(a.initrd, "rb").read()).digest()
-    ok = len(initrd) == 1 and initrd[0].digests.get("sha256") == want
+    blob = open(a.initrd, "rb").read()
+    ok = len(initrd) == a.count and all(
+        e.data == tagged(TAG_LINUX_INITRD, b"Linux initrd\0") and
+        all(e.digests.get(b) == H(b, blob) for b in res["banks"]) for e in initrd)
     detail = "PCR 9 events: %s; sha256(initrd) %s" % (
         [(hex(e.type), hex(e.tag_id() or 0), (e.digests.get("sha256") or b"").hex()) for e in events],
-        want.hex())
-    report(ok, a.name + ": PCR 9 holds one initrd event with sha256(initrd)", detail)
+        H("sha256", blob).hex())
+    report(ok, a.name + ": PCR 9 holds %d initrd event(s) with the initrd's hash in every bank" % a.count, detail)
     return 1 if failed else 0
 
 
@@ -450,16 +522,9 @@ def cmd_flip(a):
 def cmd_predict(a):
     """For the demo: print "PCR value" predictions for PCRs 5 and 12 (one bank)."""
     b = a.bank
+    a.bad_entry, a.exit, a.entry = [], False, [a.entry]
     events = [e for e in load_log(a.log) if e.pcr == 5]
-    files = {TAG_MSHIM_LOADER_CONF: open(a.loader_conf, "rb").read(),
-             TAG_MSHIM_ENTRY: open(a.entry, "rb").read()}
-    v = zeros(b)
-    for e in events:
-        if e.type == EV_NO_ACTION:
-            continue
-        t = e.tag_id()
-        v = extend(b, v, H(b, files[t]) if t in files else e.digests.get(b))
-    print("5 %s" % v.hex())
+    print("5 %s" % pcr5_predict(events, mshim_pcr5_expected(a), b).hex())
     data = a.options.encode("utf-16-le") + b"\0\0"
     print("12 %s" % extend(b, zeros(b), H(b, data)).hex())
     return 0
@@ -476,17 +541,23 @@ def main():
     s.add_argument("--name", required=True); s.add_argument("--mshim-json")
     s.add_argument("--eventlog-yaml"); s.set_defaults(f=cmd_check_replay)
     s = sp.add_parser("check-pcr5"); s.add_argument("--result", required=True)
-    s.add_argument("--name", required=True); s.add_argument("--loader-conf", required=True)
-    s.add_argument("--entry", required=True); s.set_defaults(f=cmd_check_pcr5)
+    s.add_argument("--name", required=True)
+    s.add_argument("--loader-conf", help="loader.conf as on the ESP; without it, measured as absent")
+    s.add_argument("--entry", action="append", help="an entry file mshim tried, in order")
+    s.add_argument("--bad-entry", action="append", help="an entry file that does not parse")
+    s.add_argument("--exit", action="store_true", help="mshim returned to the firmware")
+    s.set_defaults(f=cmd_check_pcr5)
     s = sp.add_parser("check-pcr12"); s.add_argument("--result", required=True)
-    s.add_argument("--name", required=True); s.add_argument("--options", required=True)
+    s.add_argument("--name", required=True); s.add_argument("--options")
+    s.add_argument("--chainload", action="store_true", help="the chainload path's tagged event")
+    s.add_argument("--then-others", action="store_true", help="later stages add PCR 12 events")
     s.set_defaults(f=cmd_check_pcr12)
     s = sp.add_parser("check-pcr4"); s.add_argument("--result", required=True)
     s.add_argument("--name", required=True); s.add_argument("images", nargs="+")
     s.set_defaults(f=cmd_check_pcr4)
     s = sp.add_parser("check-pcr9"); s.add_argument("--result", required=True)
     s.add_argument("--name", required=True); s.add_argument("--initrd", required=True)
-    s.set_defaults(f=cmd_check_pcr9)
+    s.add_argument("--count", type=int, default=1); s.set_defaults(f=cmd_check_pcr9)
     s = sp.add_parser("diff"); s.add_argument("--name", required=True)
     s.add_argument("--expect", required=True, help="comma-separated PCRs that must change")
     s.add_argument("base"); s.add_argument("variant"); s.set_defaults(f=cmd_diff)

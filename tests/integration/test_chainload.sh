@@ -17,6 +17,11 @@
 #      naming the file, and boots the next entry.
 #  (d) no entries and no grubx64.efi: mshim says exactly that and returns
 #      to the firmware.
+# On every path PCR 5 and PCR 12 are extended by mshim (oracle.py computes
+# the digests from the ESP files): (a) the chainload event over the load
+# options it passes on, (b) the efi entry's (empty) options before
+# systemd-boot's own event, (c) both entries tried in PCR 5, the booted
+# one's options in PCR 12.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=chainload
@@ -82,6 +87,9 @@ done
 if [ "$(cat "$g/boot.rc")" = 0 ]; then
         it_oracle check-pcr4 --result "$g/result" --name "$T: grub" \
                 "$g/esp/EFI/BOOT/BOOTX64.EFI" "$g/esp/EFI/BOOT/grubx64.efi" || IT_FAILED=1
+        it_oracle check-pcr5 --result "$g/result" --name "$T: grub" \
+                --loader-conf "$g/esp/loader/loader.conf" || IT_FAILED=1
+        it_oracle check-pcr12 --result "$g/result" --name "$T: grub" --chainload || IT_FAILED=1
         it_grub_events "$g/result/eventlog.bin" "$T: grub" "$GRUB_OPTIONS" \
                 "/vmlinuz=$g/esp/vmlinuz" "/initrd.img=$g/esp/initrd.img" || IT_FAILED=1
         case " $(it_oracle_cmdline "$g/result") " in
@@ -93,6 +101,9 @@ fi
 if [ "$(cat "$s/boot.rc")" = 0 ]; then
         it_oracle check-pcr4 --result "$s/result" --name "$T: sdboot" \
                 "$s/esp/EFI/BOOT/BOOTX64.EFI" "$s/esp/EFI/systemd/systemd-bootx64.efi" "$s/esp/vmlinuz" || IT_FAILED=1
+        it_oracle check-pcr5 --result "$s/result" --name "$T: sdboot" --loader-conf "$s/esp/loader/loader.conf" \
+                --entry "$s/esp/loader/entries/a-sdboot+0-1.conf" || IT_FAILED=1
+        it_oracle check-pcr12 --result "$s/result" --name "$T: sdboot" --options "" --then-others || IT_FAILED=1
         case " $(it_oracle_cmdline "$s/result") " in
         *" $IT_OPTIONS "*) it_pass "$T: sdboot: the kernel got the linux entry's options" ;;
         *) it_fail "$T: sdboot: the kernel got the linux entry's options" ;;
@@ -103,6 +114,9 @@ if [ "$(cat "$n/boot.rc")" = 0 ] &&
                 tr -d '\r' < "$n/serial.log" | grep -q 'mshim: \\notpe.efi: not a PE/COFF image'; then
         it_pass "$T: notpe: 'not a PE image' is reported and the next entry boots"
         tr -d '\r' < "$n/serial.log" | grep -m1 'notpe.efi:' | sed 's/^/  console: /' >&2
+        it_oracle check-pcr5 --result "$n/result" --name "$T: notpe" --loader-conf "$n/esp/loader/loader.conf" \
+                --entry "$n/esp/loader/entries/a-notpe.conf" --entry "$n/esp/loader/entries/mshim-test.conf" || IT_FAILED=1
+        it_oracle check-pcr12 --result "$n/result" --name "$T: notpe" --options "$IT_OPTIONS" || IT_FAILED=1
 else
         it_fail "$T: notpe: 'not a PE image' is reported and the next entry boots"
         it_show_serial "$n"

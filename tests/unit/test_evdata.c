@@ -840,14 +840,24 @@ TEST(separator) {
         CHECK_EQ_INT(check(&ev, &conv), MB_INTEGRITY_MISMATCH);
         CHECK(conv == NULL);
         check_truncations(4, MB_EV_SEPARATOR, (const uint8_t *) "\0\0\0\0", 4);
-        /* Only SM3: nothing computable. */
+        /* Only an algorithm we do not implement (SHA3-256): nothing computable. */
         ev.n_digests = 1;
-        ev.digests[0] = (mb_tcglog_digest) { MB_ALG_SM3_256, 32, dig_store[1] };
+        ev.digests[0] = (mb_tcglog_digest) { 0x0027, 32, dig_store[1] };
         CHECK_EQ_INT(check(&ev, &conv), MB_INTEGRITY_NOT_APPLICABLE);
-        /* An SM3 digest next to a matching sha256 is skipped, not failed. */
+        /* Such a digest next to a matching sha256 is skipped, not failed. */
         set_digests(&ev, "\xff\xff\xff\xff", 4);
-        ev.digests[0] = (mb_tcglog_digest) { MB_ALG_SM3_256, 32, dig_store[2] };
+        ev.digests[0] = (mb_tcglog_digest) { 0x0027, 32, dig_store[2] };
         CHECK_EQ_INT(check(&ev, &conv), MB_INTEGRITY_OK);
+        /* SM3 digests are checked (OpenSSL's EVP_sm3 as the oracle). */
+        {
+                unsigned len;
+                EVP_Digest("\xff\xff\xff\xff", 4, dig_store[2], &len, EVP_sm3(), NULL);
+                ev.digests[0] = (mb_tcglog_digest) { MB_ALG_SM3_256, 32, dig_store[2] };
+                CHECK_EQ_INT(check(&ev, &conv), MB_INTEGRITY_OK);
+                dig_store[2][31] ^= 1;
+                CHECK_EQ_INT(check(&ev, &conv), MB_INTEGRITY_MISMATCH);
+                dig_store[2][31] ^= 1;
+        }
         CHECK_EQ_INT(mb_evdata_check(&ev, NULL), MB_INTEGRITY_OK);
 }
 
@@ -1094,7 +1104,7 @@ TEST(no_action) {
         put8(&b, 3);
         ev = mkev(0, MB_EV_NO_ACTION, b.b, b.n);
         decode(&ev);
-        CHECK_HAS("\"signature\":\"StartupLocality\",\"locality\":3,");
+        CHECK_HAS("\"signature\":\"StartupLocality\",\"startup_locality\":3,");
         ev.data_size = 16;
         decode(&ev);
         CHECK_HAS("StartupLocality byte missing");

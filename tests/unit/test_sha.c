@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* SHA-1/256/384/512: FIPS 180-4 example vectors, then random inputs fed in
- * random chunks and compared with OpenSSL. */
+/* SHA-1/256/384/512 and SM3: FIPS 180-4 and GB/T 32905-2016 example
+ * vectors, then random inputs fed in random chunks and compared with
+ * OpenSSL (EVP_sm3 for SM3). */
 #include <openssl/evp.h>
 
 #include "mb/sha.h"
 #include "testlib.h"
 
-static const uint16_t algs[] = { MB_ALG_SHA1, MB_ALG_SHA256, MB_ALG_SHA384, MB_ALG_SHA512 };
+static const uint16_t algs[] = { MB_ALG_SHA1, MB_ALG_SHA256, MB_ALG_SHA384, MB_ALG_SHA512, MB_ALG_SM3_256 };
 
 static const EVP_MD *evp_md(uint16_t alg) {
         switch (alg) {
         case MB_ALG_SHA1: return EVP_sha1();
         case MB_ALG_SHA256: return EVP_sha256();
         case MB_ALG_SHA384: return EVP_sha384();
+        case MB_ALG_SM3_256: return EVP_sm3();
         default: return EVP_sha512();
         }
 }
@@ -65,6 +67,15 @@ TEST(fips_short_vectors) {
                            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
 }
 
+/* GB/T 32905-2016 Appendix A: "abc" and "abcd" x 16 (one full block, so
+ * the padding takes a second). */
+TEST(sm3_vectors) {
+        CHECK(check_vector(MB_ALG_SM3_256, "abc", 3,
+                           "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"));
+        CHECK(check_vector(MB_ALG_SM3_256, "abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcd", 64,
+                           "debe9ff92275b8a138604889c18e5a4d6fdb70e5387e5765293dcba39c0c5732"));
+}
+
 /* One million 'a', fed in 1000-byte pieces to exercise the streaming path. */
 TEST(fips_million_a) {
         static const char *want[] = {
@@ -74,6 +85,8 @@ TEST(fips_million_a) {
                 "07b8b3dc38ecc4ebae97ddd87f3d8985",
                 "e718483d0ce769644e2e42c7bc15b4638e1f98b13b2044285632a803afa973eb"
                 "de0ff244877ea60a4cb0432ce577c31beb009c5c2c49aa2e4eadb217ad8cc09b",
+                /* SM3: `openssl dgst -sm3` of the same input. */
+                "c8aaf89429554029e231941a2acc0ad61ff2a5acd8fadd25847a3a732b3b02c3",
         };
         uint8_t chunk[1000];
 
@@ -156,7 +169,7 @@ TEST(names_and_sizes) {
         CHECK_EQ_INT(mb_hash_size(MB_ALG_SHA256), 32);
         CHECK_EQ_INT(mb_hash_size(MB_ALG_SHA384), 48);
         CHECK_EQ_INT(mb_hash_size(MB_ALG_SHA512), 64);
-        CHECK_EQ_INT(mb_hash_size(MB_ALG_SM3_256), 0);
+        CHECK_EQ_INT(mb_hash_size(MB_ALG_SM3_256), 32);
         CHECK_EQ_INT(mb_hash_size(0x9999), 0);
 
         CHECK(strcmp(mb_hash_name(MB_ALG_SHA1), "sha1") == 0);
@@ -182,13 +195,14 @@ TEST(unsupported_algs) {
         mb_hash h;
         uint8_t d[MB_HASH_MAX];
 
-        CHECK_EQ_INT(mb_hash_init(&h, MB_ALG_SM3_256), MB_ERR_UNSUPPORTED);
         CHECK_EQ_INT(mb_hash_init(&h, 0), MB_ERR_UNSUPPORTED);
-        CHECK_EQ_INT(mb_hash_buf(MB_ALG_SM3_256, "abc", 3, d), MB_ERR_UNSUPPORTED);
+        CHECK_EQ_INT(mb_hash_init(&h, 0x0010), MB_ERR_UNSUPPORTED); /* TPM_ALG_NULL */
+        CHECK_EQ_INT(mb_hash_buf(0x0027, "abc", 3, d), MB_ERR_UNSUPPORTED); /* SHA3-256 */
 }
 
 int main(void) {
         RUN(fips_short_vectors);
+        RUN(sm3_vectors);
         RUN(fips_million_a);
         RUN(all_short_lengths_vs_openssl);
         RUN(random_chunked_vs_openssl);

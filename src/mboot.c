@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What mshim measures, as pure functions (include/mb/mboot.h): the tagged
+ * event layout, the PCR 5 digest input, whether a Linux stub measures its
+ * initrd, and the built-in boot policy.
+ */
+#include "mb/mboot.h"
+#include "mb/bls.h"
+
+mb_err mb_tagged_event_build(uint32_t tag, const void *data, size_t data_size,
+                             uint8_t *dst, size_t dst_size, size_t *ret_size) {
+        if (data_size > UINT32_MAX)
+                return MB_ERR_OVERFLOW;
+        if (mb_out_of_bounds(dst_size, 8, data_size))
+                return MB_ERR_NOSPACE;
+        mb_put_le32(dst, tag);
+        mb_put_le32(dst + 4, (uint32_t) data_size);
+        mb_memcpy(dst + 8, data, data_size);
+        *ret_size = 8 + data_size;
+        return MB_OK;
+}
+
+mb_err mb_pcr5_input_size(size_t path_bytes, size_t file_size, size_t *ret_size) {
+        size_t event;
+
+        if (path_bytes > UINT32_MAX || path_bytes > SIZE_MAX - 8)
+                return MB_ERR_OVERFLOW;
+        event = 8 + path_bytes;
+        if (file_size > SIZE_MAX - event)
+                return MB_ERR_OVERFLOW;
+        *ret_size = event + file_size;
+        return MB_OK;
+}
+
+mb_err mb_pcr5_input_build(uint32_t tag, const uint8_t *path_utf16, size_t path_bytes,
+                           const void *file, size_t file_size,
+                           uint8_t *dst, size_t dst_size, size_t *ret_size) {
+        size_t need, event;
+        mb_err r;
+
+        r = mb_pcr5_input_size(path_bytes, file_size, &need);
+        if (r != MB_OK)
+                return r;
+        if (dst_size < need)
+                return MB_ERR_NOSPACE;
+        r = mb_tagged_event_build(tag, path_utf16, path_bytes, dst, dst_size, &event);
+        if (r != MB_OK)
+                return r;
+        mb_memcpy(dst + event, file, file_size);
+        *ret_size = need;
+        return MB_OK;
+}
+
+/* ---- Linux EFI stub: does it measure the initrd? ------------------------- */
+
+/* Offsets in the x86 boot protocol's setup header
+ * (Documentation/arch/x86/boot.rst, "The Real-Mode Kernel Header"). */
+#define SETUP_HEADER_MAGIC   0x202   /* "HdrS" */
+#define SETUP_VERSION        0x206   /* boot protocol version, e.g. 0x020f */
+#define SETUP_KERNEL_VERSION 0x20e   /* pointer to the version string, minus 0x200 */
+#define KERNEL_VERSION_MAX   64      /* "6.1.0-57-amd64 (...)": only the numbers matter */
+
+/* Linux 5.17: "efi/libstub: measure loaded initrd info into the TPM". */
+#define STUB_MEASURES_INITRD_MAJOR 5
+#define STUB_MEASURES_INITRD_MINOR 17
+
+/* A decimal number of at most 4 digits at s[*i], which must be followed by
+ * `stop` (or end the string when stop is 0). */
+static bool version_number(const uint8_t *s, size_t len, size_t *i, char stop, unsigned *ret) {
+        unsigned v = 0, digits = 0;
+
+        for (; *i < len && s[*i] >= '0' && s[*i] <= '9' && digits < 4; (*i)++, digits++)
+                v = v * 10 + (unsigned) (s[*i] - '0');
+        if (digits == 0 || (stop && (*i >= len || s[*i] != stop)))
+                return false;
+        *ret = v;
+        return true;
+}
+
+bool mb_linux_stub_measures_initrd(const void *image, size_t size) {
+        const uint8_t *p = image;
+        unsigned major, minor;
+        size_t off, i = 0, len;
+
+        if (mb_out_of_bounds(size, SETUP_KERNEL_VERSION, 2) ||
+            mb_memcmp(p + SETUP_HEADER_MAGIC, "HdrS", 4) != 0 ||
+            mb_le16(p + SETUP_VERSION) < 0x0200)
+                return false;
+        off = (size_t) mb_le16(p + SETUP_KERNEL_VERSION) + 0x200;
+        if (mb_le16(p + SETUP_KERNEL_VERSION) == 0 || off >= size)
+                return false;
+        len = size - off < KERNEL_VERSION_MAX ? size - off : KERNEL_VERSION_MAX;
+        if (!version_number(p + off, len, &i, '.', &major))
+                return false;
+        i++;
+        if (!version_number(p + off, len, &i, 0, &minor))
+                return false;
+        return major > STUB_MEASURES_INITRD_MAJOR ||
+               (major == STUB_MEASURES_INITRD_MAJOR && minor >= STUB_MEASURES_INITRD_MINOR);
+}
+
+/* ---- the built-in boot policy --------------------------------------------- */
+
+/* Exactly one of two words: no synonyms, so the text has one reading. */
+static mb_err policy_choice(mb_str v, const char *off_word, const char *on_word, bool *ret) {
+        if (mb_str_eq(v, off_word))
+                *ret = false;
+        else if (mb_str_eq(v, on_word))
+                *ret = true;
+        else
+                return MB_ERR_INVALID;
+        return MB_OK;
+}
+
+static mb_err policy_apply(mb_boot_policy *p, const mb_conf_line *l, unsigned *seen) {
+        unsigned bit;
+        mb_err r;
+
+        if (mb_str_eq(l->key, "tpm-required")) {
+                bit = 1;
+                r = policy_choice(l->value, "no", "yes", &p->tpm_required);
+        } else if (mb_str_eq(l->key, "tpm-failure")) {
+                bit = 2;
+                r = policy_choice(l->value, "refuse", "boot", &p->tpm_failure_boot);
+        } else {
+                return MB_ERR_INVALID;
+        }
+        if (r == MB_OK && (*seen & bit))
+                r = MB_ERR_INVALID;
+        *seen |= bit;
+        return r;
+}
+
+mb_err mb_boot_policy_parse(const void *buf, size_t size, mb_boot_policy *ret) {
+        const char *text = buf;
+        size_t len = mb_strnlen(text, size), off = 0, lineno = 0;
+        mb_boot_policy p = { 0 };
+        unsigned seen = 0;
+        mb_conf_line l;
+        mb_err r;
+
+        for (size_t i = len; i < size; i++)
+                if (text[i] != 0) {
+                        ret->err_line = 0;
+                        return MB_ERR_INVALID;
+                }
+        while ((r = mb_conf_next(text, len, &off, &lineno, &l)) == MB_OK) {
+                r = policy_apply(&p, &l, &seen);
+                if (r != MB_OK) {
+                        ret->err_line = l.lineno;
+                        return r;
+                }
+        }
+        if (r != MB_END) {
+                ret->err_line = lineno;
+                return r;
+        }
+        *ret = p;
+        return MB_OK;
+}
+
+mb_err mb_boot_policy_format(const mb_boot_policy *p, char *dst, size_t dst_size, size_t *ret_len) {
+        const char *a = p->tpm_required ? "tpm-required yes\n" : "tpm-required no\n";
+        const char *b = p->tpm_failure_boot ? "tpm-failure boot\n" : "tpm-failure refuse\n";
+        size_t la = mb_strnlen(a, 64), lb = mb_strnlen(b, 64);
+
+        if (dst_size < la + lb + 1)
+                return MB_ERR_NOSPACE;
+        mb_memcpy(dst, a, la);
+        mb_memcpy(dst + la, b, lb);
+        dst[la + lb] = 0;
+        if (ret_len)
+                *ret_len = la + lb;
+        return MB_OK;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# make install / make uninstall into a temporary DESTDIR: the tree holds
+# exactly the files the packagers' layout calls for, with their modes; the
+# installed mshim runs; man finds the installed pages; uninstall removes all
+# of it and nothing a user added.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+pass() { echo "PASS: install: $1"; }
+fail() { echo "FAIL: install: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+mk() { make --no-print-directory -s B="$B" "$@" >"$t/make.log" 2>&1 || { cat "$t/make.log" >&2; return 1; }; }
+
+# The layout, written out here rather than derived from the Makefile.
+expected() {
+        local p=$1
+        cat <<EOF2 | sort
+$p/bin/mshim 755
+$p/lib/mshim/mshimx64.efi 644
+$p/lib/mshim/hooks/README 644
+$p/share/man/man1/mshim.1 644
+$p/share/man/man1/mshim-log.1 644
+$p/share/man/man1/mshim-pcrs.1 644
+$p/share/man/man1/mshim-vars.1 644
+$p/share/man/man1/mshim-sign.1 644
+$p/share/man/man1/mshim-pe-hash.1 644
+$p/share/man/man1/mshim-sbat.1 644
+$p/share/man/man1/mshim-boot-policy.1 644
+$p/share/man/man5/mshim-loader.conf.5 644
+$p/share/bash-completion/completions/mshim 644
+EOF2
+}
+tree() { (cd "$1" && find . -type f -o -type l | sed 's|^\./||' | while read -r f; do echo "$f $(stat -c %a "$f")"; done | sort); }
+
+# ---- PREFIX=/usr, as a Debian package would -----------------------------------
+R=$t/root
+if mk install DESTDIR="$R" PREFIX=/usr; then pass "make install DESTDIR PREFIX=/usr"; else fail "make install DESTDIR PREFIX=/usr"; exit 1; fi
+if [ "$(tree "$R")" = "$(expected usr)" ]; then pass "the tree is exactly the layout, with its modes"
+else fail "the tree is exactly the layout, with its modes" "$(diff <(expected usr) <(tree "$R"))"; fi
+check "installed mshim --version is mshim $VERSION" test "$("$R/usr/bin/mshim" --version)" = "mshim $VERSION"
+check "installed mshimx64.efi is the built one" cmp -s "$B/mshimx64.efi" "$R/usr/lib/mshim/mshimx64.efi"
+check "installed mshimx64.efi is a PE image" bash -c "'$R/usr/bin/mshim' pe-hash '$R/usr/lib/mshim/mshimx64.efi' >/dev/null"
+check "man finds mshim-pcrs(1) there" test "$(man --manpath="$R/usr/share/man" -w mshim-pcrs)" = "$R/usr/share/man/man1/mshim-pcrs.1"
+check "man finds mshim-loader.conf(5) there" test "$(man --manpath="$R/usr/share/man" -w 5 mshim-loader.conf)" = "$R/usr/share/man/man5/mshim-loader.conf.5"
+check "the installed completion defines _mshim" bash -c "source '$R/usr/share/bash-completion/completions/mshim' && complete -p mshim | grep -q _mshim"
+check "make install again (over an installed tree)" mk install DESTDIR="$R" PREFIX=/usr
+if mk uninstall DESTDIR="$R" PREFIX=/usr; then pass "make uninstall"; else fail "make uninstall"; fi
+left=$(cd "$R" && find . -type f -o -type l)
+check "uninstall leaves no file" test -z "$left"
+check "uninstall removes lib/mshim" test ! -e "$R/usr/lib/mshim"
+
+# ---- the default PREFIX, /usr/local; a user's hook survives uninstall ---------------
+R=$t/root2
+check "make install DESTDIR (default PREFIX)" mk install DESTDIR="$R"
+if [ "$(tree "$R")" = "$(expected usr/local)" ]; then pass "default PREFIX is /usr/local"
+else fail "default PREFIX is /usr/local" "$(diff <(expected usr/local) <(tree "$R"))"; fi
+echo "#!/bin/sh" >"$R/usr/local/lib/mshim/hooks/50-mine"
+check "make uninstall (default PREFIX)" mk uninstall DESTDIR="$R"
+check "uninstall keeps a file it did not install" test "$(cd "$R" && find . -type f)" = "./usr/local/lib/mshim/hooks/50-mine"

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Usage errors, every command: a table of bad invocations, each of which must
+# exit 2, print nothing on stdout and exactly one line on stderr of the form
+#   mshim: <message>; see 'mshim <COMMAND> --help'
+# naming the right command. No TPM is needed: usage is checked first.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+MSHIM=${MSHIM:-build/test/mshim}
+OVMF_VARS=${MB_OVMF_DIR:-/usr/share/OVMF}/OVMF_VARS_4M.fd
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+pass() { echo "PASS: usage: $1"; }
+fail() { echo "FAIL: usage: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
+
+[ -x "$MSHIM" ] || { fail "no $MSHIM"; exit 1; }
+[ -f "$OVMF_VARS" ] || { fail "no $OVMF_VARS (make deps)"; exit 1; }
+openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=usage/" -days 1 \
+        -keyout "$t/k.pem" -out "$t/c.pem" 2>/dev/null || { fail "openssl req"; exit 1; }
+cp "$OVMF_VARS" "$t/vars.fd"
+cp "$t/c.pem" "$t/img.efi"       # never read: usage comes first
+# A PE image, for the one check that reads the image before the usage check.
+for f in "${MB_EFIROOT:-build/debian-efi}/usr/lib/shim/fbx64.efi" build/mshimx64.efi; do
+        [ -f "$f" ] && cp "$f" "$t/fb.efi" && break
+done
+[ -f "$t/fb.efi" ] || { fail "no PE image (make deps, make)"; exit 1; }
+V=$t/vars.fd K=$t/k.pem C=$t/c.pem I=$t/img.efi
+kek17=(); for _ in $(seq 17); do kek17+=(--kek "$C"); done
+
+# HELP-UNIT | ARGUMENTS (eval'd, so quoting works) | what the message must say (ERE)
+table=$(cat <<EOF2
+|| no command given
+|bogus| unknown command 'bogus'
+|--bogus| unknown option '--bogus'
+|help bogus| unknown command 'bogus'
+|help log bogus| unknown command 'log bogus'
+log|log --foo| unknown or ambiguous option '--foo'
+log|log --pcrs| option '--pcrs' needs a value
+log|log --json=yes| option '--json' takes no value
+log|log -x| unknown option '-x'
+log|log a b| log takes one FILE
+log|log --pcrs a --tpm b| --pcrs and --tpm cannot be used together
+log diff|log diff| log diff takes two files
+log diff|log diff a| log diff takes two files
+log diff|log diff a b c| log diff takes two files
+log diff|log diff --foo a b| unknown or ambiguous option '--foo'
+pcrs|pcrs --foo| unknown or ambiguous option '--foo'
+pcrs|pcrs extra| pcrs takes no arguments
+pcrs|pcrs --bank| option '--bank' needs a value
+pcrs|pcrs --bank md5| unknown bank 'md5'
+pcrs|pcrs --select 0-99| --select wants
+vars|vars| vars needs a command
+vars|vars bogus $V| unknown vars command 'bogus'
+vars|vars list| vars list takes one FILE
+vars|vars list $V $V| vars list takes one FILE
+vars|vars list --foo $V| unknown or ambiguous option '--foo'
+vars|vars list $V --guid| option '--guid' needs a value
+vars|vars get $V| vars get takes FILE and NAME
+vars|vars delete $V PK| vars delete needs -o OUT
+vars|vars enroll $V -o $t/o.fd| vars enroll needs --pk, --kek and --db
+vars|vars enroll $V --pk $C --kek $C --db $C --dbx-hash zz -o $t/o.fd| --dbx-hash wants a SHA-256 digest
+vars|vars enroll $V --pk $C ${kek17[*]} --db $C -o $t/o.fd| at most 16 --kek options
+vars|vars add-mok $V -o $t/o.fd| vars add-mok needs --cert CERT
+vars|vars mok-import $V -o $t/o.fd| vars mok-import needs --cert CERT
+vars|vars mok-import $V --cert $C -o $t/o.fd| no --password and no password on standard input
+vars|vars get $V PK --guid not-a-guid| 'not-a-guid' is not a GUID
+vars|vars get $V ''| '' is not a usable variable name
+sign|sign| sign needs --key, --cert and one IMAGE
+sign|sign --key $K $I| sign needs --key, --cert and one IMAGE
+sign|sign --key $K --cert $C| sign needs --key, --cert and one IMAGE
+sign|sign --key $K --cert $C $I $I| sign needs --key, --cert and one IMAGE
+sign|sign -o| option '-o' needs a value
+sign|sign --bogus $I| unknown or ambiguous option '--bogus'
+sign|sign --key $K --cert $C --in-place -o $t/other.efi $I| --in-place and --output .* name different files
+sign|sign --key $K --cert $C -o $t/fb.efi $t/fb.efi| output .* is the input image; use --in-place
+pe-hash|pe-hash| pe-hash needs at least one IMAGE
+pe-hash|pe-hash --alg md5 $I| unknown or unsupported --alg 'md5'
+pe-hash|pe-hash --alg| option '--alg' needs a value
+sbat|sbat| sbat takes one IMAGE
+sbat|sbat $I $I| sbat takes one IMAGE
+sbat|sbat --policy| option '--policy' needs a value
+EOF2
+)
+
+n=0
+while IFS='|' read -r unit args want; do
+        [ -n "$args$want" ] || continue
+        n=$((n + 1))
+        name="mshim $args"
+        eval "set -- $args"
+        "$MSHIM" "$@" >"$t/out" 2>"$t/err" </dev/null; rc=$?
+        see="; see 'mshim${unit:+ $unit} --help'"
+        line=$(head -n 1 "$t/err")
+        if [ "$rc" = 2 ] && [ ! -s "$t/out" ] && [ "$(wc -l <"$t/err")" = 1 ] &&
+           [[ $line == "mshim: "* ]] && [[ $line == *"$see" ]] && grep -q -E -- "^mshim: .*${want# }" "$t/err"; then
+                pass "${name:0:100}"
+        else
+                fail "${name:0:100}" "rc=$rc, want 2 and: mshim: ...${want}...$see" "stderr: $(head -c 400 "$t/err")" "stdout: $(head -c 200 "$t/out")"
+        fi
+done <<<"$table"
+[ "$n" -gt 40 ] && pass "the table has $n rows" || fail "the table has only $n rows"
+
+# Nothing a usage error rejected was written.
+if [ ! -e "$t/o.fd" ] && [ ! -e "$t/other.efi" ] && cmp -s "$OVMF_VARS" "$V" && [ "$(ls "$t" | tr "\n" " ")" = "c.pem err fb.efi img.efi k.pem out vars.fd " ]; then pass "usage errors write nothing"
+else fail "usage errors write nothing"; fi
+
+# Errors that are not usage errors also start with "mshim:" (not with a
+# command's name as getopt's own messages would) and are one line.
+for args in "log $t/none.bin" "vars list $t/none.fd" "pe-hash $t/none.efi" "sbat $t/none.efi" "log diff $t/none $t/none"; do
+        # shellcheck disable=SC2086
+        "$MSHIM" $args >/dev/null 2>"$t/err"; rc=$?
+        if [ "$rc" = 2 ] && [ "$(grep -c -v '^mshim: ' "$t/err")" = 0 ] && [ -s "$t/err" ]; then pass "mshim $args: mshim: messages"
+        else fail "mshim $args: mshim: messages" "rc=$rc $(cat "$t/err")"; fi
+done
