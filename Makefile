@@ -294,3 +294,35 @@ $(TCG2_FAULT_EFI): $(B)/test/tcg2_fault.so scripts/efi-finish.py
 	$(EFI_PE)
 
 check integration: $(TCG2_FAULT_EFI)
+
+# ---- the loader on the host: efi/*.c against a fake firmware (tests/efiharness) ----
+# Every efi/*.c, compiled for the host under ASan/UBSan with gnu-efi's headers
+# (MS ABI for firmware calls, 16-bit wchar_t for L"" strings), linked with the
+# fake boot services, file system and TCG2 and the sanitized core. Each
+# tests/efiharness/test_efi_*.c becomes build/test/test_efi_*, which
+# tests/run-all.sh runs with the unit tests. docs/DESIGN.md, "Tests".
+EFIH_SRC     := $(sort $(wildcard tests/efiharness/test_efi_*.c))
+EFIH_BIN     := $(EFIH_SRC:tests/efiharness/%.c=$(B)/test/%)
+EFIH_LIB_SRC := $(sort $(wildcard tests/efiharness/fh_*.c))
+EFIH_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Iefi -Itests/efiharness \
+                -fshort-wchar -DGNU_EFI_USE_MS_ABI -DGNU_EFI_USE_EXTERNAL_STDARG \
+                -DMB_VERSION=\"$(VERSION)\" -DMB_EFI $(SAN)
+EFIH_O       := $(EFI_SRC:efi/%.c=$(B)/test/efih/efi/%.o) $(EFIH_LIB_SRC:tests/efiharness/%.c=$(B)/test/efih/lib/%.o)
+
+$(B)/test/efih/efi/%.o: efi/%.c $(wildcard include/mb/*.h) $(wildcard efi/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFIH_CFLAGS) -c $< -o $@
+
+$(B)/test/efih/lib/%.o: tests/efiharness/%.c $(wildcard tests/efiharness/*.h) $(wildcard efi/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFIH_CFLAGS) -c $< -o $@
+
+$(B)/test/test_efi_%: tests/efiharness/test_efi_%.c $(EFIH_O) $(TEST_CORE_O) $(wildcard tests/efiharness/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFIH_CFLAGS) -o $@ $< $(EFIH_O) $(TEST_CORE_O) -lcrypto
+
+# Objects only a pattern rule names are intermediate to make: keep them.
+.SECONDARY: $(EFIH_O)
+efiharness: $(EFIH_BIN)
+unit check: $(EFIH_BIN)
+.PHONY: efiharness

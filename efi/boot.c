@@ -29,6 +29,13 @@ static EFI_STATUS entry_options(const mshim_entry *e, void **ret_buf, UINTN *ret
                 goto out;
         }
         r = mb_bls_options_join(&e->bls, utf8, need, &len);
+        /* Refused, not cut: a truncated line would boot with options the
+         * entry does not say, and be measured as such. */
+        if (r == MB_OK && len > MSHIM_CMDLINE_MAX) {
+                st = mshim_log(EFI_BAD_BUFFER_SIZE, L"entry %s: options are %ld bytes, more than the %d mshim measures; refusing the entry",
+                               mshim_entry_name(e), (UINT64) len, MSHIM_CMDLINE_MAX);
+                goto out;
+        }
         if (r == MB_OK)
                 r = mb_utf8_to_utf16le(utf8, len, utf16, need * sizeof(CHAR16), &bytes);
         if (r != MB_OK) {
@@ -135,12 +142,14 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
 
         /* SHIM_LOCK only for EFI programs: a Linux kernel never asks for
          * it, and offering it would only widen what could call Verify. */
-        st = mshim_image_start(c, child, mshim_entry_name(e), e->bls.efi.len > 0);
-        child = NULL;   /* mshim_image_start took it */
+        st = mshim_image_start(c, child, mshim_entry_name(e), e->bls.efi.len > 0, opts);
+        child = NULL;   /* mshim_image_start took it, and opts */
+        opts = NULL;
 out:
         mshim_initrd_uninstall(initrd);
         if (child)
                 BS->UnloadImage(child);
-        FreePool(opts);
+        if (opts)
+                FreePool(opts);
         return st;
 }

@@ -96,10 +96,30 @@ static EFI_STATUS next_stage_path(const mshim_ctx *c, const mb_loader_conf *conf
         return EFI_SUCCESS;
 }
 
+/* mshim's own LoadOptions belong to the boot manager, which frees them
+ * once mshim returns; a next stage that stays resident (a driver that
+ * returned EFI_SUCCESS) would be left pointing at freed memory. So it gets
+ * a copy of its own (NULL when there are none). */
+static EFI_STATUS copy_options(const EFI_LOADED_IMAGE *own, void **ret) {
+        void *p;
+
+        if (!own->LoadOptions || own->LoadOptionsSize == 0) {
+                *ret = NULL;
+                return EFI_SUCCESS;
+        }
+        p = AllocatePool(own->LoadOptionsSize);
+        if (!p)
+                return EFI_OUT_OF_RESOURCES;
+        CopyMem(p, own->LoadOptions, own->LoadOptionsSize);
+        *ret = p;
+        return EFI_SUCCESS;
+}
+
 EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
         CHAR16 path[MSHIM_PATH_UNITS];
         EFI_LOADED_IMAGE *li = NULL;
         EFI_HANDLE child = NULL;
+        void *opts = NULL;
         EFI_STATUS st;
 
         st = next_stage_path(c, conf, path, MB_ARRAY_SIZE(path));
@@ -117,17 +137,25 @@ EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
                 BS->UnloadImage(child);
                 return mshim_log(EFI_ERROR(st) ? st : EFI_NOT_FOUND, L"%s: no LoadedImage protocol", path);
         }
-        /* As shim: the firmware's boot option data goes on unchanged. The
-         * firmware measured the Boot#### variable it came from into PCR 1,
-         * but PCR 12 must not stay at its reset value for the next stage
-         * to set: the options are measured there, tagged as this path's
-         * (docs/MEASUREMENTS.md). */
-        li->LoadOptions = c->loaded->LoadOptions;
-        li->LoadOptionsSize = c->loaded->LoadOptionsSize;
-        st = mshim_tpm_measure_chainload(&c->tpm, li->LoadOptions, li->LoadOptionsSize);
+        /* As shim: the firmware's boot option data goes on unchanged (a
+         * copy: the boot manager frees the original once mshim returns).
+         * The firmware measured the Boot#### variable it came from into
+         * PCR 1, but PCR 12 must not stay at its reset value for the next
+         * stage to set: the options are measured there, tagged as this
+         * path's (docs/MEASUREMENTS.md). */
+        st = copy_options(c->loaded, &opts);
         if (EFI_ERROR(st)) {
                 BS->UnloadImage(child);
+                return mshim_log(st, L"%s: out of memory for its options", path);
+        }
+        li->LoadOptions = opts;
+        li->LoadOptionsSize = opts ? c->loaded->LoadOptionsSize : 0;
+        st = mshim_tpm_measure_chainload(&c->tpm, opts, li->LoadOptionsSize);
+        if (EFI_ERROR(st)) {
+                BS->UnloadImage(child);
+                if (opts)
+                        FreePool(opts);
                 return st;
         }
-        return mshim_image_start(c, child, path, true);
+        return mshim_image_start(c, child, path, true, opts);
 }

@@ -107,12 +107,16 @@ static EFI_STATUS dir_next(EFI_FILE_HANDLE dir, EFI_FILE_INFO *info, UINTN info_
                         return mshim_log(st, L"cannot list %s: %r", MSHIM_ENTRIES_DIR, st);
                 if (n == 0)
                         return EFI_NOT_FOUND;
-                /* The firmware's record must fit what it said it wrote, and
-                 * the name must end inside it. */
-                if (n < SIZE_OF_EFI_FILE_INFO || n > info_size || info->Size > n)
+                /* The firmware's record must fit what it said it wrote and
+                 * hold at least the name's NUL. */
+                if (n < SIZE_OF_EFI_FILE_INFO + sizeof(CHAR16) || n > info_size || info->Size > n)
                         return mshim_log(EFI_VOLUME_CORRUPTED, L"bad directory record in %s", MSHIM_ENTRIES_DIR);
-                ((UINT8 *) info)[n - 1] = 0;
-                ((UINT8 *) info)[n - 2] = 0;
+                /* FileName is NUL-terminated inside the record (UEFI 2.10,
+                 * 13.5.16): force that on its last whole CHAR16, which a
+                 * well-formed record already has as NUL. Zeroing the last
+                 * two bytes would not do for an odd size: they straddle two
+                 * units and the name would run on past the record. */
+                info->FileName[(n - SIZE_OF_EFI_FILE_INFO) / sizeof(CHAR16) - 1] = 0;
                 if (!(info->Attribute & EFI_FILE_DIRECTORY) && is_conf_name(info->FileName))
                         return EFI_SUCCESS;
         }

@@ -84,7 +84,7 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_ch
         return mshim_image_load_linux(c, path, ret_child, NULL);
 }
 
-EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock) {
+EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock, void *options) {
         EFI_STATUS st;
 
         /* Loaders built to run behind shim (GRUB, ...) verify what they
@@ -94,11 +94,19 @@ EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label
         st = BS->StartImage(child, NULL, NULL);
         if (shim_lock)
                 mshim_shim_lock_uninstall(c);
-        /* An application that returned or called Exit() has been unloaded
-         * by the firmware (UEFI 2.10, 7.4.2): the handle is gone. Only an
-         * image whose verification failed was never started and is still
-         * ours to unload. */
-        if (st == EFI_SECURITY_VIOLATION)
-                BS->UnloadImage(child);
+        /* Once StartImage was called the handle is no longer mshim's, for
+         * every status (UEFI 2.10, 7.4.2, as EDK2's CoreStartImage does it):
+         * an image that ran is unloaded by the firmware when it returns or
+         * calls Exit(), unless it is a driver that returned EFI_SUCCESS and
+         * stays resident. The only image StartImage refuses and leaves
+         * loaded is one LoadImage answered with EFI_SECURITY_VIOLATION, and
+         * mshim_image_load unloads those instead of starting them: an
+         * EFI_SECURITY_VIOLATION here is the image's own exit status (GRUB
+         * or a stub refusing what it was asked to boot), and unloading it
+         * again would hit a freed handle. */
+        /* A resident driver may go on reading its LoadOptions; only an
+         * image that failed is surely gone (a few bytes lost otherwise). */
+        if (options && EFI_ERROR(st))
+                FreePool(options);
         return mshim_log(EFI_ERROR(st) ? st : EFI_LOAD_ERROR, L"%s: StartImage returned: %r", label, st);
 }

@@ -191,12 +191,10 @@ void mshim_initrd_uninstall(mshim_initrd *r) {
                 return;
         st = BS->UninstallMultipleProtocolInterfaces(r->handle, &DevicePathProtocol, &initrd_dp,
                                                      &load_file2_guid, &r->proto, NULL);
-        /* Someone still holds the protocol: leaking the buffer is safer than
-         * freeing memory a live interface points to. */
-        if (EFI_ERROR(st)) {
-                mshim_log(st, L"warning: cannot uninstall the initrd protocol: %r", st);
-                return;
-        }
+        /* Someone still holds the protocol, whose LoadFile and device path
+         * live in mshim's image: see mshim_fatal_stuck. */
+        if (EFI_ERROR(st))
+                mshim_fatal_stuck(L"the initrd's LoadFile2 protocol", st);
         FreePool(r->buf);
         FreePool(r);
 }

@@ -78,8 +78,9 @@ static EFI_STATUS tpm_extend(mshim_tpm *t, const CHAR16 *what, uint32_t pcr, uin
 
         if (!t->tcg2)
                 return EFI_SUCCESS;     /* no TPM, and the policy allowed that */
-        /* Size is a UINT32: the event data must leave room for the header. */
-        if (event_size > UINT32_MAX - sizeof(*ev))
+        /* No event may fill the log (mshim.h, MSHIM_EVENT_MAX); the cap
+         * also keeps Size, a UINT32, from wrapping. */
+        if (event_size > MSHIM_EVENT_MAX)
                 return measure_failed(t, what, pcr, EFI_BAD_BUFFER_SIZE);
         ev = AllocatePool(sizeof(*ev) + event_size);
         if (!ev)

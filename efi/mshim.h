@@ -27,6 +27,15 @@
 #define MSHIM_IMAGE_MAX    (512u * 1024 * 1024)  /* kernel, EFI image, initrds (all together) */
 #define MSHIM_MAX_ENTRIES  64                    /* more entry files are reported and ignored */
 #define MSHIM_PATH_UNITS   512                   /* CHAR16 units of a path, NUL included */
+/* Caps on what one TPM event may log, so no input can fill the event log
+ * (docs/MEASUREMENTS.md, "Limits"). A command line is refused beyond 4096
+ * bytes (UTF-8, joined, NUL excluded): Linux's COMMAND_LINE_SIZE is 2048 on
+ * x86 and arm64 and at most 4096 elsewhere, and its EFI stub drops what does
+ * not fit, so no line a kernel can take whole is refused. Its PCR 12 event
+ * is then at most (4096 + 1) * 2 bytes of UTF-16LE, and no event of mshim's
+ * may be larger. */
+#define MSHIM_CMDLINE_MAX  4096u
+#define MSHIM_EVENT_MAX    ((MSHIM_CMDLINE_MAX + 1) * 2)
 
 #define MSHIM_LOADER_CONF_PATH L"\\loader\\loader.conf"
 #define MSHIM_ENTRIES_DIR      L"\\loader\\entries"
@@ -49,6 +58,11 @@ void mshim_copy(void *dst, const void *src, UINTN n);
 /* Print "mshim: " + the formatted text + newline; returns status, so errors
  * are reported and returned in the same expression. */
 EFI_STATUS mshim_log(EFI_STATUS status, const CHAR16 *fmt, ...);
+
+/* Something mshim installed for a next stage (a protocol, a hook) cannot
+ * be taken back: print why and power off; never returns (efi/util.c). */
+#define MSHIM_FATAL_DELAY_S 5
+__attribute__((noreturn)) void mshim_fatal_stuck(const CHAR16 *what, EFI_STATUS st);
 
 /* A borrowed UTF-8 slice made printable: converted to CHAR16, cut to fit,
  * "(unprintable)" when it is not valid UTF-8. */
@@ -117,7 +131,8 @@ typedef struct mshim_initrd mshim_initrd;
  * when the entry has no initrd. */
 EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
                                 const CHAR16 *label, mshim_initrd **ret);
-/* Undo mshim_initrd_install (NULL is fine). */
+/* Undo mshim_initrd_install (NULL is fine); when the protocol cannot be
+ * uninstalled, powers off (mshim_fatal_stuck). */
 void mshim_initrd_uninstall(mshim_initrd *r);
 /* Measure the published initrd as the Linux stub would (NULL is fine). */
 EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r);
@@ -160,8 +175,10 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_ch
 EFI_STATUS mshim_image_load_linux(mshim_ctx *c, const CHAR16 *path, EFI_HANDLE *ret_child,
                                   bool *ret_stub_measures_initrd);
 /* StartImage, with SHIM_LOCK offered for the time it runs when shim_lock
- * is set. Takes child. Returns (after a message) only when it returned. */
-EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock);
+ * is set. Takes child, and options: the pool buffer child's LoadOptions
+ * point to (or NULL), freed only when the child cannot still use it.
+ * Returns (after a message) only when it returned. */
+EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock, void *options);
 
 /* ---- chain.c ------------------------------------------------------------- */
 
@@ -179,7 +196,8 @@ EFI_STATUS mshim_boot_policy(mb_boot_policy *ret);
 /* ---- shimlock.c ---------------------------------------------------------- */
 
 /* Offer SHIM_LOCK (and, with Secure Boot on, the LoadImage hook that keeps
- * verified images measured once) unless shim already provides it; undo. */
+ * verified images measured once) unless shim already provides it; undo,
+ * or power off when that cannot be done (mshim_fatal_stuck). */
 void mshim_shim_lock_install(mshim_ctx *c);
 void mshim_shim_lock_uninstall(mshim_ctx *c);
 

@@ -220,6 +220,11 @@ static EFI_STATUS SHIMAPI shim_lock_context(void *data, unsigned int datasize, m
         if (!data || !context)
                 return EFI_INVALID_PARAMETER;
         r = mb_pe_parse(data, datasize, &pe);
+        /* What shim's read_header refuses too: an image whose entry point
+         * or sections lie outside SizeOfImage, or SizeOfImage smaller than
+         * its headers. The caller lays the image out from this context. */
+        if (r == MB_OK)
+                r = mb_pe_check_loadable(&pe);
         if (r != MB_OK)
                 return EFI_UNSUPPORTED;         /* shim: "not a PE image" */
         context_from_pe(&pe, data, context);
@@ -279,18 +284,24 @@ void mshim_shim_lock_install(mshim_ctx *c) {
 }
 
 void mshim_shim_lock_uninstall(mshim_ctx *c) {
+        EFI_STATUS st;
+
         if (!shim_lock.installed)
                 return;
-        /* Only undo our own hook: if a later stage hooked on top of it,
-         * restoring would cut that one out, and our hook must keep
-         * forwarding to the firmware. */
-        if (shim_lock.firmware_load && BS->LoadImage == hooked_load_image) {
+        /* Only undo our own hook: if a later stage hooked on top of it and
+         * left, restoring would cut that one out, and leaving ours would
+         * leave BS->LoadImage calling into mshim after it is gone. */
+        if (shim_lock.firmware_load && BS->LoadImage != hooked_load_image)
+                mshim_fatal_stuck(L"mshim's LoadImage hook, hooked again by the next stage", EFI_ACCESS_DENIED);
+        if (shim_lock.firmware_load) {
                 bs_set_load_image(shim_lock.firmware_load);
                 shim_lock.firmware_load = NULL;
-        } else if (shim_lock.firmware_load) {
-                mshim_log(EFI_SUCCESS, L"warning: LoadImage was hooked again after mshim; leaving both hooks");
         }
         cache_drop();
-        BS->UninstallProtocolInterface(c->image, &shim_lock_guid, &shim_lock_protocol);
+        st = BS->UninstallProtocolInterface(c->image, &shim_lock_guid, &shim_lock_protocol);
+        /* EFI_NOT_FOUND: the next stage removed it (shim removes an
+         * earlier SHIM_LOCK), so nothing points into mshim any more. */
+        if (EFI_ERROR(st) && st != EFI_NOT_FOUND)
+                mshim_fatal_stuck(L"the SHIM_LOCK protocol", st);
         shim_lock.installed = false;
 }

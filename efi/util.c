@@ -32,6 +32,23 @@ EFI_STATUS mb_efi_status(mb_err e) {
         return EFI_LOAD_ERROR;
 }
 
+void mshim_fatal_stuck(const CHAR16 *what, EFI_STATUS st) {
+        /* What could not be taken back points into mshim's image (code or
+         * data), which the firmware frees as soon as mshim returns; the
+         * next loader or boot option would then run or read freed memory,
+         * and going on to another entry would hand it the stale state (a
+         * second kernel finding the first one's initrd). Neither is safe,
+         * so, as shim does when it cannot continue, say why, leave the
+         * message time to be read, and power off: a reset would come back
+         * to the same failure in a loop. */
+        mshim_log(st, L"cannot remove %s (%r), which points into mshim; it can neither return nor go on: powering off in %d seconds",
+                  what, st, MSHIM_FATAL_DELAY_S);
+        BS->Stall(MSHIM_FATAL_DELAY_S * 1000000ull);
+        RT->ResetSystem(EfiResetShutdown, EFI_SECURITY_VIOLATION, 0, NULL);
+        for (;;)        /* ResetSystem does not return (UEFI 2.10, 8.5.1) */
+                ;
+}
+
 EFI_STATUS mshim_log(EFI_STATUS status, const CHAR16 *fmt, ...) {
         va_list ap;
 

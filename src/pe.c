@@ -176,6 +176,21 @@ mb_err mb_pe_parse(const void *buf, size_t size, mb_pe *ret) {
         return MB_OK;
 }
 
+mb_err mb_pe_check_loadable(const mb_pe *pe) {
+        if (pe->size_of_image < pe->size_of_headers || pe->entry_point >= pe->size_of_image)
+                return MB_ERR_INVALID;
+        for (uint16_t i = 0; i < pe->n_sections; i++) {
+                mb_pe_section s;
+
+                read_section(pe->buf + pe->sections_off + (size_t) i * SECT_SIZE, &s);
+                /* Old linkers leave VirtualSize 0 and mean SizeOfRawData. */
+                if (mb_out_of_bounds(pe->size_of_image, s.virtual_address,
+                                     s.virtual_size ? s.virtual_size : s.raw_size))
+                        return MB_ERR_INVALID;
+        }
+        return MB_OK;
+}
+
 mb_err mb_pe_section_at(const mb_pe *pe, uint16_t i, mb_pe_section *ret) {
         if (i >= pe->n_sections)
                 return MB_ERR_NOTFOUND;

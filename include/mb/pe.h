@@ -72,6 +72,18 @@ typedef struct mb_pe_section {
  */
 mb_err mb_pe_parse(const void *buf, size_t size, mb_pe *ret);
 
+/*
+ * The checks a loader makes before it lays the image out in memory, which
+ * mb_pe_parse (the file's own consistency, all that hashing needs) leaves
+ * out so that any file sbsign or pesign hash can be hashed here too:
+ * SizeOfImage covers the headers (shim's read_header), the entry point is
+ * inside the image, and every section's memory range [VirtualAddress,
+ * + VirtualSize, or SizeOfRawData when VirtualSize is 0) ends inside
+ * SizeOfImage (shim's handle_image, EDK2's PeCoffLoaderLoadImage).
+ * MB_ERR_INVALID when one fails.
+ */
+mb_err mb_pe_check_loadable(const mb_pe *pe);
+
 /* Section header i (0-based); MB_ERR_NOTFOUND when i >= n_sections. */
 mb_err mb_pe_section_at(const mb_pe *pe, uint16_t i, mb_pe_section *ret);
 

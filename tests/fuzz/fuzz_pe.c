@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target: PE/COFF images. mb_pe_parse on the input; on success
- * every section header and data directory, the .sbat section (fed to the
+ * mb_pe_check_loadable, every section header and data directory, the .sbat section (fed to the
  * SBAT parser and, NUL-split, to the revocation check against a fixed
  * policy), the certificate table and its WIN_CERTIFICATE entries, and the
  * Authenticode hash with SHA-256 and SHA-1 through both entry points, which
@@ -80,6 +80,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (r == MB_OK && s.raw_size)
                         fuzz_inside(buf, size, buf + s.raw_offset, s.raw_size);
         }
+        /* The loader's layout checks: a loadable image has its entry point
+         * and headers inside SizeOfImage. */
+        if (mb_pe_check_loadable(&pe) == MB_OK &&
+            (pe.entry_point >= pe.size_of_image || pe.size_of_headers > pe.size_of_image))
+                abort();
         for (uint32_t i = 0; i <= pe.n_dirs && i < 64; i++) {
                 uint32_t a, l;
                 mb_err r = mb_pe_data_dir(&pe, i, &a, &l);

@@ -138,6 +138,8 @@ static void check_image(const char *path) {
                 return;
         }
         CHECK_EQ_INT(mb_pe_parse(b.data, b.size, &pe), MB_OK);
+        /* Real shim, GRUB, MokManager, kernel and mshim: loadable. */
+        CHECK_EQ_INT(mb_pe_check_loadable(&pe), MB_OK);
         CHECK_EQ_INT(mb_pe_authenticode(b.data, b.size, MB_ALG_SHA256, d256), MB_OK);
         CHECK_EQ_INT(mb_pe_authenticode(b.data, b.size, MB_ALG_SHA1, d1), MB_OK);
         if (pesign_hash(path, "sha256", oracle, sizeof(oracle))) {
@@ -438,11 +440,64 @@ TEST(every_prefix_and_random_header_flips) {
         free(b.data);
 }
 
+/* mb_pe_check_loadable against each rule alone, on the hand-built image
+ * made loadable: SizeOfImage 0x4000 over sections at 0x1000-0x3000. */
+static void build_loadable(uint8_t *b) {
+        build_pe32(b, 16, 0, 0);
+        mb_put_le32(b + T_OPT + 56, 0x4000);                   /* SizeOfImage */
+        mb_put_le32(b + T_OPT + 16, 0x1010);                   /* AddressOfEntryPoint */
+}
+
+/* mb_pe_parse, then mb_pe_check_loadable; a parse failure (the image must
+ * parse) shows as MB_ERR_TRUNCATED, which mb_pe_check_loadable never gives. */
+static mb_err parse_loadable(const uint8_t *b) {
+        mb_pe pe;
+        mb_err r = mb_pe_parse(b, T_SIZE, &pe);
+
+        return r == MB_OK ? mb_pe_check_loadable(&pe) : MB_ERR_TRUNCATED;
+}
+
+TEST(pe32_loadable_layout) {
+        uint8_t b[T_SIZE];
+
+        build_loadable(b);
+        CHECK_EQ_INT(parse_loadable(b), MB_OK);
+        /* SizeOfImage smaller than SizeOfHeaders (and than every section). */
+        mb_put_le32(b + T_OPT + 56, T_HDRS - 1);
+        CHECK_EQ_INT(parse_loadable(b), MB_ERR_INVALID);
+        /* The entry point at SizeOfImage: one past the image. */
+        build_loadable(b);
+        mb_put_le32(b + T_OPT + 16, 0x4000);
+        CHECK_EQ_INT(parse_loadable(b), MB_ERR_INVALID);
+        mb_put_le32(b + T_OPT + 16, 0x3fff);
+        CHECK_EQ_INT(parse_loadable(b), MB_OK);
+        /* Section .b (VirtualAddress 0x1000) one byte too long, then
+         * exactly reaching SizeOfImage. */
+        build_loadable(b);
+        mb_put_le32(b + T_SECT + 8, 0x3001);
+        CHECK_EQ_INT(parse_loadable(b), MB_ERR_INVALID);
+        mb_put_le32(b + T_SECT + 8, 0x3000);
+        CHECK_EQ_INT(parse_loadable(b), MB_OK);
+        /* VirtualAddress + VirtualSize wrapping 32 bits is no escape. */
+        build_loadable(b);
+        mb_put_le32(b + T_SECT + 12, 0xffffff00);
+        mb_put_le32(b + T_SECT + 8, 0x200);
+        CHECK_EQ_INT(parse_loadable(b), MB_ERR_INVALID);
+        /* VirtualSize 0 means SizeOfRawData (0x100 for .b). */
+        build_loadable(b);
+        mb_put_le32(b + T_SECT + 8, 0);
+        mb_put_le32(b + T_SECT + 12, 0x3f00);
+        CHECK_EQ_INT(parse_loadable(b), MB_OK);
+        mb_put_le32(b + T_SECT + 12, 0x3f01);
+        CHECK_EQ_INT(parse_loadable(b), MB_ERR_INVALID);
+}
+
 int main(void) {
         RUN(real_images_match_oracles);
         RUN(real_sbat_section_matches_objcopy);
         RUN(pe32_hash_ranges);
         RUN(pe32_corruptions_are_rejected);
+        RUN(pe32_loadable_layout);
         RUN(cert_iterator);
         RUN(every_prefix_and_random_header_flips);
         TL_EXIT();

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * SHIM_LOCK as a next stage sees it: a chainloaded image locates the
+ * protocol and calls it with shim's calling convention (System V on
+ * x86_64, efi/shimlock.c). This file is also the pattern for Verify and
+ * Hash cases: put the calls in the image's entry function.
+ */
+#include <string.h>
+#include "harness.h"
+#include "mb/base.h"
+
+#define SHIMAPI __attribute__((sysv_abi))
+
+/* shim's PE_COFF_LOADER_IMAGE_CONTEXT (its include/peimage.h), spelled out
+ * here again on purpose: the test must not share the loader's declaration. */
+typedef struct {
+        UINT64 ImageAddress, ImageSize, EntryPoint;
+        UINTN SizeOfHeaders;
+        UINT16 ImageType, NumberOfSections;
+        UINT32 SectionAlignment;
+        void *FirstSection, *RelocDir, *SecDir;
+        UINT64 NumberOfRvaAndSizes;
+        void *PEHdr;
+} pe_context;
+
+typedef struct {
+        EFI_STATUS SHIMAPI (*Verify)(void *buffer, UINT32 size);
+        EFI_STATUS SHIMAPI (*Hash)(char *data, int size, pe_context *ctx, UINT8 *sha256, UINT8 *sha1);
+        EFI_STATUS SHIMAPI (*Context)(void *data, unsigned int size, pe_context *ctx);
+} shim_lock;
+
+/* A PE32+ image: headers 0x200, one section .text (file 0x200-0x400,
+ * memory 0x1000 + 0x200), SizeOfImage 0x2000, entry 0x1000. */
+#define P_LFANEW 0x40
+#define P_OPT    (P_LFANEW + 24)
+#define P_SECT   (P_OPT + 240)
+#define P_SIZE   0x400
+
+static void build_pe(uint8_t *b) {
+        memset(b, 0, P_SIZE);
+        b[0] = 'M';
+        b[1] = 'Z';
+        mb_put_le32(b + 0x3c, P_LFANEW);
+        memcpy(b + P_LFANEW, "PE\0\0", 4);
+        mb_put_le16(b + P_LFANEW + 4, 0x8664);
+        mb_put_le16(b + P_LFANEW + 6, 1);                      /* NumberOfSections */
+        mb_put_le16(b + P_LFANEW + 20, 240);                   /* SizeOfOptionalHeader */
+        mb_put_le16(b + P_OPT, 0x20b);
+        mb_put_le32(b + P_OPT + 16, 0x1000);                   /* AddressOfEntryPoint */
+        mb_put_le32(b + P_OPT + 28, 0x1);                      /* ImageBase 0x140000000 */
+        mb_put_le32(b + P_OPT + 24, 0x40000000);
+        mb_put_le32(b + P_OPT + 32, 0x1000);                   /* SectionAlignment */
+        mb_put_le32(b + P_OPT + 36, 0x200);                    /* FileAlignment */
+        mb_put_le32(b + P_OPT + 56, 0x2000);                   /* SizeOfImage */
+        mb_put_le32(b + P_OPT + 60, 0x200);                    /* SizeOfHeaders */
+        mb_put_le16(b + P_OPT + 68, 10);                       /* Subsystem */
+        mb_put_le32(b + P_OPT + 108, 16);                      /* NumberOfRvaAndSizes */
+        memcpy(b + P_SECT, ".text", 5);
+        mb_put_le32(b + P_SECT + 8, 0x200);                    /* VirtualSize */
+        mb_put_le32(b + P_SECT + 12, 0x1000);                  /* VirtualAddress */
+        mb_put_le32(b + P_SECT + 16, 0x200);                   /* SizeOfRawData */
+        mb_put_le32(b + P_SECT + 20, 0x200);                   /* PointerToRawData */
+}
+
+static struct {
+        bool found;
+        EFI_STATUS good, entry_outside, headers_over_image, section_outside;
+        pe_context ctx;
+} got;
+
+static EFI_STATUS calls_context(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        static uint8_t b[P_SIZE];
+        shim_lock *sl = NULL;
+        pe_context ctx;
+
+        if (st->BootServices->LocateProtocol(&fh_shim_lock_guid, NULL, (void **) &sl) != EFI_SUCCESS || !sl)
+                return EFI_NOT_FOUND;
+        got.found = true;
+        build_pe(b);
+        got.good = sl->Context(b, P_SIZE, &got.ctx);
+        mb_put_le32(b + P_OPT + 16, 0x2000);                   /* entry point at SizeOfImage */
+        got.entry_outside = sl->Context(b, P_SIZE, &ctx);
+        build_pe(b);
+        mb_put_le32(b + P_OPT + 56, 0x1ff);                    /* SizeOfImage < SizeOfHeaders */
+        mb_put_le32(b + P_OPT + 16, 0x100);
+        got.headers_over_image = sl->Context(b, P_SIZE, &ctx);
+        build_pe(b);
+        mb_put_le32(b + P_SECT + 8, 0x1001);                   /* .text ends at 0x2001 */
+        got.section_outside = sl->Context(b, P_SIZE, &ctx);
+        return EFI_LOAD_ERROR;
+}
+
+FH_CASE(shim_lock_context_refuses_what_shim_refuses) {
+        fh_result r;
+
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = calls_context });
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK(got.found);
+        FH_CHECK_EQ(got.good, EFI_SUCCESS);
+        FH_CHECK_EQ(got.ctx.ImageSize, 0x2000);
+        FH_CHECK_EQ(got.ctx.EntryPoint, 0x1000);
+        FH_CHECK_EQ(got.ctx.SizeOfHeaders, 0x200);
+        FH_CHECK_EQ(got.ctx.NumberOfSections, 1);
+        FH_CHECK_EQ(got.ctx.ImageAddress, 0x140000000ull);
+        FH_CHECK_EQ(got.entry_outside, EFI_UNSUPPORTED);
+        FH_CHECK_EQ(got.headers_over_image, EFI_UNSUPPORTED);
+        FH_CHECK_EQ(got.section_outside, EFI_UNSUPPORTED);
+        FH_CHECK_CLEAN();
+}
+
+/* ---- Verify, as Debian's GRUB uses it under Secure Boot --------------------------- */
+
+static struct {
+        EFI_STATUS verify_good, verify_again, verify_bad, load;
+} ver;
+
+/* The bytes of an ESP file the test declared (the fake's image files). */
+static const uint8_t *esp_bytes(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN *size, uint8_t *buf) {
+        EFI_FILE_HANDLE f;
+
+        if (root->Open(root, &f, (CHAR16 *) path, EFI_FILE_MODE_READ, 0) != EFI_SUCCESS)
+                return NULL;
+        f->Read(f, size, buf);
+        f->Close(f);
+        return buf;
+}
+
+static EFI_STATUS grub_verifies(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        EFI_BOOT_SERVICES *bs = st->BootServices;
+        static uint8_t kernel[512], bad[512];
+        UINTN ksize = sizeof(kernel), bsize = sizeof(bad);
+        EFI_SIMPLE_FILE_SYSTEM_PROTOCOL *fs = NULL;
+        EFI_LOADED_IMAGE *li = NULL;
+        EFI_FILE_HANDLE root = NULL;
+        EFI_HANDLE h = NULL;
+        shim_lock *sl = NULL;
+
+        if (bs->LocateProtocol(&fh_shim_lock_guid, NULL, (void **) &sl) != EFI_SUCCESS ||
+            bs->HandleProtocol(image, &LoadedImageProtocol, (void **) &li) != EFI_SUCCESS ||
+            bs->HandleProtocol(li->DeviceHandle, &FileSystemProtocol, (void **) &fs) != EFI_SUCCESS ||
+            fs->OpenVolume(fs, &root) != EFI_SUCCESS ||
+            !esp_bytes(root, L"\\vmlinuz", &ksize, kernel) || !esp_bytes(root, L"\\unsigned.efi", &bsize, bad))
+                return EFI_NOT_FOUND;
+        root->Close(root);
+        ver.verify_good = sl->Verify(kernel, (UINT32) ksize);
+        /* GRUB 2.06 verifies the kernel twice, from two copies. */
+        ver.verify_again = sl->Verify(kernel, (UINT32) ksize);
+        ver.verify_bad = sl->Verify(bad, (UINT32) bsize);
+        ver.load = bs->LoadImage(FALSE, image, NULL, kernel, ksize, &h);
+        if (ver.load == EFI_SUCCESS)
+                bs->UnloadImage(h);
+        return EFI_LOAD_ERROR;
+}
+
+/* The firmware's verdict is Verify's, and the kernel is measured into
+ * PCR 4 once however often it is verified and loaded. */
+FH_CASE(shim_lock_verify_asks_the_firmware_once) {
+        static const fh_image_spec kernel = { 0 }, unsigned_pe = { .load_status = EFI_ACCESS_DENIED };
+        size_t kernel_events = 0;
+        const fh_node_bytes *k;
+        fh_result r;
+
+        fh_secure_boot(true);
+        fh_image("/vmlinuz", &kernel);
+        fh_image("/unsigned.efi", &unsigned_pe);
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = grub_verifies });
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(ver.verify_good, EFI_SUCCESS);
+        FH_CHECK_EQ(ver.verify_again, EFI_SUCCESS);
+        FH_CHECK_EQ(ver.verify_bad, EFI_SECURITY_VIOLATION);
+        FH_CHECK_EQ(ver.load, EFI_SUCCESS);
+        k = fh_file_bytes("/vmlinuz");
+        for (size_t i = 0; k && i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+                kernel_events += e->pcr == 4 && e->data_size == k->size && memcmp(e->data, k->data, k->size) == 0;
+        }
+        FH_CHECK_EQ(kernel_events, 1);
+        FH_CHECK_CLEAN();
+}
+
+int main(void) {
+        FH_RUN(shim_lock_context_refuses_what_shim_refuses);
+        FH_RUN(shim_lock_verify_asks_the_firmware_once);
+        return fh_exit_status();
+}
