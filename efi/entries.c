@@ -183,15 +183,13 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_tpm *tpm, mshim_entry 
                 goto out;
         }
         st = root->Open(root, &dir, MSHIM_ENTRIES_DIR, EFI_FILE_MODE_READ, 0);
-        if (st == EFI_NOT_FOUND) {
-                st = EFI_SUCCESS;       /* no entries: the caller says so */
-                goto done;
-        }
+        if (st == EFI_NOT_FOUND)
+                goto done;              /* no entries: the caller says so */
         if (EFI_ERROR(st)) {
                 st = mshim_log(st, L"cannot open %s: %r", MSHIM_ENTRIES_DIR, st);
                 goto out;
         }
-        while ((st = dir_next(dir, info, DIR_INFO_SIZE)) == EFI_SUCCESS) {
+        while (dir_next(dir, info, DIR_INFO_SIZE) == EFI_SUCCESS) {
                 if (n == MSHIM_MAX_ENTRIES) {
                         mshim_log(EFI_SUCCESS, L"more than %d entries; ignoring %s and the rest",
                                   MSHIM_MAX_ENTRIES, info->FileName);
@@ -203,7 +201,6 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_tpm *tpm, mshim_entry 
         }
         /* A listing error after some entries were read still leaves those
          * bootable: it has been reported, go on with what we have. */
-        st = EFI_SUCCESS;
 done:
         entries_sort(v, n);
         st = entries_drop_bad(tpm, v, &n);

@@ -60,7 +60,7 @@ static EFI_STATUS EFIAPI initrd_load_file(EFI_LOAD_FILE_PROTOCOL *This, EFI_DEVI
                 *BufferSize = r->size;
                 return EFI_BUFFER_TOO_SMALL;
         }
-        CopyMem(Buffer, r->buf, r->size);
+        mshim_copy(Buffer, r->buf, r->size);
         *BufferSize = r->size;
         return EFI_SUCCESS;
 }

@@ -92,7 +92,7 @@ static EFI_STATUS tpm_extend_flags(mshim_tpm *t, const CHAR16 *what, uint32_t pc
         ev->Header.HeaderVersion = MSHIM_TCG2_EVENT_HEADER_VERSION;
         ev->Header.PCRIndex = pcr;
         ev->Header.EventType = type;
-        CopyMem(ev->Event, (void *) event, event_size);
+        mshim_copy(ev->Event, event, event_size);
 
         st = t->tcg2->HashLogExtendEvent(t->tcg2, flags, (EFI_PHYSICAL_ADDRESS) (UINTN) data, size, ev);
         FreePool(ev);

@@ -55,6 +55,11 @@
 /* The one conversion of the core's error type to EFI_STATUS. */
 EFI_STATUS mb_efi_status(mb_err e);
 
+/* Copy n bytes through the firmware's CopyMem: for anything bigger than a
+ * few hundred bytes (gnu-efi's CopyMem copies a byte at a time, which a
+ * 48 MiB initrd pays for under emulation). Boot services only. */
+void mshim_copy(void *dst, const void *src, UINTN n);
+
 /* Print "mshim: " + the formatted text + newline; returns status, so errors
  * are reported and returned in the same expression. */
 EFI_STATUS mshim_log(EFI_STATUS status, const CHAR16 *fmt, ...);

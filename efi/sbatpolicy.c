@@ -74,10 +74,10 @@ static EFI_STATUS sbat_refuse(const mb_sbat_verdict *v, const CHAR16 *label) {
  * label and the variable when that fails (every image is then refused). */
 static EFI_STATUS sbat_policy_load(mb_sbat_var vars[MB_SBAT_N_SOURCES], mb_sbat_policy *pol, const CHAR16 *label) {
         mb_sbat_source bad = MB_SBAT_LEVEL;
-        EFI_STATUS st;
 
         for (int s = 0; s < MB_SBAT_N_SOURCES; s++) {
-                st = sbat_var_read((mb_sbat_source) s, &vars[s]);
+                EFI_STATUS st = sbat_var_read((mb_sbat_source) s, &vars[s]);
+
                 if (EFI_ERROR(st))
                         return mshim_log(EFI_SECURITY_VIOLATION, L"%s: refused: cannot read %s (%r)",
                                          label, sbat_var_names[s], st);
@@ -95,7 +95,7 @@ static EFI_STATUS sbat_policy_load(mb_sbat_var vars[MB_SBAT_N_SOURCES], mb_sbat_
 EFI_STATUS mshim_sbat_check(const void *buf, UINTN size, const CHAR16 *label, bool section_required) {
         mb_sbat_var vars[MB_SBAT_N_SOURCES] = { { 0 } };
         mb_sbat_verdict v = { .outcome = MB_SBAT_MALFORMED };
-        mb_sbat_policy pol;
+        mb_sbat_policy pol = { 0 };
         mb_pe pe;
         EFI_STATUS st;
 

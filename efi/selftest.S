@@ -12,5 +12,11 @@ mshim_selftest_unsigned:
         .incbin MSHIM_SELFTEST_EFI
         .globl mshim_selftest_unsigned_end
 mshim_selftest_unsigned_end:
+        /* Its size as data: C may not subtract two symbols' addresses
+         * (they are different objects to it). */
+        .balign 8
+        .globl mshim_selftest_unsigned_size
+mshim_selftest_unsigned_size:
+        .quad mshim_selftest_unsigned_end - mshim_selftest_unsigned
 
         .section .note.GNU-stack, "", @progbits

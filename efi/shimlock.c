@@ -29,7 +29,8 @@
 #define MSHIM_SELFTEST_PATH L"\\mshim\\shim-lock-selftest"
 
 /* efi/selftest.S: a small unsigned EFI application (efi/selftest/unsigned.c). */
-extern const UINT8 mshim_selftest_unsigned[], mshim_selftest_unsigned_end[];
+extern const UINT8 mshim_selftest_unsigned[];
+extern const UINT64 mshim_selftest_unsigned_size;   /* efi/selftest.S */
 
 /* shim's calling convention on x86_64: its three functions are plain C
  * (System V) functions, not EFIAPI. GRUB 2.06 calls verify directly, iPXE
@@ -347,7 +348,7 @@ static mshim_shim_lock_protocol shim_lock_protocol = {
  * image that Verify would hand it, loaded the way Verify loads. If it
  * does not, Verify (and the hook) refuse every image from now on. */
 static void shim_lock_selftest(void) {
-        UINTN size = (UINTN) (mshim_selftest_unsigned_end - mshim_selftest_unsigned);
+        UINTN size = (UINTN) mshim_selftest_unsigned_size;
         EFI_HANDLE h = NULL;
         EFI_STATUS st;
 

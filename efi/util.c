@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Small helpers shared by the loader modules: status conversion, console
- * messages, strings from the core made printable or usable as paths. */
+ * messages, strings from the core made printable or usable as paths, bulk
+ * copies. */
 #include "mshim.h"
+
+void mshim_copy(void *dst, const void *src, UINTN n) {
+        /* UEFI 2.10, 7.5.3 EFI_BOOT_SERVICES.CopyMem: any length, overlapping
+         * buffers allowed, as gnu-efi's CopyMem (a byte loop) allows. */
+        if (n)
+                BS->CopyMem(dst, (void *) src, n);
+}
 
 EFI_STATUS mb_efi_status(mb_err e) {
         switch (e) {

@@ -287,7 +287,6 @@ static void ver_skip_invalid(ver_cursor *c) {
 
 int mb_vercmp(mb_str as, mb_str bs) {
         ver_cursor a, b;
-        int r;
 
         /* An empty (or missing) version is older than any other. Checked
          * before the cursors: an unset version is {NULL, 0}, and NULL + 0 is
@@ -302,7 +301,7 @@ int mb_vercmp(mb_str as, mb_str bs) {
                 ver_skip_invalid(&b);
 
                 /* '~' is checked before the end: "1~rc" < "1". */
-                r = ver_prefix(&a, &b, '~');
+                int r = ver_prefix(&a, &b, '~');
                 if (r)
                         return r;
                 /* Otherwise the string with more left is newer. */
@@ -336,12 +335,11 @@ static int str_cmp(mb_str a, mb_str b) {
  * usually part of the file name). */
 int mb_bls_compare(const mb_bls_entry *a, const mb_bls_entry *b) {
         bool ka = a->sort_key.len > 0, kb = b->sort_key.len > 0;
-        int r;
 
         if (ka != kb)
                 return ka ? -1 : 1;
         if (ka) {
-                r = str_cmp(a->sort_key, b->sort_key);
+                int r = str_cmp(a->sort_key, b->sort_key);
                 if (r)
                         return r;
                 r = str_cmp(a->machine_id, b->machine_id);
@@ -582,12 +580,12 @@ mb_err mb_utf8_to_utf16le(const char *s, size_t len, uint8_t *dst, size_t dst_si
         size_t need = 2, i, out = 0; /* the terminating NUL */
         uint32_t cp;
         uint16_t units[2];
-        mb_err r;
 
         /* Pass 1: validate and size, so dst stays untouched on failure and
          * malformed input is reported even when dst is also too small. */
         for (i = 0; i < len;) {
-                r = utf8_decode(u, len, &i, &cp);
+                mb_err r = utf8_decode(u, len, &i, &cp);
+
                 if (r != MB_OK)
                         return r;
                 if (need > (size_t) -1 - 4)

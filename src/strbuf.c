@@ -67,6 +67,10 @@ void mb_strbuf_hex(mb_strbuf *b, const uint8_t *p, size_t n) {
 
         while (n) {
                 size_t k = n < sizeof(tmp) / 2 ? n : sizeof(tmp) / 2;
+
+                /* False positive: cppcheck 2.10 claims k < 1, so that i < k is always
+                 * false; the while makes n >= 1, so k >= 1. */
+                /* cppcheck-suppress knownConditionTrueFalse */
                 for (size_t i = 0; i < k; i++) {
                         tmp[2 * i] = sb_digits[p[i] >> 4];
                         tmp[2 * i + 1] = sb_digits[p[i] & 0xf];

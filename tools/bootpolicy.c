@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
@@ -74,44 +75,51 @@ static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
         return -1;
 }
 
-/* Write the image with the new section bytes to a new file OUT. */
-static int write_image(const char *out, const cli_file *f, size_t sec_off, const char *text, size_t len) {
-        uint8_t sec[MB_BOOT_POLICY_SIZE] = { 0 };
-        ssize_t w;
+/* Write the image with the new section bytes, and its PE CheckSum
+ * recomputed (PE Format, "CheckSum"), to a new file OUT. */
+static int write_image(const char *out, const cli_file *f, const mb_pe *pe, size_t sec_off,
+                       const char *text, size_t len) {
+        uint8_t *img = malloc(f->size);
         size_t done = 0;
-        int fd;
+        ssize_t w;
+        int fd = -1, r = -1;
 
-        memcpy(sec, text, len);
+        if (!img) {
+                cli_error("out of memory");
+                return -1;
+        }
+        memcpy(img, f->data, f->size);
+        memset(img + sec_off, 0, MB_BOOT_POLICY_SIZE);
+        memcpy(img + sec_off, text, len);
+        mb_put_le32(img + pe->checksum_off, mb_pe_checksum(img, f->size, pe->checksum_off));
         fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0) {
                 cli_error("cannot create %s: %s%s", out, strerror(errno),
                           errno == EEXIST ? " (it is never overwritten: remove it or pick another name)" : "");
-                return -1;
+                goto out;
         }
         while (done < f->size) {
-                const uint8_t *src = f->data + done;
-                size_t n = f->size - done;
-
-                /* The section's bytes come from sec instead of the file. */
-                if (done < sec_off)
-                        n = n < sec_off - done ? n : sec_off - done;
-                else if (done < sec_off + sizeof(sec)) {
-                        src = sec + (done - sec_off);
-                        n = sec_off + sizeof(sec) - done;
-                }
-                w = write(fd, src, n);
+                w = write(fd, img + done, f->size - done);
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w <= 0)
                         break;
                 done += (size_t) w;
         }
-        if (done != f->size || fsync(fd) < 0 || close(fd) < 0) {
+        if (done != f->size || fsync(fd) < 0) {
                 cli_error("cannot write %s: %s", out, strerror(errno));
                 unlink(out);
-                return -1;
+                goto out;
         }
-        return 0;
+        r = 0;
+out:
+        if (fd >= 0 && close(fd) < 0 && r == 0) {
+                cli_error("cannot write %s: %s", out, strerror(errno));
+                unlink(out);
+                r = -1;
+        }
+        free(img);
+        return r;
 }
 
 static int set_policy(const char *image, const cli_file *f, const mb_pe *pe, const uint8_t *sec,
@@ -129,7 +137,7 @@ static int set_policy(const char *image, const cli_file *f, const mb_pe *pe, con
                 if (apply_set(p, sets[i], &seen) < 0)
                         return EXIT_BAD_INPUT;
         if (mb_boot_policy_format(p, text, sizeof(text), &len) != MB_OK ||
-            write_image(out, f, (size_t) (sec - f->data), text, len) < 0)
+            write_image(out, f, pe, (size_t) (sec - f->data), text, len) < 0)
                 return EXIT_BAD_INPUT;
         printf("%s: boot policy written to %s:\n%s", image, out, text);
         return 0;

@@ -35,7 +35,7 @@ if diff -q "$T/out" efi/boot-policy.conf >/dev/null; then pass "show prints the 
 else fail "show prints the canonical text ($(cat "$T/out"))"; fi
 
 expect_rc "--set tpm-required=yes" 0 "" "$MSHIM" boot-policy --set tpm-required=yes -o "$T/req.efi" "$EFI"
-python3 - "$EFI" "$T/req.efi" <<'PY' && pass "--set changes the section's bytes and nothing else" || fail "--set changes the section's bytes and nothing else"
+python3 - "$EFI" "$T/req.efi" <<'PY' && pass "--set changes the section's bytes and the PE CheckSum (recomputed) and nothing else" || fail "--set changes the section's bytes and nothing else"
 import struct, sys
 a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
 pe = struct.unpack_from("<I", a, 0x3c)[0]
@@ -48,8 +48,18 @@ for i in range(nsec):
 else:
     sys.exit(1)
 want = b"tpm-required yes\ntpm-failure refuse\n".ljust(512, b"\0")
-sys.exit(0 if len(a) == len(b) and b[raw:raw + 512] == want and
-         a[:raw] == b[:raw] and a[raw + 512:] == b[raw + 512:] else 1)
+ck = pe + 24 + 64                               # optional header CheckSum
+def checksum(d):                                # PE Format, "CheckSum"
+    d = d[:ck] + b"\0\0\0\0" + d[ck + 4:]
+    d += b"\0" * (len(d) & 1)
+    s = 0
+    for (w,) in struct.iter_unpack("<H", d):
+        s += w
+        s = (s & 0xffff) + (s >> 16)
+    return (s & 0xffff) + len(a)
+same = a[:ck] == b[:ck] and a[ck + 4:raw] == b[ck + 4:raw] and a[raw + 512:] == b[raw + 512:]
+sys.exit(0 if len(a) == len(b) and b[raw:raw + 512] == want and same and
+         struct.unpack_from("<I", b, ck)[0] == checksum(b) else 1)
 PY
 expect_rc "the changed image shows the new policy" 0 "" "$MSHIM" boot-policy "$T/req.efi"
 grep -qx 'tpm-required yes' "$T/out" && pass "shown: tpm-required yes" || fail "shown: tpm-required yes"

@@ -988,6 +988,10 @@ __asm__(".section .rodata\n"
         ".ascii \"mshim self-test: an unsigned EFI image\"\n"
         ".globl mshim_selftest_unsigned_end\n"
         "mshim_selftest_unsigned_end:\n"
+        ".balign 8\n"
+        ".globl mshim_selftest_unsigned_size\n"
+        "mshim_selftest_unsigned_size:\n"
+        ".quad mshim_selftest_unsigned_end - mshim_selftest_unsigned\n"
         ".previous\n");
 
 void fh_boot_policy(const char *text) {
@@ -1077,10 +1081,10 @@ EFI_HANDLE fh_start_lib(void) {
 static bool selftest_set;
 
 void fh_selftest_verdict(EFI_STATUS st) {
-        extern const uint8_t mshim_selftest_unsigned[], mshim_selftest_unsigned_end[];
+        extern const uint8_t mshim_selftest_unsigned[];
+        extern const uint64_t mshim_selftest_unsigned_size;
 
-        fh_image_bytes("/fh-firmware/selftest.efi", mshim_selftest_unsigned,
-                       (size_t) (mshim_selftest_unsigned_end - mshim_selftest_unsigned),
+        fh_image_bytes("/fh-firmware/selftest.efi", mshim_selftest_unsigned, (size_t) mshim_selftest_unsigned_size,
                        &(fh_image_spec) { .load_status = st });
         selftest_set = true;
 }
