@@ -776,8 +776,10 @@ static int mok_cert_place(const mb_predict_input *in, const uint8_t *want, size_
 /* PCR 7 stays when every image a MokList certificate verified in the
  * baseline is verified by the same entry: shim tries MokListRT's
  * certificates in order (its built-in one first, then MokList's) and logs
- * the first that verifies (verify.c), each distinct entry once (tpm.c). */
-static const char *mok_authority_problem(const mb_predict *p, const mb_predict_input *in, const fresh *f) {
+ * the first that verifies (verify.c), each distinct entry once (tpm.c).
+ * *ret_refused: that certificate is gone, shim would refuse the image. */
+static const char *mok_authority_problem(const mb_predict *p, const mb_predict_input *in, const fresh *f,
+                                         bool *ret_refused) {
         int32_t mshim = app_index(p, K_MSHIM_IMAGE);
         const char *why = mok_hash_problem(p, in);
 
@@ -795,12 +797,14 @@ static const char *mok_authority_problem(const mb_predict *p, const mb_predict_i
                     mb_memcmp(a + 16, f->vendor, f->vendor_len) == 0)
                         continue;
                 place = mok_cert_place(in, a, n);
+                *ret_refused = place == 0;
                 if (place == 0)
                         return (int32_t) p->shim.auth_apps[i] == mshim ?
                                "the MOK that verified mshim in the baseline boot is not in the new MokList: shim "
-                               "would refuse mshim (unless another entry verifies it), that boot does not happen" :
+                               "would refuse mshim (unless another entry verifies it): that boot does not happen" :
                                "a MOK that verified an image mshim loaded in the baseline boot is not in the new "
-                               "MokList: shim would refuse it (unless another entry verifies it)";
+                               "MokList: shim would refuse it (unless another entry verifies it): that boot does "
+                               "not happen";
                 if (place == 2)
                         return "the new MokList lists another certificate before the one that verified an image in "
                                "the baseline boot: shim logs the first that verifies it, which is not predicted";
@@ -810,6 +814,7 @@ static const char *mok_authority_problem(const mb_predict *p, const mb_predict_i
 
 /* What --shim and --mok touch; what makes it unpredictable. */
 static void shim_touched(mb_predict *p, const mb_predict_input *in, const fresh *f) {
+        bool refused = false;
         const char *why;
 
         if (!in->shim && !in->mok_list_given)
@@ -836,11 +841,15 @@ static void shim_touched(mb_predict *p, const mb_predict_input *in, const fresh 
         if (!in->mok_list_given)
                 return;
         p->touched |= (1u << 7) | (1u << 14);
+        why = mok_authority_problem(p, in, f, &refused);
+        /* A refused image: none of what mshim and its kernel measure
+         * happens as in the baseline. */
+        p->touched |= refused ? NEXT_STAGE_PCRS : 0;
+        for (uint32_t i = 0; why && i < MB_PCR_COUNT; i++)
+                if ((refused ? NEXT_STAGE_PCRS : 1u << 7) & (1u << i))
+                        unpredictable(p, i, why);
         if (f->moklist_why)
                 unpredictable(p, 14, f->moklist_why);
-        why = mok_authority_problem(p, in, f);
-        if (why)
-                unpredictable(p, 7, why);
 }
 
 /* PCR 14 in the baseline's order, the MokList event's digest recomputed. */
