@@ -4,15 +4,15 @@
  * files the next boot will use (docs/predict.md). Pure: no I/O, no
  * allocation; the caller passes the bytes and a scratch buffer.
  *
- * Covered: firmware -> mshim -> a Linux kernel (a `linux` entry), the
- * events docs/MEASUREMENTS.md lists. Every PCR the changes do not touch
+ * Covered: firmware [-> Debian's shim 16] -> mshim -> a Linux kernel (a
+ * `linux` entry), the events docs/MEASUREMENTS.md and docs/MOK.md list. Every PCR the changes do not touch
  * keeps the baseline's replayed value. A touched PCR is rebuilt from the
  * baseline's events, with the firmware's own events kept in their places
  * and mshim's, the firmware's image events for mshim and the kernel, and
  * the Linux stub's replaced by recomputed ones. A touched PCR whose
  * baseline holds an event these rules cannot attribute, or whose change
  * the rules do not cover (Secure Boot authority events for a new image,
- * GRUB, shim, an EFI program as next stage), is reported unpredictable
+ * GRUB, a new shim, an EFI program as next stage), is reported unpredictable
  * with a reason: never guessed.
  */
 #ifndef MB_PREDICT_H
