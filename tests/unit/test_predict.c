@@ -676,6 +676,23 @@ TEST(shim_new_image_and_bad_input) {
         CHECK_EQ_INT(P.err_what, MB_PREDICT_MOK);
 }
 
+/* Behind shim the other changes are predicted as without it: new options
+ * change PCRs 9 and 12 only (shim's PCR 4, 7 and 14 events stay). */
+TEST(shim_boot_new_options) {
+        mb_predict_input in = { .options = "quiet mshim.x=1", .options_len = 15 };
+        uint8_t o16[64];
+        size_t on = u16("quiet mshim.x=1", o16);
+        const void *in12[] = { o16 };
+        size_t sz12[] = { on };
+
+        shim_boot();
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, (1u << 9) | (1u << 12));
+        check_pcr(12, in12, sz12, 1);
+        check_baseline_kept((1u << 9) | (1u << 12));
+}
+
 int main(void) {
         load_expected();
         RUN(corpus_unchanged_predicts_replay);
@@ -688,5 +705,6 @@ int main(void) {
         RUN(shim_new_moklist);
         RUN(shim_moklist_unpredictable_cases);
         RUN(shim_new_image_and_bad_input);
+        RUN(shim_boot_new_options);
         TL_EXIT();
 }
