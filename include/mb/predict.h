@@ -61,6 +61,13 @@ typedef struct mb_predict_input {
          * `efi` entry, the chainload path): the PCRs such a program may
          * extend are unpredictable, with this reason. */
         const char *next_stage_unsupported;
+        /* GRUB as next stage (the baseline chainloaded it; docs/predict.md):
+         * a new grubx64.efi and a new grub.cfg (then the kernel and initrds
+         * above are the files its linux and initrd lines name). */
+        const void *next_stage;
+        size_t next_stage_size;
+        const char *grub_cfg;
+        size_t grub_cfg_size;
         uint8_t *scratch;                       /* mb_predict_scratch_size bytes */
         size_t scratch_size;
 } mb_predict_input;
@@ -73,6 +80,7 @@ typedef enum mb_predict_what {
         MB_PREDICT_KERNEL,
         MB_PREDICT_OPTIONS,
         MB_PREDICT_SCRATCH,
+        MB_PREDICT_NEXT_STAGE,
 } mb_predict_what;
 
 /* Baseline events of one PCR the rules rebuild, as attributed. */
@@ -80,6 +88,9 @@ typedef enum mb_predict_what {
 typedef struct mb_predict_item {
         uint8_t kind;
         const uint8_t *digest[MB_TCGLOG_MAX_ALGS];     /* per bank index; NULL: not in this record */
+        uint32_t type;                                  /* the event's type and data (in the log) */
+        const uint8_t *data;
+        uint32_t data_size;
 } mb_predict_item;
 
 typedef struct mb_predict_seq {
@@ -98,6 +109,8 @@ typedef struct mb_predict {
         mb_predict_what err_what;       /* on failure: the input to blame */
         /* Working state: the baseline's events of PCRs 4, 5, 9, 12. */
         mb_predict_seq seq4, seq5, seq9, seq12;
+        mb_predict_seq seq8;            /* GRUB's commands */
+        bool chainloaded;               /* mshim's chainload marker in PCR 12 */
         uint32_t n_events[MB_PCR_COUNT];
         uint32_t authorities;           /* EV_EFI_VARIABLE_AUTHORITY records in PCR 7 */
         bool mshim_seen, mshim_left;    /* mshim's PCR 5 events; its exit or chainload marker */
@@ -113,7 +126,8 @@ mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size);
  * Errors, with ret->err_what set: the log does not parse (MB_PREDICT_LOG,
  * the codec's error), the loader or kernel is not a PE image
  * (MB_PREDICT_LOADER/KERNEL, mb_pe_parse's error), the options are not
- * UTF-8 (MB_PREDICT_OPTIONS), scratch too small (MB_PREDICT_SCRATCH).
+ * UTF-8 (MB_PREDICT_OPTIONS), scratch too small (MB_PREDICT_SCRATCH), the
+ * next stage is not a PE image (MB_PREDICT_NEXT_STAGE).
  */
 mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret);
 
