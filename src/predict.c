@@ -468,7 +468,7 @@ static const char *plan_baseline(const mb_predict *p, grub_plan *g) {
         for (uint32_t i = 0; i < s8->n; i++)
                 for (uint32_t b = 0; b < p->baseline.n_banks; b++)
                         if (bank_ok(p, b) && s8->items[i].digest[b] &&
-                            mb_memcmp(s8->items[i].digest[b], g->d8[i], p->baseline.banks[b].size) != 0)
+                            mb_memcmp(s8->items[i].digest[b], g->d8[i][b], p->baseline.banks[b].size) != 0)
                                 return "GRUB's PCR 8 digests in the baseline are not those of its commands' text";
         for (uint32_t i = 0; i < s9->n; i++)
                 if (s9->items[i].type != MB_EV_IPL)
