@@ -383,7 +383,7 @@ static const char *plan_cmd(const mb_predict *p, grub_plan *g, const char *buf, 
         return why ? why : plan_text(p, g, buf + w->off[1], w->text_len - w->off[1]);
 }
 
-static const char *plan_line(const mb_predict *p, grub_plan *g, const char *line, size_t len) {
+static const char *plan_line(const mb_predict *p, grub_plan *g, const char *line, size_t len, bool measured) {
         char buf[GRUB_LINE_MAX];
         mb_grub_words w;
         mb_grub_cmd_kind kind;
@@ -393,7 +393,7 @@ static const char *plan_line(const mb_predict *p, grub_plan *g, const char *line
 
         if (len > sizeof(buf))
                 return "a grub.cfg line longer than the predictor reads";
-        r = mb_grub_line_words(line, len, buf, sizeof(buf), &w, &why);
+        r = mb_grub_line_words(line, len, measured, buf, sizeof(buf), &w, &why);
         if (r == MB_END)
                 return NULL;
         if (r == MB_OK && g->boot_seen)
@@ -439,7 +439,7 @@ static const char *plan_cfg(const mb_predict *p, grub_plan *g, const char *cfg, 
 
         for (size_t i = 0, start = 0; !why && i <= size; i++)
                 if (i == size || cfg[i] == '\n') {
-                        why = plan_line(p, g, cfg + start, i - start);
+                        why = plan_line(p, g, cfg + start, i - start, false);
                         start = i + 1;
                 }
         return why ? why : plan_finish(g);
@@ -458,7 +458,7 @@ static const char *plan_baseline(const mb_predict *p, grub_plan *g) {
                         return "PCR 8 holds an event GRUB's commands do not make";
                 /* "grub_cmd: " (10 bytes), the text, a NUL. */
                 if (it->kind == K_GRUB_CMD)
-                        why = plan_line(p, g, (const char *) it->data + 10, it->data_size - 11);
+                        why = plan_line(p, g, (const char *) it->data + 10, it->data_size - 11, true);
         }
         why = why ? why : plan_finish(g);
         if (why)
@@ -938,7 +938,8 @@ static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f)
                 p->err_what = MB_PREDICT_LOADER;
                 return r;
         }
-        if (in->kernel) {
+        /* GRUB hashes the kernel file as it is (PCR 9); a PE only for mshim. */
+        if (in->kernel && !grub_baseline(p)) {
                 r = image_digests(p, in->kernel, in->kernel_size, f->kernel);
                 if (r != MB_OK) {
                         p->err_what = MB_PREDICT_KERNEL;

@@ -29,13 +29,39 @@ static const char *special(char c, char quote) {
         return NULL;
 }
 
-mb_err mb_grub_line_words(const char *line, size_t len, char *buf, size_t cap, mb_grub_words *ret,
+/* A text GRUB measured: its words joined by one space, nothing quoted. */
+static mb_err measured_words(const char *line, size_t len, char *buf, mb_grub_words *ret, const char **ret_why) {
+        mb_grub_words w = { 0 };
+
+        for (size_t i = 0; i <= len; i++) {
+                if (i < len && line[i] != ' ')
+                        continue;
+                if (w.n == MB_GRUB_MAX_WORDS || i == (w.n ? w.off[w.n - 1] + w.len[w.n - 1] + 1 : 0)) {
+                        /* An empty word: a word of the command held a blank
+                         * (or was empty), which the text no longer shows. */
+                        *ret_why = w.n == MB_GRUB_MAX_WORDS ? "more words on a line than the predictor reads"
+                                                            : "a logged GRUB command with a word holding blanks";
+                        return MB_ERR_UNSUPPORTED;
+                }
+                w.off[w.n] = w.n ? w.off[w.n - 1] + w.len[w.n - 1] + 1 : 0;
+                w.len[w.n] = i - w.off[w.n];
+                w.n++;
+        }
+        mb_memcpy(buf, line, len);
+        w.text_len = len;
+        *ret = w;
+        return MB_OK;
+}
+
+mb_err mb_grub_line_words(const char *line, size_t len, bool measured, char *buf, size_t cap, mb_grub_words *ret,
                           const char **ret_why) {
         mb_grub_words w = { 0 };
         size_t i = 0, o = 0;
 
         if (cap < len)
                 return MB_ERR_NOSPACE;
+        if (measured)
+                return len ? measured_words(line, len, buf, ret, ret_why) : MB_END;
         while (i < len) {
                 char quote = 0;
                 bool quoted_empty = false;

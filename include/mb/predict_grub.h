@@ -38,8 +38,11 @@ typedef struct mb_grub_words {
  * subset does not cover ($ variables, \ escapes, ; | & < > { }, an
  * unterminated or empty quoted word, too many words); MB_ERR_NOSPACE when
  * cap < len. ret untouched on failure.
+ * measured: line is a text GRUB logged after "grub_cmd: " instead (the
+ * words joined by one space, quotes already removed): split at each space;
+ * an empty word (a word that held a blank) is MB_ERR_UNSUPPORTED.
  */
-mb_err mb_grub_line_words(const char *line, size_t len, char *buf, size_t cap, mb_grub_words *ret,
+mb_err mb_grub_line_words(const char *line, size_t len, bool measured, char *buf, size_t cap, mb_grub_words *ret,
                           const char **ret_why);
 
 /* What a command of the subset makes GRUB measure. */

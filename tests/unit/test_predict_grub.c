@@ -12,7 +12,7 @@
 static char BUF[512];
 
 static mb_err words(const char *line, mb_grub_words *w, const char **why) {
-        return mb_grub_line_words(line, strlen(line), BUF, sizeof(BUF), w, why);
+        return mb_grub_line_words(line, strlen(line), false, BUF, sizeof(BUF), w, why);
 }
 
 static void check_text(const char *line, const char *want) {
@@ -68,7 +68,7 @@ TEST(outside_the_subset) {
 TEST(buffer_too_small) {
         mb_grub_words w;
         const char *why;
-        CHECK_EQ_INT(mb_grub_line_words("echo abc", 8, BUF, 7, &w, &why), MB_ERR_NOSPACE);
+        CHECK_EQ_INT(mb_grub_line_words("echo abc", 8, false, BUF, 7, &w, &why), MB_ERR_NOSPACE);
 }
 
 static mb_err classify(const char *line, mb_grub_cmd_kind *kind, size_t *fw, const char **why) {
@@ -118,6 +118,27 @@ TEST(classify_commands) {
         }
 }
 
+/* A text GRUB logged: split at each space, quotes and $ kept as they are. */
+TEST(measured_text) {
+        static const char *good = "echo 'a' $x #b \\\\";
+        static const char *bad[] = { "echo a  b", " echo", "echo ", "echo  " };
+        mb_grub_words w;
+        const char *why = NULL;
+
+        CHECK_EQ_INT(mb_grub_line_words(good, strlen(good), true, BUF, sizeof(BUF), &w, &why), MB_OK);
+        CHECK_EQ_INT(w.n, 5);
+        CHECK_EQ_INT(w.text_len, strlen(good));
+        CHECK(w.len[1] == 3 && memcmp(BUF + w.off[1], "'a'", 3) == 0);
+        CHECK(w.len[4] == 2 && memcmp(BUF + w.off[4], "\\\\", 2) == 0);
+        CHECK_EQ_INT(mb_grub_line_words("", 0, true, BUF, sizeof(BUF), &w, &why), MB_END);
+        for (size_t i = 0; i < MB_ARRAY_SIZE(bad); i++) {
+                mb_grub_words u = { .n = 99 };
+                CHECK_EQ_INT(mb_grub_line_words(bad[i], strlen(bad[i]), true, BUF, sizeof(BUF), &u, &why),
+                             MB_ERR_UNSUPPORTED);
+                CHECK_EQ_INT(u.n, 99);
+        }
+}
+
 int main(void) {
         RUN(text_as_grub_measures_it);
         RUN(word_offsets);
@@ -125,5 +146,6 @@ int main(void) {
         RUN(outside_the_subset);
         RUN(buffer_too_small);
         RUN(classify_commands);
+        RUN(measured_text);
         TL_EXIT();
 }
