@@ -116,7 +116,22 @@ expect_rc "an ESP without the entry's kernel" 2 "esp/vmlinuz" "$MSHIM" predict "
 cp "$KERNEL" "$F/esp/vmlinuz"
 expect_rc "options that are not UTF-8" 2 "not valid UTF-8" "$MSHIM" predict "${base[@]}" --options $'\xff'
 expect_rc "--select out of range" 2 "--select 24" "$MSHIM" predict "${base[@]}" --select 24
-for o in --next-stage --shim --db-append --dbx-append --mok; do
+printf 'linux /vmlinuz quiet\nboot\n' > "$T/grub.cfg"
+expect_rc "a next stage that is not a PE" 2 "pcrs.txt: not a PE image (a GRUB EFI image)" \
+        "$MSHIM" predict "${base[@]}" --next-stage "$F/pcrs.txt"
+expect_rc "an unreadable next stage" 2 "cannot open $T/none" "$MSHIM" predict "${base[@]}" --next-stage "$T/none"
+expect_rc "an unreadable grub.cfg" 2 "cannot open $T/none" "$MSHIM" predict "${base[@]}" --grub-cfg "$T/none"
+expect_rc "--grub-cfg twice" 2 "--grub-cfg" "$MSHIM" predict "${base[@]}" --grub-cfg "$T/grub.cfg" --grub-cfg "$T/grub.cfg"
+for o in "--esp $F/esp" "--options x" "--loader-conf $T/grub.cfg" "--entry $T/grub.cfg"; do
+        # shellcheck disable=SC2086
+        expect_rc "--grub-cfg with ${o%% *}" 2 "predict GRUB's boot" "$MSHIM" predict "${base[@]}" --grub-cfg "$T/grub.cfg" $o
+done
+expect_rc "--grub-cfg for a boot that did not chainload GRUB: PCRs 8 and 9 unpredictable" 1 "did not chainload GRUB" \
+        "$MSHIM" predict "${base[@]}" --grub-cfg "$T/grub.cfg" --json
+[ "$(python3 -c 'import json,sys; print(sorted(json.load(open(sys.argv[1]))["unpredictable"]))' "$T/out")" = "['8', '9']" ] &&
+        pass "... exactly PCRs 8 and 9" || fail "... exactly PCRs 8 and 9 ($(cat "$T/out"))"
+valid "GRUB cfg, not chainloaded"
+for o in --shim --db-append --dbx-append --mok; do
         expect_rc "$o: not supported yet" 2 "$o is not supported yet" "$MSHIM" predict "${base[@]}" "$o" x
 done
 expect_rc "--pcrs with --tpm" 2 "cannot be used together" "$MSHIM" predict "${base[@]}" --tpm
