@@ -138,8 +138,8 @@ static const char *check_set(const char *buf, const mb_grub_words *w) {
 /* search [--no-floppy] [--file|--fs-uuid|--label] --set[=VAR] [--hint...] WHAT
  * (grub-core/commands/search_wrap.c). With --set, search stops at the
  * first device that has WHAT, so --file opens one file. */
-static mb_err check_search(const char *buf, const mb_grub_words *w, mb_grub_cmd_kind *kind, size_t *file,
-                           const char **why) {
+static void check_search(const char *buf, const mb_grub_words *w, mb_grub_cmd_kind *kind, size_t *file,
+                         const char **why) {
         bool set = false, by_file = false;
         size_t what = 0;
 
@@ -155,17 +155,16 @@ static mb_err check_search(const char *buf, const mb_grub_words *w, mb_grub_cmd_
                         continue;
                 else if (word_starts(buf, w, i, "-") || what) {
                         *why = "search: an option or form not in the predicted subset";
-                        return MB_ERR_UNSUPPORTED;
+                        return;
                 } else
                         what = i;
         }
         if (!set || !what) {
                 *why = "search without --set=VAR or without what to search: not in the predicted subset";
-                return MB_ERR_UNSUPPORTED;
+                return;
         }
         *kind = by_file ? MB_GRUB_CMD_SEARCH_FILE : MB_GRUB_CMD_PLAIN;
         *file = what;
-        return MB_OK;
 }
 
 /* The command line words of linux: GRUB copies them with escapes for
@@ -194,10 +193,9 @@ mb_err mb_grub_cmd_classify(const char *buf, const mb_grub_words *w, mb_grub_cmd
                 why = check_set(buf, w);
         else if (word_is(buf, w, 0, "echo"))
                 why = NULL;
-        else if (word_is(buf, w, 0, "search")) {
-                if (check_search(buf, w, &kind, &file, &why) != MB_OK)
-                        return *ret_why = why, MB_ERR_UNSUPPORTED;
-        } else if (word_is(buf, w, 0, "linux") || word_is(buf, w, 0, "linuxefi")) {
+        else if (word_is(buf, w, 0, "search"))
+                check_search(buf, w, &kind, &file, &why);
+        else if (word_is(buf, w, 0, "linux") || word_is(buf, w, 0, "linuxefi")) {
                 why = check_linux(buf, w);
                 kind = MB_GRUB_CMD_LINUX;
                 file = 1;
