@@ -291,6 +291,27 @@ static mb_err scan(mb_predict *p, const mb_predict_input *in) {
         return MB_OK;
 }
 
+/* PCR 4 is rebuilt only when every event is attributed (and, images
+ * non-zero, mshim loaded exactly that many): then reset, else unpredictable. */
+static bool pcr4_reset_if_known(mb_predict *p, uint32_t images, const char *why) {
+        const mb_predict_seq *s = &p->seq4;
+        uint32_t n = 0;
+
+        for (uint32_t i = 0; i < s->n; i++) {
+                n += s->items[i].kind == K_IMAGE;
+                if (s->items[i].kind == K_OTHER) {
+                        unpredictable(p, 4, why);
+                        return false;
+                }
+        }
+        if (images && n != images) {
+                unpredictable(p, 4, why);
+                return false;
+        }
+        pcr_reset(p, 4);
+        return true;
+}
+
 /* ---- GRUB as next stage (the chainload path) ------------------------------ */
 
 /* GRUB's events of one grub.cfg, as GRUB 2.06 makes them (include/mb/
@@ -525,16 +546,9 @@ static void rebuild9_grub(mb_predict *p, const mb_predict_input *in, const grub_
  * the EFI handover: no image event for it). */
 static void rebuild4_grub(mb_predict *p, const mb_predict_input *in, fresh *f) {
         const mb_predict_seq *s = &p->seq4;
-        uint32_t images = 0;
 
-        for (uint32_t i = 0; i < s->n; i++)
-                images += s->items[i].kind == K_IMAGE;
-        for (uint32_t i = 0; i < s->n; i++)
-                if (s->items[i].kind == K_OTHER || images != 1) {
-                        unpredictable(p, 4, "PCR 4 holds other events after mshim's than GRUB's image");
-                        return;
-                }
-        pcr_reset(p, 4);
+        if (!pcr4_reset_if_known(p, 1, "PCR 4 holds other events after mshim's than GRUB's image"))
+                return;
         for (uint32_t i = 0; i < s->n; i++) {
                 const mb_predict_item *it = &s->items[i];
                 if (it->kind == K_MSHIM_IMAGE && in->loader)
@@ -687,12 +701,8 @@ static const char *baseline_path_problem(const mb_predict *p) {
 static void rebuild4(mb_predict *p, const mb_predict_input *in, fresh *f) {
         const mb_predict_seq *s = &p->seq4;
 
-        for (uint32_t i = 0; i < s->n; i++)
-                if (s->items[i].kind == K_OTHER) {
-                        unpredictable(p, 4, "PCR 4 holds an event after mshim's that is not an image mshim loaded");
-                        return;
-                }
-        pcr_reset(p, 4);
+        if (!pcr4_reset_if_known(p, 0, "PCR 4 holds an event after mshim's that is not an image mshim loaded"))
+                return;
         for (uint32_t i = 0; i < s->n; i++) {
                 const mb_predict_item *it = &s->items[i];
                 if (it->kind == K_MSHIM_IMAGE && in->loader)

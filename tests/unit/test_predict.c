@@ -202,12 +202,9 @@ static const uint8_t KERNEL_DIGEST_INPUT[] = "stands for the kernel's Authentico
 /* What OVMF, mshim and a 6.1 stub log for a boot of entry a.conf
  * (docs/MEASUREMENTS.md "The events, in the order they happen"); extra()
  * adds a case's events before ExitBootServices. */
-static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
-        uint8_t o16[64], t[64];
-        size_t on = u16("quiet", o16);
+/* OVMF up to mshim's loader.conf event. */
+static void firmware_to_mshim(hlog *l) {
         static const char call[] = "Calling EFI Application from Boot Option";
-        static const char ebs1[] = "Exit Boot Services Invocation";
-        static const char ebs2[] = "Exit Boot Services Returned with Success";
         static const uint8_t sep[4] = { 0 };
 
         spec_header(l);
@@ -218,6 +215,15 @@ static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
         event_self(l, 5, MB_EV_EFI_GPT_EVENT, "a GPT header", 12);
         event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, MSHIM_DIGEST_INPUT, sizeof(MSHIM_DIGEST_INPUT));
         mshim_file(l, MB_TAG_LOADER_CONF, "\\loader\\loader.conf", CONF_TEXT);
+}
+
+static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
+        uint8_t o16[64], t[64];
+        size_t on = u16("quiet", o16);
+        static const char ebs1[] = "Exit Boot Services Invocation";
+        static const char ebs2[] = "Exit Boot Services Returned with Success";
+
+        firmware_to_mshim(l);
         mshim_file(l, MB_TAG_BLS_ENTRY, "\\loader\\entries\\a.conf", ENTRY);
         event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, KERNEL_DIGEST_INPUT, sizeof(KERNEL_DIGEST_INPUT));
         event(l, 12, MB_EV_IPL, o16, on, o16, on);
@@ -469,17 +475,9 @@ static const char GRUB_CFG_A[] = "set timeout=0\nsearch --no-floppy --file --set
 /* OVMF, mshim's chainload path (no entries), GRUB running GRUB_CFG_A. */
 static void grub_boot(hlog *l, void (*extra)(hlog *l)) {
         uint8_t t[16];
-        static const char call[] = "Calling EFI Application from Boot Option";
         static const char ebs1[] = "Exit Boot Services Invocation";
-        static const uint8_t sep[4] = { 0 };
 
-        spec_header(l);
-        event_self(l, 0, MB_EV_S_CRTM_VERSION, "\0\0", 2);
-        event_self(l, 4, MB_EV_EFI_ACTION, call, sizeof(call) - 1);
-        for (uint32_t pcr = 0; pcr <= 7; pcr++)
-                event_self(l, pcr, MB_EV_SEPARATOR, sep, 4);
-        event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, MSHIM_DIGEST_INPUT, sizeof(MSHIM_DIGEST_INPUT));
-        mshim_file(l, MB_TAG_LOADER_CONF, "\\loader\\loader.conf", CONF_TEXT);
+        firmware_to_mshim(l);
         event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, GRUB_DIGEST_INPUT, sizeof(GRUB_DIGEST_INPUT));
         event_self(l, 12, MB_EV_EVENT_TAG, t, tagged(MB_TAG_CHAINLOAD, "\0\0", 2, t));
         grub_text(l, "grub_cmd: ", "set timeout=0");
