@@ -10,7 +10,8 @@
 # time); on the host `mshim predict --next-stage --grub-cfg --kernel
 # --initrd` predicts B from A's log and PCRs and B's files, and B's PCRs
 # 0-15 except 10 in every bank must equal the prediction, the changed set
-# being exactly the PCRs A and B differ in (4, 8, 9). Then, on A's log
+# being exactly the PCRs A and B differ in (4, 8, 9); B's own files from
+# B's log predict B's PCRs unchanged. Then, on A's log
 # without booting: a grub.cfg outside the predicted subset (a menuentry, a
 # variable) makes PCRs 8 and 9 unpredictable, an initrd count that does not
 # match grub.cfg PCR 9 (exit 1), and a non-PE --next-stage is refused (exit 2).
@@ -69,6 +70,27 @@ then
         it_predict_check "$T: B" "$a" "$b" "$b/predict.json" || IT_FAILED=1
 else
         it_fail "$T: predict B on the host"; cat "$b/predict.err" >&2
+fi
+
+# B as the baseline, nothing changed (its files given again): B's own PCRs.
+# Its logged echo holds quotes ('B'), read back as the measured text.
+it_pcrs_file "$b" > "$b/pcrs.txt"
+if "$IT_CLI" predict --log "$b/result/eventlog.bin" --pcrs "$b/pcrs.txt" --grub-cfg "$b/grub.cfg" \
+                --next-stage "$b/esp/EFI/BOOT/grubx64.efi" --kernel "$b/esp/vmlinuz" --json > "$b/self.json" 2>&1 &&
+                python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); t = open(sys.argv[2]).read().split()
+want = {}
+for x in t:
+    k, v = x.split("=")
+    b, n = k.split(":")
+    want.setdefault(b, {})[n] = v
+sys.exit(0 if not p["changed"] and not p["unpredictable"] and all(
+    p["pcrs"][b].get(n, "0" * len(v)) == v for b in want for n, v in want[b].items() if int(n) < 16 and n != "10") else 1)' \
+                "$b/self.json" "$b/pcrs.txt"; then
+        it_pass "$T: B's own files from B's log predict B's PCRs, nothing changed"
+else
+        it_fail "$T: B's own files from B's log predict B's PCRs, nothing changed"; cat "$b/self.json" >&2
 fi
 
 # unpredictable CASE PCRS CFG-TEXT [ARGS...]: exactly PCRS (e.g. "8 9")
