@@ -29,6 +29,26 @@ static const char *special(char c, char quote) {
         return NULL;
 }
 
+/* GRUB script's reserved words (grub-core/script/yylex.l): a line that
+ * starts with one opens a menu, a conditional, a loop or a function. */
+static bool reserved(const char *s, size_t len) {
+        static const char *const words[] = { "menuentry", "submenu", "if", "then", "elif", "else", "fi", "for",
+                                             "while", "until", "do", "done", "function", "case", "esac", "in",
+                                             "select", "!", "[[", "]]", "time" };
+        size_t n = 0;
+
+        while (n < len && !blank(s[n]) && s[n] != '{' && s[n] != ';')
+                n++;
+        for (size_t i = 0; i < MB_ARRAY_SIZE(words); i++) {
+                size_t k = 0;
+                while (words[i][k])
+                        k++;
+                if (k == n && mb_memcmp(s, words[i], n) == 0)
+                        return true;
+        }
+        return false;
+}
+
 /* A text GRUB measured: its words joined by one space, nothing quoted. */
 static mb_err measured_words(const char *line, size_t len, char *buf, mb_grub_words *ret, const char **ret_why) {
         mb_grub_words w = { 0 };
@@ -70,6 +90,11 @@ mb_err mb_grub_line_words(const char *line, size_t len, bool measured, char *buf
                         i++;
                 if (i == len || line[i] == '#')
                         break;
+                if (w.n == 0 && reserved(line + i, len - i)) {
+                        *ret_why = "a menu, conditional, loop or function (menuentry, submenu, if, for, while, "
+                                   "function, ...): not in the predicted subset";
+                        return MB_ERR_UNSUPPORTED;
+                }
                 if (w.n == MB_GRUB_MAX_WORDS) {
                         *ret_why = "more words on a line than the predictor reads";
                         return MB_ERR_UNSUPPORTED;

@@ -61,6 +61,16 @@ TEST(outside_the_subset) {
                 CHECK(why != NULL);
                 CHECK_EQ_INT(w.n, 99);  /* untouched */
         }
+        /* Menus and conditionals are named as such, before their { or ;. */
+        static const char *blocks[] = { "menuentry 'Debian' {", "  if true; then", "submenu x{", "function f {" };
+        for (size_t i = 0; i < MB_ARRAY_SIZE(blocks); i++) {
+                mb_grub_words w;
+                const char *why = NULL;
+                CHECK_EQ_INT(words(blocks[i], &w, &why), MB_ERR_UNSUPPORTED);
+                CHECK(why && strstr(why, "menu, conditional"));
+        }
+        /* A reserved word later on the line is an argument. */
+        check_text("echo if for", "echo if for");
         /* '$' inside single quotes is literal. */
         check_text("echo '$x'", "echo $x");
 }
