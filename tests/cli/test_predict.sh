@@ -76,6 +76,21 @@ expect_rc "GRUB in the baseline: new options unpredictable" 1 "" "$MSHIM" predic
         grep -q GRUB "$T/out" && pass "GRUB: PCRs 9 and 12 unpredictable, the reason names GRUB" ||
         fail "GRUB: PCRs 9 and 12 unpredictable ($(cat "$T/out"))"
 valid "GRUB"
+# ---- GRUB as next stage: the fixture's chainload boot -------------------------
+R=$T/grubboot
+python3 "$FIX" make-grub "$R" "$KERNEL" || fail "fixture (make-grub)"
+rb=(--log "$R/log.bin" --pcrs "$R/pcrs.txt")
+expect_rc "GRUB: the same grub.cfg predicts the baseline" 0 "" "$MSHIM" predict "${rb[@]}" --grub-cfg "$R/grub.cfg" --json
+same_pcrs "GRUB: unchanged PCRs" "$(python3 "$FIX" expect-grub "$R")"
+[ "$(json_field changed)" = "[]" ] && pass "GRUB: nothing changed" || fail "GRUB: nothing changed ($(json_field changed))"
+sed 's/^linuxefi .*/linuxefi \/vmlinuz console=ttyS0 mshim.grub=2/' "$R/grub.cfg" > "$T/grub2.cfg"
+printf 'another initrd\n' > "$T/initrd3"
+expect_rc "GRUB: new linux line and initrd" 0 "" "$MSHIM" predict "${rb[@]}" --grub-cfg "$T/grub2.cfg" --initrd "$T/initrd3" --json
+same_pcrs "GRUB: PCRs 8 and 9 as the fixture computes them" \
+        "$(python3 "$FIX" expect-grub "$R" --options "console=ttyS0 mshim.grub=2" --initrd "$T/initrd3")"
+[ "$(json_field changed)" = "[8, 9]" ] && pass "GRUB: changed 8 and 9" || fail "GRUB: changed 8 and 9 ($(json_field changed))"
+valid "GRUB prediction"
+expect_rc "GRUB: --options with a GRUB baseline is unpredictable" 1 "grub.cfg's" "$MSHIM" predict "${rb[@]}" --options x
 S=$T/sb
 python3 "$FIX" make "$S" "$KERNEL" --authority || fail "fixture (authority)"
 expect_rc "Secure Boot authority and a new kernel: PCR 7 unpredictable" 1 "Secure Boot" \
