@@ -688,7 +688,7 @@ static const char *baseline_path_problem(const mb_predict *p) {
         if (p->mshim_left)
                 return "mshim did not start a Linux entry in the baseline boot (its exit or chainload marker is logged)";
         if (p->n_events[8])
-                return "the baseline boot ran GRUB (PCR 8 events): GRUB as next stage is not supported yet";
+                return "the baseline boot ran GRUB (PCR 8 events) but not as mshim's chainloaded next stage: not supported";
         if (p->n_events[14])
                 return "the baseline boot ran shim (PCR 14 events): shim is not supported yet";
         if (p->images_before_mshim == 0)

@@ -4,15 +4,17 @@
  * files the next boot will use (docs/predict.md). Pure: no I/O, no
  * allocation; the caller passes the bytes and a scratch buffer.
  *
- * Covered: firmware -> mshim -> a Linux kernel (a `linux` entry), the
- * events docs/MEASUREMENTS.md lists. Every PCR the changes do not touch
+ * Covered: firmware -> mshim -> a Linux kernel (a `linux` entry), and
+ * firmware -> mshim -> GRUB 2.06 -> Linux on mshim's chainload path for a
+ * simple grub.cfg (src/predict_grub.c), the events docs/MEASUREMENTS.md
+ * lists. Every PCR the changes do not touch
  * keeps the baseline's replayed value. A touched PCR is rebuilt from the
  * baseline's events, with the firmware's own events kept in their places
  * and mshim's, the firmware's image events for mshim and the kernel, and
  * the Linux stub's replaced by recomputed ones. A touched PCR whose
  * baseline holds an event these rules cannot attribute, or whose change
  * the rules do not cover (Secure Boot authority events for a new image,
- * GRUB, shim, an EFI program as next stage), is reported unpredictable
+ * GRUB beyond the subset, shim, an EFI program as next stage), is reported unpredictable
  * with a reason: never guessed.
  */
 #ifndef MB_PREDICT_H
