@@ -11,6 +11,7 @@
 #include "mb/mboot.h"
 #include "mb/pe.h"
 #include "mb/varstore.h"
+#include "mb/predict_grub.h"
 
 /* What a baseline event of PCR 4, 5, 9 or 12 is, as far as the rules know. */
 enum {
@@ -27,6 +28,8 @@ enum {
         K_SHIM_IMAGE,   /* PCR 4: shim, started by the firmware right before shim started mshim */
         K_MOKLIST,      /* PCR 14: shim's "MokList" EV_IPL */
         K_SHIM14,       /* PCR 14: shim's other EV_IPL events (MokListX, ...) */
+        K_GRUB_CMD,     /* PCR 8: GRUB's "grub_cmd: " EV_IPL */
+        K_GRUB_CMDLINE, /* PCR 8: GRUB's "kernel_cmdline: " EV_IPL */
         K_OTHER,        /* none of these: the PCR cannot be rebuilt */
 };
 
@@ -46,6 +49,7 @@ typedef struct fresh {
         const uint8_t *vendor;
         size_t vendor_len;
         const char *moklist_why;
+        digest_set next_stage;  /* GRUB's Authenticode digest */
 } fresh;
 
 /* PCRs an EFI program started as next stage may extend before
@@ -194,6 +198,21 @@ static uint8_t kind9(const mb_tcglog_event *ev) {
         return linux_tag(ev, MB_TAG_LINUX_LOAD_OPTIONS) ? K_LOADOPT : K_OTHER;
 }
 
+/* GRUB 2.06's PCR 8 events: EV_IPL, data the prefix, the text, a NUL. */
+static bool grub_text(const mb_tcglog_event *ev, const char *prefix) {
+        size_t n = 0;
+
+        while (prefix[n])
+                n++;
+        return ev->type == MB_EV_IPL && ev->data_size > n && mb_memcmp(ev->data, prefix, n) == 0;
+}
+
+static uint8_t kind8(const mb_tcglog_event *ev) {
+        if (grub_text(ev, "grub_cmd: "))
+                return K_GRUB_CMD;
+        return grub_text(ev, "kernel_cmdline: ") ? K_GRUB_CMDLINE : K_OTHER;
+}
+
 static uint8_t kind12(mb_predict *p, const mb_tcglog_event *ev) {
         uint32_t tag;
 
@@ -201,6 +220,8 @@ static uint8_t kind12(mb_predict *p, const mb_tcglog_event *ev) {
                 return K_CMDLINE;
         if (mshim_tag(ev, &tag) && (tag == MB_TAG_CHAINLOAD || tag == MB_TAG_EXIT))
                 p->mshim_left = true;
+        if (mshim_tag(ev, &tag) && tag == MB_TAG_CHAINLOAD)
+                p->chainloaded = true;
         return K_OTHER;
 }
 
@@ -213,6 +234,9 @@ static void seq_add(mb_predict *p, mb_predict_seq *s, uint8_t kind, const mb_tcg
         }
         it = &s->items[s->n++];
         it->kind = kind;
+        it->type = ev->type;
+        it->data = ev->data;
+        it->data_size = ev->data_size;
         for (uint32_t b = 0; b < p->baseline.n_banks; b++) {
                 const mb_tcglog_digest *d = mb_tcglog_event_digest(ev, p->baseline.banks[b].alg);
                 it->digest[b] = d ? d->bytes : NULL;
@@ -327,6 +351,9 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
                 if (ev->type == MB_EV_EFI_VARIABLE_AUTHORITY)
                         p->authorities++;
                 break;
+        case 8:
+                seq_add(p, &p->seq8, kind8(ev), ev);
+                break;
         case 9:
                 seq_add(p, &p->seq9, kind9(ev), ev);
                 break;
@@ -366,6 +393,366 @@ static mb_err scan(mb_predict *p, const mb_predict_input *in) {
         return MB_OK;
 }
 
+/* PCR 4 is rebuilt only when every event is attributed (and, images
+ * non-zero, mshim loaded exactly that many): then reset, else unpredictable. */
+static bool pcr4_reset_if_known(mb_predict *p, uint32_t images, const char *why) {
+        const mb_predict_seq *s = &p->seq4;
+        uint32_t n = 0;
+
+        for (uint32_t i = 0; i < s->n; i++) {
+                n += s->items[i].kind == K_IMAGE;
+                if (s->items[i].kind == K_OTHER) {
+                        unpredictable(p, 4, why);
+                        return false;
+                }
+        }
+        if (images && n != images) {
+                unpredictable(p, 4, why);
+                return false;
+        }
+        pcr_reset(p, 4);
+        return true;
+}
+
+/* ---- GRUB as next stage (the chainload path) ------------------------------ */
+
+/* GRUB's events of one grub.cfg, as GRUB 2.06 makes them (include/mb/
+ * predict_grub.h): PCR 8's digests, and per PCR 9 event which file it is. */
+#define GRUB_LINE_MAX   4096
+#define GRUB_PATH_MAX   256
+#define GRUB_MAX_SEARCH 8
+enum { GF_KERNEL, GF_INITRD, GF_SEARCH };
+
+typedef struct grub_path {
+        char s[GRUB_PATH_MAX];
+        size_t len;
+} grub_path;
+
+typedef struct grub_plan {
+        uint32_t n8, n9, n_initrd, n_search;
+        bool linux_seen, boot_seen;
+        digest_set d8[MB_PREDICT_MAX_EVENTS];
+        uint8_t f9[MB_PREDICT_MAX_EVENTS][2];   /* GF_*, index */
+        grub_path kernel, initrd[MB_BLS_MAX_INITRD], search[GRUB_MAX_SEARCH];
+} grub_plan;
+
+/* With GRUB as next stage, these inputs are the ones predicted. */
+static bool grub_inputs(const mb_predict_input *in) {
+        return in->next_stage || in->grub_cfg;
+}
+
+static bool grub_baseline(const mb_predict *p) {
+        return p->mshim_seen && p->chainloaded && p->n_events[8] > 0;
+}
+
+static const char *grub_path_set(grub_path *gp, const char *s, size_t len) {
+        if (len >= GRUB_PATH_MAX)
+                return "a file path in grub.cfg longer than the predictor reads";
+        mb_memcpy(gp->s, s, len);
+        gp->len = len;
+        return NULL;
+}
+
+static bool grub_path_eq(const grub_path *a, const grub_path *b) {
+        return a->len == b->len && mb_memcmp(a->s, b->s, a->len) == 0;
+}
+
+static const char *plan_file(grub_plan *g, uint8_t what, uint32_t idx) {
+        if (g->n9 == MB_PREDICT_MAX_EVENTS)
+                return "more files opened by GRUB than the predictor attributes";
+        g->f9[g->n9][0] = what;
+        g->f9[g->n9++][1] = (uint8_t) idx;
+        return NULL;
+}
+
+static const char *plan_text(const mb_predict *p, grub_plan *g, const char *text, size_t len) {
+        if (g->n8 == MB_PREDICT_MAX_EVENTS)
+                return "more GRUB commands than the predictor attributes";
+        hash_buf(p, text, len, g->d8[g->n8++]);
+        return NULL;
+}
+
+/* What one command adds to the plan: PCR 8 its text (and linux's
+ * kernel_cmdline, measured while it runs, after its own), PCR 9 its files
+ * in the order GRUB opens them. */
+static const char *plan_cmd(const mb_predict *p, grub_plan *g, const char *buf, const mb_grub_words *w,
+                            mb_grub_cmd_kind kind, size_t fw) {
+        const char *why = plan_text(p, g, buf, w->text_len);
+
+        for (size_t i = fw; !why && kind == MB_GRUB_CMD_INITRD && i < w->n; i++) {
+                if (g->n_initrd == MB_BLS_MAX_INITRD)
+                        return "more initrd files than the predictor reads";
+                why = grub_path_set(&g->initrd[g->n_initrd], buf + w->off[i], w->len[i]);
+                if (!why)
+                        why = plan_file(g, GF_INITRD, g->n_initrd++);
+        }
+        if (why || kind == MB_GRUB_CMD_PLAIN || kind == MB_GRUB_CMD_INITRD)
+                return why;
+        if (kind == MB_GRUB_CMD_SEARCH_FILE) {
+                if (g->n_search == GRUB_MAX_SEARCH)
+                        return "more search --file commands than the predictor reads";
+                why = grub_path_set(&g->search[g->n_search], buf + w->off[fw], w->len[fw]);
+                return why ? why : plan_file(g, GF_SEARCH, g->n_search++);
+        }
+        if (kind == MB_GRUB_CMD_BOOT) {
+                g->boot_seen = true;
+                return g->linux_seen ? NULL : "boot before any linux command";
+        }
+        g->linux_seen = true;
+        why = grub_path_set(&g->kernel, buf + w->off[1], w->len[1]);
+        if (!why)
+                why = plan_file(g, GF_KERNEL, 0);
+        /* grub_create_loader_cmdline: the path and the words after it. */
+        return why ? why : plan_text(p, g, buf + w->off[1], w->text_len - w->off[1]);
+}
+
+static const char *plan_line(const mb_predict *p, grub_plan *g, const char *line, size_t len, bool measured) {
+        char buf[GRUB_LINE_MAX];
+        mb_grub_words w;
+        mb_grub_cmd_kind kind;
+        size_t fw = 0;
+        const char *why = NULL;
+        mb_err r;
+
+        if (len > sizeof(buf))
+                return "a grub.cfg line longer than the predictor reads";
+        r = mb_grub_line_words(line, len, measured, buf, sizeof(buf), &w, &why);
+        if (r == MB_END)
+                return NULL;
+        if (r == MB_OK && g->boot_seen)
+                return "a command after boot: not in the predicted subset";
+        if (r == MB_OK)
+                r = mb_grub_cmd_classify(buf, &w, &kind, &fw, &why);
+        if (r != MB_OK)
+                return why;
+        if (kind == MB_GRUB_CMD_LINUX && g->linux_seen)
+                return "more than one linux command";
+        if (kind == MB_GRUB_CMD_INITRD && (!g->linux_seen || g->n_initrd))
+                return "an initrd command before linux, or a second one: not in the predicted subset";
+        return plan_cmd(p, g, buf, &w, kind, fw);
+}
+
+/* After the last line: boot must have run, and every search --file must
+ * find a file whose bytes are given (the kernel or an initrd). */
+static const char *plan_finish(grub_plan *g) {
+        if (!g->boot_seen)
+                return "grub.cfg does not end with boot (GRUB would stop at its menu or prompt)";
+        for (uint32_t i = 0; i < g->n9; i++) {
+                const grub_path *sp = &g->search[g->f9[i][1]];
+                if (g->f9[i][0] != GF_SEARCH)
+                        continue;
+                if (grub_path_eq(sp, &g->kernel)) {
+                        g->f9[i][0] = GF_KERNEL;
+                        continue;
+                }
+                for (uint32_t k = 0; k < g->n_initrd && g->f9[i][0] == GF_SEARCH; k++)
+                        if (grub_path_eq(sp, &g->initrd[k])) {
+                                g->f9[i][0] = GF_INITRD;
+                                g->f9[i][1] = (uint8_t) k;
+                        }
+                if (g->f9[i][0] == GF_SEARCH)
+                        return "search --file for a file that is neither the kernel nor an initrd: its bytes are "
+                               "not given";
+        }
+        return NULL;
+}
+
+static const char *plan_cfg(const mb_predict *p, grub_plan *g, const char *cfg, size_t size) {
+        const char *why = NULL;
+
+        for (size_t i = 0, start = 0; !why && i <= size; i++)
+                if (i == size || cfg[i] == '\n') {
+                        why = plan_line(p, g, cfg + start, i - start, false);
+                        start = i + 1;
+                }
+        return why ? why : plan_finish(g);
+}
+
+/* The baseline's plan, from the commands its GRUB logged: they must give
+ * back exactly the baseline's PCR 8 events and as many PCR 9 file events,
+ * else GRUB did something the rules do not model. */
+static const char *plan_baseline(const mb_predict *p, grub_plan *g) {
+        const mb_predict_seq *s8 = &p->seq8, *s9 = &p->seq9;
+        const char *why = NULL;
+
+        for (uint32_t i = 0; !why && i < s8->n; i++) {
+                const mb_predict_item *it = &s8->items[i];
+                if (it->kind == K_OTHER)
+                        return "PCR 8 holds an event GRUB's commands do not make";
+                /* "grub_cmd: " (10 bytes), the text, a NUL. */
+                if (it->kind == K_GRUB_CMD)
+                        why = plan_line(p, g, (const char *) it->data + 10, it->data_size - 11, true);
+        }
+        why = why ? why : plan_finish(g);
+        if (why)
+                return why;
+        if (g->n8 != s8->n || g->n9 != s9->n)
+                return "GRUB's PCR 8 and 9 events in the baseline are not those of the commands it logged";
+        for (uint32_t i = 0; i < s8->n; i++)
+                for (uint32_t b = 0; b < p->baseline.n_banks; b++)
+                        if (bank_ok(p, b) && s8->items[i].digest[b] &&
+                            mb_memcmp(s8->items[i].digest[b], g->d8[i][b], p->baseline.banks[b].size) != 0)
+                                return "GRUB's PCR 8 digests in the baseline are not those of its commands' text";
+        for (uint32_t i = 0; i < s9->n; i++)
+                if (s9->items[i].type != MB_EV_IPL)
+                        return "PCR 9 holds an event that is not a file GRUB opened";
+        return NULL;
+}
+
+/* The baseline's digests of the file the new plan's event i opens: from a
+ * baseline event that opened the same path. NULL: not in the baseline. */
+static const uint8_t *const *baseline_file(const mb_predict *p, const grub_plan *base, const grub_path *path) {
+        for (uint32_t i = 0; i < base->n9; i++) {
+                const grub_path *bp = base->f9[i][0] == GF_KERNEL ? &base->kernel : &base->initrd[base->f9[i][1]];
+                if (grub_path_eq(bp, path))
+                        return p->seq9.items[i].digest;
+        }
+        return NULL;
+}
+
+static void rebuild9_grub(mb_predict *p, const mb_predict_input *in, const grub_plan *base, const grub_plan *g) {
+        digest_set d;
+
+        if (in->initrd_given && in->n_initrd != g->n_initrd) {
+                unpredictable(p, 9, "--initrd gives another number of files than grub.cfg's initrd line names");
+                return;
+        }
+        for (uint32_t i = 0; i < g->n9; i++) {
+                bool kernel = g->f9[i][0] == GF_KERNEL;
+                const grub_path *path = kernel ? &g->kernel : &g->initrd[g->f9[i][1]];
+                if ((kernel && in->kernel) || (!kernel && in->initrd_given))
+                        continue;
+                if (!baseline_file(p, base, path)) {
+                        unpredictable(p, 9, "grub.cfg opens a file the baseline boot did not (another kernel or "
+                                            "initrd path): give it with --kernel or --initrd");
+                        return;
+                }
+        }
+        pcr_reset(p, 9);
+        for (uint32_t i = 0; i < g->n9; i++) {
+                bool kernel = g->f9[i][0] == GF_KERNEL;
+                const grub_path *path = kernel ? &g->kernel : &g->initrd[g->f9[i][1]];
+                if (kernel && in->kernel)
+                        hash_buf(p, in->kernel, in->kernel_size, d);
+                else if (!kernel && in->initrd_given)
+                        hash_chunks(p, &in->initrd[g->f9[i][1]], 1, d);
+                else {
+                        pcr_extend(p, 9, baseline_file(p, base, path));
+                        continue;
+                }
+                pcr_extend_set(p, 9, d);
+        }
+}
+
+/* PCR 4: the firmware's events, mshim, GRUB (which enters the kernel by
+ * the EFI handover: no image event for it). */
+static void rebuild4_grub(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        const mb_predict_seq *s = &p->seq4;
+
+        if (!pcr4_reset_if_known(p, 1, "PCR 4 holds other events after mshim's than GRUB's image"))
+                return;
+        for (uint32_t i = 0; i < s->n; i++) {
+                const mb_predict_item *it = &s->items[i];
+                if (it->kind == K_MSHIM_IMAGE && in->loader)
+                        pcr_extend_set(p, 4, f->loader);
+                else if (it->kind == K_IMAGE && in->next_stage)
+                        pcr_extend_set(p, 4, f->next_stage);
+                else
+                        pcr_extend(p, 4, it->digest);
+        }
+}
+
+/* Every touched PCR unpredictable, with one reason. */
+static void all_touched(mb_predict *p, const char *why) {
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if (p->touched & (1u << i))
+                        unpredictable(p, i, why);
+}
+
+static void rebuild_grub(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        grub_plan base, next;
+        const char *why = NULL;
+
+        mb_memset(&base, 0, sizeof(base));
+        mb_memset(&next, 0, sizeof(next));
+        if (in->options || in->entry || in->loader_conf || in->bad_entries_given)
+                why = "GRUB is the next stage (the baseline chainloaded it): the command line and the files are "
+                      "grub.cfg's; only the loader, the next stage, grub.cfg, the kernel and the initrds are predicted";
+        else if (p->n_events[14])
+                why = "the baseline boot ran shim (PCR 14 events): shim is not supported yet";
+        else if (p->images_before_mshim == 0)
+                why = "no PCR 4 application event for mshim in the baseline boot";
+        if (why)
+                all_touched(p, why);
+        why = plan_baseline(p, &base);
+        if (!why && in->grub_cfg)
+                why = plan_cfg(p, &next, in->grub_cfg, in->grub_cfg_size);
+        if (!in->grub_cfg)
+                next = base;
+        for (uint32_t i = 8; why && i <= 9; i++)
+                if (p->touched & (1u << i))
+                        unpredictable(p, i, why);
+        if ((p->touched & (1u << 4)) && !(p->unpredictable & (1u << 4)))
+                rebuild4_grub(p, in, f);
+        if ((p->touched & (1u << 8)) && !(p->unpredictable & (1u << 8))) {
+                pcr_reset(p, 8);
+                for (uint32_t i = 0; i < next.n8; i++)
+                        pcr_extend_set(p, 8, next.d8[i]);
+        }
+        if ((p->touched & (1u << 9)) && !(p->unpredictable & (1u << 9)))
+                rebuild9_grub(p, in, &base, &next);
+}
+
+/* A new GRUB, a new grub.cfg: PCR 4 (its image), 8 and 9; a baseline that
+ * did not chainload GRUB cannot be rebuilt with them. */
+static void find_touched_grub(mb_predict *p, const mb_predict_input *in) {
+        if (in->next_stage)
+                p->touched |= (1u << 4) | (1u << 8) | (1u << 9);
+        if (in->grub_cfg)
+                p->touched |= (1u << 8) | (1u << 9);
+        if (in->next_stage && p->authorities) {
+                p->touched |= 1u << 7;
+                unpredictable(p, 7, "Secure Boot verified images in the baseline boot: the db entry that "
+                                    "verifies a new next stage is not predicted yet");
+        }
+        if (grub_inputs(in) && !grub_baseline(p))
+                all_touched(p, "the baseline boot did not chainload GRUB (mshim's chainload event in PCR 12 and "
+                               "GRUB's PCR 8 events): a next stage or grub.cfg is not predicted for it");
+}
+
+/* GRUB's Authenticode digest, and a check that it is GRUB with the tpm
+ * module built in: its two event prefixes are in the image. */
+static bool contains(const void *hay, size_t size, const char *needle) {
+        size_t n = 0;
+
+        while (needle[n])
+                n++;
+        for (size_t i = 0; size >= n && i <= size - n; i++)
+                if (mb_memcmp((const uint8_t *) hay + i, needle, n) == 0)
+                        return true;
+        return false;
+}
+
+static mb_err compute_fresh_grub(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        mb_err r;
+
+        if (!in->next_stage)
+                return MB_OK;
+        r = image_digests(p, in->next_stage, in->next_stage_size, f->next_stage);
+        if (r != MB_OK) {
+                p->err_what = MB_PREDICT_NEXT_STAGE;
+                return r;
+        }
+        if (!contains(in->next_stage, in->next_stage_size, "grub_cmd: ") ||
+            !contains(in->next_stage, in->next_stage_size, "kernel_cmdline: ")) {
+                p->touched |= (1u << 8) | (1u << 9);
+                unpredictable(p, 8, "the next stage is not a GRUB 2.06 with its tpm module built in "
+                                    "(no \"grub_cmd: \" in the image): what it measures is not predicted");
+                unpredictable(p, 9, "the next stage is not a GRUB 2.06 with its tpm module built in");
+        }
+        return MB_OK;
+}
+
 /* ---- what changes touch, and what makes a touched PCR unpredictable -------- */
 
 static void find_touched(mb_predict *p, const mb_predict_input *in) {
@@ -392,6 +779,7 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
                         if (NEXT_STAGE_PCRS & (1u << i))
                                 unpredictable(p, i, in->next_stage_unsupported);
         }
+        find_touched_grub(p, in);
 }
 
 /* The baseline boot must be firmware -> mshim -> a Linux entry for its
@@ -402,7 +790,7 @@ static const char *baseline_path_problem(const mb_predict *p) {
         if (p->mshim_left)
                 return "mshim did not start a Linux entry in the baseline boot (its exit or chainload marker is logged)";
         if (p->n_events[8])
-                return "the baseline boot ran GRUB (PCR 8 events): GRUB as next stage is not supported yet";
+                return "the baseline boot ran GRUB (PCR 8 events) but not as mshim's chainloaded next stage: not supported";
         if (p->n_events[14] && (p->shim.unknown14 || p->shim.n_moklist != 1))
                 return "PCR 14 holds events shim 16 does not make (or not exactly one MokList event)";
         if (p->images_before_mshim == 0)
@@ -415,12 +803,8 @@ static const char *baseline_path_problem(const mb_predict *p) {
 static void rebuild4(mb_predict *p, const mb_predict_input *in, fresh *f) {
         const mb_predict_seq *s = &p->seq4;
 
-        for (uint32_t i = 0; i < s->n; i++)
-                if (s->items[i].kind == K_OTHER) {
-                        unpredictable(p, 4, "PCR 4 holds an event after mshim's that is not an image mshim loaded");
-                        return;
-                }
-        pcr_reset(p, 4);
+        if (!pcr4_reset_if_known(p, 0, "PCR 4 holds an event after mshim's that is not an image mshim loaded"))
+                return;
         for (uint32_t i = 0; i < s->n; i++) {
                 const mb_predict_item *it = &s->items[i];
                 if (it->kind == K_MSHIM_IMAGE && in->loader)
@@ -918,7 +1302,8 @@ static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f)
                 p->err_what = MB_PREDICT_LOADER;
                 return r;
         }
-        if (in->kernel) {
+        /* GRUB hashes the kernel file as it is (PCR 9); a PE only for mshim. */
+        if (in->kernel && !grub_baseline(p)) {
                 r = image_digests(p, in->kernel, in->kernel_size, f->kernel);
                 if (r != MB_OK) {
                         p->err_what = MB_PREDICT_KERNEL;
@@ -964,6 +1349,10 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
         const char *why = baseline_path_problem(p);
         mb_err r = MB_OK;
 
+        if (grub_baseline(p)) {
+                rebuild_grub(p, in, f);
+                return MB_OK;
+        }
         for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
                 const mb_predict_seq *s = i == 4 ? &p->seq4 : i == 5 ? &p->seq5 : i == 9 ? &p->seq9 :
                                           i == 12 ? &p->seq12 : NULL;
@@ -1001,6 +1390,8 @@ mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret) {
         r = compute_fresh(ret, in, &f);
         if (r == MB_OK)
                 r = shim_fresh(ret, in, &f);
+        if (r == MB_OK)
+                r = compute_fresh_grub(ret, in, &f);
         if (r != MB_OK)
                 return r;
         find_touched(ret, in);

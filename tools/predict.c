@@ -28,6 +28,7 @@
 
 typedef struct predict_opts {
         const char *log, *log_given, *pcrs_file, *esp, *entry_id, *kernel, *options, *entry, *loader_conf, *loader;
+        const char *next_stage, *grub_cfg;
         const char *initrd[MAX_INITRD];
         size_t n_initrd;
         const char *shim, *mok;
@@ -52,6 +53,7 @@ typedef struct predict_run {
         cli_file log;
         pfile conf, entry, loader, kernel, initrd[MAX_INITRD];
         pfile shim, mok;
+        pfile next_stage, grub_cfg;
         pfile *listing;         /* ESP entries */
         size_t n_listing, n_initrd;
         mb_predict_file conf_pf, entry_pf, bad_pf[MAX_ENTRIES];
@@ -395,8 +397,28 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
         return 0;
 }
 
+/* GRUB as next stage: its image and its grub.cfg, as given. */
+static int load_grub(predict_run *r) {
+        if (r->o->next_stage) {
+                if (pfile_load(&r->next_stage, r->o->next_stage) < 0)
+                        return -1;
+                r->in.next_stage = r->next_stage.f.data;
+                r->in.next_stage_size = r->next_stage.f.size;
+        }
+        if (r->o->grub_cfg) {
+                if (pfile_load(&r->grub_cfg, r->o->grub_cfg) < 0)
+                        return -1;
+                r->in.grub_cfg = (const char *) r->grub_cfg.f.data;
+                r->in.grub_cfg_size = r->grub_cfg.f.size;
+        }
+        return 0;
+}
+
 static int load_inputs(predict_run *r) {
         const mb_bls_entry *e = NULL;
+
+        if (load_grub(r) < 0)
+                return -1;
 
         if (load_conf(r) < 0 || load_entry(r, &e) < 0)
                 return -1;
@@ -590,6 +612,9 @@ static int report_engine_error(const predict_run *r, mb_err err) {
         case MB_PREDICT_KERNEL:
                 cli_error("%s: not a PE image (an EFI-stub kernel): %s", r->kernel.path, mb_strerror(err));
                 break;
+        case MB_PREDICT_NEXT_STAGE:
+                cli_error("%s: not a PE image (a GRUB EFI image): %s", r->next_stage.path, mb_strerror(err));
+                break;
         case MB_PREDICT_OPTIONS:
                 cli_error("the options are not valid UTF-8 (%s)", mb_strerror(err));
                 break;
@@ -656,6 +681,8 @@ static void run_free(predict_run *r) {
         pfile_free(&r->kernel);
         pfile_free(&r->shim);
         pfile_free(&r->mok);
+        pfile_free(&r->next_stage);
+        pfile_free(&r->grub_cfg);
         for (size_t i = 0; i < MAX_INITRD; i++)
                 pfile_free(&r->initrd[i]);
         for (size_t i = 0; r->listing && i < r->n_listing; i++)
@@ -715,6 +742,7 @@ int cmd_predict(int argc, char **argv) {
                 { "select", required_argument, NULL, 's' },
                 { "json", no_argument, NULL, 'j' },
                 { "next-stage", required_argument, NULL, 'N' },
+                { "grub-cfg", required_argument, NULL, 'G' },
                 { "shim", required_argument, NULL, 'S' },
                 { "db-append", required_argument, NULL, 'D' },
                 { "dbx-append", required_argument, NULL, 'X' },
@@ -753,7 +781,8 @@ int cmd_predict(int argc, char **argv) {
                                 return cli_usage_error("predict", "--select %s: want PCR numbers 0-23 and ranges, "
                                                        "e.g. 0-7,9,12", optarg);
                         break;
-                case 'N': return not_supported("--next-stage");
+                case 'N': once = cli_opt_once(&o.next_stage, "--next-stage", optarg); break;
+                case 'G': once = cli_opt_once(&o.grub_cfg, "--grub-cfg", optarg); break;
                 case 'S': once = cli_opt_once(&o.shim, "--shim", optarg); break;
                 case 'D': return not_supported("--db-append");
                 case 'X': return not_supported("--dbx-append");
@@ -768,6 +797,9 @@ int cmd_predict(int argc, char **argv) {
                 return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
         if (o.pcrs_file && o.tpm)
                 return cli_usage_error("predict", "--pcrs and --tpm cannot be used together");
+        if ((o.next_stage || o.grub_cfg) && (o.esp || o.entry || o.loader_conf || o.options))
+                return cli_usage_error("predict", "--next-stage and --grub-cfg predict GRUB's boot: its command line "
+                                       "and files are grub.cfg's, not --esp, --entry, --loader-conf or --options");
         if (o.entry_id && !o.esp)
                 return cli_usage_error("predict", "--entry-id needs --esp");
         if (o.mok && !o.shim)

@@ -5,14 +5,16 @@
  * allocation; the caller passes the bytes and a scratch buffer.
  *
  * Covered: firmware [-> Debian's shim 16] -> mshim -> a Linux kernel (a
- * `linux` entry), the events docs/MEASUREMENTS.md and docs/MOK.md list. Every PCR the changes do not touch
+ * `linux` entry), and firmware -> mshim -> GRUB 2.06 -> Linux on mshim's
+ * chainload path for a simple grub.cfg (src/predict_grub.c), the events
+ * docs/MEASUREMENTS.md and docs/MOK.md list. Every PCR the changes do not touch
  * keeps the baseline's replayed value. A touched PCR is rebuilt from the
  * baseline's events, with the firmware's own events kept in their places
  * and mshim's, the firmware's image events for mshim and the kernel, and
  * the Linux stub's replaced by recomputed ones. A touched PCR whose
  * baseline holds an event these rules cannot attribute, or whose change
  * the rules do not cover (Secure Boot authority events for a new image,
- * GRUB, a new shim, an EFI program as next stage), is reported unpredictable
+ * GRUB beyond the subset, a new shim, an EFI program as next stage), is reported unpredictable
  * with a reason: never guessed.
  */
 #ifndef MB_PREDICT_H
@@ -70,6 +72,13 @@ typedef struct mb_predict_input {
         bool mok_list_given;
         const uint8_t *mok_list;
         size_t mok_list_size;
+        /* GRUB as next stage (the baseline chainloaded it; docs/predict.md):
+         * a new grubx64.efi and a new grub.cfg (then the kernel and initrds
+         * above are the files its linux and initrd lines name). */
+        const void *next_stage;
+        size_t next_stage_size;
+        const char *grub_cfg;
+        size_t grub_cfg_size;
         uint8_t *scratch;                       /* mb_predict_scratch_size bytes */
         size_t scratch_size;
 } mb_predict_input;
@@ -84,6 +93,7 @@ typedef enum mb_predict_what {
         MB_PREDICT_SCRATCH,
         MB_PREDICT_SHIM,        /* not a PE image */
         MB_PREDICT_MOK,         /* not an EFI_SIGNATURE_LIST array */
+        MB_PREDICT_NEXT_STAGE,
 } mb_predict_what;
 
 /* Baseline events of one PCR the rules rebuild, as attributed. */
@@ -91,6 +101,9 @@ typedef enum mb_predict_what {
 typedef struct mb_predict_item {
         uint8_t kind;
         const uint8_t *digest[MB_TCGLOG_MAX_ALGS];     /* per bank index; NULL: not in this record */
+        uint32_t type;                                  /* the event's type and data (in the log) */
+        const uint8_t *data;
+        uint32_t data_size;
 } mb_predict_item;
 
 typedef struct mb_predict_seq {
@@ -125,6 +138,8 @@ typedef struct mb_predict {
         mb_predict_what err_what;       /* on failure: the input to blame */
         /* Working state: the baseline's events of PCRs 4, 5, 9, 12. */
         mb_predict_seq seq4, seq5, seq9, seq12;
+        mb_predict_seq seq8;            /* GRUB's commands */
+        bool chainloaded;               /* mshim's chainload marker in PCR 12 */
         uint32_t n_events[MB_PCR_COUNT];
         uint32_t authorities;           /* EV_EFI_VARIABLE_AUTHORITY records in PCR 7 */
         bool mshim_seen, mshim_left;    /* mshim's PCR 5 events; its exit or chainload marker */
@@ -143,7 +158,8 @@ mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size);
  * (MB_PREDICT_LOADER/KERNEL, mb_pe_parse's error), the options are not
  * UTF-8 (MB_PREDICT_OPTIONS), scratch too small (MB_PREDICT_SCRATCH), the
  * shim is not a PE image (MB_PREDICT_SHIM), the MokList is not an
- * EFI_SIGNATURE_LIST array (MB_PREDICT_MOK).
+ * EFI_SIGNATURE_LIST array (MB_PREDICT_MOK), the next stage is not a PE
+ * image (MB_PREDICT_NEXT_STAGE).
  */
 mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret);
 

@@ -11,6 +11,12 @@ tree, its replayed PCRs, and the PCR values a change must give.
       (tpm2_pcrextend arguments, one event a line)
   predict_fixture.py expect DIR [--options S] [--initrd FILE]
       the JSON "pcrs" object the prediction must print
+  predict_fixture.py make-grub DIR KERNEL
+      the chainload path firmware -> mshim -> GRUB 2.06 (no entries) whose
+      DIR/grub.cfg boots KERNEL with GRUB_INITRD: its commands in PCR 8 and
+      the files they open in PCR 9 as docs/MEASUREMENTS.md gives them
+  predict_fixture.py expect-grub DIR [--options S] [--initrd FILE]
+      the "pcrs" of that boot with another linux line or initrd
 """
 import json
 import os
@@ -70,6 +76,47 @@ def events(esp, grub, authority, options="quiet splash"):
     return ev
 
 
+GRUB_INITRD = b"an initrd GRUB loads\n" * 7
+GRUB_OPTIONS = "console=ttyS0 quiet"
+
+
+def grub_cfg(options):
+    return ("set timeout=0\nsearch --no-floppy --file --set=root /vmlinuz\necho 'mshim: GRUB'\n"
+            "linuxefi /vmlinuz %s\ninitrdefi /initrd.img\nboot\n" % options).encode()
+
+
+def grub_events(esp, options, initrd):
+    """OVMF, mshim's chainload path, GRUB 2.06 running grub_cfg(options)."""
+    kernel = open(os.path.join(esp, "vmlinuz"), "rb").read()
+    auth = {b: oracle.H(b, b"stands for mshim's Authenticode") for b, _, _ in BANKS}
+    grub_auth = {b: oracle.H(b, b"stands for GRUB's Authenticode") for b, _, _ in BANKS}
+    ev = [(0, 0x8, b"\0\0", None), (4, oracle.EV_EFI_ACTION, b"Calling EFI Application from Boot Option", None)]
+    ev += [(p, oracle.EV_SEPARATOR, bytes(4), None) for p in range(8)]
+    ev.append((4, oracle.EV_EFI_BOOT_SERVICES_APPLICATION, b"mshim's device path", auth))
+    data, digest_input = oracle.mshim_file_event(oracle.TAG_MSHIM_LOADER_CONF, oracle.LOADER_CONF_PATH, CONF)
+    ev.append((5, oracle.EV_EVENT_TAG, data, digest_input))
+    ev.append((4, oracle.EV_EFI_BOOT_SERVICES_APPLICATION, b"GRUB's device path", grub_auth))
+    ev.append((12, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_MSHIM_CHAINLOAD, b"\0\0"), None))
+
+    def cmd(prefix, text):
+        ev.append((8, oracle.EV_IPL, (prefix + text).encode() + b"\0", text.encode()))
+
+    def opened(path, content):
+        ev.append((9, oracle.EV_IPL, path.encode() + b"\0", content))
+    cmd("grub_cmd: ", "set timeout=0")
+    cmd("grub_cmd: ", "search --no-floppy --file --set=root /vmlinuz")
+    opened("(hd0)/vmlinuz", kernel)
+    cmd("grub_cmd: ", "echo mshim: GRUB")
+    cmd("grub_cmd: ", "linuxefi /vmlinuz " + options)
+    opened("/vmlinuz", kernel)
+    cmd("kernel_cmdline: ", "/vmlinuz " + options)
+    cmd("grub_cmd: ", "initrdefi /initrd.img")
+    opened("/initrd.img", initrd)
+    cmd("grub_cmd: ", "boot")
+    ev.append((5, oracle.EV_EFI_ACTION, b"Exit Boot Services Invocation", None))
+    return ev
+
+
 def digests_of(e):
     pcr, etype, data, x = e
     if isinstance(x, dict):
@@ -87,12 +134,18 @@ def replay(evs):
 
 def cmd_make(a):
     esp = os.path.join(a.dir, "esp")
+    grub = a.cmd == "make-grub"
     os.makedirs(os.path.join(esp, "loader", "entries"), exist_ok=True)
     open(os.path.join(esp, "loader", "loader.conf"), "wb").write(CONF)
-    open(os.path.join(esp, "loader", "entries", "a.conf"), "wb").write(ENTRY)
     open(os.path.join(esp, "vmlinuz"), "wb").write(open(a.kernel, "rb").read())
-    open(os.path.join(esp, "initrd.img"), "wb").write(INITRD)
-    evs = events(esp, a.grub, a.authority)
+    if grub:
+        open(os.path.join(esp, "initrd.img"), "wb").write(GRUB_INITRD)
+        open(os.path.join(a.dir, "grub.cfg"), "wb").write(grub_cfg(GRUB_OPTIONS))
+        evs = grub_events(esp, GRUB_OPTIONS, GRUB_INITRD)
+    else:
+        open(os.path.join(esp, "loader", "entries", "a.conf"), "wb").write(ENTRY)
+        open(os.path.join(esp, "initrd.img"), "wb").write(INITRD)
+        evs = events(esp, a.grub, a.authority)
     log = spec_header() + b"".join(record(p, t, d, None, digests_of((p, t, d, x))) for p, t, d, x in evs)
     open(os.path.join(a.dir, "log.bin"), "wb").write(log)
     with open(os.path.join(a.dir, "extends.txt"), "w") as f:
@@ -110,7 +163,11 @@ def cmd_expect(a):
     esp = os.path.join(a.dir, "esp")
     if a.initrd:
         INITRD = open(a.initrd, "rb").read()
-    evs = events(esp, False, False, a.options or "quiet splash")
+    if a.cmd == "expect-grub":
+        initrd = open(a.initrd, "rb").read() if a.initrd else GRUB_INITRD
+        evs = grub_events(esp, a.options or GRUB_OPTIONS, initrd)
+    else:
+        evs = events(esp, False, False, a.options or "quiet splash")
     print(json.dumps({b: {str(n): v.hex() for n, v in vals.items()} for b, vals in replay(evs).items()}, sort_keys=True))
     return 0
 
@@ -122,8 +179,11 @@ def main():
     s = sp.add_parser("make"); s.add_argument("dir"); s.add_argument("kernel")
     s.add_argument("--grub", action="store_true"); s.add_argument("--authority", action="store_true")
     s.set_defaults(f=cmd_make)
-    s = sp.add_parser("expect"); s.add_argument("dir"); s.add_argument("--options"); s.add_argument("--initrd")
-    s.set_defaults(f=cmd_expect)
+    s = sp.add_parser("make-grub"); s.add_argument("dir"); s.add_argument("kernel")
+    s.set_defaults(f=cmd_make)
+    for name in ("expect", "expect-grub"):
+        s = sp.add_parser(name); s.add_argument("dir"); s.add_argument("--options"); s.add_argument("--initrd")
+        s.set_defaults(f=cmd_expect)
     a = p.parse_args()
     return a.f(a)
 

@@ -76,6 +76,21 @@ expect_rc "GRUB in the baseline: new options unpredictable" 1 "" "$MSHIM" predic
         grep -q GRUB "$T/out" && pass "GRUB: PCRs 9 and 12 unpredictable, the reason names GRUB" ||
         fail "GRUB: PCRs 9 and 12 unpredictable ($(cat "$T/out"))"
 valid "GRUB"
+# ---- GRUB as next stage: the fixture's chainload boot -------------------------
+R=$T/grubboot
+python3 "$FIX" make-grub "$R" "$KERNEL" || fail "fixture (make-grub)"
+rb=(--log "$R/log.bin" --pcrs "$R/pcrs.txt")
+expect_rc "GRUB: the same grub.cfg predicts the baseline" 0 "" "$MSHIM" predict "${rb[@]}" --grub-cfg "$R/grub.cfg" --json
+same_pcrs "GRUB: unchanged PCRs" "$(python3 "$FIX" expect-grub "$R")"
+[ "$(json_field changed)" = "[]" ] && pass "GRUB: nothing changed" || fail "GRUB: nothing changed ($(json_field changed))"
+sed 's/^linuxefi .*/linuxefi \/vmlinuz console=ttyS0 mshim.grub=2/' "$R/grub.cfg" > "$T/grub2.cfg"
+printf 'another initrd\n' > "$T/initrd3"
+expect_rc "GRUB: new linux line and initrd" 0 "" "$MSHIM" predict "${rb[@]}" --grub-cfg "$T/grub2.cfg" --initrd "$T/initrd3" --json
+same_pcrs "GRUB: PCRs 8 and 9 as the fixture computes them" \
+        "$(python3 "$FIX" expect-grub "$R" --options "console=ttyS0 mshim.grub=2" --initrd "$T/initrd3")"
+[ "$(json_field changed)" = "[8, 9]" ] && pass "GRUB: changed 8 and 9" || fail "GRUB: changed 8 and 9 ($(json_field changed))"
+valid "GRUB prediction"
+expect_rc "GRUB: --options with a GRUB baseline is unpredictable" 1 "grub.cfg's" "$MSHIM" predict "${rb[@]}" --options x
 S=$T/sb
 python3 "$FIX" make "$S" "$KERNEL" --authority || fail "fixture (authority)"
 expect_rc "Secure Boot authority and a new kernel: PCR 7 unpredictable" 1 "Secure Boot" \
@@ -116,7 +131,22 @@ expect_rc "an ESP without the entry's kernel" 2 "esp/vmlinuz" "$MSHIM" predict "
 cp "$KERNEL" "$F/esp/vmlinuz"
 expect_rc "options that are not UTF-8" 2 "not valid UTF-8" "$MSHIM" predict "${base[@]}" --options $'\xff'
 expect_rc "--select out of range" 2 "--select 24" "$MSHIM" predict "${base[@]}" --select 24
-for o in --next-stage --db-append --dbx-append; do
+printf 'linux /vmlinuz quiet\nboot\n' > "$T/grub.cfg"
+expect_rc "a next stage that is not a PE" 2 "pcrs.txt: not a PE image (a GRUB EFI image)" \
+        "$MSHIM" predict "${base[@]}" --next-stage "$F/pcrs.txt"
+expect_rc "an unreadable next stage" 2 "cannot open $T/none" "$MSHIM" predict "${base[@]}" --next-stage "$T/none"
+expect_rc "an unreadable grub.cfg" 2 "cannot open $T/none" "$MSHIM" predict "${base[@]}" --grub-cfg "$T/none"
+expect_rc "--grub-cfg twice" 2 "--grub-cfg" "$MSHIM" predict "${base[@]}" --grub-cfg "$T/grub.cfg" --grub-cfg "$T/grub.cfg"
+for o in "--esp $F/esp" "--options x" "--loader-conf $T/grub.cfg" "--entry $T/grub.cfg"; do
+        # shellcheck disable=SC2086
+        expect_rc "--grub-cfg with ${o%% *}" 2 "predict GRUB's boot" "$MSHIM" predict "${base[@]}" --grub-cfg "$T/grub.cfg" $o
+done
+expect_rc "--grub-cfg for a boot that did not chainload GRUB: PCRs 8 and 9 unpredictable" 1 "did not chainload GRUB" \
+        "$MSHIM" predict "${base[@]}" --grub-cfg "$T/grub.cfg" --json
+[ "$(python3 -c 'import json,sys; print(sorted(json.load(open(sys.argv[1]))["unpredictable"]))' "$T/out")" = "['8', '9']" ] &&
+        pass "... exactly PCRs 8 and 9" || fail "... exactly PCRs 8 and 9 ($(cat "$T/out"))"
+valid "GRUB cfg, not chainloaded"
+for o in --db-append --dbx-append; do
         expect_rc "$o: not supported yet" 2 "$o is not supported yet" "$MSHIM" predict "${base[@]}" "$o" x
 done
 # Behind shim: bad input is named; a boot without shim is unpredictable.

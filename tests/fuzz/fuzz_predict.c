@@ -3,7 +3,9 @@
  * libFuzzer target: the prediction engine (src/predict.c) on an untrusted
  * baseline log, with every kind of change it can apply without a PE image
  * (loader.conf, an unusable entry, the entry, the initrd in two parts, the
- * options), then with none. The engine must never read outside the log or
+ * options), then GRUB's (the same bytes as grub.cfg, a kernel and the
+ * initrd: GRUB's commands read back from the log and the grub.cfg lexer
+ * both see untrusted text), then with none. The engine must never read outside the log or
  * its inputs, and whatever it predicts must be consistent: a PCR is never
  * both changed and unpredictable, every unpredictable one has a reason.
  */
@@ -39,13 +41,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 .options = "quiet", .options_len = 5, .scratch = scratch, .scratch_size = sizeof(scratch),
         };
         mb_predict_input none = { 0 };
+        mb_predict_input grub = { .kernel = INITRD, .kernel_size = 3, .initrd_given = true, .initrd = initrd,
+                                  .n_initrd = 1 };
 
         if (!buf)
                 return 0;
         memcpy(buf, data, size);
         in.log = none.log = buf;
         in.log_size = none.log_size = size;
+        grub.log = grub.grub_cfg = (const char *) buf;
+        grub.log_size = grub.grub_cfg_size = size;
         if (mb_predict_run(&in, &p) == MB_OK)
+                check(&p);
+        if (mb_predict_run(&grub, &p) == MB_OK)
                 check(&p);
         if (mb_predict_run(&none, &p) == MB_OK) {
                 check(&p);

@@ -315,12 +315,77 @@ it_boot_all() {
         return $rc
 }
 
+# it_pcrs_file DIR: DIR's PCRs as the guest read them, in the
+# "sha256:0=<hex>" form `mshim predict --pcrs` takes.
+it_pcrs_file() {
+        python3 - "$1/result/result.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for b in r["banks"]:
+    for n, v in r["pcrs"][b].items():
+        print("%s:%s=%s" % (b, n, v))
+PY
+}
+
+# it_predict_check NAME A B PREDICT_JSON: B's booted PCRs 0-15 except 10,
+# every bank, equal `mshim predict --json`'s prediction made from A; the
+# PCRs it calls changed are exactly those that differ between A and B;
+# nothing unpredictable. The events behind each disagreement are shown.
+it_predict_check() {
+        python3 - "$IT_REPO/tests/integration" "$@" <<'PY'
+import json, re, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+name, a, d, pj = sys.argv[2:6]
+pred = json.load(open(pj))
+ra, rb = oracle.load_result(a + "/result"), oracle.load_result(d + "/result")
+bad = []
+if pred.get("schema") != "mshim-predict/1":
+    bad.append("schema %r" % pred.get("schema"))
+if pred.get("unpredictable"):
+    bad.append("unpredictable: %s" % pred["unpredictable"])
+diff = set()
+for b in rb["banks"]:
+    for n in oracle.CHECKED_PCRS:
+        tpm = oracle.tpm_pcr(rb, b, n)
+        want = pred["pcrs"].get(b, {}).get(str(n))
+        want = bytes.fromhex(want) if want else bytes(len(tpm))
+        if want != tpm:
+            bad.append("%s PCR %d: predicted %s, booted %s" % (b, n, want.hex(), tpm.hex()))
+        if tpm != oracle.tpm_pcr(ra, b, n):
+            diff.add(n)
+if sorted(diff) != sorted(pred.get("changed", [])):
+    bad.append("changed %s, but A and B differ in %s" % (pred.get("changed"), sorted(diff)))
+if not diff:
+    bad.append("B's PCRs equal A's: the case changed nothing")
+# Show the events behind each disagreement.
+for n in sorted({int(m.group(1)) for m in (re.match(r"\S+ PCR (\d+):", x) for x in bad) if m}):
+    for label, r in (("A", a), ("B", d)):
+        for e in oracle.load_log(r + "/result/eventlog.bin"):
+            if e.pcr == n and e.type != oracle.EV_NO_ACTION:
+                bad.append("  %s PCR %d event %d type 0x%x sha256 %s data %r" % (
+                    label, n, e.index, e.type, (e.digests.get("sha256") or b"").hex(), e.data[:48]))
+oracle.report(not bad, "%s: PCRs 0-15 except 10 equal the prediction in every bank (changed %s)"
+              % (name, sorted(diff)), "\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
 # it_pcr DIR BANK N: one PCR value reported by the guest.
 it_pcr() { it_oracle get "$1/result" "$2" "$3"; }
 
 # it_oracle_cmdline RESULT_DIR: the kernel command line the guest reported.
 it_oracle_cmdline() {
         python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cmdline"])' "$1/result.json"
+}
+
+# it_mkgrub CFG OUT: a standalone GRUB (grub-mkstandalone, Debian's
+# grub-efi-amd64-bin) with CFG as its memdisk grub.cfg and the modules the
+# tests' grub.cfg files use built in (tpm among them: GRUB measures).
+it_mkgrub() {
+        grub-mkstandalone -O x86_64-efi -o "$2" \
+                --modules="part_gpt part_msdos fat linuxefi normal tpm echo search search_fs_file" \
+                "boot/grub/grub.cfg=$1"
 }
 
 # it_grub_events EVENTLOG NAME CMDLINE PATH=FILE...: GRUB 2.06's own events
@@ -825,61 +890,3 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# it_check_predict NAME A B: B's boot (B/result) against the prediction
-# B/predict.json (`mshim predict --json` from A's log and B's files): every
-# active bank's PCRs 0-15 except 10 equal the predicted values (a PCR not
-# listed: predicted at reset), nothing unpredictable, and the PCRs the
-# prediction calls changed are exactly those that differ between A's and
-# B's TPMs (at least one). A disagreement prints both boots' events of
-# that PCR.
-it_check_predict() {
-        python3 - "$IT_REPO/tests/integration" "$1" "$2" "$3" <<'PY'
-import json, re, sys
-sys.path.insert(0, sys.argv[1])
-import oracle
-name, a, d = sys.argv[2:5]
-pred = json.load(open(d + "/predict.json"))
-ra, rb = oracle.load_result(a + "/result"), oracle.load_result(d + "/result")
-bad = []
-if pred.get("schema") != "mshim-predict/1":
-    bad.append("schema %r" % pred.get("schema"))
-if pred.get("unpredictable"):
-    bad.append("unpredictable: %s" % pred["unpredictable"])
-diff = set()
-for b in rb["banks"]:
-    for n in oracle.CHECKED_PCRS:
-        tpm = oracle.tpm_pcr(rb, b, n)
-        want = pred["pcrs"].get(b, {}).get(str(n))
-        want = bytes.fromhex(want) if want else bytes(len(tpm))
-        if want != tpm:
-            bad.append("%s PCR %d: predicted %s, booted %s" % (b, n, want.hex(), tpm.hex()))
-        if tpm != oracle.tpm_pcr(ra, b, n):
-            diff.add(n)
-if sorted(diff) != sorted(pred.get("changed", [])):
-    bad.append("changed %s, but A and B differ in %s" % (pred.get("changed"), sorted(diff)))
-if not diff:
-    bad.append("B's PCRs equal A's: the case changed nothing")
-# Show the events behind each disagreement.
-for n in sorted({int(m.group(1)) for m in (re.match(r"\S+ PCR (\d+):", x) for x in bad) if m}):
-    for label, r in (("A", a), ("B", d)):
-        for e in oracle.load_log(r + "/result/eventlog.bin"):
-            if e.pcr == n and e.type != oracle.EV_NO_ACTION:
-                bad.append("  %s PCR %d event %d type 0x%x sha256 %s data %r" % (
-                    label, n, e.index, e.type, (e.digests.get("sha256") or b"").hex(), e.data[:48]))
-oracle.report(not bad, "%s: PCRs 0-15 except 10 equal the prediction in every bank (changed %s)"
-              % (name, sorted(diff)), "\n".join(bad))
-sys.exit(1 if bad else 0)
-PY
-}
-
-# it_pcrs_txt DIR: the PCRs DIR's guest read (DIR/result), as
-# "sha256:0=<hex>" lines (what `mshim predict --pcrs` takes).
-it_pcrs_txt() {
-        python3 - "$1/result/result.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for b in r["banks"]:
-    for n, v in r["pcrs"][b].items():
-        print("%s:%s=%s" % (b, n, v))
-PY
-}

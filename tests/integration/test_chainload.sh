@@ -44,9 +44,7 @@ linuxefi /vmlinuz $GRUB_OPTIONS
 initrdefi /initrd.img
 boot
 CFG
-if ! grub-mkstandalone -O x86_64-efi -o "$g/esp/EFI/BOOT/grubx64.efi" \
-                --modules="part_gpt part_msdos fat linuxefi normal tpm echo search search_fs_file" \
-                "boot/grub/grub.cfg=$g/grub.cfg" 2> "$g/mkstandalone.err"; then
+if ! it_mkgrub "$g/grub.cfg" "$g/esp/EFI/BOOT/grubx64.efi" 2> "$g/mkstandalone.err"; then
         it_fail "$T: grub-mkstandalone"; cat "$g/mkstandalone.err" >&2; exit 1
 fi
 

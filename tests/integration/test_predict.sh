@@ -29,8 +29,7 @@ fi
 a=$(it_newboot a) || { it_fail "$T: set-up"; exit 1; }
 if it_boot "$a"; then it_pass "$T: boot A"; else it_fail "$T: boot A"; exit 1; fi
 
-# A's PCRs as the guest read them, in the form --pcrs takes.
-it_pcrs_txt "$a" > "$a/pcrs.txt"
+it_pcrs_file "$a" > "$a/pcrs.txt"
 
 cases="initrd options entry default loader kernel"
 for c in $cases; do
@@ -73,6 +72,6 @@ for d in "${bs[@]}"; do
                 it_fail "$T: boot $c"; continue
         fi
         it_pass "$T: boot $c"
-        it_check_predict "$T: $c" "$a" "$d" || IT_FAILED=1
+        it_predict_check "$T: $c" "$a" "$d" "$d/predict.json" || IT_FAILED=1
 done
 exit "$IT_FAILED"

@@ -55,14 +55,14 @@ if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b"; then
 else
         it_fail "$T: boot A and B (shim -> mshim -> kernel)"; exit 1
 fi
-it_pcrs_txt "$a" > "$a/pcrs.txt"
+it_pcrs_file "$a" > "$a/pcrs.txt"
 base=(--log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --shim "$b/esp/EFI/BOOT/BOOTX64.EFI")
 if "$IT_CLI" predict "${base[@]}" --mok "$k/MokList-b.bin" --json > "$b/predict.json" 2> "$b/predict.err"; then
         it_pass "$T: predict B (a MokList with a second certificate) on the host"
 else
         it_fail "$T: predict B (a MokList with a second certificate) on the host"; cat "$b/predict.err" >&2
 fi
-it_check_predict "$T: new MokList" "$a" "$b" || IT_FAILED=1
+it_predict_check "$T: new MokList" "$a" "$b" "$b/predict.json" || IT_FAILED=1
 if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("changed") != [14])' "$b/predict.json"; then
         it_pass "$T: a new MokList changes PCR 14 only"
 else

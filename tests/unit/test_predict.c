@@ -205,12 +205,9 @@ static const uint8_t KERNEL_DIGEST_INPUT[] = "stands for the kernel's Authentico
  * adds a case's events before ExitBootServices. */
 static void (*BEFORE_MSHIM)(hlog *l);  /* a case's events before mshim's image event */
 
-static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
-        uint8_t o16[64], t[64];
-        size_t on = u16("quiet", o16);
+/* OVMF up to mshim's loader.conf event. */
+static void firmware_to_mshim(hlog *l) {
         static const char call[] = "Calling EFI Application from Boot Option";
-        static const char ebs1[] = "Exit Boot Services Invocation";
-        static const char ebs2[] = "Exit Boot Services Returned with Success";
         static const uint8_t sep[4] = { 0 };
 
         spec_header(l);
@@ -223,6 +220,15 @@ static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
                 BEFORE_MSHIM(l);
         event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, MSHIM_DIGEST_INPUT, sizeof(MSHIM_DIGEST_INPUT));
         mshim_file(l, MB_TAG_LOADER_CONF, "\\loader\\loader.conf", CONF_TEXT);
+}
+
+static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
+        uint8_t o16[64], t[64];
+        size_t on = u16("quiet", o16);
+        static const char ebs1[] = "Exit Boot Services Invocation";
+        static const char ebs2[] = "Exit Boot Services Returned with Success";
+
+        firmware_to_mshim(l);
         mshim_file(l, MB_TAG_BLS_ENTRY, "\\loader\\entries\\a.conf", ENTRY);
         event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, KERNEL_DIGEST_INPUT, sizeof(KERNEL_DIGEST_INPUT));
         event(l, 12, MB_EV_IPL, o16, on, o16, on);
@@ -693,6 +699,179 @@ TEST(shim_boot_new_options) {
         check_baseline_kept((1u << 9) | (1u << 12));
 }
 
+/* ---- GRUB as next stage (the chainload path) ------------------------------------ */
+
+static const char GKERNEL[] = "the kernel file GRUB opens";
+static const uint8_t GRUB_DIGEST_INPUT[] = "stands for GRUB's Authenticode";
+/* GRUB 2.06's events (docs/MEASUREMENTS.md): PCR 8 EV_IPL, data the
+ * prefix, the text and a NUL, digest over the text alone. */
+static void grub_text(hlog *l, const char *prefix, const char *text) {
+        char data[300];
+        snprintf(data, sizeof(data), "%s%s", prefix, text);
+        event(l, 8, MB_EV_IPL, data, strlen(data) + 1, text, strlen(text));
+}
+/* PCR 9 EV_IPL: data the path, digest over the file's bytes. */
+static void grub_file(hlog *l, const char *path, const char *bytes) {
+        event(l, 9, MB_EV_IPL, path, strlen(path) + 1, bytes, strlen(bytes));
+}
+
+static const char GRUB_CFG_A[] = "set timeout=0\nsearch --no-floppy --file --set=root /vmlinuz\n"
+                                 "echo \"hello world\"\nlinuxefi /vmlinuz quiet\ninitrdefi /initrd.img\nboot\n";
+
+/* OVMF, mshim's chainload path (no entries), GRUB running GRUB_CFG_A. */
+static void grub_boot(hlog *l, void (*extra)(hlog *l)) {
+        uint8_t t[16];
+        static const char ebs1[] = "Exit Boot Services Invocation";
+
+        firmware_to_mshim(l);
+        event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, GRUB_DIGEST_INPUT, sizeof(GRUB_DIGEST_INPUT));
+        event_self(l, 12, MB_EV_EVENT_TAG, t, tagged(MB_TAG_CHAINLOAD, "\0\0", 2, t));
+        grub_text(l, "grub_cmd: ", "set timeout=0");
+        grub_text(l, "grub_cmd: ", "search --no-floppy --file --set=root /vmlinuz");
+        grub_file(l, "(hd0)/vmlinuz", GKERNEL);
+        grub_text(l, "grub_cmd: ", "echo hello world");
+        grub_text(l, "grub_cmd: ", "linuxefi /vmlinuz quiet");
+        grub_file(l, "/vmlinuz", GKERNEL);
+        grub_text(l, "kernel_cmdline: ", "/vmlinuz quiet");
+        grub_text(l, "grub_cmd: ", "initrdefi /initrd.img");
+        grub_file(l, "/initrd.img", INITRD);
+        grub_text(l, "grub_cmd: ", "boot");
+        if (extra)
+                extra(l);
+        event_self(l, 5, MB_EV_EFI_ACTION, ebs1, sizeof(ebs1) - 1);
+}
+
+static mb_err run_cfg(mb_predict_input *in, const char *cfg) {
+        in->grub_cfg = cfg;
+        in->grub_cfg_size = cfg ? strlen(cfg) : 0;
+        return run(in, &L);
+}
+
+TEST(grub_unchanged_cfg_predicts_baseline) {
+        mb_predict_input in = { 0 };
+        grub_boot(&L, NULL);
+        CHECK_EQ_INT(run_cfg(&in, GRUB_CFG_A), MB_OK);
+        CHECK_EQ_INT(P.touched, (1u << 8) | (1u << 9));
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 0);
+        check_baseline_kept(0);
+}
+
+/* A new grub.cfg (another echo text and command line, linux and initrd
+ * without "efi"), a new kernel and initrd: PCR 8 is each command's text,
+ * with kernel_cmdline after linux's; PCR 9 the kernel twice (search, linux)
+ * and the initrd. */
+TEST(grub_new_cfg_kernel_initrd) {
+        static const char cfg[] = "# new\n\nset timeout=0\nsearch --no-floppy --file --set=root /vmlinuz\n"
+                                  "echo 'new text'\nlinux /vmlinuz quiet splash\ninitrd /initrd.img\nboot\n";
+        static const char kernel[] = "another kernel", initrd[] = "another initrd";
+        const void *in8[] = { "set timeout=0", "search --no-floppy --file --set=root /vmlinuz", "echo new text",
+                              "linux /vmlinuz quiet splash", "/vmlinuz quiet splash", "initrd /initrd.img", "boot" };
+        size_t sz8[7];
+        const void *in9[] = { kernel, kernel, initrd };
+        size_t sz9[] = { strlen(kernel), strlen(kernel), strlen(initrd) };
+        mb_predict_chunk ch = { initrd, strlen(initrd) };
+        mb_predict_input in = { .kernel = kernel, .kernel_size = strlen(kernel), .initrd_given = true,
+                                .initrd = &ch, .n_initrd = 1 };
+
+        for (int i = 0; i < 7; i++)
+                sz8[i] = strlen(in8[i]);
+        grub_boot(&L, NULL);
+        CHECK_EQ_INT(run_cfg(&in, cfg), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, (1u << 8) | (1u << 9));
+        check_pcr(8, in8, sz8, 7);
+        check_pcr(9, in9, sz9, 3);
+        check_baseline_kept((1u << 8) | (1u << 9));
+        /* No grub.cfg: the baseline's commands; the new kernel in both of
+         * the events that opened /vmlinuz, the initrd kept. */
+        {
+                const void *k9[] = { kernel, kernel, INITRD };
+                size_t ks9[] = { strlen(kernel), strlen(kernel), strlen(INITRD) };
+                mb_predict_input ink = { .kernel = kernel, .kernel_size = strlen(kernel) };
+                CHECK_EQ_INT(run_cfg(&ink, NULL), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                CHECK_EQ_INT(P.changed, 1u << 9);
+                check_pcr(9, k9, ks9, 3);
+        }
+}
+
+static void add_module_file(hlog *l) {
+        grub_file(l, "(memdisk)/boot/grub/x86_64-efi/ext2.mod", "a module");
+}
+static void add_blank_word(hlog *l) {
+        grub_text(l, "grub_cmd: ", "echo two  spaces");
+}
+static void add_grub_other(hlog *l) {
+        event_self(l, 8, MB_EV_IPL, "module_cmdline: x", 18);
+}
+
+TEST(grub_uncovered_cases_are_unpredictable) {
+        static const struct {
+                const char *cfg;
+                void (*extra)(hlog *l);
+                uint32_t want;
+        } cases[] = {
+                { "menuentry 'Debian' {\nlinux /vmlinuz\n}\n", NULL, (1u << 8) | (1u << 9) },
+                { "if true; then boot; fi\n", NULL, (1u << 8) | (1u << 9) },
+                { "linux /vmlinuz $cmdline\ninitrd /initrd.img\nboot\n", NULL, (1u << 8) | (1u << 9) },
+                { "linux /vmlinuz quiet\ninitrd /initrd.img\n", NULL, (1u << 8) | (1u << 9) },   /* no boot */
+                { "insmod ext2\nlinux /vmlinuz\nboot\n", NULL, (1u << 8) | (1u << 9) },
+                { "search --file --set=root /grub/marker\nlinux /vmlinuz\nboot\n", NULL, (1u << 8) | (1u << 9) },
+                { "linux /vmlinuz\nboot\necho after\n", NULL, (1u << 8) | (1u << 9) },
+                { "initrd /initrd.img\nlinux /vmlinuz\nboot\n", NULL, (1u << 8) | (1u << 9) },
+                /* Another kernel path, its bytes not given: PCR 8 is still known. */
+                { "linux /vmlinuz-new quiet\nboot\n", NULL, 1u << 9 },
+                /* The baseline GRUB opened a file its commands do not explain,
+                 * or logged another kind of PCR 8 event. */
+                { GRUB_CFG_A, add_module_file, (1u << 8) | (1u << 9) },
+                { GRUB_CFG_A, add_grub_other, (1u << 8) | (1u << 9) },
+                /* A logged word held blanks: the command is not known again. */
+                { GRUB_CFG_A, add_blank_word, (1u << 8) | (1u << 9) },
+        };
+        for (size_t i = 0; i < MB_ARRAY_SIZE(cases); i++) {
+                mb_predict_input in = { 0 };
+                grub_boot(&L, cases[i].extra);
+                CHECK_EQ_INT(run_cfg(&in, cases[i].cfg), MB_OK);
+                if (P.unpredictable != cases[i].want)
+                        fprintf(stderr, "  case %zu: unpredictable %#x (%s)\n", i, P.unpredictable,
+                                P.reason[8] ? P.reason[8] : P.reason[9] ? P.reason[9] : "-");
+                CHECK_EQ_INT(P.unpredictable, cases[i].want);
+                for (uint32_t k = 8; k <= 9; k++)
+                        CHECK(!(P.unpredictable & (1u << k)) || P.reason[k] != NULL);
+                check_baseline_kept((1u << 8) | (1u << 9));
+        }
+        /* --initrd with another count than grub.cfg's initrd line. */
+        {
+                mb_predict_chunk ch[2] = { { "a", 1 }, { "b", 1 } };
+                mb_predict_input in = { .initrd_given = true, .initrd = ch, .n_initrd = 2 };
+                grub_boot(&L, NULL);
+                CHECK_EQ_INT(run_cfg(&in, GRUB_CFG_A), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 1u << 9);
+        }
+        /* Options (or an entry) with GRUB as next stage: every PCR they touch. */
+        {
+                mb_predict_input in = { .options = "quiet", .options_len = 5 };
+                grub_boot(&L, NULL);
+                CHECK_EQ_INT(run_cfg(&in, NULL), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, (1u << 9) | (1u << 12));
+        }
+        /* A grub.cfg for a boot that did not chainload GRUB. */
+        {
+                mb_predict_input in = { 0 };
+                mshim_boot(&L, NULL);
+                CHECK_EQ_INT(run_cfg(&in, GRUB_CFG_A), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, (1u << 8) | (1u << 9));
+        }
+        /* A next stage that is not a PE image is an error. */
+        {
+                mb_predict_input in = { .next_stage = "not a PE", .next_stage_size = 8 };
+                grub_boot(&L, NULL);
+                CHECK(run_cfg(&in, NULL) != MB_OK);
+                CHECK_EQ_INT(P.err_what, MB_PREDICT_NEXT_STAGE);
+        }
+}
+
 int main(void) {
         load_expected();
         RUN(corpus_unchanged_predicts_replay);
@@ -706,5 +885,8 @@ int main(void) {
         RUN(shim_moklist_unpredictable_cases);
         RUN(shim_new_image_and_bad_input);
         RUN(shim_boot_new_options);
+        RUN(grub_unchanged_cfg_predicts_baseline);
+        RUN(grub_new_cfg_kernel_initrd);
+        RUN(grub_uncovered_cases_are_unpredictable);
         TL_EXIT();
 }
