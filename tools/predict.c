@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "mb/bls.h"
 #include "mb/predict.h"
+#include "sigs.h"
 
 #define DEFAULT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 #define JSON_SCHEMA "mshim-predict/1"
@@ -30,6 +31,7 @@ typedef struct predict_opts {
         const char *log, *log_given, *pcrs_file, *esp, *entry_id, *kernel, *options, *entry, *loader_conf, *loader;
         const char *initrd[MAX_INITRD];
         size_t n_initrd;
+        const char *db_append, *dbx_append;
         bool tpm, json;
         uint32_t select;        /* 0: every PCR */
 } predict_opts;
@@ -50,6 +52,7 @@ typedef struct predict_run {
         const predict_opts *o;
         cli_file log;
         pfile conf, entry, loader, kernel, initrd[MAX_INITRD];
+        pfile db_append, dbx_append;
         pfile *listing;         /* ESP entries */
         size_t n_listing, n_initrd;
         mb_predict_file conf_pf, entry_pf, bad_pf[MAX_ENTRIES];
@@ -393,6 +396,26 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
         return 0;
 }
 
+/* --db-append, --dbx-append; their signature lists' checks are the
+ * engine's (mb_siglist_payload), as are the rules of PCR 7. The OpenSSL
+ * check of which db entry verifies a new image is tools/sigs.c's. */
+static int load_sb_updates(predict_run *r) {
+        if (r->o->db_append) {
+                if (pfile_load(&r->db_append, r->o->db_append) < 0)
+                        return -1;
+                r->in.db_append = r->db_append.f.data;
+                r->in.db_append_size = r->db_append.f.size;
+        }
+        if (r->o->dbx_append) {
+                if (pfile_load(&r->dbx_append, r->o->dbx_append) < 0)
+                        return -1;
+                r->in.dbx_append = r->dbx_append.f.data;
+                r->in.dbx_append_size = r->dbx_append.f.size;
+        }
+        r->in.sb_verify = sig_verify_with;
+        return 0;
+}
+
 static int load_inputs(predict_run *r) {
         const mb_bls_entry *e = NULL;
 
@@ -404,7 +427,7 @@ static int load_inputs(predict_run *r) {
                 r->in.loader = r->loader.f.data;
                 r->in.loader_size = r->loader.f.size;
         }
-        if (load_kernel(r, e) < 0 || load_initrds(r, e) < 0)
+        if (load_kernel(r, e) < 0 || load_initrds(r, e) < 0 || load_sb_updates(r) < 0)
                 return -1;
         if (r->o->options) {
                 r->in.options = r->o->options;
@@ -520,6 +543,8 @@ static void print_json(const predict_run *r) {
                         mb_emit_cstr(e, idx, r->p->reason[i]);
                 }
         mb_emit_end_obj(e);
+        if (r->p->refused)
+                mb_emit_cstr(e, "refused", r->p->refused);
         mb_emit_end_obj(e);
         out_putc('\n');
 }
@@ -530,6 +555,11 @@ static void print_text(const predict_run *r) {
         out_puts("Predicted PCRs for the next boot (baseline ");
         out_puts(r->o->log);
         out_puts("):\n");
+        if (r->p->refused) {
+                out_puts("No boot: ");
+                out_puts(r->p->refused);
+                out_putc('\n');
+        }
         for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
                 const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
                 out_puts(cli_alg_label(bank->alg, lb));
@@ -571,6 +601,12 @@ static int report_engine_error(const predict_run *r, mb_err err) {
                 break;
         case MB_PREDICT_OPTIONS:
                 cli_error("the options are not valid UTF-8 (%s)", mb_strerror(err));
+                break;
+        case MB_PREDICT_DB_APPEND:
+        case MB_PREDICT_DBX_APPEND:
+                cli_error("%s: not an EFI_SIGNATURE_LIST or authenticated variable payload: %s (%s)",
+                          r->p->err_what == MB_PREDICT_DB_APPEND ? r->db_append.path : r->dbx_append.path,
+                          r->p->err_why ? r->p->err_why : "malformed", mb_strerror(err));
                 break;
         default:
                 cli_error("cannot predict: %s", mb_strerror(err));
@@ -627,6 +663,8 @@ static void run_free(predict_run *r) {
         pfile_free(&r->entry);
         pfile_free(&r->loader);
         pfile_free(&r->kernel);
+        pfile_free(&r->db_append);
+        pfile_free(&r->dbx_append);
         for (size_t i = 0; i < MAX_INITRD; i++)
                 pfile_free(&r->initrd[i]);
         for (size_t i = 0; r->listing && i < r->n_listing; i++)
@@ -726,8 +764,8 @@ int cmd_predict(int argc, char **argv) {
                         break;
                 case 'N': return not_supported("--next-stage");
                 case 'S': return not_supported("--shim");
-                case 'D': return not_supported("--db-append");
-                case 'X': return not_supported("--dbx-append");
+                case 'D': once = cli_opt_once(&o.db_append, "--db-append", optarg); break;
+                case 'X': once = cli_opt_once(&o.dbx_append, "--dbx-append", optarg); break;
                 case 'M': return not_supported("--mok");
                 case 'h': cli_help(stdout, "predict"); return 0;
                 default: return EXIT_BAD_INPUT;

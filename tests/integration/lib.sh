@@ -12,6 +12,8 @@
 # Layout of a boot dir:
 #   esp/        the files that go on the ESP (edit them before it_boot)
 #   esp.img     FAT image made with mtools; vars.fd per-boot OVMF variables
+#               (a copy of DIR/vars.in when the test put one there, else of
+#               OVMF_VARS)
 #   tpm/        swtpm state, sock, pid, log
 #   serial.log  the guest's serial console; qemu.log QEMU's own output
 #   result/     parsed: result.json (banks, PCRs, cmdline), eventlog.bin
@@ -210,7 +212,8 @@ it_qemu() {
                 -drive "if=none,id=esp,format=raw,file=$d/esp.img"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
         [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
-        cp "$OVMF_VARS" "$d/vars.fd"
+        # DIR/vars.in: this boot's own variable store (else OVMF_VARS).
+        if [ -f "$d/vars.in" ]; then cp "$d/vars.in" "$d/vars.fd"; else cp "$OVMF_VARS" "$d/vars.fd"; fi
         : > "$d/serial.log"
         if [ "$tpm" = 1 ]; then
                 it_swtpm_start "$d" || return 1
