@@ -627,7 +627,8 @@ static const char *sb_var_find(const mb_predict *p, uint8_t kind, sb_var *ret) {
                         ret->ev = &p->seq7.items[i];
                 }
         if (!ret->ev)
-                return "the baseline log has no EV_EFI_VARIABLE_DRIVER_CONFIG event for db or dbx: their values are unknown";
+                return "Secure Boot: the baseline log has no EV_EFI_VARIABLE_DRIVER_CONFIG event for db or dbx: "
+                       "their values are unknown";
         if (!data_measured(p, ret->ev) || mb_evdata_variable(ret->ev->data, ret->ev->data_size, &ret->var) != MB_OK ||
             ret->var.trailing)
                 return "the baseline's db or dbx event data is not what its digests cover";
