@@ -315,6 +315,22 @@ it_boot_all() {
         return $rc
 }
 
+# it_check_predictions NAME A DIR...: after it_boot_all, each DIR booted
+# and its PCRs are DIR/predict.json's prediction from boot A (oracle.py
+# check-prediction: every active bank's PCRs 0-15 except 10, and the
+# changed set). NAME prefixes each result.
+it_check_predictions() {
+        local name=$1 a=$2 d c; shift 2
+        for d; do
+                c=$(basename "$d")
+                if [ "$(cat "$d/boot.rc" 2>/dev/null)" != 0 ]; then
+                        it_fail "$name: boot $c"; continue
+                fi
+                it_pass "$name: boot $c"
+                it_oracle check-prediction --name "$name: $c" --prediction "$d/predict.json" "$a" "$d" || IT_FAILED=1
+        done
+}
+
 # it_pcr DIR BANK N: one PCR value reported by the guest.
 it_pcr() { it_oracle get "$1/result" "$2" "$3"; }
 

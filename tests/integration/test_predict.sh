@@ -67,12 +67,5 @@ for c in $cases; do
 done
 
 IT_JOBS=${IT_JOBS:-2} it_boot_all "${bs[@]}"
-for d in "${bs[@]}"; do
-        c=$(basename "$d")
-        if [ "$(cat "$d/boot.rc" 2>/dev/null)" != 0 ]; then
-                it_fail "$T: boot $c"; continue
-        fi
-        it_pass "$T: boot $c"
-        it_oracle check-prediction --name "$T: $c" --prediction "$d/predict.json" "$a" "$d" || IT_FAILED=1
-done
+it_check_predictions "$T" "$a" "${bs[@]}"
 exit "$IT_FAILED"

@@ -129,12 +129,5 @@ expect "that kernel with its key appended to db: another db entry verifies it, P
         "another db entry" --kernel "$k/vmlinuz-other" --db-append "$k/db.esl"
 
 IT_JOBS=2 it_boot_all "$b" "$bx"
-for d in "$b" "$bx"; do
-        c=$(basename "$d")
-        if [ "$(cat "$d/boot.rc" 2>/dev/null)" != 0 ]; then
-                it_fail "$T: boot $c (Secure Boot on, store after vars append)"; continue
-        fi
-        it_pass "$T: boot $c (Secure Boot on, store after vars append)"
-        it_oracle check-prediction --name "$T: $c" --prediction "$d/predict.json" "$a" "$d" || IT_FAILED=1
-done
+it_check_predictions "$T" "$a" "$b" "$bx"
 exit "$IT_FAILED"
