@@ -228,28 +228,38 @@ static const char *auth2_check(const uint8_t *buf, size_t size, size_t *ret_off,
         return NULL;
 }
 
-mb_err mb_siglist_payload(const uint8_t *buf, size_t size, size_t *ret_off, const char **ret_why) {
-        size_t start = 0, off;
+/* Every list of buf[off..size) parses, they fill it exactly, and a hash
+ * type's entries have its size; NULL, or what is wrong (*ret_err). */
+static const char *lists_check(const uint8_t *buf, size_t size, size_t off, mb_err *ret_err) {
         const char *why = NULL;
         mb_siglist l;
-        mb_err r = MB_OK;
+        mb_err r;
 
-        if (is_auth2(buf, size))
-                why = auth2_check(buf, size, &start, &r);
-        else if (size == 0) {
-                r = MB_ERR_TRUNCATED;
-                why = "empty: no EFI_SIGNATURE_LIST";
-        }
-        for (off = start; !why && (r = mb_siglist_next_why(buf, size, &off, &l, &why)) == MB_OK;) {
+        while ((r = mb_siglist_next_why(buf, size, &off, &l, &why)) == MB_OK) {
                 size_t hash = mb_siglist_hash_type(&l.type, NULL);
                 if (hash && l.sig_size != SD_OWNER_SIZE + hash) {
-                        r = MB_ERR_INVALID;
-                        why = "a hash signature list's SignatureSize is not 16 + the hash's size";
+                        *ret_err = MB_ERR_INVALID;
+                        return "a hash signature list's SignatureSize is not 16 + the hash's size";
                 }
         }
         if (r == MB_END)
-                r = MB_OK;
-        if (r != MB_OK) {
+                return NULL;
+        *ret_err = r;
+        return why;
+}
+
+mb_err mb_siglist_payload(const uint8_t *buf, size_t size, size_t *ret_off, const char **ret_why) {
+        size_t start = 0;
+        const char *why;
+        mb_err r = MB_ERR_TRUNCATED;
+
+        if (is_auth2(buf, size))
+                why = auth2_check(buf, size, &start, &r);
+        else
+                why = size ? NULL : "empty: no EFI_SIGNATURE_LIST";
+        if (!why)
+                why = lists_check(buf, size, start, &r);
+        if (why) {
                 *ret_why = why;
                 return r;
         }
