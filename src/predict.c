@@ -855,10 +855,11 @@ static void sb_new_hashes(const mb_pe *pe, int which, const sb_var *dbx, sb_verd
 static void sb_check_new_image(const mb_predict_input *in, int which, const void *img, size_t size, const sb_var *db,
                                const sb_var *dbx, sb_verdict *v, const uint8_t **ret_auth, size_t *ret_len) {
         uint8_t d[32];
-        const uint8_t *table;
+        const uint8_t *table = NULL;
         size_t tsize, off = 0;
         mb_pe_cert c;
         mb_pe pe;
+        mb_err r;
 
         if (mb_pe_parse(img, size, &pe) != MB_OK)
                 return;         /* compute_fresh refused it already */
@@ -868,7 +869,9 @@ static void sb_check_new_image(const mb_predict_input *in, int which, const void
                               "checked, which this caller cannot do");
                 return;
         }
-        while (mb_pe_cert_table(&pe, &table, &tsize) == MB_OK && mb_pe_cert_next(table, tsize, &off, &c) == MB_OK) {
+        if (mb_pe_cert_table(&pe, &table, &tsize) != MB_OK)
+                tsize = 0;      /* unsigned: only its hash can be in db */
+        while ((r = mb_pe_cert_next(table, tsize, &off, &c)) == MB_OK) {
                 size_t n;
                 const uint8_t *e;
                 if (c.type != MB_PE_WIN_CERT_TYPE_PKCS_SIGNED)
@@ -880,6 +883,9 @@ static void sb_check_new_image(const mb_predict_input *in, int which, const void
                         *ret_len = n;
                 }
         }
+        if (r != MB_END)
+                sb_unknown(v, "Secure Boot: a new image's certificate table is malformed: whether the firmware "
+                              "starts it is not predicted");
         if (!*ret_auth && mb_pe_authenticode_parsed(&pe, MB_ALG_SHA256, d) == MB_OK &&
             (*ret_auth = sb_holds_data(db->val, db->len, 0, &MB_GUID_CERT_SHA256, d, sizeof(d))))
                 *ret_len = 16 + sizeof(d);
