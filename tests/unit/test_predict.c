@@ -665,6 +665,73 @@ TEST(sb_bad_update_files) {
         }
 }
 
+/* A stand-in for OpenSSL's check (tools/sigs.c): the image's signature
+ * "verifies" with the certificates VERIFIER_CERTS lists. */
+static const uint8_t *VERIFIER_CERTS[2];
+static int fake_verify(void *ctx, const void *image, size_t image_size, const uint8_t *pkcs7, size_t pkcs7_len,
+                       const uint8_t *cert, size_t cert_len) {
+        (void) ctx, (void) image, (void) image_size, (void) pkcs7, (void) pkcs7_len;
+        for (int i = 0; i < 2; i++)
+                if (VERIFIER_CERTS[i] && cert_len == 40 && memcmp(cert, VERIFIER_CERTS[i], 40) == 0)
+                        return 1;
+        return 0;
+}
+
+/* A new kernel (Debian's, signed: one WIN_CERTIFICATE) with Secure Boot on:
+ * the db entry whose certificate verifies it decides PCR 7. */
+TEST(sb_new_kernel_signer) {
+        size_t ksize = 0, n;
+        uint8_t *k = tl_read_file(getenv("MB_KERNEL") ? getenv("MB_KERNEL") : "build/kernel/vmlinuz", &ksize);
+        uint8_t add[256];
+        const uint8_t *one[1] = { CERT_NEW };
+        mb_predict_input in = { .sb_verify = fake_verify };
+
+        CHECK(k != NULL);
+        if (!k)
+                return;
+        in.kernel = k;
+        in.kernel_size = ksize;
+        DBX0_N = 0;
+        /* Verified by the baseline's authority: PCR 7 kept. */
+        VERIFIER_CERTS[0] = CERT_DB;
+        VERIFIER_CERTS[1] = NULL;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(!(P.unpredictable & (1u << 7)));
+        CHECK(!(P.changed & (1u << 7)));
+        check_pcr7(DB0, DB0_N, NULL, 0);
+        /* By a certificate appended to db only: another authority. */
+        VERIFIER_CERTS[0] = CERT_NEW;
+        n = esl(add, G_X509, one, 1, sizeof(CERT_NEW));
+        in.db_append = add;
+        in.db_append_size = n;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused == NULL);
+        CHECK(P.unpredictable & (1u << 7));
+        /* By both: db's order decides, CERT_DB comes first. */
+        VERIFIER_CERTS[1] = CERT_DB;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(!(P.unpredictable & (1u << 7)));
+        CHECK_EQ_INT(P.changed & (1u << 7), 1u << 7);   /* db's event changed, the authority kept */
+        /* By nothing in db: the firmware refuses it. */
+        VERIFIER_CERTS[0] = VERIFIER_CERTS[1] = NULL;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused != NULL);
+        /* Its signer's certificate in dbx: refused though db verifies it. */
+        VERIFIER_CERTS[0] = CERT_DB;
+        VERIFIER_CERTS[1] = CERT_NEW;
+        in.db_append = NULL;
+        in.dbx_append = add;
+        in.dbx_append_size = n;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused != NULL);
+        /* Without a verifier: PCR 7 unpredictable, never guessed. */
+        in.sb_verify = NULL;
+        in.dbx_append = NULL;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.unpredictable & (1u << 7));
+        free(k);
+}
+
 int main(void) {
         load_expected();
         RUN(corpus_unchanged_predicts_replay);
@@ -677,5 +744,6 @@ int main(void) {
         RUN(sb_db_append_rebuilds_pcr7);
         RUN(sb_dbx_append_auth2_and_revocations);
         RUN(sb_bad_update_files);
+        RUN(sb_new_kernel_signer);
         TL_EXIT();
 }
