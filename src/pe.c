@@ -209,11 +209,36 @@ mb_err mb_pe_data_dir(const mb_pe *pe, uint32_t index, uint32_t *ret_address, ui
         return MB_OK;
 }
 
-/* Section names are 8 bytes, NUL-padded when shorter. */
-static bool section_name_is(const mb_pe_section *s, const char *name) {
-        size_t n = mb_strnlen(name, sizeof(s->name) + 1);
+/* A long section name ("/<decimal>", PE Format "Section Table": names over
+ * 8 bytes live in the COFF string table, right after the symbol table, at
+ * that offset, NUL-terminated; linkers keep it in images such as shim's
+ * ".vendor_cert"): whether it is `name` (n bytes). Fails closed on any
+ * offset outside the file. */
+static bool long_name_is(const mb_pe *pe, const mb_pe_section *s, const char *name, size_t n) {
+        size_t coff = mb_le32(pe->buf + DOS_LFANEW_OFF) + 4, off = 0, str;
+        uint32_t symtab = mb_le32(pe->buf + coff + 8), nsym = mb_le32(pe->buf + coff + 12);
 
-        if (n > sizeof(s->name) || mb_memcmp(s->name, name, n) != 0)
+        if (s->name[0] != '/' || symtab == 0 || nsym > (SIZE_MAX - symtab) / 18)
+                return false;
+        for (size_t i = 1; i < sizeof(s->name) && s->name[i]; i++) {
+                if (s->name[i] < '0' || s->name[i] > '9' || off > 99999999)
+                        return false;
+                off = off * 10 + (size_t) (s->name[i] - '0');
+        }
+        str = (size_t) symtab + (size_t) nsym * 18;
+        if (str > pe->size || off > pe->size - str || mb_out_of_bounds(pe->size, str + off, n + 1))
+                return false;
+        return mb_memcmp(pe->buf + str + off, name, n) == 0 && pe->buf[str + off + n] == 0;
+}
+
+/* Section names are 8 bytes, NUL-padded when shorter; longer ones are in
+ * the string table. */
+static bool section_name_is(const mb_pe *pe, const mb_pe_section *s, const char *name) {
+        size_t n = mb_strnlen(name, 64);
+
+        if (n > sizeof(s->name))
+                return long_name_is(pe, s, name, n);
+        if (mb_memcmp(s->name, name, n) != 0)
                 return false;
         for (size_t i = n; i < sizeof(s->name); i++)
                 if (s->name[i])
@@ -226,7 +251,7 @@ mb_err mb_pe_find_section(const mb_pe *pe, const char *name, const uint8_t **ret
                 mb_pe_section s;
 
                 read_section(pe->buf + pe->sections_off + (size_t) i * SECT_SIZE, &s);
-                if (!section_name_is(&s, name))
+                if (!section_name_is(pe, &s, name))
                         continue;
                 /* mb_pe_parse checked [raw_offset, +raw_size) is in the
                  * file; an empty section (raw_size 0) has no file data. */

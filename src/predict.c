@@ -25,6 +25,9 @@ enum {
         K_INITRD,       /* PCR 9: "Linux initrd" */
         K_LOADOPT,      /* PCR 9: the stub's LoadOptions */
         K_CMDLINE,      /* PCR 12: mshim's EV_IPL */
+        K_SHIM_IMAGE,   /* PCR 4: shim, started by the firmware right before shim started mshim */
+        K_MOKLIST,      /* PCR 14: shim's "MokList" EV_IPL */
+        K_SHIM14,       /* PCR 14: shim's other EV_IPL events (MokListX, ...) */
         K_OTHER,        /* none of these: the PCR cannot be rebuilt */
 };
 
@@ -38,6 +41,14 @@ typedef struct fresh {
         bool stub_initrd, stub_options;
         const uint8_t *db_add, *dbx_add;        /* the updates' signature lists */
         size_t db_add_len, dbx_add_len;
+        /* Behind shim: the new shim's image digest, whether it differs
+         * from the baseline's, its built-in certificate (NULL: none) and
+         * the next MokList event's digest (moklist_why: why there is none). */
+        digest_set shim, moklist;
+        bool shim_new;
+        const uint8_t *vendor;
+        size_t vendor_len;
+        const char *moklist_why;
 } fresh;
 
 /* PCRs an EFI program started as next stage may extend before
@@ -255,6 +266,94 @@ static void seq_add(mb_predict *p, mb_predict_seq *s, uint8_t kind, const mb_tcg
         }
 }
 
+/* ---- behind shim: what shim 16 logged (mok.c, verify.c, tpm.c) ------------ */
+
+/* An EV_IPL whose data is `name` with its NUL (shim's tpm_log_event). */
+static bool ipl_is(const mb_tcglog_event *ev, const char *name) {
+        size_t n = mb_strnlen(name, 32) + 1;
+        return ev->type == MB_EV_IPL && ev->data_size == n && mb_memcmp(ev->data, name, n) == 0;
+}
+
+/* shim logs into PCR 14 each MOK variable with MOK_VARIABLE_LOG (mok.c's
+ * mok_state_variable_data): EV_IPL, data = the name with its NUL, digest =
+ * the hash of what it mirrors to <name>RT. MokList's is rebuilt; the
+ * others do not depend on MokList and stay. */
+static uint8_t kind14(mb_predict *p, const mb_tcglog_event *ev) {
+        static const char *const others[] = { "MokListX", "MokSBState", "MokListTrusted", "MokPolicy" };
+
+        if (ipl_is(ev, "MokList")) {
+                p->shim.n_moklist++;
+                return K_MOKLIST;
+        }
+        for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+                if (ipl_is(ev, others[i]))
+                        return K_SHIM14;
+        p->shim.unknown14 = true;
+        return K_OTHER;
+}
+
+/* shim's authority event for an image verified by a MokListRT entry
+ * (verify.c check_db_cert_in_ram -> tpm.c tpm_measure_variable): a
+ * UEFI_VARIABLE_DATA (TCG PC Client PFP 10.2.6: GUID, u64 name length in
+ * characters, u64 data length, the UTF-16 name, the data) with shim's GUID,
+ * name "MokListRT", data = the EFI_SIGNATURE_DATA (owner + certificate). */
+static void shim_auth(mb_predict *p, const mb_tcglog_event *ev) {
+        static const uint8_t name[18] = { 'M', 0, 'o', 0, 'k', 0, 'L', 0, 'i', 0, 's', 0, 't', 0, 'R', 0, 'T', 0 };
+        mb_predict_shim *s = &p->shim;
+
+        if (ev->data_size < 32 + sizeof(name) || mb_memcmp(ev->data, MB_GUID_SHIM_LOCK.b, 16) != 0 ||
+            mb_le64(ev->data + 16) != 9 || mb_le64(ev->data + 24) != ev->data_size - 32 - sizeof(name) ||
+            mb_memcmp(ev->data + 32, name, sizeof(name)) != 0)
+                return;
+        if (s->n_auth == MB_PREDICT_MAX_SHIM_AUTH) {
+                s->auth_overflow = true;
+                return;
+        }
+        s->auth[s->n_auth] = ev->data + 32 + sizeof(name);
+        s->auth_size[s->n_auth] = ev->data_size - 32 - sizeof(name);
+        s->auth_apps[s->n_auth++] = s->apps;
+}
+
+static void scan_shim(mb_predict *p, const mb_tcglog_event *ev) {
+        if (ev->pcr == 4 && ev->type == MB_EV_EFI_BOOT_SERVICES_APPLICATION)
+                p->shim.apps++;
+        else if (ev->pcr == 7 && ev->type == MB_EV_EFI_VARIABLE_AUTHORITY)
+                shim_auth(p, ev);
+        else if (ev->pcr == 14)
+                seq_add(p, &p->shim.seq14, kind14(p, ev), ev);
+}
+
+/* The index among PCR 4 applications of the first item of `kind`, or -1. */
+static int32_t app_index(const mb_predict *p, uint8_t kind) {
+        int32_t n = 0;
+
+        for (uint32_t i = 0; i < p->seq4.n; i++) {
+                uint8_t k = p->seq4.items[i].kind;
+                if (k == kind)
+                        return n;
+                n += k == K_APP_EARLY || k == K_MSHIM_IMAGE || k == K_IMAGE || k == K_SHIM_IMAGE;
+        }
+        return -1;
+}
+
+/* Behind shim the firmware starts shim and shim starts mshim: shim is the
+ * application right before mshim's. */
+static void mark_shim_image(mb_predict *p) {
+        int32_t m = app_index(p, K_MSHIM_IMAGE);
+
+        if (!p->shim.n_moklist || m < 1)
+                return;
+        for (uint32_t i = 0; i < p->seq4.n; i++)
+                if (p->seq4.items[i].kind == K_MSHIM_IMAGE) {
+                        for (uint32_t j = i; j-- > 0;)
+                                if (p->seq4.items[j].kind == K_APP_EARLY) {
+                                        p->seq4.items[j].kind = K_SHIM_IMAGE;
+                                        return;
+                                }
+                        return;
+                }
+}
+
 static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
         mb_replay_event(&p->baseline, ev);
         if (ev->type == MB_EV_NO_ACTION || ev->pcr >= MB_PCR_COUNT)
@@ -285,6 +384,7 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
         }
         if (ev->pcr != 4 && is_image_event(ev->type))
                 seq_add(p, &p->drivers, 0, ev);
+        scan_shim(p, ev);
 }
 
 /* mshim is the last application the firmware started before mshim's first
@@ -311,11 +411,18 @@ static mb_err scan(mb_predict *p, const mb_predict_input *in) {
         if (r != MB_END)
                 return r;
         mark_mshim_image(p);
+        mark_shim_image(p);
         p->pcrs = p->baseline;
         return MB_OK;
 }
 
 /* ---- what changes touch, and what makes a touched PCR unpredictable -------- */
+
+/* Secure Boot: db and dbx are logged in PCR 7, and the db entry that
+ * verifies a new image (rebuild7). */
+static bool sb_changes(const mb_predict *p, const mb_predict_input *in) {
+        return in->db_append || in->dbx_append || ((in->loader || in->kernel) && (p->authorities || p->secure_boot_on));
+}
 
 static void find_touched(mb_predict *p, const mb_predict_input *in) {
         if (in->loader)
@@ -328,9 +435,7 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
                 p->touched |= (1u << 9) | (1u << 12);
         if (in->loader_conf || in->bad_entries_given || in->entry)
                 p->touched |= 1u << 5;
-        /* Secure Boot: db and dbx are logged in PCR 7, and the db entry
-         * that verifies a new image (rebuild7). */
-        if (((in->loader || in->kernel) && (p->authorities || p->secure_boot_on)) || in->db_append || in->dbx_append)
+        if (sb_changes(p, in))
                 p->touched |= 1u << 7;
         if (in->next_stage_unsupported) {
                 p->touched |= NEXT_STAGE_PCRS;
@@ -349,8 +454,8 @@ static const char *baseline_path_problem(const mb_predict *p) {
                 return "mshim did not start a Linux entry in the baseline boot (its exit or chainload marker is logged)";
         if (p->n_events[8])
                 return "the baseline boot ran GRUB (PCR 8 events): GRUB as next stage is not supported yet";
-        if (p->n_events[14])
-                return "the baseline boot ran shim (PCR 14 events): shim is not supported yet";
+        if (p->n_events[14] && (p->shim.unknown14 || p->shim.n_moklist != 1))
+                return "PCR 14 holds events shim 16 does not make (or not exactly one MokList event)";
         if (p->images_before_mshim == 0)
                 return "no PCR 4 application event for mshim in the baseline boot";
         return NULL;
@@ -371,6 +476,8 @@ static void rebuild4(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 const mb_predict_item *it = &s->items[i];
                 if (it->kind == K_MSHIM_IMAGE && in->loader)
                         pcr_extend_set(p, 4, f->loader);
+                else if (it->kind == K_SHIM_IMAGE && f->shim_new)
+                        pcr_extend_set(p, 4, f->shim);
                 else if (!(it->kind == K_IMAGE && in->kernel))
                         pcr_extend(p, 4, it->digest);
         }
@@ -905,6 +1012,11 @@ static void sb_check_new(const mb_predict *p, const mb_predict_input *in, const 
         mb_uefi_variable a = { 0 };
         uint32_t n_auth = 0;
 
+        if (p->shim.n_moklist && (in->loader || in->kernel)) {
+                sb_unknown(v, "Secure Boot behind shim: shim, not the firmware, verifies what it starts (MokList): "
+                              "the authority events of a new loader or kernel are not predicted");
+                return;
+        }
         for (uint32_t i = 0; i < p->seq7.n; i++)
                 if (p->seq7.items[i].kind == K7_AUTH) {
                         base = &p->seq7.items[i];
@@ -1026,6 +1138,256 @@ static mb_err sb_scratch_need(const mb_predict_input *in, size_t *need) {
         return MB_OK;
 }
 
+/* ---- behind shim: a new shim, a new MokList --------------------------------- */
+
+#define SHIM_PCRS ((1u << 4) | (1u << 7) | (1u << 14))
+
+static const mb_predict_item *shim_image(const mb_predict *p) {
+        for (uint32_t i = 0; i < p->seq4.n; i++)
+                if (p->seq4.items[i].kind == K_SHIM_IMAGE)
+                        return &p->seq4.items[i];
+        return NULL;
+}
+
+/* The DER length of a certificate: one SEQUENCE with a two- or
+ * three-byte length (X.690 8.1.3.5), or 0. */
+static size_t der_cert_size(const uint8_t *d, size_t n) {
+        if (n >= 4 && d[0] == 0x30 && d[1] == 0x82)
+                return 4 + ((size_t) d[2] << 8 | d[3]);
+        if (n >= 5 && d[0] == 0x30 && d[1] == 0x83)
+                return 5 + ((size_t) d[2] << 16 | (size_t) d[3] << 8 | d[4]);
+        return 0;
+}
+
+/* shim's built-in certificate: its ".vendor_cert" section (cert.S
+ * cert_table: u32 authorized size, deauthorized size, their offsets from
+ * the table). NULL: found (f->vendor NULL when the build has none), else
+ * why the rules cannot say what shim measures. */
+static const char *shim_vendor(const mb_predict_input *in, fresh *f) {
+        const uint8_t *vc, *a;
+        size_t vc_size;
+        uint32_t a_size, a_off;
+        mb_pe pe;
+
+        if (mb_pe_parse(in->shim, in->shim_size, &pe) != MB_OK ||
+            mb_pe_find_section(&pe, ".vendor_cert", &vc, &vc_size) != MB_OK || vc_size < 16)
+                return "shim has no .vendor_cert section: what it measures with MokList is not known";
+        a_size = mb_le32(vc);
+        a_off = mb_le32(vc + 8);
+        if (mb_out_of_bounds(vc_size, a_off, a_size))
+                return "shim's .vendor_cert table points outside its section";
+        if (a_size == 0)
+                return NULL;
+        a = vc + a_off;
+        /* A vendor_db build (an EFI_SIGNATURE_LIST array) is mirrored
+         * as it is; only the one-certificate build is covered. */
+        if (der_cert_size(a, a_size) != a_size)
+                return "shim's built-in trust is not one DER certificate (a vendor_db build?): how it measures "
+                       "MokList is not predicted";
+        f->vendor = a;
+        f->vendor_len = a_size;
+        return NULL;
+}
+
+/* The next MokList event's digest (mok.c mirror_one_mok_variable, which
+ * hashes what it mirrors to MokListRT): an EFI_SIGNATURE_LIST of shim's
+ * built-in certificate (type X.509, no header, owner shim's GUID), then
+ * MokList's data; nothing at all: one SHA-256 list of 32 zero bytes. Not
+ * seen in the files: a build certificate (ENABLE_SHIM_CERT) or unbundled
+ * trust files, which Debian's shim does not use (docs/predict.md). */
+static void moklist_digest(const mb_predict *p, const mb_predict_input *in, fresh *f) {
+        static const uint8_t zero[32];
+        uint8_t hdr[44];
+        mb_predict_chunk c[3];
+        size_t n = 0, sig = f->vendor ? f->vendor_len : sizeof(zero);
+        const mb_guid *type = f->vendor ? &MB_GUID_CERT_X509 : &MB_GUID_CERT_SHA256;
+
+        mb_memcpy(hdr, type->b, 16);
+        mb_put_le32(hdr + 16, (uint32_t) (28 + 16 + sig));
+        mb_put_le32(hdr + 20, 0);
+        mb_put_le32(hdr + 24, (uint32_t) (16 + sig));
+        mb_memcpy(hdr + 28, MB_GUID_SHIM_LOCK.b, 16);
+        if (f->vendor || in->mok_list_size == 0) {
+                c[n++] = (mb_predict_chunk) { hdr, sizeof(hdr) };
+                c[n++] = (mb_predict_chunk) { f->vendor ? f->vendor : zero, sig };
+        }
+        if (in->mok_list_size)
+                c[n++] = (mb_predict_chunk) { in->mok_list, in->mok_list_size };
+        hash_chunks(p, c, n, f->moklist);
+}
+
+static mb_err shim_fresh(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        const mb_predict_item *base = shim_image(p);
+        size_t off = 0;
+        mb_siglist sl;
+        mb_err r;
+
+        if (in->shim) {
+                r = image_digests(p, in->shim, in->shim_size, f->shim);
+                if (r != MB_OK) {
+                        p->err_what = MB_PREDICT_SHIM;
+                        return r;
+                }
+                for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                        if (!base || (bank_ok(p, b) && base->digest[b] &&
+                                      mb_memcmp(base->digest[b], f->shim[b], p->pcrs.banks[b].size) != 0))
+                                f->shim_new = true;
+        }
+        if (!in->mok_list_given)
+                return MB_OK;
+        while ((r = mb_siglist_next(in->mok_list, in->mok_list_size, &off, &sl)) == MB_OK)
+                ;
+        if (r != MB_END) {
+                p->err_what = MB_PREDICT_MOK;
+                return r;
+        }
+        if (!in->shim)
+                f->moklist_why = "shim measures MokList together with the certificate built into it: give the shim";
+        else if (!(f->moklist_why = shim_vendor(in, f)))
+                moklist_digest(p, in, f);
+        return MB_OK;
+}
+
+/* verify.c check_allowlist looks an image's SHA-256 up in MokListRT
+ * before its certificates: a hash entry for an image this boot starts
+ * would be the authority logged instead. */
+static const char *mok_hash_problem(const mb_predict *p, const mb_predict_input *in) {
+        size_t off = 0;
+        mb_siglist sl;
+        int32_t b256 = -1;
+
+        for (uint32_t b = 0; b < p->baseline.n_banks; b++)
+                if (p->baseline.banks[b].alg == MB_ALG_SHA256)
+                        b256 = (int32_t) b;
+        while (mb_siglist_next(in->mok_list, in->mok_list_size, &off, &sl) == MB_OK) {
+                if (!mb_guid_eq(&sl.type, &MB_GUID_CERT_SHA256) || sl.n_sigs == 0)
+                        continue;
+                if (b256 < 0 || sl.sig_size != 16 + 32)
+                        return "the new MokList holds SHA-256 entries and the baseline has no sha256 bank to "
+                               "compare them with the images shim verifies";
+                for (uint32_t i = 0; i < sl.n_sigs; i++)
+                        for (uint32_t j = 0; j < p->seq4.n; j++) {
+                                const mb_predict_item *it = &p->seq4.items[j];
+                                if ((it->kind == K_MSHIM_IMAGE || it->kind == K_IMAGE) && it->digest[b256] &&
+                                    mb_memcmp(it->digest[b256], sl.sigs + (size_t) i * sl.sig_size + 16, 32) == 0)
+                                        return "the new MokList lists the SHA-256 of an image this boot starts: "
+                                               "shim would log that entry as its authority (not predicted)";
+                        }
+        }
+        return NULL;
+}
+
+/* Where the EFI_SIGNATURE_DATA `want` is among the new MokList's X.509
+ * entries: 1 first of them, 2 after others, 0 not there. */
+static int mok_cert_place(const mb_predict_input *in, const uint8_t *want, size_t want_size) {
+        size_t off = 0;
+        mb_siglist sl;
+        bool before = false;
+
+        while (mb_siglist_next(in->mok_list, in->mok_list_size, &off, &sl) == MB_OK) {
+                if (!mb_guid_eq(&sl.type, &MB_GUID_CERT_X509))
+                        continue;
+                for (uint32_t i = 0; i < sl.n_sigs; i++) {
+                        if (sl.sig_size == want_size && mb_memcmp(sl.sigs + (size_t) i * sl.sig_size, want, want_size) == 0)
+                                return before ? 2 : 1;
+                        before = true;
+                }
+        }
+        return 0;
+}
+
+/* PCR 7 stays when every image a MokList certificate verified in the
+ * baseline is verified by the same entry: shim tries MokListRT's
+ * certificates in order (its built-in one first, then MokList's) and logs
+ * the first that verifies (verify.c), each distinct entry once (tpm.c).
+ * *ret_refused: that certificate is gone, shim would refuse the image. */
+static const char *mok_authority_problem(const mb_predict *p, const mb_predict_input *in, const fresh *f,
+                                         bool *ret_refused) {
+        int32_t mshim = app_index(p, K_MSHIM_IMAGE);
+        const char *why = mok_hash_problem(p, in);
+
+        if (why)
+                return why;
+        if (p->shim.auth_overflow)
+                return "more MokListRT authority events than the predictor attributes";
+        for (uint32_t i = 0; i < p->shim.n_auth; i++) {
+                const uint8_t *a = p->shim.auth[i];
+                size_t n = p->shim.auth_size[i];
+                int place;
+
+                /* shim's built-in certificate comes before MokList's. */
+                if (f->vendor && n == 16 + f->vendor_len && mb_memcmp(a, MB_GUID_SHIM_LOCK.b, 16) == 0 &&
+                    mb_memcmp(a + 16, f->vendor, f->vendor_len) == 0)
+                        continue;
+                place = mok_cert_place(in, a, n);
+                *ret_refused = place == 0;
+                if (place == 0)
+                        return (int32_t) p->shim.auth_apps[i] == mshim ?
+                               "the MOK that verified mshim in the baseline boot is not in the new MokList: shim "
+                               "would refuse mshim (unless another entry verifies it): that boot does not happen" :
+                               "a MOK that verified an image mshim loaded in the baseline boot is not in the new "
+                               "MokList: shim would refuse it (unless another entry verifies it): that boot does "
+                               "not happen";
+                if (place == 2)
+                        return "the new MokList lists another certificate before the one that verified an image in "
+                               "the baseline boot: shim logs the first that verifies it, which is not predicted";
+        }
+        return NULL;
+}
+
+/* What --shim and --mok touch; what makes it unpredictable. */
+static void shim_touched(mb_predict *p, const mb_predict_input *in, const fresh *f) {
+        bool refused = false;
+        const char *why;
+
+        if (!in->shim && !in->mok_list_given)
+                return;
+        if (!p->shim.n_moklist || !shim_image(p)) {
+                p->touched |= SHIM_PCRS;
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                        if (SHIM_PCRS & (1u << i))
+                                unpredictable(p, i, "the baseline boot did not run shim before mshim (no PCR 14 "
+                                                    "MokList event or no PCR 4 event for shim)");
+                return;
+        }
+        if (p->shim.seq14.overflow) {
+                p->touched |= 1u << 14;
+                unpredictable(p, 14, "more events in this PCR than the predictor attributes");
+        }
+        if (f->shim_new) {
+                p->touched |= SHIM_PCRS;
+                unpredictable(p, 7, "a new shim: the db entry that verifies it (the firmware's authority event) "
+                                    "and the SbatLevel it applies are not predicted");
+                unpredictable(p, 14, "a new shim: it measures MokList and MokListX together with its built-in "
+                                     "certificate and dbx, and MokListX's data is not in the log");
+        }
+        if (!in->mok_list_given)
+                return;
+        p->touched |= (1u << 7) | (1u << 14);
+        why = mok_authority_problem(p, in, f, &refused);
+        /* A refused image: none of what mshim and its kernel measure
+         * happens as in the baseline. */
+        p->touched |= refused ? NEXT_STAGE_PCRS : 0;
+        for (uint32_t i = 0; why && i < MB_PCR_COUNT; i++)
+                if ((refused ? NEXT_STAGE_PCRS : 1u << 7) & (1u << i))
+                        unpredictable(p, i, why);
+        if (f->moklist_why)
+                unpredictable(p, 14, f->moklist_why);
+}
+
+/* PCR 14 in the baseline's order, the MokList event's digest recomputed. */
+static void rebuild14(mb_predict *p, fresh *f) {
+        const mb_predict_seq *s = &p->shim.seq14;
+
+        pcr_reset(p, 14);
+        for (uint32_t i = 0; i < s->n; i++) {
+                if (s->items[i].kind == K_MOKLIST)
+                        pcr_extend_set(p, 14, f->moklist);
+                else
+                        pcr_extend(p, 14, s->items[i].digest);
+        }
+}
+
 /* ---- inputs ------------------------------------------------------------------ */
 
 static mb_err options_utf16_size(size_t len, size_t *ret) {
@@ -1137,7 +1499,7 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 if (s && s->overflow)
                         unpredictable(p, i, "more events in this PCR than the predictor attributes");
         }
-        if ((p->touched & (1u << 7)) && !(p->unpredictable & (1u << 7)) && (r = rebuild7(p, in, f)) != MB_OK)
+        if (sb_changes(p, in) && !(p->unpredictable & (1u << 7)) && (r = rebuild7(p, in, f)) != MB_OK)
                 return r;
         if ((p->touched & (1u << 4)) && !(p->unpredictable & (1u << 4)))
                 rebuild4(p, in, f);
@@ -1147,6 +1509,8 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 rebuild9(p, in, f);
         if ((p->touched & (1u << 12)) && !(p->unpredictable & (1u << 12)))
                 rebuild12(p, f);
+        if ((p->touched & (1u << 14)) && !(p->unpredictable & (1u << 14)))
+                rebuild14(p, f);
         return r;
 }
 
@@ -1167,9 +1531,12 @@ mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret) {
         if (r == MB_OK)
                 r = sb_payload(ret, in->dbx_append, in->dbx_append_size, MB_PREDICT_DBX_APPEND, &f.dbx_add,
                                &f.dbx_add_len);
+        if (r == MB_OK)
+                r = shim_fresh(ret, in, &f);
         if (r != MB_OK)
                 return r;
         find_touched(ret, in);
+        shim_touched(ret, in, &f);
         r = rebuild(ret, in, &f);
         if (r != MB_OK)
                 return r;

@@ -32,6 +32,7 @@ typedef struct predict_opts {
         const char *initrd[MAX_INITRD];
         size_t n_initrd;
         const char *db_append, *dbx_append;
+        const char *shim, *mok;
         bool tpm, json;
         uint32_t select;        /* 0: every PCR */
 } predict_opts;
@@ -53,6 +54,7 @@ typedef struct predict_run {
         cli_file log;
         pfile conf, entry, loader, kernel, initrd[MAX_INITRD];
         pfile db_append, dbx_append;
+        pfile shim, mok;
         pfile *listing;         /* ESP entries */
         size_t n_listing, n_initrd;
         mb_predict_file conf_pf, entry_pf, bad_pf[MAX_ENTRIES];
@@ -441,6 +443,25 @@ static int load_inputs(predict_run *r) {
         return 0;
 }
 
+/* Behind shim: --shim (the image the firmware will start) and --mok
+ * (MokList's data, as `mshim vars get STORE MokList` writes it). */
+static int load_shim(predict_run *r) {
+        if (r->o->shim) {
+                if (pfile_load(&r->shim, r->o->shim) < 0)
+                        return -1;
+                r->in.shim = r->shim.f.data;
+                r->in.shim_size = r->shim.f.size;
+        }
+        if (r->o->mok) {
+                if (pfile_load(&r->mok, r->o->mok) < 0)
+                        return -1;
+                r->in.mok_list_given = true;
+                r->in.mok_list = r->mok.f.data;
+                r->in.mok_list_size = r->mok.f.size;
+        }
+        return 0;
+}
+
 /* ---- the baseline: it must replay to the PCRs the TPM holds ------------------ */
 
 static bool tpm_present(void) {
@@ -608,6 +629,12 @@ static int report_engine_error(const predict_run *r, mb_err err) {
                           r->p->err_what == MB_PREDICT_DB_APPEND ? r->db_append.path : r->dbx_append.path,
                           r->p->err_why ? r->p->err_why : "malformed", mb_strerror(err));
                 break;
+        case MB_PREDICT_SHIM:
+                cli_error("%s: not a PE image (shimx64.efi): %s", r->shim.path, mb_strerror(err));
+                break;
+        case MB_PREDICT_MOK:
+                cli_error("%s: not a MokList (an array of EFI_SIGNATURE_LISTs): %s", r->mok.path, mb_strerror(err));
+                break;
         default:
                 cli_error("cannot predict: %s", mb_strerror(err));
         }
@@ -633,7 +660,7 @@ static int predict(predict_run *r) {
         err = mb_predict_run(&base_in, r->p);
         if (err != MB_OK)
                 return report_engine_error(r, err);
-        if (check_baseline(r, &r->p->baseline) < 0 || load_inputs(r) < 0)
+        if (check_baseline(r, &r->p->baseline) < 0 || load_inputs(r) < 0 || load_shim(r) < 0)
                 return EXIT_BAD_INPUT;
         r->in.log = r->log.data;
         r->in.log_size = r->log.size;
@@ -665,6 +692,8 @@ static void run_free(predict_run *r) {
         pfile_free(&r->kernel);
         pfile_free(&r->db_append);
         pfile_free(&r->dbx_append);
+        pfile_free(&r->shim);
+        pfile_free(&r->mok);
         for (size_t i = 0; i < MAX_INITRD; i++)
                 pfile_free(&r->initrd[i]);
         for (size_t i = 0; r->listing && i < r->n_listing; i++)
@@ -763,10 +792,10 @@ int cmd_predict(int argc, char **argv) {
                                                        "e.g. 0-7,9,12", optarg);
                         break;
                 case 'N': return not_supported("--next-stage");
-                case 'S': return not_supported("--shim");
+                case 'S': once = cli_opt_once(&o.shim, "--shim", optarg); break;
                 case 'D': once = cli_opt_once(&o.db_append, "--db-append", optarg); break;
                 case 'X': once = cli_opt_once(&o.dbx_append, "--dbx-append", optarg); break;
-                case 'M': return not_supported("--mok");
+                case 'M': once = cli_opt_once(&o.mok, "--mok", optarg); break;
                 case 'h': cli_help(stdout, "predict"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -779,6 +808,9 @@ int cmd_predict(int argc, char **argv) {
                 return cli_usage_error("predict", "--pcrs and --tpm cannot be used together");
         if (o.entry_id && !o.esp)
                 return cli_usage_error("predict", "--entry-id needs --esp");
+        if (o.mok && !o.shim)
+                return cli_usage_error("predict", "--mok needs --shim FILE (shim as the firmware will start it: "
+                                       "the certificate built into it is measured with MokList)");
         if (!o.pcrs_file && !o.tpm && !tpm_present()) {
                 cli_error("no TPM here to check the baseline log against: give --pcrs FILE");
                 return EXIT_BAD_INPUT;

@@ -92,8 +92,8 @@ mb_err mb_pe_section_at(const mb_pe *pe, uint16_t i, mb_pe_section *ret);
 mb_err mb_pe_data_dir(const mb_pe *pe, uint32_t index, uint32_t *ret_address, uint32_t *ret_size);
 
 /*
- * The file data of the first section called `name` (at most 8 bytes; long
- * names that live in the COFF string table are not looked up). Its size is
+ * The file data of the first section called `name` (a name over 8 bytes,
+ * at most 63, is looked up in the COFF string table). Its size is
  * VirtualSize bounded by SizeOfRawData: bytes past SizeOfRawData are
  * zero-filled in memory and not stored in the file, bytes past VirtualSize
  * are file alignment padding. MB_ERR_NOTFOUND when there is no such section.

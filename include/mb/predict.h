@@ -4,15 +4,15 @@
  * files the next boot will use (docs/predict.md). Pure: no I/O, no
  * allocation; the caller passes the bytes and a scratch buffer.
  *
- * Covered: firmware -> mshim -> a Linux kernel (a `linux` entry), the
- * events docs/MEASUREMENTS.md lists. Every PCR the changes do not touch
+ * Covered: firmware [-> Debian's shim 16] -> mshim -> a Linux kernel (a
+ * `linux` entry), the events docs/MEASUREMENTS.md and docs/MOK.md list. Every PCR the changes do not touch
  * keeps the baseline's replayed value. A touched PCR is rebuilt from the
  * baseline's events, with the firmware's own events kept in their places
  * and mshim's, the firmware's image events for mshim and the kernel, and
  * the Linux stub's replaced by recomputed ones. A touched PCR whose
  * baseline holds an event these rules cannot attribute, or whose change
  * the rules do not cover (Secure Boot authority events for a new image,
- * GRUB, shim, an EFI program as next stage), is reported unpredictable
+ * GRUB, a new shim, an EFI program as next stage), is reported unpredictable
  * with a reason: never guessed.
  */
 #ifndef MB_PREDICT_H
@@ -76,6 +76,15 @@ typedef struct mb_predict_input {
         int (*sb_verify)(void *ctx, const void *image, size_t image_size, const uint8_t *pkcs7,
                          size_t pkcs7_len, const uint8_t *cert, size_t cert_len);
         void *sb_ctx;
+        /* Behind shim (docs/predict.md "Behind shim"): shimx64.efi as the
+         * firmware will start it (NULL: as in the baseline), and MokList's
+         * data on the next boot (an EFI_SIGNATURE_LIST array; empty: no
+         * MokList). */
+        const void *shim;
+        size_t shim_size;
+        bool mok_list_given;
+        const uint8_t *mok_list;
+        size_t mok_list_size;
         uint8_t *scratch;                       /* mb_predict_scratch_size bytes */
         size_t scratch_size;
 } mb_predict_input;
@@ -90,6 +99,8 @@ typedef enum mb_predict_what {
         MB_PREDICT_SCRATCH,
         MB_PREDICT_DB_APPEND,           /* not a signature list payload: see err_why */
         MB_PREDICT_DBX_APPEND,
+        MB_PREDICT_SHIM,        /* not a PE image */
+        MB_PREDICT_MOK,         /* not an EFI_SIGNATURE_LIST array */
 } mb_predict_what;
 
 /* Baseline events of one PCR the rules rebuild, as attributed. */
@@ -106,6 +117,22 @@ typedef struct mb_predict_seq {
         bool overflow;
         mb_predict_item items[MB_PREDICT_MAX_EVENTS];
 } mb_predict_seq;
+
+/* What the baseline says about shim: its PCR 14 events and the
+ * EFI_SIGNATURE_DATA (owner + certificate) of each PCR 7 "MokListRT"
+ * authority it logged, in log order (pointers into the log). */
+#define MB_PREDICT_MAX_SHIM_AUTH 8
+typedef struct mb_predict_shim {
+        mb_predict_seq seq14;
+        uint32_t n_moklist;             /* PCR 14 "MokList" events */
+        bool unknown14;                 /* a PCR 14 event shim does not make */
+        uint32_t n_auth;
+        bool auth_overflow;
+        const uint8_t *auth[MB_PREDICT_MAX_SHIM_AUTH];
+        size_t auth_size[MB_PREDICT_MAX_SHIM_AUTH];
+        uint32_t auth_apps[MB_PREDICT_MAX_SHIM_AUTH];  /* PCR 4 applications logged before it */
+        uint32_t apps;                  /* PCR 4 applications so far */
+} mb_predict_shim;
 
 typedef struct mb_predict {
         mb_replay baseline;     /* the baseline log's replay */
@@ -129,6 +156,7 @@ typedef struct mb_predict {
         uint32_t authorities;           /* EV_EFI_VARIABLE_AUTHORITY records in PCR 7 */
         bool mshim_seen, mshim_left;    /* mshim's PCR 5 events; its exit or chainload marker */
         uint32_t images_before_mshim;   /* PCR 4 applications started before mshim's first event */
+        mb_predict_shim shim;
 } mb_predict;
 
 /* Scratch bytes in needs: the largest PCR 5 digest input, the options
@@ -141,7 +169,9 @@ mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size);
  * Errors, with ret->err_what set: the log does not parse (MB_PREDICT_LOG,
  * the codec's error), the loader or kernel is not a PE image
  * (MB_PREDICT_LOADER/KERNEL, mb_pe_parse's error), the options are not
- * UTF-8 (MB_PREDICT_OPTIONS), scratch too small (MB_PREDICT_SCRATCH).
+ * UTF-8 (MB_PREDICT_OPTIONS), scratch too small (MB_PREDICT_SCRATCH), the
+ * shim is not a PE image (MB_PREDICT_SHIM), the MokList is not an
+ * EFI_SIGNATURE_LIST array (MB_PREDICT_MOK).
  */
 mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret);
 

@@ -170,9 +170,21 @@ expect_rc "an ESP without the entry's kernel" 2 "esp/vmlinuz" "$MSHIM" predict "
 cp "$KERNEL" "$F/esp/vmlinuz"
 expect_rc "options that are not UTF-8" 2 "not valid UTF-8" "$MSHIM" predict "${base[@]}" --options $'\xff'
 expect_rc "--select out of range" 2 "--select 24" "$MSHIM" predict "${base[@]}" --select 24
-for o in --next-stage --shim --mok; do
+for o in --next-stage; do
         expect_rc "$o: not supported yet" 2 "$o is not supported yet" "$MSHIM" predict "${base[@]}" "$o" x
 done
+# Behind shim: bad input is named; a boot without shim is unpredictable.
+printf 'not a signature list' > "$T/mok.bin"
+expect_rc "--mok without --shim" 2 "--mok needs --shim" "$MSHIM" predict "${base[@]}" --mok "$T/mok.bin"
+expect_rc "a shim that is not a PE" 2 "pcrs.txt: not a PE image (shimx64.efi)" \
+        "$MSHIM" predict "${base[@]}" --shim "$F/pcrs.txt"
+expect_rc "a MokList that is not EFI_SIGNATURE_LISTs" 2 "mok.bin: not a MokList" \
+        "$MSHIM" predict "${base[@]}" --shim build/mshimx64.efi --mok "$T/mok.bin"
+expect_rc "an unreadable MokList" 2 "cannot open $T/none" \
+        "$MSHIM" predict "${base[@]}" --shim build/mshimx64.efi --mok "$T/none"
+: > "$T/empty.bin"
+expect_rc "--shim and --mok after a boot without shim: unpredictable" 1 "did not run shim" \
+        "$MSHIM" predict "${base[@]}" --shim build/mshimx64.efi --mok "$T/empty.bin" --json
 expect_rc "--pcrs with --tpm" 2 "cannot be used together" "$MSHIM" predict "${base[@]}" --tpm
 
 # ---- against a TPM (swtpm): the default when one is there -----------------------

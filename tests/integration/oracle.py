@@ -506,53 +506,6 @@ def cmd_diff(a):
     return 1 if failed else 0
 
 
-def cmd_pcrs(a):
-    """The PCRs the guest read, as "sha256:0=<hex>" lines (what --pcrs takes)."""
-    r = load_result(a.result)
-    for b in r["banks"]:
-        for n, v in r["pcrs"][b].items():
-            print("%s:%s=%s" % (b, n, v))
-    return 0
-
-
-def cmd_check_prediction(a):
-    """A booted B against `mshim predict --json`'s prediction of it from A:
-    every active bank's PCRs 0-15 except 10 (a PCR the prediction leaves out
-    is at reset), and the PCRs it calls changed are exactly those that
-    differ between A's and B's TPMs; the events behind each disagreement
-    are printed."""
-    pred = json.load(open(a.prediction))
-    ra, rb = load_result(a.a + "/result"), load_result(a.b + "/result")
-    bad = []
-    if pred.get("schema") != "mshim-predict/1":
-        bad.append("schema %r" % pred.get("schema"))
-    if pred.get("unpredictable"):
-        bad.append("unpredictable: %s" % pred["unpredictable"])
-    diff = set()
-    for b in rb["banks"]:
-        for n in CHECKED_PCRS:
-            tpm = tpm_pcr(rb, b, n)
-            want = pred["pcrs"].get(b, {}).get(str(n))
-            want = bytes.fromhex(want) if want else bytes(len(tpm))
-            if want != tpm:
-                bad.append("%s PCR %d: predicted %s, booted %s" % (b, n, want.hex(), tpm.hex()))
-            if tpm != tpm_pcr(ra, b, n):
-                diff.add(n)
-    if sorted(diff) != sorted(pred.get("changed", [])):
-        bad.append("changed %s, but A and B differ in %s" % (pred.get("changed"), sorted(diff)))
-    if not diff:
-        bad.append("B's PCRs equal A's: the case changed nothing")
-    for n in sorted({int(m.group(1)) for m in (re.match(r"\S+ PCR (\d+):", x) for x in bad) if m}):
-        for label, r in (("A", a.a), ("B", a.b)):
-            for e in load_log(r + "/result/eventlog.bin"):
-                if e.pcr == n and e.type != EV_NO_ACTION:
-                    bad.append("  %s PCR %d event %d type 0x%x sha256 %s data %r" % (
-                        label, n, e.index, e.type, (e.digests.get("sha256") or b"").hex(), e.data[:48]))
-    report(not bad, "%s: PCRs 0-15 except 10 equal the prediction in every bank (changed %s)"
-           % (a.name, sorted(diff)), "\n".join(bad))
-    return 1 if bad else 0
-
-
 def cmd_flip(a):
     """Change one byte of a file: the first occurrence of OLD (one char) in
     the first occurrence of the ASCII context string."""
@@ -608,11 +561,6 @@ def main():
     s = sp.add_parser("diff"); s.add_argument("--name", required=True)
     s.add_argument("--expect", required=True, help="comma-separated PCRs that must change")
     s.add_argument("base"); s.add_argument("variant"); s.set_defaults(f=cmd_diff)
-    s = sp.add_parser("pcrs"); s.add_argument("result"); s.set_defaults(f=cmd_pcrs)
-    s = sp.add_parser("check-prediction"); s.add_argument("--name", required=True)
-    s.add_argument("--prediction", required=True, help="mshim predict --json's output")
-    s.add_argument("a", help="the baseline boot's directory"); s.add_argument("b", help="the predicted boot's")
-    s.set_defaults(f=cmd_check_prediction)
     s = sp.add_parser("flip"); s.add_argument("file"); s.add_argument("context")
     s.add_argument("--pos", type=int, default=0); s.set_defaults(f=cmd_flip)
     s = sp.add_parser("predict"); s.add_argument("--log", required=True)

@@ -29,8 +29,8 @@ fi
 a=$(it_newboot a) || { it_fail "$T: set-up"; exit 1; }
 if it_boot "$a"; then it_pass "$T: boot A"; else it_fail "$T: boot A"; exit 1; fi
 
-# A's PCRs as the guest read them, in the "sha256:0=<hex>" form --pcrs takes.
-it_oracle pcrs "$a/result" > "$a/pcrs.txt"
+# A's PCRs as the guest read them, in the form --pcrs takes.
+it_pcrs_txt "$a" > "$a/pcrs.txt"
 
 cases="initrd options entry default loader kernel"
 for c in $cases; do
@@ -67,5 +67,12 @@ for c in $cases; do
 done
 
 IT_JOBS=${IT_JOBS:-2} it_boot_all "${bs[@]}"
-it_check_predictions "$T" "$a" "${bs[@]}"
+for d in "${bs[@]}"; do
+        c=$(basename "$d")
+        if [ "$(cat "$d/boot.rc" 2>/dev/null)" != 0 ]; then
+                it_fail "$T: boot $c"; continue
+        fi
+        it_pass "$T: boot $c"
+        it_check_predict "$T: $c" "$a" "$d" || IT_FAILED=1
+done
 exit "$IT_FAILED"

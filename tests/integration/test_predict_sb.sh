@@ -33,7 +33,7 @@ it_sb_sign "$IT_EFI" "$k/mshim-signed.efi" "$k" db &&
 a=$(it_newboot a "$k/mshim-signed.efi") || { it_fail "$T: set-up"; exit 1; }
 cp "$k/vmlinuz-signed" "$a/esp/vmlinuz"
 if it_boot "$a"; then it_pass "$T: boot A (Secure Boot on)"; else it_fail "$T: boot A (Secure Boot on)"; exit 1; fi
-it_oracle pcrs "$a/result" > "$a/pcrs.txt"
+it_pcrs_txt "$a" > "$a/pcrs.txt"
 
 # The updates, from the UEFI spec (2.10, 32.4.1 and 8.2.2), not by mshim.
 UNRELATED=$(printf 'no image has this hash' | sha256sum | cut -d' ' -f1)
@@ -68,8 +68,8 @@ b=$(it_newboot db "$k/mshim-signed.efi") && bx=$(it_newboot dbx "$k/mshim-signed
         { it_fail "$T: set-up"; exit 1; }
 cp "$k/vmlinuz-signed" "$b/esp/vmlinuz"
 cp "$k/vmlinuz-signed" "$bx/esp/vmlinuz"
-"$IT_CLI" vars append "$k/sb.fd" --db "$k/other.pem" --owner "$IT_SB_OWNER" -o "$b/vars.in" &&
-        "$IT_CLI" vars append "$k/sb.fd" --dbx-hash "$UNRELATED" --owner "$IT_SB_OWNER" -o "$bx/vars.in" ||
+"$IT_CLI" vars append "$k/sb.fd" --db "$k/other.pem" --owner "$IT_SB_OWNER" -o "$b/vars.in.fd" &&
+        "$IT_CLI" vars append "$k/sb.fd" --dbx-hash "$UNRELATED" --owner "$IT_SB_OWNER" -o "$bx/vars.in.fd" ||
         { it_fail "$T: set-up (mshim vars append)"; exit 1; }
 base=(--log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --json)
 for c in db dbx; do
@@ -123,5 +123,12 @@ expect "that kernel with its key appended to db: another db entry verifies it, P
         "another db entry" --kernel "$k/vmlinuz-other" --db-append "$k/db.esl"
 
 IT_JOBS=2 it_boot_all "$b" "$bx"
-it_check_predictions "$T" "$a" "$b" "$bx"
+for d in "$b" "$bx"; do
+        if [ "$(cat "$d/boot.rc" 2>/dev/null)" = 0 ]; then
+                it_pass "$T: boot $(basename "$d")"
+                it_check_predict "$T: $(basename "$d")" "$a" "$d" || IT_FAILED=1
+        else
+                it_fail "$T: boot $(basename "$d")"
+        fi
+done
 exit "$IT_FAILED"

@@ -199,9 +199,24 @@ TEST(real_sbat_section_matches_objcopy) {
                 CHECK_EQ_INT(n, o.size);
                 CHECK(n == o.size && memcmp(p, o.data, n) == 0);
                 CHECK_EQ_INT(mb_pe_find_section(&pe, ".nosuch", &p, &n), MB_ERR_NOTFOUND);
-                /* Names longer than 8 bytes are never matched. */
-                CHECK_EQ_INT(mb_pe_find_section(&pe, ".sbatlevel", &p, &n), MB_ERR_NOTFOUND);
                 free(o.data);
+                /* Names longer than 8 bytes, through the COFF string
+                 * table, as objcopy finds them (shim's .sbatlevel and
+                 * .vendor_cert; none in GRUB: objcopy writes nothing). */
+                for (size_t k = 0; k < 2; k++) {
+                        const char *name = k ? ".vendor_cert" : ".sbatlevel";
+                        snprintf(cmd, sizeof(cmd), "objcopy -O binary --only-section=%s '%s' /tmp/mb-test-pe.sbat",
+                                 name, tl_path(files[i]));
+                        CHECK(system(cmd) == 0);
+                        if (load("/tmp/mb-test-pe.sbat", &o)) {
+                                CHECK_EQ_INT(mb_pe_find_section(&pe, name, &p, &n), MB_OK);
+                                CHECK(n == o.size && memcmp(p, o.data, n) == 0);
+                                free(o.data);
+                        } else {
+                                CHECK(i == 1);  /* only GRUB lacks them */
+                                CHECK_EQ_INT(mb_pe_find_section(&pe, name, &p, &n), MB_ERR_NOTFOUND);
+                        }
+                }
                 free(b.data);
         }
         unlink("/tmp/mb-test-pe.sbat");
@@ -263,6 +278,40 @@ static void md_ranges(const EVP_MD *md, const uint8_t *b, const size_t (*r)[2], 
 
 static void sha256_ranges(const uint8_t *b, const size_t (*r)[2], size_t n, uint8_t *out) {
         md_ranges(EVP_sha256(), b, r, n, out);
+}
+
+/* A long section name ("/<offset>" into the COFF string table, PE Format
+ * "Section Table") is resolved inside the file only; anything odd is not
+ * found, never read out of bounds. */
+TEST(long_section_names) {
+        uint8_t b[T_SIZE];
+        const uint8_t *p;
+        size_t n;
+        mb_pe pe;
+        const size_t coff = T_LFANEW + 4;
+
+        build_pe32(b, 16, 0, 0);
+        memcpy(b + T_SECT, "/4\0\0\0\0\0\0", 8);          /* section .b, data at 0x400 */
+        mb_put_le32(b + coff + 8, 0x180);                       /* string table at 0x180 */
+        memcpy(b + 0x184, ".vendor_cert", 13);
+        CHECK_EQ_INT(mb_pe_parse(b, T_SIZE, &pe), MB_OK);
+        CHECK_EQ_INT(mb_pe_find_section(&pe, ".vendor_cert", &p, &n), MB_OK);
+        CHECK(p == b + 0x400 && n == 0x100);
+        CHECK_EQ_INT(mb_pe_find_section(&pe, ".vendor_cer", &p, &n), MB_ERR_NOTFOUND);
+        CHECK_EQ_INT(mb_pe_find_section(&pe, ".vendor_certs", &p, &n), MB_ERR_NOTFOUND);
+        /* The name runs past the end of the file; a symbol table beyond
+         * it; symbols that overflow; a name that is not a number. */
+        mb_put_le32(b + coff + 8, T_SIZE - 8);
+        memcpy(b + T_SIZE - 4, ".ven", 4);
+        CHECK_EQ_INT(mb_pe_find_section(&pe, ".vendor_cert", &p, &n), MB_ERR_NOTFOUND);
+        mb_put_le32(b + coff + 8, 0xfffffff0);
+        CHECK_EQ_INT(mb_pe_find_section(&pe, ".vendor_cert", &p, &n), MB_ERR_NOTFOUND);
+        mb_put_le32(b + coff + 8, 0x180);
+        mb_put_le32(b + coff + 12, 0xffffffff);
+        CHECK_EQ_INT(mb_pe_find_section(&pe, ".vendor_cert", &p, &n), MB_ERR_NOTFOUND);
+        mb_put_le32(b + coff + 12, 0);
+        memcpy(b + T_SECT, "/4x", 3);
+        CHECK_EQ_INT(mb_pe_find_section(&pe, ".vendor_cert", &p, &n), MB_ERR_NOTFOUND);
 }
 
 TEST(pe32_hash_ranges) {
@@ -570,6 +619,7 @@ int main(void) {
         RUN(real_images_match_oracles);
         RUN(real_sbat_section_matches_objcopy);
         RUN(pe32_hash_ranges);
+        RUN(long_section_names);
         RUN(pe32_corruptions_are_rejected);
         RUN(pe32_loadable_layout);
         RUN(cert_iterator);

@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 #include "testlib.h"
 #include "expected.h"
+#include "mb/pe.h"
 #include "mb/predict.h"
 
 static mb_predict P;    /* large: static, not on the stack */
@@ -202,6 +203,8 @@ static const uint8_t KERNEL_DIGEST_INPUT[] = "stands for the kernel's Authentico
 /* What OVMF, mshim and a 6.1 stub log for a boot of entry a.conf
  * (docs/MEASUREMENTS.md "The events, in the order they happen"); extra()
  * adds a case's events before ExitBootServices. */
+static void (*BEFORE_MSHIM)(hlog *l);  /* a case's events before mshim's image event */
+
 static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
         uint8_t o16[64], t[64];
         size_t on = u16("quiet", o16);
@@ -216,6 +219,8 @@ static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
         for (uint32_t pcr = 0; pcr <= 7; pcr++)
                 event_self(l, pcr, MB_EV_SEPARATOR, sep, 4);
         event_self(l, 5, MB_EV_EFI_GPT_EVENT, "a GPT header", 12);
+        if (BEFORE_MSHIM)
+                BEFORE_MSHIM(l);
         event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "dp", 2, MSHIM_DIGEST_INPUT, sizeof(MSHIM_DIGEST_INPUT));
         mshim_file(l, MB_TAG_LOADER_CONF, "\\loader\\loader.conf", CONF_TEXT);
         mshim_file(l, MB_TAG_BLS_ENTRY, "\\loader\\entries\\a.conf", ENTRY);
@@ -468,7 +473,7 @@ static const uint8_t CERT_NEW[40] = "\x30 a second certificate for db, 40 byte";
 
 /* One EFI_SIGNATURE_LIST: type, ListSize, HeaderSize 0, SignatureSize, then
  * n entries of owner + data (each sig bytes). */
-static size_t esl(uint8_t *out, const uint8_t type[16], const uint8_t *const *data, size_t n, size_t sig) {
+static size_t esl_n(uint8_t *out, const uint8_t type[16], const uint8_t *const *data, size_t n, size_t sig) {
         memcpy(out, type, 16);
         mb_put_le32(out + 16, (uint32_t) (28 + n * (16 + sig)));
         mb_put_le32(out + 20, 0);
@@ -508,7 +513,7 @@ static void add_sb(hlog *l) {
         static const uint8_t pk[] = "PK's lists", kek[] = "KEK's lists";
         uint8_t auth[64];
         const uint8_t *c[1] = { CERT_DB };
-        DB0_N = esl(DB0, G_X509, c, 1, sizeof(CERT_DB));
+        DB0_N = esl_n(DB0, G_X509, c, 1, sizeof(CERT_DB));
         EV7_N[0] = uefi_var(EV7[0], G_GLOBAL, "SecureBoot", &SB_ON, 1);
         EV7_N[1] = uefi_var(EV7[1], G_GLOBAL, "PK", pk, sizeof(pk));
         EV7_N[2] = uefi_var(EV7[2], G_GLOBAL, "KEK", kek, sizeof(kek));
@@ -541,7 +546,7 @@ static mb_err run_sb(mb_predict_input *in) {
 TEST(sb_db_append_rebuilds_pcr7) {
         uint8_t add[256], want[512];
         const uint8_t *both[2] = { CERT_DB, CERT_NEW }, *one[1] = { CERT_NEW };
-        size_t n = esl(add, G_X509, one, 1, sizeof(CERT_NEW));
+        size_t n = esl_n(add, G_X509, one, 1, sizeof(CERT_NEW));
         mb_predict_input in = { .db_append = add, .db_append_size = n };
 
         DBX0_N = 0;
@@ -555,12 +560,12 @@ TEST(sb_db_append_rebuilds_pcr7) {
         check_baseline_kept(1u << 7);
         /* The entry already in db is dropped (UEFI 2.10 8.2.1), the new one
          * kept: the list that reaches db holds CERT_NEW only. */
-        in.db_append_size = esl(add, G_X509, both, 2, sizeof(CERT_DB));
+        in.db_append_size = esl_n(add, G_X509, both, 2, sizeof(CERT_DB));
         CHECK_EQ_INT(run_sb(&in), MB_OK);
         CHECK_EQ_INT(P.changed, 1u << 7);
         check_pcr7(want, DB0_N + n, NULL, 0);
         /* Only entries already there: db and PCR 7 as they were. */
-        in.db_append_size = esl(add, G_X509, both, 1, sizeof(CERT_DB));
+        in.db_append_size = esl_n(add, G_X509, both, 1, sizeof(CERT_DB));
         CHECK_EQ_INT(run_sb(&in), MB_OK);
         CHECK_EQ_INT(P.changed, 0);
         CHECK_EQ_INT(P.unpredictable, 0);
@@ -591,7 +596,7 @@ TEST(sb_dbx_append_auth2_and_revocations) {
         mb_predict_input in = { 0 };
 
         memset(h, 0x5a, sizeof(h));     /* no image has this SHA-256 */
-        n = esl(lists, G_SHA256, one, 1, 32);
+        n = esl_n(lists, G_SHA256, one, 1, 32);
         in.dbx_append = pay;
         in.dbx_append_size = auth2(pay, lists, n);
         DBX0_N = 0;
@@ -602,7 +607,7 @@ TEST(sb_dbx_append_auth2_and_revocations) {
         check_baseline_kept(1u << 7);
         /* The kernel's Authenticode SHA-256 (its PCR 4 digest): no boot. */
         H(1, KERNEL_DIGEST_INPUT, sizeof(KERNEL_DIGEST_INPUT), kh);
-        in.dbx_append_size = esl(pay, G_SHA256, kone, 1, 32);
+        in.dbx_append_size = esl_n(pay, G_SHA256, kone, 1, 32);
         CHECK_EQ_INT(run_sb(&in), MB_OK);
         CHECK(P.refused != NULL);
         CHECK((P.unpredictable & ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))) ==
@@ -617,11 +622,11 @@ TEST(sb_dbx_append_auth2_and_revocations) {
         CHECK_EQ_INT(P.unpredictable, 0);
         CHECK_EQ_INT(P.changed, 1u << 7);
         /* The authority's db certificate in dbx: no boot. */
-        in.dbx_append_size = esl(pay, G_X509, cone, 1, sizeof(CERT_DB));
+        in.dbx_append_size = esl_n(pay, G_X509, cone, 1, sizeof(CERT_DB));
         CHECK_EQ_INT(run_sb(&in), MB_OK);
         CHECK(P.refused != NULL);
         /* Another certificate: it may revoke a chain the log does not show. */
-        in.dbx_append_size = esl(pay, G_X509, other, 1, sizeof(CERT_NEW));
+        in.dbx_append_size = esl_n(pay, G_X509, other, 1, sizeof(CERT_NEW));
         CHECK_EQ_INT(run_sb(&in), MB_OK);
         CHECK(P.refused == NULL);
         CHECK_EQ_INT(P.unpredictable, 1u << 7);
@@ -630,7 +635,7 @@ TEST(sb_dbx_append_auth2_and_revocations) {
 TEST(sb_bad_update_files) {
         uint8_t h[32] = { 0 }, lists[128], pay[512];
         const uint8_t *one[1] = { h };
-        size_t n = esl(lists, G_SHA256, one, 1, 32), pn;
+        size_t n = esl_n(lists, G_SHA256, one, 1, 32), pn;
         mb_predict_input in = { .dbx_append = pay };
 
         memcpy(pay, lists, n);
@@ -701,7 +706,7 @@ TEST(sb_new_kernel_signer) {
         check_pcr7(DB0, DB0_N, NULL, 0);
         /* By a certificate appended to db only: another authority. */
         VERIFIER_CERTS[0] = CERT_NEW;
-        n = esl(add, G_X509, one, 1, sizeof(CERT_NEW));
+        n = esl_n(add, G_X509, one, 1, sizeof(CERT_NEW));
         in.db_append = add;
         in.db_append_size = n;
         CHECK_EQ_INT(run_sb(&in), MB_OK);
@@ -732,6 +737,247 @@ TEST(sb_new_kernel_signer) {
         free(k);
 }
 
+/* ---- behind shim 16 (mok.c, verify.c, tpm.c) --------------------------------- */
+
+/* A PE32 shim: one section "/4" whose name, ".vendor_cert", is in the COFF
+ * string table right after it; the section holds cert.S's cert_table and
+ * a stand-in DER certificate (a SEQUENCE of VENDOR_LEN bytes). */
+#define S_LFANEW   0x40
+#define S_OPT      (S_LFANEW + 24)
+#define S_SECT     (S_OPT + 224)
+#define S_SIZE     0x400
+#define VENDOR_LEN 40
+static uint8_t SHIM_PE[S_SIZE], SHIM_PE2[S_SIZE];
+static const uint8_t MOK_CERT[] = { 0x30, 0x82, 0x00, 0x06, 'm', 'o', 'k', 'c', 'r', 't' };
+static const uint8_t OTHER_CERT[] = { 0x30, 0x82, 0x00, 0x06, 'o', 't', 'h', 'e', 'r', '!' };
+static const uint8_t SHIM_GUID[16] = { 0x50, 0xab, 0x5d, 0x60, 0x46, 0xe0, 0x00, 0x43,
+                                       0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23 };
+static const uint8_t X509_GUID[16] = { 0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a,
+                                       0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72 };
+static const uint8_t SHA256_GUID[16] = { 0x26, 0x16, 0xc4, 0xc1, 0x4c, 0x50, 0x92, 0x40,
+                                         0xac, 0xa9, 0x41, 0xf9, 0x36, 0x93, 0x43, 0x28 };
+
+static void build_shim(uint8_t *b, uint8_t flavour) {
+        uint8_t *sec = b + 0x200, *v = sec + 16;
+
+        memset(b, 0, S_SIZE);
+        b[0] = 'M'; b[1] = 'Z';
+        mb_put_le32(b + 0x3c, S_LFANEW);
+        memcpy(b + S_LFANEW, "PE\0\0", 4);
+        mb_put_le16(b + S_LFANEW + 4, 0x14c);
+        mb_put_le16(b + S_LFANEW + 6, 1);
+        mb_put_le32(b + S_LFANEW + 12, 0x300);          /* PointerToSymbolTable */
+        mb_put_le32(b + S_LFANEW + 16, 0);              /* no symbols: the string table is at 0x300 */
+        mb_put_le16(b + S_LFANEW + 20, 224);
+        mb_put_le16(b + S_OPT, MB_PE_MAGIC_PE32);
+        mb_put_le32(b + S_OPT + 60, 0x200);             /* SizeOfHeaders */
+        mb_put_le32(b + S_OPT + 92, 16);
+        memcpy(b + S_SECT, "/4", 2);
+        mb_put_le32(b + S_SECT + 8, 0x100);
+        mb_put_le32(b + S_SECT + 12, 0x1000);
+        mb_put_le32(b + S_SECT + 16, 0x100);
+        mb_put_le32(b + S_SECT + 20, 0x200);
+        mb_put_le32(sec, VENDOR_LEN);                   /* cert_table: sizes, offsets */
+        mb_put_le32(sec + 4, 0);
+        mb_put_le32(sec + 8, 16);
+        mb_put_le32(sec + 12, 16 + VENDOR_LEN);
+        v[0] = 0x30; v[1] = 0x82; v[2] = 0; v[3] = VENDOR_LEN - 4;
+        memset(v + 4, flavour, VENDOR_LEN - 4);
+        mb_put_le32(b + 0x300, 4 + 13);
+        memcpy(b + 0x304, ".vendor_cert", 13);
+}
+
+/* The Authenticode input of an unsigned image whose sections follow the
+ * headers in file order (PE Format, "Calculating the PE Image Hash"):
+ * every byte but the CheckSum and certificate directory entry. */
+static size_t shim_authenticode_input(const uint8_t *b, uint8_t *out) {
+        size_t cks = S_OPT + 64, dir4 = S_OPT + 96 + 32, n = 0;
+        memcpy(out, b, cks); n += cks;
+        memcpy(out + n, b + cks + 4, dir4 - cks - 4); n += dir4 - cks - 4;
+        memcpy(out + n, b + dir4 + 8, S_SIZE - dir4 - 8); n += S_SIZE - dir4 - 8;
+        return n;
+}
+
+/* One EFI_SIGNATURE_LIST of one entry (UEFI 2.10 32.4.1), owner shim's. */
+static size_t esl(const uint8_t type[16], const void *sig, size_t n, uint8_t *out) {
+        memcpy(out, type, 16);
+        mb_put_le32(out + 16, (uint32_t) (28 + 16 + n));
+        mb_put_le32(out + 20, 0);
+        mb_put_le32(out + 24, (uint32_t) (16 + n));
+        memcpy(out + 28, SHIM_GUID, 16);
+        memcpy(out + 44, sig, n);
+        return 44 + n;
+}
+
+static uint8_t MOKLIST_A[128];
+static size_t MOKLIST_A_N;
+
+/* What shim 16 logs before mshim's image event, as observed (docs/MOK.md):
+ * its own image (firmware), PCR 14 MokList (vendor ESL || MokList) and
+ * MokListX, PCR 7 the MokListRT authority (owner + MOK) for mshim. */
+static void add_shim(hlog *l) {
+        uint8_t auth[128], in[S_SIZE], full[256], vendor_esl[128];
+        static const uint8_t name[18] = { 'M', 0, 'o', 0, 'k', 0, 'L', 0, 'i', 0, 's', 0, 't', 0, 'R', 0, 'T', 0 };
+        size_t n = shim_authenticode_input(SHIM_PE, in), vn = esl(X509_GUID, SHIM_PE + 0x210, VENDOR_LEN, vendor_esl);
+
+        event(l, 4, MB_EV_EFI_BOOT_SERVICES_APPLICATION, "shim", 4, in, n);
+        memcpy(full, vendor_esl, vn);
+        memcpy(full + vn, MOKLIST_A, MOKLIST_A_N);
+        event(l, 14, MB_EV_IPL, "MokList", 8, full, vn + MOKLIST_A_N);
+        event(l, 14, MB_EV_IPL, "MokListX", 9, "vendor dbx", 10);
+        memcpy(auth, SHIM_GUID, 16);
+        mb_put_le32(auth + 16, 9); mb_put_le32(auth + 20, 0);
+        mb_put_le32(auth + 24, 16 + sizeof(MOK_CERT)); mb_put_le32(auth + 28, 0);
+        memcpy(auth + 32, name, 18);
+        memcpy(auth + 50, SHIM_GUID, 16);
+        memcpy(auth + 66, MOK_CERT, sizeof(MOK_CERT));
+        event_self(l, 7, MB_EV_EFI_VARIABLE_AUTHORITY, auth, 66 + sizeof(MOK_CERT));
+}
+
+static void shim_boot(void) {
+        build_shim(SHIM_PE, 'v');
+        MOKLIST_A_N = esl(X509_GUID, MOK_CERT, sizeof(MOK_CERT), MOKLIST_A);
+        BEFORE_MSHIM = add_shim;
+        mshim_boot(&L, NULL);
+        BEFORE_MSHIM = NULL;
+}
+
+/* The same shim and MokList predict the baseline; MokList with a second
+ * certificate after mshim's: PCR 14's MokList event is H(vendor ESL ||
+ * new MokList), PCR 7 keeps the MOK's authority. */
+TEST(shim_new_moklist) {
+        uint8_t ml[256], vendor_esl[128], full[512];
+        size_t n, vn;
+        mb_predict_input in = { .shim = SHIM_PE, .shim_size = S_SIZE, .mok_list_given = true };
+        const void *in14[2];
+        size_t sz14[2];
+
+        shim_boot();
+        in.mok_list = MOKLIST_A;
+        in.mok_list_size = MOKLIST_A_N;
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 0);
+        CHECK_EQ_INT(P.touched, (1u << 7) | (1u << 14));
+        n = MOKLIST_A_N;
+        memcpy(ml, MOKLIST_A, n);
+        n += esl(X509_GUID, OTHER_CERT, sizeof(OTHER_CERT), ml + n);
+        in.mok_list = ml;
+        in.mok_list_size = n;
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 1u << 14);
+        vn = esl(X509_GUID, SHIM_PE + 0x210, VENDOR_LEN, vendor_esl);
+        memcpy(full, vendor_esl, vn);
+        memcpy(full + vn, ml, n);
+        in14[0] = full; sz14[0] = vn + n;
+        in14[1] = "vendor dbx"; sz14[1] = 10;
+        check_pcr(14, in14, sz14, 2);
+        check_baseline_kept(1u << 14);
+}
+
+/* MokList without mshim's MOK: shim would refuse mshim, nothing of its
+ * boot is predicted; another certificate before it, or mshim's hash in
+ * it: PCR 7 unpredictable. */
+TEST(shim_moklist_unpredictable_cases) {
+        uint8_t ml[256], h[32];
+        size_t n;
+        mb_predict_input in = { .shim = SHIM_PE, .shim_size = S_SIZE, .mok_list_given = true, .mok_list = ml };
+        const uint32_t boot = (1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | (1u << 9) | (1u << 12) |
+                              (1u << 13) | (1u << 14);
+
+        shim_boot();
+        in.mok_list_size = esl(X509_GUID, OTHER_CERT, sizeof(OTHER_CERT), ml);
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, boot);
+        CHECK(strstr(P.reason[7], "refuse mshim") != NULL);
+        CHECK(strstr(P.reason[4], "refuse mshim") != NULL);
+        /* The other certificate first, mshim's after it. */
+        n = esl(X509_GUID, OTHER_CERT, sizeof(OTHER_CERT), ml);
+        memcpy(ml + n, MOKLIST_A, MOKLIST_A_N);
+        in.mok_list_size = n + MOKLIST_A_N;
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 1u << 7);
+        CHECK(strstr(P.reason[7], "before") != NULL);
+        CHECK_EQ_INT(P.changed, 1u << 14);
+        /* mshim's SHA-256 (its PCR 4 event's digest) listed. */
+        memcpy(ml, MOKLIST_A, MOKLIST_A_N);
+        H(1, MSHIM_DIGEST_INPUT, sizeof(MSHIM_DIGEST_INPUT), h);
+        in.mok_list_size = MOKLIST_A_N + esl(SHA256_GUID, h, 32, ml + MOKLIST_A_N);
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 1u << 7);
+        CHECK(strstr(P.reason[7], "SHA-256") != NULL);
+        /* --mok without the shim: its built-in certificate is unknown. */
+        in.shim = NULL;
+        in.mok_list_size = MOKLIST_A_N;
+        memcpy(ml, MOKLIST_A, MOKLIST_A_N);
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK(P.unpredictable & (1u << 14));
+        /* A boot without shim. */
+        mshim_boot(&L, NULL);
+        in.shim = SHIM_PE;
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, (1u << 4) | (1u << 7) | (1u << 14));
+        CHECK(strstr(P.reason[14], "did not run shim") != NULL);
+}
+
+/* A new shim: PCR 4's first image event is its Authenticode digest; PCR 7
+ * (db authority, SbatLevel) and 14 (its built-in certificate and dbx) are
+ * unpredictable. Bad inputs: errors naming them. */
+TEST(shim_new_image_and_bad_input) {
+        uint8_t in4[S_SIZE], ml[64];
+        size_t n4;
+        mb_predict_input in = { .shim = SHIM_PE2, .shim_size = S_SIZE };
+        const void *inputs[3];
+        size_t sizes[3];
+        static const char call[] = "Calling EFI Application from Boot Option";
+        static const uint8_t sep[4] = { 0 };
+
+        shim_boot();
+        build_shim(SHIM_PE2, 'w');
+        n4 = shim_authenticode_input(SHIM_PE2, in4);
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, (1u << 7) | (1u << 14));
+        CHECK_EQ_INT(P.changed, 1u << 4);
+        inputs[0] = call; sizes[0] = sizeof(call) - 1;
+        inputs[1] = sep; sizes[1] = 4;
+        inputs[2] = in4; sizes[2] = n4;
+        {
+                const void *all[5] = { inputs[0], inputs[1], inputs[2], MSHIM_DIGEST_INPUT, KERNEL_DIGEST_INPUT };
+                size_t szs[5] = { sizes[0], sizes[1], sizes[2], sizeof(MSHIM_DIGEST_INPUT), sizeof(KERNEL_DIGEST_INPUT) };
+                check_pcr(4, all, szs, 5);
+        }
+        /* Not a PE; a truncated EFI_SIGNATURE_LIST. */
+        in.shim = "MZ, not really";
+        in.shim_size = 14;
+        CHECK(run(&in, &L) != MB_OK);
+        CHECK_EQ_INT(P.err_what, MB_PREDICT_SHIM);
+        in.shim = SHIM_PE;
+        in.shim_size = S_SIZE;
+        in.mok_list_given = true;
+        in.mok_list = ml;
+        in.mok_list_size = esl(X509_GUID, MOK_CERT, sizeof(MOK_CERT), ml) - 1;
+        CHECK(run(&in, &L) != MB_OK);
+        CHECK_EQ_INT(P.err_what, MB_PREDICT_MOK);
+}
+
+/* Behind shim the other changes are predicted as without it: new options
+ * change PCRs 9 and 12 only (shim's PCR 4, 7 and 14 events stay). */
+TEST(shim_boot_new_options) {
+        mb_predict_input in = { .options = "quiet mshim.x=1", .options_len = 15 };
+        uint8_t o16[64];
+        size_t on = u16("quiet mshim.x=1", o16);
+        const void *in12[] = { o16 };
+        size_t sz12[] = { on };
+
+        shim_boot();
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, (1u << 9) | (1u << 12));
+        check_pcr(12, in12, sz12, 1);
+        check_baseline_kept((1u << 9) | (1u << 12));
+}
+
 int main(void) {
         load_expected();
         RUN(corpus_unchanged_predicts_replay);
@@ -745,5 +991,9 @@ int main(void) {
         RUN(sb_dbx_append_auth2_and_revocations);
         RUN(sb_bad_update_files);
         RUN(sb_new_kernel_signer);
+        RUN(shim_new_moklist);
+        RUN(shim_moklist_unpredictable_cases);
+        RUN(shim_new_image_and_bad_input);
+        RUN(shim_boot_new_options);
         TL_EXIT();
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim predict behind Debian's signed shim 16, proven by booting (issue 10):
+# Secure Boot with Microsoft's keys, firmware -> shim -> mshim (signed with a
+# test MOK) -> Debian's signed kernel, as test_shim.sh boots it.
+#   A  MokList = the MOK that signs mshim (`mshim vars add-mok`)
+#   B  the same ESP; MokList gains a second certificate after it
+#      (`mshim vars add-mok` on A's store): shim's PCR 14 MokList event
+#      changes, PCR 7 keeps the MOK's authority for mshim
+# B is predicted on the host from A's log and PCRs, shim's image and B's
+# MokList (`mshim predict --shim --mok --json`) and compared with B's boot:
+# every active bank's PCRs 0-15 except 10, and the changed set (PCR 14).
+# Without booting: a MokList without mshim's MOK is unpredictable (shim would
+# refuse mshim), with the reason, exit 1; --mok without --shim is refused.
+# Two boots, side by side (IT_JOBS, default 2), each from its own store.
+set -u
+. "$(dirname "$0")/lib.sh"
+T=predict-shim
+it_init "$T"
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" \
+                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd; then
+        it_fail "$T: prerequisites (shim-signed, ovmf; make deps)"; exit 1
+fi
+# shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
+IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+
+k=$IT_DIR/keys
+it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
+"$IT_CLI" vars add-mok /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" -o "$k/vars-a.fd" &&
+        "$IT_CLI" vars add-mok "$k/vars-a.fd" --cert "$k/other.pem" -o "$k/vars-b.fd" &&
+        "$IT_CLI" vars get "$k/vars-b.fd" MokList -o "$k/MokList-b.bin" >/dev/null ||
+        { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
+it_secure_boot_on "$k/vars-a.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
+
+a=$(it_shim_esp a "$k") && b=$(it_shim_esp b "$k") &&
+        cp "$a/esp/EFI/BOOT/grubx64.efi" "$b/esp/EFI/BOOT/grubx64.efi" &&
+        cp "$k/vars-a.fd" "$a/vars.in.fd" && cp "$k/vars-b.fd" "$b/vars.in.fd" ||
+        { it_fail "$T: set-up (esp)"; exit 1; }
+
+# B's MokList, independently of mshim: the MOK's EFI_SIGNATURE_LIST, then
+# the other certificate's, each owned by shim's GUID (as add-mok writes).
+python3 - "$IT_REPO/tests/integration" "$k" <<'PY' || { it_fail "$T: set-up (B's MokList)"; exit 1; }
+import subprocess, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+k = sys.argv[2]
+der = lambda n: subprocess.run(["openssl", "x509", "-in", "%s/%s.pem" % (k, n), "-outform", "DER"],
+                               capture_output=True, check=True).stdout
+want = oracle.x509_esl(der("mok"), oracle.GUID_SHIM) + oracle.x509_esl(der("other"), oracle.GUID_SHIM)
+sys.exit(0 if open(k + "/MokList-b.bin", "rb").read() == want else 1)
+PY
+
+if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b"; then
+        it_pass "$T: boot A and B (shim -> mshim -> kernel)"
+else
+        it_fail "$T: boot A and B (shim -> mshim -> kernel)"; exit 1
+fi
+it_pcrs_txt "$a" > "$a/pcrs.txt"
+base=(--log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --shim "$b/esp/EFI/BOOT/BOOTX64.EFI")
+if "$IT_CLI" predict "${base[@]}" --mok "$k/MokList-b.bin" --json > "$b/predict.json" 2> "$b/predict.err"; then
+        it_pass "$T: predict B (a MokList with a second certificate) on the host"
+else
+        it_fail "$T: predict B (a MokList with a second certificate) on the host"; cat "$b/predict.err" >&2
+fi
+it_check_predict "$T: new MokList" "$a" "$b" || IT_FAILED=1
+if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("changed") != [14])' "$b/predict.json"; then
+        it_pass "$T: a new MokList changes PCR 14 only"
+else
+        it_fail "$T: a new MokList changes PCR 14 only"; cat "$b/predict.json" >&2
+fi
+
+# mshim's MOK gone from MokList: shim would refuse mshim.
+python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); n = int.from_bytes(d[16:20], "little"); open(sys.argv[2], "wb").write(d[n:])' \
+        "$k/MokList-b.bin" "$k/MokList-other.bin"
+"$IT_CLI" predict "${base[@]}" --mok "$k/MokList-other.bin" --json > "$b/gone.json" 2> "$b/gone.err"
+rc=$?
+if [ "$rc" = 1 ] && python3 -c '
+import json, sys
+u = json.load(open(sys.argv[1]))["unpredictable"]
+sys.exit(not (set(u) >= {"4", "5", "7", "9", "12", "14"} and "would refuse mshim" in u["7"]))' "$b/gone.json"; then
+        it_pass "$T: a MokList without mshim's MOK: unpredictable (shim would refuse mshim), exit 1"
+else
+        it_fail "$T: a MokList without mshim's MOK: unpredictable (shim would refuse mshim), exit 1 (status $rc)"
+        cat "$b/gone.json" "$b/gone.err" >&2
+fi
+exit "$IT_FAILED"
