@@ -96,6 +96,17 @@ static int pfile_load(pfile *pf, const char *path) {
         return 0;
 }
 
+/* An optional input: path NULL leaves *ret and *ret_size alone. */
+static int pfile_opt(pfile *pf, const char *path, const void **ret, size_t *ret_size) {
+        if (!path)
+                return 0;
+        if (pfile_load(pf, path) < 0)
+                return -1;
+        *ret = pf->f.data;
+        *ret_size = pf->f.size;
+        return 0;
+}
+
 static void pfile_free(pfile *pf) {
         if (pf->loaded)
                 cli_file_free(&pf->f);
@@ -402,20 +413,9 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
  * engine's (mb_siglist_payload), as are the rules of PCR 7. The OpenSSL
  * check of which db entry verifies a new image is tools/sigs.c's. */
 static int load_sb_updates(predict_run *r) {
-        if (r->o->db_append) {
-                if (pfile_load(&r->db_append, r->o->db_append) < 0)
-                        return -1;
-                r->in.db_append = r->db_append.f.data;
-                r->in.db_append_size = r->db_append.f.size;
-        }
-        if (r->o->dbx_append) {
-                if (pfile_load(&r->dbx_append, r->o->dbx_append) < 0)
-                        return -1;
-                r->in.dbx_append = r->dbx_append.f.data;
-                r->in.dbx_append_size = r->dbx_append.f.size;
-        }
         r->in.sb_verify = sig_verify_with;
-        return 0;
+        return pfile_opt(&r->db_append, r->o->db_append, &r->in.db_append, &r->in.db_append_size) < 0 ||
+               pfile_opt(&r->dbx_append, r->o->dbx_append, &r->in.dbx_append, &r->in.dbx_append_size) < 0 ? -1 : 0;
 }
 
 static int load_inputs(predict_run *r) {
@@ -423,12 +423,8 @@ static int load_inputs(predict_run *r) {
 
         if (load_conf(r) < 0 || load_entry(r, &e) < 0)
                 return -1;
-        if (r->o->loader) {
-                if (pfile_load(&r->loader, r->o->loader) < 0)
-                        return -1;
-                r->in.loader = r->loader.f.data;
-                r->in.loader_size = r->loader.f.size;
-        }
+        if (pfile_opt(&r->loader, r->o->loader, &r->in.loader, &r->in.loader_size) < 0)
+                return -1;
         if (load_kernel(r, e) < 0 || load_initrds(r, e) < 0 || load_sb_updates(r) < 0)
                 return -1;
         if (r->o->options) {
@@ -446,12 +442,8 @@ static int load_inputs(predict_run *r) {
 /* Behind shim: --shim (the image the firmware will start) and --mok
  * (MokList's data, as `mshim vars get STORE MokList` writes it). */
 static int load_shim(predict_run *r) {
-        if (r->o->shim) {
-                if (pfile_load(&r->shim, r->o->shim) < 0)
-                        return -1;
-                r->in.shim = r->shim.f.data;
-                r->in.shim_size = r->shim.f.size;
-        }
+        if (pfile_opt(&r->shim, r->o->shim, &r->in.shim, &r->in.shim_size) < 0)
+                return -1;
         if (r->o->mok) {
                 if (pfile_load(&r->mok, r->o->mok) < 0)
                         return -1;
