@@ -758,6 +758,15 @@ static const char *parse_var(const uint8_t *p, size_t n, evd_var_hdr *ret) {
         return NULL;
 }
 
+mb_err mb_evdata_variable(const uint8_t *p, size_t n, mb_uefi_variable *ret) {
+        evd_var_hdr h;
+
+        if (parse_var(p, n, &h))
+                return MB_ERR_TRUNCATED;
+        *ret = (mb_uefi_variable) { h.guid, h.name, h.data, h.name_units, h.data_size, h.trailing };
+        return MB_OK;
+}
+
 static const char *decode_variable(const mb_tcglog_event *ev, mb_emit *e) {
         evd_var_hdr h;
         const char *err = parse_var(ev->data, ev->data_size, &h);

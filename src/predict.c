@@ -8,6 +8,7 @@
  */
 #include "mb/predict.h"
 #include "mb/bls.h"
+#include "mb/evdata.h"
 #include "mb/mboot.h"
 #include "mb/pe.h"
 #include "mb/varstore.h"
@@ -41,6 +42,8 @@ typedef struct fresh {
         digest_set loader, kernel, initrd, options;
         bool kernel_known;      /* kernel given and its version read */
         bool stub_initrd, stub_options;
+        const uint8_t *db_add, *dbx_add;        /* the updates' signature lists */
+        size_t db_add_len, dbx_add_len;
         /* Behind shim: the new shim's image digest, whether it differs
          * from the baseline's, its built-in certificate (NULL: none) and
          * the next MokList event's digest (moklist_why: why there is none). */
@@ -225,6 +228,48 @@ static uint8_t kind12(mb_predict *p, const mb_tcglog_event *ev) {
         return K_OTHER;
 }
 
+/* PCR 7 events as the Secure Boot rules see them (docs/MEASUREMENTS.md,
+ * "PCR 7"). */
+enum {
+        K7_KEEP,        /* kept in its place: SecureBoot, PK, KEK, the separator, ... */
+        K7_DB,          /* EV_EFI_VARIABLE_DRIVER_CONFIG of db */
+        K7_DBX,         /* ... of dbx */
+        K7_AUTH,        /* EV_EFI_VARIABLE_AUTHORITY: a db entry that verified an image */
+};
+
+/* A UEFI_VARIABLE_DATA's GUID and name (ASCII, compared with the UTF-16LE
+ * name the firmware logs without its NUL). */
+static bool var_named(const mb_uefi_variable *v, const mb_guid *guid, const char *name) {
+        size_t n = mb_strnlen(name, 16);
+
+        if (mb_memcmp(v->guid, guid->b, 16) != 0 || v->name_units != n)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (mb_le16(v->name + 2 * i) != (uint8_t) name[i])
+                        return false;
+        return true;
+}
+
+static uint8_t kind7(mb_predict *p, const mb_tcglog_event *ev) {
+        mb_uefi_variable v;
+
+        if (ev->type == MB_EV_EFI_VARIABLE_AUTHORITY)
+                return K7_AUTH;
+        if (ev->type != MB_EV_EFI_VARIABLE_DRIVER_CONFIG || mb_evdata_variable(ev->data, ev->data_size, &v) != MB_OK)
+                return K7_KEEP;
+        if (var_named(&v, &MB_GUID_GLOBAL_VARIABLE, "SecureBoot"))
+                p->secure_boot_on = v.data_size == 1 && v.data[0] == 1;
+        if (var_named(&v, &MB_GUID_IMAGE_SECURITY_DB, "db"))
+                return K7_DB;
+        return var_named(&v, &MB_GUID_IMAGE_SECURITY_DB, "dbx") ? K7_DBX : K7_KEEP;
+}
+
+/* Images the firmware verifies and measures (PC Client PFP 10.4.3). */
+static bool is_image_event(uint32_t type) {
+        return type == MB_EV_EFI_BOOT_SERVICES_APPLICATION || type == MB_EV_EFI_BOOT_SERVICES_DRIVER ||
+               type == MB_EV_EFI_RUNTIME_SERVICES_DRIVER;
+}
+
 static void seq_add(mb_predict *p, mb_predict_seq *s, uint8_t kind, const mb_tcglog_event *ev) {
         mb_predict_item *it;
 
@@ -350,6 +395,7 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
         case 7:
                 if (ev->type == MB_EV_EFI_VARIABLE_AUTHORITY)
                         p->authorities++;
+                seq_add(p, &p->seq7, kind7(p, ev), ev);
                 break;
         case 8:
                 seq_add(p, &p->seq8, kind8(ev), ev);
@@ -361,6 +407,8 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
                 seq_add(p, &p->seq12, kind12(p, ev), ev);
                 break;
         }
+        if (ev->pcr != 4 && is_image_event(ev->type))
+                seq_add(p, &p->drivers, 0, ev);
         scan_shim(p, ev);
 }
 
@@ -755,6 +803,12 @@ static mb_err compute_fresh_grub(mb_predict *p, const mb_predict_input *in, fres
 
 /* ---- what changes touch, and what makes a touched PCR unpredictable -------- */
 
+/* Secure Boot: db and dbx are logged in PCR 7, and the db entry that
+ * verifies a new image (rebuild7). */
+static bool sb_changes(const mb_predict *p, const mb_predict_input *in) {
+        return in->db_append || in->dbx_append || ((in->loader || in->kernel) && (p->authorities || p->secure_boot_on));
+}
+
 static void find_touched(mb_predict *p, const mb_predict_input *in) {
         if (in->loader)
                 p->touched |= 1u << 4;
@@ -766,13 +820,8 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
                 p->touched |= (1u << 9) | (1u << 12);
         if (in->loader_conf || in->bad_entries_given || in->entry)
                 p->touched |= 1u << 5;
-        /* Secure Boot: the db entry that verifies a new image is logged in
-         * PCR 7; which one that will be is not predicted yet. */
-        if ((in->loader || in->kernel) && p->authorities) {
+        if (sb_changes(p, in))
                 p->touched |= 1u << 7;
-                unpredictable(p, 7, "Secure Boot verified images in the baseline boot (EV_EFI_VARIABLE_AUTHORITY "
-                                    "events): the db entry that verifies a new loader or kernel is not predicted yet");
-        }
         if (in->next_stage_unsupported) {
                 p->touched |= NEXT_STAGE_PCRS;
                 for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
@@ -997,6 +1046,478 @@ static void rebuild12(mb_predict *p, fresh *f) {
         }
         pcr_reset(p, 12);
         pcr_extend_set(p, 12, f->options);
+}
+
+/* ---- rebuilding PCR 7: Secure Boot db/dbx updates, authority events -------- */
+
+/* The db and dbx of the next boot, from the baseline's events and the
+ * updates: the value each lists is where its EV_EFI_VARIABLE_DRIVER_CONFIG
+ * data came from, with the update appended as the firmware appends. */
+typedef struct sb_var {
+        const mb_predict_item *ev;      /* the baseline's event */
+        mb_uefi_variable var;
+        const uint8_t *val;             /* the next boot's value */
+        size_t len, old_len;            /* val[old_len..len): the entries the update adds */
+        digest_set digest;              /* the next boot's event digests */
+} sb_var;
+
+/* What the Secure Boot checks found: the first reason the firmware would
+ * refuse the boot, and the first reason PCR 7 cannot be predicted. */
+typedef struct sb_verdict {
+        const char *refused, *unpredictable;
+} sb_verdict;
+
+static void sb_refuse(sb_verdict *v, const char *why) {
+        if (!v->refused)
+                v->refused = why;
+}
+
+static void sb_unknown(sb_verdict *v, const char *why) {
+        if (!v->unpredictable)
+                v->unpredictable = why;
+}
+
+/* Every bank's digest of the event is the hash of its data: the data is
+ * what the firmware measured, so the predictor may read it. */
+static bool data_measured(const mb_predict *p, const mb_predict_item *it) {
+        digest_set d;
+
+        hash_buf(p, it->data, it->data_size, d);
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                if (bank_ok(p, b) && it->digest[b] && mb_memcmp(d[b], it->digest[b], p->pcrs.banks[b].size) != 0)
+                        return false;
+        return true;
+}
+
+/* The event's UEFI_VARIABLE_DATA rebuilt with new data: PFP 10.4.4,
+ * VariableName, UnicodeNameLength, VariableDataLength (UINT64s),
+ * UnicodeName, VariableData; the digest covers all of it. */
+static void var_event_digests(const mb_predict *p, const mb_uefi_variable *v, const uint8_t *data, size_t len,
+                              digest_set out) {
+        uint8_t hdr[32];
+        mb_predict_chunk c[3] = { { hdr, sizeof(hdr) }, { v->name, v->name_units * 2 }, { data, len } };
+
+        mb_memcpy(hdr, v->guid, 16);
+        mb_put_le32(hdr + 16, (uint32_t) v->name_units);
+        mb_put_le32(hdr + 20, (uint32_t) ((uint64_t) v->name_units >> 32));
+        mb_put_le32(hdr + 24, (uint32_t) len);
+        mb_put_le32(hdr + 28, (uint32_t) ((uint64_t) len >> 32));
+        hash_chunks(p, c, 3, out);
+}
+
+/* The baseline's event of db (kind K7_DB) or dbx (K7_DBX); NULL, or why
+ * PCR 7 cannot be predicted. */
+static const char *sb_var_find(const mb_predict *p, uint8_t kind, sb_var *ret) {
+        mb_memset(ret, 0, sizeof(*ret));
+        for (uint32_t i = 0; i < p->seq7.n; i++)
+                if (p->seq7.items[i].kind == kind) {
+                        if (ret->ev)
+                                return "PCR 7 holds two events for db or dbx: which one the firmware reads is unknown";
+                        ret->ev = &p->seq7.items[i];
+                }
+        if (!ret->ev)
+                return "Secure Boot: the baseline log has no EV_EFI_VARIABLE_DRIVER_CONFIG event for db or dbx: "
+                       "their values are unknown";
+        if (!data_measured(p, ret->ev) || mb_evdata_variable(ret->ev->data, ret->ev->data_size, &ret->var) != MB_OK ||
+            ret->var.trailing)
+                return "the baseline's db or dbx event data is not what its digests cover";
+        ret->val = ret->var.data;
+        ret->len = ret->old_len = ret->var.data_size;
+        return NULL;
+}
+
+/* Find the variable's event and append the update (add, NULL: none) into
+ * *out, as the firmware appends (UEFI 2.10 8.2.1, mb_siglist_append); *out
+ * and *out_size move past what it used. MB_ERR_NOSPACE when scratch is
+ * short; else MB_OK with *ret_why NULL or why PCR 7 cannot be predicted. */
+static mb_err sb_var_next(mb_predict *p, uint8_t kind, const uint8_t *add, size_t add_len, uint8_t **out,
+                          size_t *out_size, sb_var *ret, const char **ret_why) {
+        size_t added;
+
+        *ret_why = sb_var_find(p, kind, ret);
+        if (*ret_why || !add)
+                goto digest;
+        if (*out_size < ret->old_len || *out_size - ret->old_len < add_len)
+                return MB_ERR_NOSPACE;
+        if (mb_siglist_append(ret->var.data, ret->var.data_size, add, add_len, *out, *out_size, &ret->len, &added) !=
+            MB_OK) {
+                *ret_why = "the baseline's db or dbx is not a sequence of EFI_SIGNATURE_LISTs";
+                return MB_OK;
+        }
+        ret->val = *out;
+        *out += ret->len;
+        *out_size -= ret->len;
+digest:
+        if (!*ret_why)
+                var_event_digests(p, &ret->var, ret->val, ret->len, ret->digest);
+        return MB_OK;
+}
+
+/* Is the EFI_SIGNATURE_DATA sd (owner + data, n bytes) an entry of a list
+ * in buf[from..len)? ret_type: that list's type. */
+static bool sb_holds(const uint8_t *buf, size_t len, size_t from, const uint8_t *sd, size_t n, mb_guid *ret_type) {
+        mb_siglist l;
+
+        while (mb_siglist_next(buf, len, &from, &l) == MB_OK)
+                for (uint32_t i = 0; l.sig_size == n && i < l.n_sigs; i++)
+                        if (mb_memcmp(l.sigs + (size_t) i * l.sig_size, sd, n) == 0) {
+                                if (ret_type)
+                                        *ret_type = l.type;
+                                return true;
+                        }
+        return false;
+}
+
+/* The entry (EFI_SIGNATURE_DATA) of a list of the given type in
+ * buf[from..len) whose data after the owner is d[0..n), or NULL. */
+static const uint8_t *sb_holds_data(const uint8_t *buf, size_t len, size_t from, const mb_guid *type,
+                                    const uint8_t *d, size_t n) {
+        mb_siglist l;
+
+        while (mb_siglist_next(buf, len, &from, &l) == MB_OK)
+                for (uint32_t i = 0; mb_guid_eq(&l.type, type) && l.sig_size == 16 + n && i < l.n_sigs; i++)
+                        if (mb_memcmp(l.sigs + (size_t) i * l.sig_size + 16, d, n) == 0)
+                                return l.sigs + (size_t) i * l.sig_size;
+        return NULL;
+}
+
+/* The bank of the log that holds alg, or -1. */
+static int bank_of(const mb_predict *p, uint16_t alg) {
+        for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                if (p->pcrs.banks[b].alg == alg && bank_ok(p, b))
+                        return (int) b;
+        return -1;
+}
+
+/* An image the next boot keeps from the baseline (its logged digests),
+ * against the hash entries dbx gains: UEFI 2.10 32.5.3.3, an image whose
+ * hash is in dbx is not started (EDK2 compares the Authenticode digest). */
+static void sb_check_kept_image(const mb_predict *p, const mb_predict_item *it, const sb_var *dbx, sb_verdict *v) {
+        size_t off = dbx->old_len;
+        mb_siglist l;
+        uint16_t alg;
+
+        while (mb_siglist_next(dbx->val, dbx->len, &off, &l) == MB_OK) {
+                int b;
+                if (!mb_siglist_hash_type(&l.type, &alg) || !l.n_sigs)
+                        continue;
+                b = bank_of(p, alg);
+                if (b < 0 || !it->digest[b]) {
+                        sb_unknown(v, "dbx gains a hash of a type whose bank the baseline log lacks: whether it "
+                                      "revokes an image of the boot cannot be checked");
+                        continue;
+                }
+                if (sb_holds_data(dbx->val, dbx->len, dbx->old_len, &l.type, it->digest[b], l.sig_size - 16))
+                        sb_refuse(v, "the firmware would refuse an image this boot starts (mshim, the kernel or a "
+                                     "driver): its Authenticode digest is in dbx after the update; there is no "
+                                     "boot to predict");
+        }
+}
+
+/* The baseline's images the next boot starts again: PCR 4's applications
+ * (but mshim with --loader and the kernel with --kernel), drivers. */
+static void sb_check_kept(const mb_predict *p, const mb_predict_input *in, const sb_var *dbx, sb_verdict *v) {
+        const mb_predict_seq *s = &p->seq4;
+        bool kept = p->drivers.n > 0;
+        mb_siglist l;
+        size_t off = dbx->old_len;
+
+        if (p->drivers.overflow || s->overflow)
+                sb_unknown(v, "more image events than the predictor attributes: dbx cannot be checked against all");
+        for (uint32_t i = 0; i < p->drivers.n; i++)
+                sb_check_kept_image(p, &p->drivers.items[i], dbx, v);
+        for (uint32_t i = 0; i < s->n; i++) {
+                uint8_t k = s->items[i].kind;
+                if ((k == K_MSHIM_IMAGE && in->loader) || (k == K_IMAGE && in->kernel) ||
+                    (k != K_APP_EARLY && k != K_MSHIM_IMAGE && k != K_IMAGE))
+                        continue;
+                kept = true;
+                sb_check_kept_image(p, &s->items[i], dbx, v);
+        }
+        /* A certificate dbx gains revokes every image whose signature
+         * chains to it (EDK2 IsForbiddenByDbx); the log has no image's
+         * signature, so only the authorities' own certificates are
+         * checked (sb_check_authorities), the rest cannot be. */
+        while (kept && mb_siglist_next(dbx->val, dbx->len, &off, &l) == MB_OK)
+                if (l.n_sigs && !mb_siglist_hash_type(&l.type, NULL))
+                        sb_unknown(v, "dbx gains a certificate (or an entry of a type other than a SHA hash): it may "
+                                      "revoke a certificate in the signing chain of an image this boot keeps, which the "
+                                      "log cannot tell; give the images (--loader, --kernel) to check them");
+}
+
+/* The baseline's authority events: each names an entry of db (the firmware's
+ * EV_EFI_VARIABLE_AUTHORITY, docs/MEASUREMENTS.md); it stays while that entry
+ * is in db, no certificate dbx gains is its certificate, and db gains no
+ * certificate that could verify an image a hash entry verified. */
+static void sb_check_authorities(const mb_predict *p, const sb_var *db, const sb_var *dbx, sb_verdict *v) {
+        for (uint32_t i = 0; i < p->seq7.n; i++) {
+                const mb_predict_item *it = &p->seq7.items[i];
+                mb_uefi_variable a;
+                mb_guid type;
+
+                if (it->kind != K7_AUTH)
+                        continue;
+                if (!data_measured(p, it) || mb_evdata_variable(it->data, it->data_size, &a) != MB_OK ||
+                    !var_named(&a, &MB_GUID_IMAGE_SECURITY_DB, "db") || a.trailing) {
+                        sb_unknown(v, "PCR 7 holds an authority event that does not name a db entry (shim's?)");
+                        continue;
+                }
+                if (!sb_holds(db->val, db->len, 0, a.data, a.data_size, &type)) {
+                        sb_unknown(v, "an authority event names an entry that is not in db");
+                        continue;
+                }
+                if (!mb_guid_eq(&type, &MB_GUID_CERT_X509)) {
+                        if (db->len != db->old_len)
+                                sb_unknown(v, "an image was verified by its hash in db and db gains entries: a "
+                                              "certificate among them would verify it first (EDK2 checks "
+                                              "certificates before hashes)");
+                        continue;
+                }
+                if (a.data_size > 16 &&
+                    sb_holds_data(dbx->val, dbx->len, dbx->old_len, &MB_GUID_CERT_X509, a.data + 16, a.data_size - 16))
+                        sb_refuse(v, "the firmware would refuse this boot's images: the db certificate that verified "
+                                     "them (an EV_EFI_VARIABLE_AUTHORITY event) is in dbx after the update; there is "
+                                     "no boot to predict");
+        }
+}
+
+static const char *const NEW_REVOKED[2] = {
+        "the firmware would refuse the new loader: dbx revokes it (its Authenticode digest, or a certificate its "
+        "signature chains to); there is no boot to predict",
+        "the firmware would refuse the new kernel: dbx revokes it (its Authenticode digest, or a certificate its "
+        "signature chains to); there is no boot to predict",
+};
+static const char *const NEW_UNVERIFIED[2] = {
+        "the firmware would refuse the new loader: no db entry verifies it (no db certificate verifies a "
+        "signature, its SHA-256 Authenticode digest is not in db); there is no boot to predict",
+        "the firmware would refuse the new kernel: no db entry verifies it (no db certificate verifies a "
+        "signature, its SHA-256 Authenticode digest is not in db); there is no boot to predict",
+};
+
+/* The first X.509 entry of the lists in buf[0..len) whose certificate
+ * verifies the signature c of the image (in->sb_verify), or NULL. */
+static const uint8_t *sb_cert_verifies(const mb_predict_input *in, const void *img, size_t size,
+                                       const mb_pe_cert *c, const uint8_t *buf, size_t len, size_t *ret_len) {
+        size_t off = 0;
+        mb_siglist l;
+
+        while (mb_siglist_next(buf, len, &off, &l) == MB_OK)
+                for (uint32_t i = 0; mb_guid_eq(&l.type, &MB_GUID_CERT_X509) && l.sig_size > 16 && i < l.n_sigs; i++) {
+                        const uint8_t *sd = l.sigs + (size_t) i * l.sig_size;
+                        if (in->sb_verify(in->sb_ctx, img, size, c->data, c->size, sd + 16, l.sig_size - 16) == 1) {
+                                *ret_len = l.sig_size;
+                                return sd;
+                        }
+                }
+        return NULL;
+}
+
+/* Its Authenticode digests against every hash dbx holds (the firmware
+ * compares the one of its signature's algorithm: all are checked). */
+static void sb_new_hashes(const mb_pe *pe, int which, const sb_var *dbx, sb_verdict *v) {
+        uint8_t d[MB_HASH_MAX];
+        size_t off = 0;
+        mb_siglist l;
+        uint16_t alg;
+
+        while (mb_siglist_next(dbx->val, dbx->len, &off, &l) == MB_OK) {
+                if (!l.n_sigs)
+                        continue;
+                if (!mb_siglist_hash_type(&l.type, &alg)) {
+                        if (!mb_guid_eq(&l.type, &MB_GUID_CERT_X509))
+                                sb_unknown(v, "dbx holds entries of a type the predictor does not check a new image "
+                                              "against (EFI_CERT_X509_SHA256 and others)");
+                        continue;
+                }
+                if (mb_pe_authenticode_parsed(pe, alg, d) == MB_OK &&
+                    sb_holds_data(dbx->val, dbx->len, 0, &l.type, d, mb_hash_size(alg)))
+                        sb_refuse(v, NEW_REVOKED[which]);
+        }
+}
+
+/* A new image as the firmware checks it (EDK2 DxeImageVerificationHandler,
+ * UEFI 2.10 32.5.3.3): revoked when its hash is in dbx; then, signature by
+ * signature in table order, revoked when a dbx certificate verifies it,
+ * else the first db certificate that verifies the first signature db
+ * allows is the db entry it logs; unverified by a certificate, the db
+ * entry holding its SHA-256 digest is. *ret_auth: that entry. */
+static void sb_check_new_image(const mb_predict_input *in, int which, const void *img, size_t size, const sb_var *db,
+                               const sb_var *dbx, sb_verdict *v, const uint8_t **ret_auth, size_t *ret_len) {
+        uint8_t d[32];
+        const uint8_t *table = NULL;
+        size_t tsize, off = 0;
+        mb_pe_cert c;
+        mb_pe pe;
+        mb_err r;
+
+        if (mb_pe_parse(img, size, &pe) != MB_OK)
+                return;         /* compute_fresh refused it already */
+        sb_new_hashes(&pe, which, dbx, v);
+        if (!in->sb_verify) {
+                sb_unknown(v, "Secure Boot: which db entry verifies a new loader or kernel needs its signatures "
+                              "checked, which this caller cannot do");
+                return;
+        }
+        if (mb_pe_cert_table(&pe, &table, &tsize) != MB_OK)
+                tsize = 0;      /* unsigned: only its hash can be in db */
+        while ((r = mb_pe_cert_next(table, tsize, &off, &c)) == MB_OK) {
+                size_t n;
+                const uint8_t *e;
+                if (c.type != MB_PE_WIN_CERT_TYPE_PKCS_SIGNED)
+                        continue;
+                if (sb_cert_verifies(in, img, size, &c, dbx->val, dbx->len, &n))
+                        sb_refuse(v, NEW_REVOKED[which]);
+                if (!*ret_auth && (e = sb_cert_verifies(in, img, size, &c, db->val, db->len, &n))) {
+                        *ret_auth = e;
+                        *ret_len = n;
+                }
+        }
+        if (r != MB_END)
+                sb_unknown(v, "Secure Boot: a new image's certificate table is malformed: whether the firmware "
+                              "starts it is not predicted");
+        if (!*ret_auth && mb_pe_authenticode_parsed(&pe, MB_ALG_SHA256, d) == MB_OK &&
+            (*ret_auth = sb_holds_data(db->val, db->len, 0, &MB_GUID_CERT_SHA256, d, sizeof(d))))
+                *ret_len = 16 + sizeof(d);
+        if (!*ret_auth)
+                sb_refuse(v, NEW_UNVERIFIED[which]);
+}
+
+/* A new loader or kernel keeps PCR 7's authority events only when the db
+ * entry that verifies it is the baseline's one authority (the firmware
+ * logs each entry once, before the image it verified): with several, which
+ * image each belongs to is not in the log. */
+static void sb_check_new(const mb_predict *p, const mb_predict_input *in, const sb_var *db, const sb_var *dbx,
+                         sb_verdict *v) {
+        const void *img[2] = { in->loader, in->kernel };
+        const size_t size[2] = { in->loader_size, in->kernel_size };
+        const mb_predict_item *base = NULL;
+        mb_uefi_variable a = { 0 };
+        uint32_t n_auth = 0;
+
+        if (p->shim.n_moklist && (in->loader || in->kernel)) {
+                sb_unknown(v, "Secure Boot behind shim: shim, not the firmware, verifies what it starts (MokList): "
+                              "the authority events of a new loader or kernel are not predicted");
+                return;
+        }
+        for (uint32_t i = 0; i < p->seq7.n; i++)
+                if (p->seq7.items[i].kind == K7_AUTH) {
+                        base = &p->seq7.items[i];
+                        n_auth++;
+                }
+        /* sb_check_authorities checked that every authority parses. */
+        if (n_auth != 1 || mb_evdata_variable(base->data, base->data_size, &a) != MB_OK)
+                a.data = NULL;
+        for (int w = 0; w < 2; w++) {
+                const uint8_t *auth = NULL;
+                size_t n = 0;
+                if (!img[w])
+                        continue;
+                sb_check_new_image(in, w, img[w], size[w], db, dbx, v, &auth, &n);
+                if (auth && (!a.data || a.data_size != n || mb_memcmp(a.data, auth, n) != 0))
+                        sb_unknown(v, "Secure Boot: a new image is verified by another db entry than the baseline's "
+                                      "one authority event (or the baseline has several): the next boot's authority "
+                                      "events are not predicted");
+        }
+}
+
+/* No boot happens: every PCR the boot would extend is unpredictable. */
+static void refuse(mb_predict *p, const char *why) {
+        uint32_t set = NEXT_STAGE_PCRS;
+
+        for (uint32_t b = 0; b < p->baseline.n_banks; b++)
+                set |= p->baseline.banks[b].extended;
+        p->refused = why;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if (set & (1u << i)) {
+                        p->unpredictable |= 1u << i;
+                        p->reason[i] = why;
+                }
+}
+
+/* PCR 7 of the next boot: the baseline's events in place, db's and dbx's
+ * with their new data; the authority events stay when the rules above
+ * say so. */
+static mb_err rebuild7(mb_predict *p, const mb_predict_input *in, const fresh *f) {
+        uint8_t *out = in->scratch;
+        size_t room = in->scratch_size;
+        const char *why = p->seq7.overflow ? "more events in this PCR than the predictor attributes" : NULL;
+        sb_verdict v = { 0 };
+        sb_var db, dbx;
+        mb_err r = MB_OK;
+
+        if (!why)
+                r = sb_var_next(p, K7_DB, f->db_add, f->db_add_len, &out, &room, &db, &why);
+        if (r == MB_OK && !why)
+                r = sb_var_next(p, K7_DBX, f->dbx_add, f->dbx_add_len, &out, &room, &dbx, &why);
+        if (r != MB_OK) {
+                p->err_what = MB_PREDICT_SCRATCH;
+                return r;
+        }
+        if (why) {
+                unpredictable(p, 7, why);
+                return MB_OK;
+        }
+        /* Secure Boot enforced: the firmware checks every image. */
+        if (p->secure_boot_on || p->authorities) {
+                if (dbx.len != dbx.old_len)
+                        sb_check_kept(p, in, &dbx, &v);
+                sb_check_authorities(p, &db, &dbx, &v);
+                sb_check_new(p, in, &db, &dbx, &v);
+        }
+        if (v.refused)
+                refuse(p, v.refused);
+        else if (v.unpredictable)
+                unpredictable(p, 7, v.unpredictable);
+        if (v.refused || v.unpredictable)
+                return MB_OK;
+        pcr_reset(p, 7);
+        for (uint32_t i = 0; i < p->seq7.n; i++) {
+                const mb_predict_item *it = &p->seq7.items[i];
+                if (it == db.ev)
+                        pcr_extend_set(p, 7, db.digest);
+                else if (it == dbx.ev)
+                        pcr_extend_set(p, 7, dbx.digest);
+                else
+                        pcr_extend(p, 7, it->digest);
+        }
+        return MB_OK;
+}
+
+/* The update files: signature lists, or an authenticated payload's. */
+static mb_err sb_payload(mb_predict *p, const void *buf, size_t size, mb_predict_what what, const uint8_t **ret,
+                         size_t *ret_len) {
+        size_t off;
+        mb_err r;
+
+        if (!buf)
+                return MB_OK;
+        r = mb_siglist_payload(buf, size, &off, &p->err_why);
+        if (r != MB_OK) {
+                p->err_what = what;
+                return r;
+        }
+        *ret = (const uint8_t *) buf + off;
+        *ret_len = size - off;
+        return MB_OK;
+}
+
+/* Scratch for the new db and dbx, one after the other: each at most its
+ * baseline value (inside the log) plus its update. */
+static mb_err sb_scratch_need(const mb_predict_input *in, size_t *need) {
+        const size_t add[2] = { in->db_append_size, in->dbx_append_size };
+        const bool given[2] = { in->db_append != NULL, in->dbx_append != NULL };
+        size_t n = 0;
+
+        for (int i = 0; i < 2; i++) {
+                if (!given[i])
+                        continue;
+                if (in->log_size > SIZE_MAX - n || add[i] > SIZE_MAX - n - in->log_size)
+                        return MB_ERR_OVERFLOW;
+                n += in->log_size + add[i];
+        }
+        if (n > *need)
+                *need = n;
+        return MB_OK;
 }
 
 /* ---- behind shim: a new shim, a new MokList --------------------------------- */
@@ -1288,6 +1809,8 @@ mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size) {
         for (size_t i = 0; r == MB_OK && in->bad_entries_given && i < in->n_bad_entries; i++)
                 r = file_need(&in->bad_entries[i], &need);
         if (r == MB_OK)
+                r = sb_scratch_need(in, &need);
+        if (r == MB_OK)
                 *ret_size = need;
         return r;
 }
@@ -1363,6 +1886,8 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 if (s && s->overflow)
                         unpredictable(p, i, "more events in this PCR than the predictor attributes");
         }
+        if (sb_changes(p, in) && !(p->unpredictable & (1u << 7)) && (r = rebuild7(p, in, f)) != MB_OK)
+                return r;
         if ((p->touched & (1u << 4)) && !(p->unpredictable & (1u << 4)))
                 rebuild4(p, in, f);
         if ((p->touched & (1u << 5)) && !(p->unpredictable & (1u << 5)))
@@ -1388,6 +1913,11 @@ mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret) {
                 return r;
         }
         r = compute_fresh(ret, in, &f);
+        if (r == MB_OK)
+                r = sb_payload(ret, in->db_append, in->db_append_size, MB_PREDICT_DB_APPEND, &f.db_add, &f.db_add_len);
+        if (r == MB_OK)
+                r = sb_payload(ret, in->dbx_append, in->dbx_append_size, MB_PREDICT_DBX_APPEND, &f.dbx_add,
+                               &f.dbx_add_len);
         if (r == MB_OK)
                 r = shim_fresh(ret, in, &f);
         if (r == MB_OK)

@@ -163,6 +163,110 @@ mb_err mb_siglist_append(const uint8_t *old, size_t old_len, const uint8_t *add,
         return MB_OK;
 }
 
+size_t mb_siglist_hash_type(const mb_guid *type, uint16_t *ret_alg) {
+        static const struct {
+                const mb_guid *type;
+                uint16_t alg;
+        } hashes[] = {
+                { &MB_GUID_CERT_SHA1, MB_ALG_SHA1 }, { &MB_GUID_CERT_SHA256, MB_ALG_SHA256 },
+                { &MB_GUID_CERT_SHA384, MB_ALG_SHA384 }, { &MB_GUID_CERT_SHA512, MB_ALG_SHA512 },
+        };
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(hashes); i++)
+                if (mb_guid_eq(type, hashes[i].type)) {
+                        if (ret_alg)
+                                *ret_alg = hashes[i].alg;
+                        return mb_hash_size(hashes[i].alg);
+                }
+        return 0;
+}
+
+/* EFI_VARIABLE_AUTHENTICATION_2 (UEFI 2.10, 8.2.2): TimeStamp (EFI_TIME,
+ * 16 bytes), then WIN_CERTIFICATE_UEFI_GUID: dwLength (the whole
+ * WIN_CERTIFICATE_UEFI_GUID), wRevision, wCertificateType, CertType, CertData. */
+#define A2_TIME         0
+#define A2_LENGTH       16
+#define A2_REVISION     20
+#define A2_CERT_TYPE    22
+#define A2_GUID         24
+#define A2_FIXED        40
+#define WIN_CERT_FIXED  24      /* dwLength .. CertType */
+#define WIN_CERT_REVISION 0x0200
+#define WIN_CERT_TYPE_EFI_GUID 0x0EF1
+
+/* Is buf an authenticated payload? Its WIN_CERTIFICATE's revision and type
+ * where an EFI_SIGNATURE_LIST has its SignatureHeaderSize (which would be
+ * 0x0EF10200 bytes: no list that big fits a file this tool reads). */
+static bool is_auth2(const uint8_t *buf, size_t size) {
+        return size >= A2_GUID && mb_le16(buf + A2_REVISION) == WIN_CERT_REVISION &&
+               mb_le16(buf + A2_CERT_TYPE) == WIN_CERT_TYPE_EFI_GUID;
+}
+
+/* The header's layout; *ret_off past it. */
+static const char *auth2_check(const uint8_t *buf, size_t size, size_t *ret_off, mb_err *ret_err) {
+        const uint8_t *t = buf + A2_TIME;
+        uint32_t len;
+
+        *ret_err = MB_ERR_TRUNCATED;
+        if (size < A2_FIXED)
+                return "authentication header (EFI_VARIABLE_AUTHENTICATION_2) truncated";
+        len = mb_le32(buf + A2_LENGTH);
+        if (mb_out_of_bounds(size, A2_LENGTH, len))
+                return "authentication header's dwLength runs past the end of the file";
+        *ret_err = MB_ERR_INVALID;
+        if (len <= WIN_CERT_FIXED)
+                return "authentication header holds no PKCS#7 signature";
+        if (!mb_guid_eq((const mb_guid *) (buf + A2_GUID), &MB_GUID_CERT_TYPE_PKCS7))
+                return "authentication header's CertType is not EFI_CERT_TYPE_PKCS7_GUID";
+        /* EFI_TIME Pad1, Nanosecond, TimeZone, Daylight, Pad2 "shall be set
+         * to 0" (8.2.2); the firmware refuses the update otherwise. */
+        for (size_t i = 7; i < MB_EFI_TIME_SIZE; i++)
+                if (t[i])
+                        return "authentication header's TimeStamp has Pad1, Nanosecond, TimeZone, Daylight "
+                               "or Pad2 set (the firmware refuses the update)";
+        *ret_off = A2_LENGTH + len;
+        return NULL;
+}
+
+/* Every list of buf[off..size) parses, they fill it exactly, and a hash
+ * type's entries have its size; NULL, or what is wrong (*ret_err). */
+static const char *lists_check(const uint8_t *buf, size_t size, size_t off, mb_err *ret_err) {
+        const char *why = NULL;
+        mb_siglist l;
+        mb_err r;
+
+        while ((r = mb_siglist_next_why(buf, size, &off, &l, &why)) == MB_OK) {
+                size_t hash = mb_siglist_hash_type(&l.type, NULL);
+                if (hash && l.sig_size != SD_OWNER_SIZE + hash) {
+                        *ret_err = MB_ERR_INVALID;
+                        return "a hash signature list's SignatureSize is not 16 + the hash's size";
+                }
+        }
+        if (r == MB_END)
+                return NULL;
+        *ret_err = r;
+        return why;
+}
+
+mb_err mb_siglist_payload(const uint8_t *buf, size_t size, size_t *ret_off, const char **ret_why) {
+        size_t start = 0;
+        const char *why;
+        mb_err r = MB_ERR_TRUNCATED;
+
+        if (is_auth2(buf, size))
+                why = auth2_check(buf, size, &start, &r);
+        else
+                why = size ? NULL : "empty: no EFI_SIGNATURE_LIST";
+        if (!why)
+                why = lists_check(buf, size, start, &r);
+        if (why) {
+                *ret_why = why;
+                return r;
+        }
+        *ret_off = start;
+        return MB_OK;
+}
+
 /* MokManager hashes the CHAR16 keystrokes it read; mokutil widens each
  * password byte to 16 bits. The two agree only for ASCII, so that is all
  * we accept. */

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "mb/bls.h"
 #include "mb/predict.h"
+#include "sigs.h"
 
 #define DEFAULT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 #define JSON_SCHEMA "mshim-predict/1"
@@ -31,6 +32,7 @@ typedef struct predict_opts {
         const char *next_stage, *grub_cfg;
         const char *initrd[MAX_INITRD];
         size_t n_initrd;
+        const char *db_append, *dbx_append;
         const char *shim, *mok;
         bool tpm, json;
         uint32_t select;        /* 0: every PCR */
@@ -52,6 +54,7 @@ typedef struct predict_run {
         const predict_opts *o;
         cli_file log;
         pfile conf, entry, loader, kernel, initrd[MAX_INITRD];
+        pfile db_append, dbx_append;
         pfile shim, mok;
         pfile next_stage, grub_cfg;
         pfile *listing;         /* ESP entries */
@@ -92,6 +95,17 @@ static int pfile_load(pfile *pf, const char *path) {
         if (cli_file_load(path, &pf->f) < 0)
                 return -1;
         pf->loaded = true;
+        return 0;
+}
+
+/* An optional input: path NULL leaves *ret and *ret_size alone. */
+static int pfile_opt(pfile *pf, const char *path, const void **ret, size_t *ret_size) {
+        if (!path)
+                return 0;
+        if (pfile_load(pf, path) < 0)
+                return -1;
+        *ret = pf->f.data;
+        *ret_size = pf->f.size;
         return 0;
 }
 
@@ -414,6 +428,15 @@ static int load_grub(predict_run *r) {
         return 0;
 }
 
+/* --db-append, --dbx-append; their signature lists' checks are the
+ * engine's (mb_siglist_payload), as are the rules of PCR 7. The OpenSSL
+ * check of which db entry verifies a new image is tools/sigs.c's. */
+static int load_sb_updates(predict_run *r) {
+        r->in.sb_verify = sig_verify_with;
+        return pfile_opt(&r->db_append, r->o->db_append, &r->in.db_append, &r->in.db_append_size) < 0 ||
+               pfile_opt(&r->dbx_append, r->o->dbx_append, &r->in.dbx_append, &r->in.dbx_append_size) < 0 ? -1 : 0;
+}
+
 static int load_inputs(predict_run *r) {
         const mb_bls_entry *e = NULL;
 
@@ -422,13 +445,9 @@ static int load_inputs(predict_run *r) {
 
         if (load_conf(r) < 0 || load_entry(r, &e) < 0)
                 return -1;
-        if (r->o->loader) {
-                if (pfile_load(&r->loader, r->o->loader) < 0)
-                        return -1;
-                r->in.loader = r->loader.f.data;
-                r->in.loader_size = r->loader.f.size;
-        }
-        if (load_kernel(r, e) < 0 || load_initrds(r, e) < 0)
+        if (pfile_opt(&r->loader, r->o->loader, &r->in.loader, &r->in.loader_size) < 0)
+                return -1;
+        if (load_kernel(r, e) < 0 || load_initrds(r, e) < 0 || load_sb_updates(r) < 0)
                 return -1;
         if (r->o->options) {
                 r->in.options = r->o->options;
@@ -445,12 +464,8 @@ static int load_inputs(predict_run *r) {
 /* Behind shim: --shim (the image the firmware will start) and --mok
  * (MokList's data, as `mshim vars get STORE MokList` writes it). */
 static int load_shim(predict_run *r) {
-        if (r->o->shim) {
-                if (pfile_load(&r->shim, r->o->shim) < 0)
-                        return -1;
-                r->in.shim = r->shim.f.data;
-                r->in.shim_size = r->shim.f.size;
-        }
+        if (pfile_opt(&r->shim, r->o->shim, &r->in.shim, &r->in.shim_size) < 0)
+                return -1;
         if (r->o->mok) {
                 if (pfile_load(&r->mok, r->o->mok) < 0)
                         return -1;
@@ -563,6 +578,8 @@ static void print_json(const predict_run *r) {
                         mb_emit_cstr(e, idx, r->p->reason[i]);
                 }
         mb_emit_end_obj(e);
+        if (r->p->refused)
+                mb_emit_cstr(e, "refused", r->p->refused);
         mb_emit_end_obj(e);
         out_putc('\n');
 }
@@ -573,6 +590,11 @@ static void print_text(const predict_run *r) {
         out_puts("Predicted PCRs for the next boot (baseline ");
         out_puts(r->o->log);
         out_puts("):\n");
+        if (r->p->refused) {
+                out_puts("No boot: ");
+                out_puts(r->p->refused);
+                out_putc('\n');
+        }
         for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
                 const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
                 out_puts(cli_alg_label(bank->alg, lb));
@@ -617,6 +639,12 @@ static int report_engine_error(const predict_run *r, mb_err err) {
                 break;
         case MB_PREDICT_OPTIONS:
                 cli_error("the options are not valid UTF-8 (%s)", mb_strerror(err));
+                break;
+        case MB_PREDICT_DB_APPEND:
+        case MB_PREDICT_DBX_APPEND:
+                cli_error("%s: not an EFI_SIGNATURE_LIST or authenticated variable payload: %s (%s)",
+                          r->p->err_what == MB_PREDICT_DB_APPEND ? r->db_append.path : r->dbx_append.path,
+                          r->p->err_why ? r->p->err_why : "malformed", mb_strerror(err));
                 break;
         case MB_PREDICT_SHIM:
                 cli_error("%s: not a PE image (shimx64.efi): %s", r->shim.path, mb_strerror(err));
@@ -679,6 +707,8 @@ static void run_free(predict_run *r) {
         pfile_free(&r->entry);
         pfile_free(&r->loader);
         pfile_free(&r->kernel);
+        pfile_free(&r->db_append);
+        pfile_free(&r->dbx_append);
         pfile_free(&r->shim);
         pfile_free(&r->mok);
         pfile_free(&r->next_stage);
@@ -719,11 +749,6 @@ static int parse_select(const char *s, uint32_t *ret) {
         }
         *ret = set;
         return 0;
-}
-
-static int not_supported(const char *opt) {
-        return cli_usage_error("predict", "%s is not supported yet (docs/predict.md: only firmware -> mshim "
-                               "-> Linux is predicted)", opt);
 }
 
 int cmd_predict(int argc, char **argv) {
@@ -784,8 +809,8 @@ int cmd_predict(int argc, char **argv) {
                 case 'N': once = cli_opt_once(&o.next_stage, "--next-stage", optarg); break;
                 case 'G': once = cli_opt_once(&o.grub_cfg, "--grub-cfg", optarg); break;
                 case 'S': once = cli_opt_once(&o.shim, "--shim", optarg); break;
-                case 'D': return not_supported("--db-append");
-                case 'X': return not_supported("--dbx-append");
+                case 'D': once = cli_opt_once(&o.db_append, "--db-append", optarg); break;
+                case 'X': once = cli_opt_once(&o.dbx_append, "--dbx-append", optarg); break;
                 case 'M': once = cli_opt_once(&o.mok, "--mok", optarg); break;
                 case 'h': cli_help(stdout, "predict"); return 0;
                 default: return EXIT_BAD_INPUT;

@@ -254,6 +254,33 @@ static const char *verify_why(const sig_entry *s, X509_STORE *store, char *buf, 
         return buf;
 }
 
+/* The firmware's check of one signature with one trusted certificate, for
+ * mshim predict's Secure Boot rules (mb_predict_input.sb_verify). */
+int sig_verify_with(void *ctx, const void *image, size_t size, const uint8_t *pkcs7, size_t pkcs7_len,
+                    const uint8_t *cert_der, size_t cert_len) {
+        const unsigned char *q = cert_der;
+        X509 *cert = cert_len <= INT32_MAX ? d2i_X509(NULL, &q, (long) cert_len) : NULL;
+        X509_STORE *store = X509_STORE_new();
+        mb_pe_cert c = { .type = MB_PE_WIN_CERT_TYPE_PKCS_SIGNED, .data = pkcs7, .size = pkcs7_len };
+        sig_entry s = { 0 };
+        char why[256];
+        mb_pe pe;
+        int ok = 0;
+
+        (void) ctx;
+        if (cert && store && X509_STORE_add_cert(store, cert) && mb_pe_parse(image, size, &pe) == MB_OK) {
+                X509_STORE_set_flags(store, X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME);
+                X509_STORE_set_purpose(store, X509_PURPOSE_ANY);
+                sig_decode(&pe, &c, 0, &s);
+                ok = verify_why(&s, store, why, sizeof(why)) == NULL;
+        }
+        PKCS7_free(s.p7);
+        X509_STORE_free(store);
+        X509_free(cert);
+        ERR_clear_error();
+        return ok;
+}
+
 static void verify_one(const sig_entry *s, void *u) {
         verify_ctx *v = u;
         char why[256], line[400];

@@ -5,6 +5,7 @@
 #define MB_SIGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <openssl/evp.h>
 #include <openssl/pkcs7.h>
@@ -18,6 +19,14 @@
 int sig_spc_digest(PKCS7 *p7, int *ret_nid, uint8_t *ret, size_t *ret_len);
 /* The TPM_ALG_ID of a digest NID mshim can compute, else 0. */
 uint16_t sig_alg_of_nid(int nid);
+
+/* Does the PKCS#7 SignedData pkcs7 (a WIN_CERTIFICATE of the PE image)
+ * verify with cert_der as its one trusted certificate, as firmware checks
+ * it (EDK2 Pkcs7Verify: chain to that certificate, no dates, any purpose,
+ * and the signed digest is the image's Authenticode digest)? 1 yes, 0 no.
+ * ctx is unused (mb_predict_input.sb_verify's shape). */
+int sig_verify_with(void *ctx, const void *image, size_t size, const uint8_t *pkcs7, size_t pkcs7_len,
+                    const uint8_t *cert_der, size_t cert_len);
 
 /* ---- tools/cred.c ---- */
 

@@ -46,4 +46,14 @@ typedef struct mb_integrity_deferred {
 mb_integrity mb_evdata_check_deferred(const mb_tcglog_event *ev, const uint16_t *algs, size_t n_algs,
                                       const char **ret_convention, mb_integrity_deferred *ret_deferred);
 
+/* A UEFI_VARIABLE_DATA (PC Client PFP 10.4.4) split into its fields, every
+ * length checked against the n bytes: VariableName GUID, UnicodeName
+ * (name_units UTF-16LE units, no NUL), VariableData; trailing: bytes after
+ * the data. MB_ERR_TRUNCATED when a length runs past the buffer. */
+typedef struct mb_uefi_variable {
+        const uint8_t *guid, *name, *data;
+        size_t name_units, data_size, trailing;
+} mb_uefi_variable;
+mb_err mb_evdata_variable(const uint8_t *p, size_t n, mb_uefi_variable *ret);
+
 #endif

@@ -63,6 +63,21 @@ typedef struct mb_predict_input {
          * `efi` entry, the chainload path): the PCRs such a program may
          * extend are unpredictable, with this reason. */
         const char *next_stage_unsupported;
+        /* Secure Boot updates (docs/predict.md "Secure Boot"): a file as
+         * mb_siglist_payload reads it, appended to the baseline's db or dbx
+         * as the firmware appends (mb_siglist_append). NULL: unchanged. */
+        const void *db_append;
+        size_t db_append_size;
+        const void *dbx_append;
+        size_t dbx_append_size;
+        /* With Secure Boot on and a new loader or kernel: does the PKCS#7
+         * SignedData pkcs7 (a WIN_CERTIFICATE of image) verify with the
+         * X.509 certificate cert (DER) as its one trusted certificate, as
+         * the firmware's Pkcs7Verify checks it (and its digest is the
+         * image's)? 1 yes, 0 no. NULL: PCR 7 is then unpredictable. */
+        int (*sb_verify)(void *ctx, const void *image, size_t image_size, const uint8_t *pkcs7,
+                         size_t pkcs7_len, const uint8_t *cert, size_t cert_len);
+        void *sb_ctx;
         /* Behind shim (docs/predict.md "Behind shim"): shimx64.efi as the
          * firmware will start it (NULL: as in the baseline), and MokList's
          * data on the next boot (an EFI_SIGNATURE_LIST array; empty: no
@@ -91,6 +106,8 @@ typedef enum mb_predict_what {
         MB_PREDICT_KERNEL,
         MB_PREDICT_OPTIONS,
         MB_PREDICT_SCRATCH,
+        MB_PREDICT_DB_APPEND,           /* not a signature list payload: see err_why */
+        MB_PREDICT_DBX_APPEND,
         MB_PREDICT_SHIM,        /* not a PE image */
         MB_PREDICT_MOK,         /* not an EFI_SIGNATURE_LIST array */
         MB_PREDICT_NEXT_STAGE,
@@ -103,7 +120,7 @@ typedef struct mb_predict_item {
         const uint8_t *digest[MB_TCGLOG_MAX_ALGS];     /* per bank index; NULL: not in this record */
         uint32_t type;                                  /* the event's type and data (in the log) */
         const uint8_t *data;
-        uint32_t data_size;
+        size_t data_size;
 } mb_predict_item;
 
 typedef struct mb_predict_seq {
@@ -136,10 +153,18 @@ typedef struct mb_predict {
         uint32_t unpredictable; /* bit i: see reason[i] */
         const char *reason[MB_PCR_COUNT];
         mb_predict_what err_what;       /* on failure: the input to blame */
+        const char *err_why;            /* and for DB/DBX_APPEND, what is wrong with it */
+        /* Non-NULL: the firmware would refuse an image of the next boot
+         * (a dbx update revokes it): no boot to predict; every PCR the
+         * boot extends is unpredictable with this reason. */
+        const char *refused;
         /* Working state: the baseline's events of PCRs 4, 5, 9, 12. */
         mb_predict_seq seq4, seq5, seq9, seq12;
         mb_predict_seq seq8;            /* GRUB's commands */
         bool chainloaded;               /* mshim's chainload marker in PCR 12 */
+        mb_predict_seq seq7;            /* PCR 7, for Secure Boot updates */
+        mb_predict_seq drivers;         /* driver images the firmware verified (PCR 2) */
+        bool secure_boot_on;            /* the SecureBoot variable's event says 1 */
         uint32_t n_events[MB_PCR_COUNT];
         uint32_t authorities;           /* EV_EFI_VARIABLE_AUTHORITY records in PCR 7 */
         bool mshim_seen, mshim_left;    /* mshim's PCR 5 events; its exit or chainload marker */
@@ -147,8 +172,9 @@ typedef struct mb_predict {
         mb_predict_shim shim;
 } mb_predict;
 
-/* Scratch bytes in needs: the largest PCR 5 digest input and the options
- * as UTF-16LE. MB_ERR_OVERFLOW when that does not fit a size_t. */
+/* Scratch bytes in needs: the largest PCR 5 digest input, the options
+ * as UTF-16LE, and the new db and dbx values (their baseline's, at most
+ * the log's size, plus the update). MB_ERR_OVERFLOW when that does not fit a size_t. */
 mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size);
 
 /*

@@ -38,6 +38,10 @@ extern const mb_guid MB_GUID_SECURE_BOOT_ENABLE;  /* f0a30bc7-af08-4556-99c4-001
 extern const mb_guid MB_GUID_CUSTOM_MODE;         /* c076ec0c-7028-4399-a072-71ee5c448b9f */
 extern const mb_guid MB_GUID_CERT_X509;           /* a5c059a1-94e4-4aa7-87b5-ab155c2bf072 */
 extern const mb_guid MB_GUID_CERT_SHA256;         /* c1c41626-504c-4092-aca9-41f936934328 */
+extern const mb_guid MB_GUID_CERT_SHA1;           /* 826ca512-cf10-4ac9-b187-be01496631bd */
+extern const mb_guid MB_GUID_CERT_SHA384;         /* ff3e5307-9fd0-48c9-85f1-8ad56c701e01 */
+extern const mb_guid MB_GUID_CERT_SHA512;         /* 093e0fae-a6c4-4f50-9f1b-d41e2b89c19a */
+extern const mb_guid MB_GUID_CERT_TYPE_PKCS7;     /* 4aafd29d-68df-49ee-8aa9-347d375665a7 */
 
 /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (either case) to bytes. */
 mb_err mb_guid_parse(const char *s, size_t len, mb_guid *ret);
@@ -150,6 +154,24 @@ mb_err mb_siglist_build(const mb_guid *type, const mb_guid *owner, const uint8_t
  * well-formed lists; ret_ values untouched on failure. */
 mb_err mb_siglist_append(const uint8_t *old, size_t old_len, const uint8_t *add, size_t add_len,
                          uint8_t *out, size_t out_size, size_t *ret_len, size_t *ret_added);
+
+/*
+ * An update for db, dbx or KEK as a file holds it: EFI_SIGNATURE_LISTs, or
+ * an authenticated-variable payload as efi-updatevar and fwupd hand it to
+ * SetVariable (EFI_VARIABLE_AUTHENTICATION_2, UEFI 2.10 8.2.2: an EFI_TIME
+ * and a WIN_CERTIFICATE_UEFI_GUID holding a PKCS#7 signature, then the
+ * lists). The header's layout is checked (wRevision 0x0200,
+ * WIN_CERT_TYPE_EFI_GUID, EFI_CERT_TYPE_PKCS7_GUID, a signature, the
+ * TimeStamp fields the spec requires to be zero), not its signature. The
+ * lists must fill the rest exactly, a hash type's SignatureSize must be its
+ * hash's (UEFI 2.10 32.4.1). *ret_off: where the lists start. On failure
+ * *ret_why says what is wrong (MB_ERR_TRUNCATED or MB_ERR_INVALID).
+ */
+mb_err mb_siglist_payload(const uint8_t *buf, size_t size, size_t *ret_off, const char **ret_why);
+
+/* The hash size of an EFI_CERT_SHA1/256/384/512 SignatureType and the
+ * TPM_ALG_ID of that hash (*ret_alg), else 0. */
+size_t mb_siglist_hash_type(const mb_guid *type, uint16_t *ret_alg);
 
 /* MokAuth as mokutil's simple-hash path writes it and shim's MokManager
  * checks it: SHA-256 over the MokNew data followed by the password as

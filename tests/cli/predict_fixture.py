@@ -10,7 +10,15 @@ tree, its replayed PCRs, and the PCR values a change must give.
       DIR/log.bin, DIR/pcrs.txt ("sha256:4=<hex>" lines), DIR/extends.txt
       (tpm2_pcrextend arguments, one event a line)
   predict_fixture.py expect DIR [--options S] [--initrd FILE]
-      the JSON "pcrs" object the prediction must print
+                     [--secure-boot [--db-add FILE] [--dbx-add FILE]]
+      the JSON "pcrs" object the prediction must print; with --db-add or
+      --dbx-add, db or dbx with FILE's signature lists after its own (new
+      entries only: the firmware's appending, without duplicates)
+
+  make --secure-boot: PCR 7 as OVMF logs it with Secure Boot on
+  (docs/MEASUREMENTS.md): SecureBoot = 1, PK, KEK, db (one X.509 entry,
+  SB_OWNER + SB_CERT), dbx (empty) as UEFI_VARIABLE_DATA, the separator,
+  one EV_EFI_VARIABLE_AUTHORITY naming that db entry.
   predict_fixture.py make-grub DIR KERNEL
       the chainload path firmware -> mshim -> GRUB 2.06 (no entries) whose
       DIR/grub.cfg boots KERNEL with GRUB_INITRD: its commands in PCR 8 and
@@ -46,18 +54,48 @@ def record(pcr, etype, data, digest_input=None, digests=None):
     return out + struct.pack("<I", len(data)) + data
 
 
+SB_OWNER = b"fixture db owner"
+SB_CERT = b"\x30 stands for the fixture's db certificate (DER)"
+GUID_X509 = oracle.GUID_X509
+
+
+def uefi_var(guid, name, data):
+    """UEFI_VARIABLE_DATA (PC Client PFP 10.4.4)."""
+    n = name.encode("utf-16-le")
+    return guid + struct.pack("<QQ", len(n) // 2, len(data)) + n + data
+
+
+def esl(sig_type, entries):
+    """EFI_SIGNATURE_LIST (UEFI 2.10 32.4.1), entries of equal size."""
+    size = len(entries[0])
+    return sig_type + struct.pack("<III", 28 + size * len(entries), 0, size) + b"".join(entries)
+
+
+def sb_config(db_add=b"", dbx_add=b""):
+    """PCR 7's configuration events, before the separator."""
+    db = esl(GUID_X509, [SB_OWNER + SB_CERT]) + db_add
+    return [(7, oracle.EV_EFI_VARIABLE_DRIVER_CONFIG, uefi_var(g, n, d), None) for g, n, d in (
+        (oracle.GUID_GLOBAL, "SecureBoot", b"\x01"), (oracle.GUID_GLOBAL, "PK", b"fixture PK"),
+        (oracle.GUID_GLOBAL, "KEK", b"fixture KEK"), (oracle.GUID_SECDB, "db", db),
+        (oracle.GUID_SECDB, "dbx", dbx_add))]
+
+
 def utf16(s):
     return s.encode("utf-16-le") + b"\0\0"
 
 
-def events(esp, grub, authority, options="quiet splash"):
+def events(esp, grub, authority, options="quiet splash", sb=None):
     """(pcr, type, data, digest input or {bank: digest}) in log order."""
     kernel = open(os.path.join(esp, "vmlinuz"), "rb").read()
     mshim_auth = {b: oracle.H(b, b"stands for mshim's Authenticode") for b, _, _ in BANKS}
     kernel_auth = {b: oracle.authenticode(kernel, b) for b, _, _ in BANKS}
     opts = utf16(options)
     ev = [(0, 0x8, b"\0\0", None), (4, oracle.EV_EFI_ACTION, b"Calling EFI Application from Boot Option", None)]
+    if sb is not None:
+        ev += sb_config(*sb)
     ev += [(p, oracle.EV_SEPARATOR, bytes(4), None) for p in range(8)]
+    if sb is not None:
+        ev.append((7, oracle.EV_EFI_VARIABLE_AUTHORITY, uefi_var(oracle.GUID_SECDB, "db", SB_OWNER + SB_CERT), None))
     if authority:
         ev.append((7, oracle.EV_EFI_VARIABLE_AUTHORITY, b"a db entry", None))
     ev.append((4, oracle.EV_EFI_BOOT_SERVICES_APPLICATION, b"mshim's device path", mshim_auth))
@@ -145,7 +183,7 @@ def cmd_make(a):
     else:
         open(os.path.join(esp, "loader", "entries", "a.conf"), "wb").write(ENTRY)
         open(os.path.join(esp, "initrd.img"), "wb").write(INITRD)
-        evs = events(esp, a.grub, a.authority)
+        evs = events(esp, a.grub, a.authority, sb=(b"", b"") if a.secure_boot else None)
     log = spec_header() + b"".join(record(p, t, d, None, digests_of((p, t, d, x))) for p, t, d, x in evs)
     open(os.path.join(a.dir, "log.bin"), "wb").write(log)
     with open(os.path.join(a.dir, "extends.txt"), "w") as f:
@@ -167,7 +205,10 @@ def cmd_expect(a):
         initrd = open(a.initrd, "rb").read() if a.initrd else GRUB_INITRD
         evs = grub_events(esp, a.options or GRUB_OPTIONS, initrd)
     else:
-        evs = events(esp, False, False, a.options or "quiet splash")
+        sb = None
+        if a.secure_boot:
+            sb = tuple(open(f, "rb").read() if f else b"" for f in (a.db_add, a.dbx_add))
+        evs = events(esp, False, False, a.options or "quiet splash", sb)
     print(json.dumps({b: {str(n): v.hex() for n, v in vals.items()} for b, vals in replay(evs).items()}, sort_keys=True))
     return 0
 
@@ -178,11 +219,13 @@ def main():
     sp = p.add_subparsers(dest="cmd", required=True)
     s = sp.add_parser("make"); s.add_argument("dir"); s.add_argument("kernel")
     s.add_argument("--grub", action="store_true"); s.add_argument("--authority", action="store_true")
+    s.add_argument("--secure-boot", action="store_true")
     s.set_defaults(f=cmd_make)
     s = sp.add_parser("make-grub"); s.add_argument("dir"); s.add_argument("kernel")
     s.set_defaults(f=cmd_make)
     for name in ("expect", "expect-grub"):
         s = sp.add_parser(name); s.add_argument("dir"); s.add_argument("--options"); s.add_argument("--initrd")
+        s.add_argument("--secure-boot", action="store_true"); s.add_argument("--db-add"); s.add_argument("--dbx-add")
         s.set_defaults(f=cmd_expect)
     a = p.parse_args()
     return a.f(a)

@@ -470,6 +470,21 @@ it_sb_keys() {
                 { cat "$k/enroll.log" >&2; return 1; }
 }
 
+# it_sb_setup NAME KEYDIR: what a Secure Boot boot with the project's own
+# keys needs (mshim, the kernel, the CLI, OVMF's secboot firmware,
+# sbsigntool), the keys in KEYDIR (it_sb_keys) and Secure Boot on with
+# KEYDIR/sb.fd (it_secure_boot_on); a failure is reported under NAME.
+it_sb_setup() {
+        local name=$1 k=$2
+        if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" /usr/share/OVMF/OVMF_CODE_4M.secboot.fd \
+                        /usr/share/OVMF/OVMF_VARS_4M.fd ||
+           ! command -v sbattach >/dev/null || ! command -v sbverify >/dev/null; then
+                it_fail "$name: prerequisites (ovmf, sbsigntool; make; make deps)"; return 1
+        fi
+        it_sb_keys "$k" || { it_fail "$name: set-up (keys, mshim vars enroll)"; return 1; }
+        it_secure_boot_on "$k/sb.fd" || { it_fail "$name: set-up (Secure Boot)"; return 1; }
+}
+
 # it_sb_sign [--keep] IN OUT KEYDIR NAME: OUT = IN signed by `mshim sign`
 # with KEYDIR/NAME.{key,pem} (e.g. db, other), after every signature IN
 # had was removed (sbattach), unless --keep: then the new signature is

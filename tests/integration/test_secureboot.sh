@@ -24,14 +24,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 T=secureboot
 it_init "$T"
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" /usr/share/OVMF/OVMF_CODE_4M.secboot.fd \
-                /usr/share/OVMF/OVMF_VARS_4M.fd ||
-   ! command -v sbattach >/dev/null || ! command -v sbverify >/dev/null; then
-        it_fail "$T: prerequisites (ovmf, sbsigntool; make; make deps)"; exit 1
-fi
 k=$IT_DIR/keys
-it_sb_keys "$k" || { it_fail "$T: set-up (keys, mshim vars enroll)"; exit 1; }
-it_secure_boot_on "$k/sb.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
+it_sb_setup "$T" "$k" || exit 1
 
 # Signed and unsigned images, checked with sbverify as an independent oracle.
 it_sb_sign "$IT_EFI" "$k/mshim-signed.efi" "$k" db &&

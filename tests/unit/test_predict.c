@@ -241,7 +241,7 @@ static void mshim_boot(hlog *l, void (*extra)(hlog *l)) {
 }
 
 static hlog L;
-static uint8_t SCRATCH[4096];
+static uint8_t SCRATCH[65536];    /* the new db and dbx need up to twice the log */
 
 static mb_err run(mb_predict_input *in, hlog *l) {
         in->log = l->b;
@@ -872,6 +872,287 @@ TEST(grub_uncovered_cases_are_unpredictable) {
         }
 }
 
+/* ---- Secure Boot: db/dbx updates (docs/predict.md "Secure Boot") ----------
+ * The UEFI spec's layouts, written out here: EFI_SIGNATURE_LIST (UEFI 2.10
+ * 32.4.1), UEFI_VARIABLE_DATA (PC Client PFP 10.4.4), EFI_VARIABLE_
+ * AUTHENTICATION_2 (UEFI 2.10 8.2.2). GUIDs in their on-disk byte order. */
+static const uint8_t G_SECDB[16] = { 0xcb, 0xb2, 0x19, 0xd7, 0x3a, 0x3d, 0x96, 0x45,
+                                     0xa3, 0xbc, 0xda, 0xd0, 0x0e, 0x67, 0x65, 0x6f };
+static const uint8_t G_GLOBAL[16] = { 0x61, 0xdf, 0xe4, 0x8b, 0xca, 0x93, 0xd2, 0x11,
+                                      0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c };
+static const uint8_t G_PKCS7[16] = { 0x9d, 0xd2, 0xaf, 0x4a, 0xdf, 0x68, 0xee, 0x49,
+                                     0x8a, 0xa9, 0x34, 0x7d, 0x37, 0x56, 0x65, 0xa7 };
+static const uint8_t OWNER[16] = "an owner guid...";
+/* Stand-ins for DER certificates (a SEQUENCE tag, then anything). */
+static const uint8_t CERT_DB[40] = "\x30 the db certificate that verifies all";
+static const uint8_t CERT_NEW[40] = "\x30 a second certificate for db, 40 byte";
+
+/* One EFI_SIGNATURE_LIST: type, ListSize, HeaderSize 0, SignatureSize, then
+ * n entries of owner + data (each sig bytes). */
+static size_t esl_n(uint8_t *out, const uint8_t type[16], const uint8_t *const *data, size_t n, size_t sig) {
+        memcpy(out, type, 16);
+        mb_put_le32(out + 16, (uint32_t) (28 + n * (16 + sig)));
+        mb_put_le32(out + 20, 0);
+        mb_put_le32(out + 24, (uint32_t) (16 + sig));
+        for (size_t i = 0; i < n; i++) {
+                memcpy(out + 28 + i * (16 + sig), OWNER, 16);
+                memcpy(out + 28 + i * (16 + sig) + 16, data[i], sig);
+        }
+        return 28 + n * (16 + sig);
+}
+
+/* UEFI_VARIABLE_DATA: VariableName GUID, UnicodeNameLength and
+ * VariableDataLength (UINT64), the name (no NUL), the data. */
+static size_t uefi_var(uint8_t *out, const uint8_t guid[16], const char *name, const void *data, size_t n) {
+        size_t k = strlen(name);
+        memcpy(out, guid, 16);
+        memset(out + 16, 0, 16);
+        mb_put_le32(out + 16, (uint32_t) k);
+        mb_put_le32(out + 24, (uint32_t) n);
+        for (size_t i = 0; i < k; i++) {
+                out[32 + 2 * i] = (uint8_t) name[i];
+                out[33 + 2 * i] = 0;
+        }
+        if (n)
+                memcpy(out + 32 + 2 * k, data, n);
+        return 32 + 2 * k + n;
+}
+
+/* The baseline's Secure Boot state: db holds CERT_DB, dbx DBX0 (DBX0_N
+ * bytes; 0: dbx empty), SecureBoot = SB_ON. PCR 7's events in order. */
+static uint8_t DB0[128], DBX0[256], SB_ON = 1, WITH_AUTH = 1;
+static size_t DB0_N, DBX0_N;
+static uint8_t EV7[6][512];
+static size_t EV7_N[6];
+
+static void add_sb(hlog *l) {
+        static const uint8_t pk[] = "PK's lists", kek[] = "KEK's lists";
+        uint8_t auth[64];
+        const uint8_t *c[1] = { CERT_DB };
+        DB0_N = esl_n(DB0, X509_GUID, c, 1, sizeof(CERT_DB));
+        EV7_N[0] = uefi_var(EV7[0], G_GLOBAL, "SecureBoot", &SB_ON, 1);
+        EV7_N[1] = uefi_var(EV7[1], G_GLOBAL, "PK", pk, sizeof(pk));
+        EV7_N[2] = uefi_var(EV7[2], G_GLOBAL, "KEK", kek, sizeof(kek));
+        EV7_N[3] = uefi_var(EV7[3], G_SECDB, "db", DB0, DB0_N);
+        EV7_N[4] = uefi_var(EV7[4], G_SECDB, "dbx", DBX0, DBX0_N);
+        memcpy(auth, OWNER, 16);
+        memcpy(auth + 16, CERT_DB, sizeof(CERT_DB));
+        EV7_N[5] = uefi_var(EV7[5], G_SECDB, "db", auth, 16 + sizeof(CERT_DB));
+        for (int i = 0; i < 5; i++)
+                event_self(l, 7, MB_EV_EFI_VARIABLE_DRIVER_CONFIG, EV7[i], EV7_N[i]);
+        if (WITH_AUTH)
+                event_self(l, 7, MB_EV_EFI_VARIABLE_AUTHORITY, EV7[5], EV7_N[5]);
+}
+
+/* PCR 7 must be [separator, SecureBoot, PK, KEK, db(db), dbx(dbx), authority]. */
+static void check_pcr7(const uint8_t *db, size_t db_n, const uint8_t *dbx, size_t dbx_n) {
+        static uint8_t e3[1024], e4[1024];
+        static const uint8_t sep[4] = { 0 };
+        const void *in7[] = { sep, EV7[0], EV7[1], EV7[2], e3, e4, EV7[5] };
+        size_t sz7[] = { 4, EV7_N[0], EV7_N[1], EV7_N[2], uefi_var(e3, G_SECDB, "db", db, db_n),
+                         uefi_var(e4, G_SECDB, "dbx", dbx, dbx_n), EV7_N[5] };
+        check_pcr(7, in7, sz7, 7);
+}
+
+static mb_err run_sb(mb_predict_input *in) {
+        mshim_boot(&L, add_sb);
+        return run(in, &L);
+}
+
+TEST(sb_db_append_rebuilds_pcr7) {
+        uint8_t add[256], want[512];
+        const uint8_t *both[2] = { CERT_DB, CERT_NEW }, *one[1] = { CERT_NEW };
+        size_t n = esl_n(add, X509_GUID, one, 1, sizeof(CERT_NEW));
+        mb_predict_input in = { .db_append = add, .db_append_size = n };
+
+        DBX0_N = 0;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 1u << 7);
+        CHECK(P.refused == NULL);
+        memcpy(want, DB0, DB0_N);
+        memcpy(want + DB0_N, add, n);
+        check_pcr7(want, DB0_N + n, NULL, 0);
+        check_baseline_kept(1u << 7);
+        /* The entry already in db is dropped (UEFI 2.10 8.2.1), the new one
+         * kept: the list that reaches db holds CERT_NEW only. */
+        in.db_append_size = esl_n(add, X509_GUID, both, 2, sizeof(CERT_DB));
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK_EQ_INT(P.changed, 1u << 7);
+        check_pcr7(want, DB0_N + n, NULL, 0);
+        /* Only entries already there: db and PCR 7 as they were. */
+        in.db_append_size = esl_n(add, X509_GUID, both, 1, sizeof(CERT_DB));
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK_EQ_INT(P.changed, 0);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        check_pcr7(DB0, DB0_N, NULL, 0);
+}
+
+/* EFI_VARIABLE_AUTHENTICATION_2 around lists: EFI_TIME, dwLength,
+ * wRevision 0x0200, wCertificateType 0x0EF1, CertType, a "signature". */
+static size_t auth2(uint8_t *out, const uint8_t *lists, size_t n) {
+        static const uint8_t p7[] = "\x30 stands for a PKCS#7 SignedData";
+        memset(out, 0, 16);
+        mb_put_le16(out, 2026);
+        out[2] = 1;
+        out[3] = 2;
+        mb_put_le32(out + 16, (uint32_t) (24 + sizeof(p7)));
+        mb_put_le16(out + 20, 0x0200);
+        mb_put_le16(out + 22, 0x0EF1);
+        memcpy(out + 24, G_PKCS7, 16);
+        memcpy(out + 40, p7, sizeof(p7));
+        memcpy(out + 40 + sizeof(p7), lists, n);
+        return 40 + sizeof(p7) + n;
+}
+
+TEST(sb_dbx_append_auth2_and_revocations) {
+        uint8_t h[32], lists[256], pay[512], kh[32];
+        const uint8_t *one[1] = { h }, *kone[1] = { kh }, *cone[1] = { CERT_DB }, *other[1] = { CERT_NEW };
+        size_t n;
+        mb_predict_input in = { 0 };
+
+        memset(h, 0x5a, sizeof(h));     /* no image has this SHA-256 */
+        n = esl_n(lists, SHA256_GUID, one, 1, 32);
+        in.dbx_append = pay;
+        in.dbx_append_size = auth2(pay, lists, n);
+        DBX0_N = 0;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 1u << 7);
+        check_pcr7(DB0, DB0_N, lists, n);
+        check_baseline_kept(1u << 7);
+        /* The kernel's Authenticode SHA-256 (its PCR 4 digest): no boot. */
+        H(1, KERNEL_DIGEST_INPUT, sizeof(KERNEL_DIGEST_INPUT), kh);
+        in.dbx_append_size = esl_n(pay, SHA256_GUID, kone, 1, 32);
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused != NULL);
+        CHECK((P.unpredictable & ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))) ==
+              ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12)));
+        CHECK(P.reason[0] == P.refused);
+        /* ... but not with Secure Boot off: the firmware checks nothing
+         * (and logs no authority). */
+        SB_ON = WITH_AUTH = 0;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        SB_ON = WITH_AUTH = 1;
+        CHECK(P.refused == NULL);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 1u << 7);
+        /* The authority's db certificate in dbx: no boot. */
+        in.dbx_append_size = esl_n(pay, X509_GUID, cone, 1, sizeof(CERT_DB));
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused != NULL);
+        /* Another certificate: it may revoke a chain the log does not show. */
+        in.dbx_append_size = esl_n(pay, X509_GUID, other, 1, sizeof(CERT_NEW));
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused == NULL);
+        CHECK_EQ_INT(P.unpredictable, 1u << 7);
+}
+
+TEST(sb_bad_update_files) {
+        uint8_t h[32] = { 0 }, lists[128], pay[512];
+        const uint8_t *one[1] = { h };
+        size_t n = esl_n(lists, SHA256_GUID, one, 1, 32), pn;
+        mb_predict_input in = { .dbx_append = pay };
+
+        memcpy(pay, lists, n);
+        in.dbx_append_size = n - 1;                     /* truncated list */
+        CHECK(run_sb(&in) != MB_OK);
+        CHECK_EQ_INT(P.err_what, MB_PREDICT_DBX_APPEND);
+        CHECK(P.err_why != NULL);
+        in.dbx_append_size = 0;                         /* empty */
+        CHECK(run_sb(&in) != MB_OK);
+        mb_put_le32(pay + 24, 16 + 31);                 /* a SHA-256 entry of 31 bytes */
+        mb_put_le32(pay + 16, 28 + 47);
+        in.dbx_append_size = 28 + 47;
+        CHECK(run_sb(&in) != MB_OK);
+        pn = auth2(pay, lists, n);
+        in.dbx_append_size = pn;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        pay[8] = 1;                                     /* Nanosecond set */
+        CHECK(run_sb(&in) != MB_OK);
+        pay[8] = 0;
+        pay[24] ^= 1;                                   /* CertType not PKCS7 */
+        CHECK(run_sb(&in) != MB_OK);
+        pay[24] ^= 1;
+        in.dbx_append_size = 60;                        /* dwLength past the end */
+        CHECK(run_sb(&in) != MB_OK);
+        CHECK_EQ_INT(P.err_what, MB_PREDICT_DBX_APPEND);
+        /* A db append to a log with no db event: PCR 7 unpredictable. */
+        {
+                mb_predict_input ind = { .db_append = lists, .db_append_size = n };
+                mshim_boot(&L, NULL);
+                CHECK_EQ_INT(run(&ind, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 1u << 7);
+        }
+}
+
+/* A stand-in for OpenSSL's check (tools/sigs.c): the image's signature
+ * "verifies" with the certificates VERIFIER_CERTS lists. */
+static const uint8_t *VERIFIER_CERTS[2];
+static int fake_verify(void *ctx, const void *image, size_t image_size, const uint8_t *pkcs7, size_t pkcs7_len,
+                       const uint8_t *cert, size_t cert_len) {
+        (void) ctx, (void) image, (void) image_size, (void) pkcs7, (void) pkcs7_len;
+        for (int i = 0; i < 2; i++)
+                if (VERIFIER_CERTS[i] && cert_len == 40 && memcmp(cert, VERIFIER_CERTS[i], 40) == 0)
+                        return 1;
+        return 0;
+}
+
+/* A new kernel (Debian's, signed: one WIN_CERTIFICATE) with Secure Boot on:
+ * the db entry whose certificate verifies it decides PCR 7. */
+TEST(sb_new_kernel_signer) {
+        size_t ksize = 0, n;
+        uint8_t *k = tl_read_file(getenv("MB_KERNEL") ? getenv("MB_KERNEL") : "build/kernel/vmlinuz", &ksize);
+        uint8_t add[256];
+        const uint8_t *one[1] = { CERT_NEW };
+        mb_predict_input in = { .sb_verify = fake_verify };
+
+        CHECK(k != NULL);
+        if (!k)
+                return;
+        in.kernel = k;
+        in.kernel_size = ksize;
+        DBX0_N = 0;
+        /* Verified by the baseline's authority: PCR 7 kept. */
+        VERIFIER_CERTS[0] = CERT_DB;
+        VERIFIER_CERTS[1] = NULL;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(!(P.unpredictable & (1u << 7)));
+        CHECK(!(P.changed & (1u << 7)));
+        check_pcr7(DB0, DB0_N, NULL, 0);
+        /* By a certificate appended to db only: another authority. */
+        VERIFIER_CERTS[0] = CERT_NEW;
+        n = esl_n(add, X509_GUID, one, 1, sizeof(CERT_NEW));
+        in.db_append = add;
+        in.db_append_size = n;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused == NULL);
+        CHECK(P.unpredictable & (1u << 7));
+        /* By both: db's order decides, CERT_DB comes first. */
+        VERIFIER_CERTS[1] = CERT_DB;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(!(P.unpredictable & (1u << 7)));
+        CHECK_EQ_INT(P.changed & (1u << 7), 1u << 7);   /* db's event changed, the authority kept */
+        /* By nothing in db: the firmware refuses it. */
+        VERIFIER_CERTS[0] = VERIFIER_CERTS[1] = NULL;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused != NULL);
+        /* Its signer's certificate in dbx: refused though db verifies it. */
+        VERIFIER_CERTS[0] = CERT_DB;
+        VERIFIER_CERTS[1] = CERT_NEW;
+        in.db_append = NULL;
+        in.dbx_append = add;
+        in.dbx_append_size = n;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.refused != NULL);
+        /* Without a verifier: PCR 7 unpredictable, never guessed. */
+        in.sb_verify = NULL;
+        in.dbx_append = NULL;
+        CHECK_EQ_INT(run_sb(&in), MB_OK);
+        CHECK(P.unpredictable & (1u << 7));
+        free(k);
+}
+
 int main(void) {
         load_expected();
         RUN(corpus_unchanged_predicts_replay);
@@ -881,6 +1162,10 @@ int main(void) {
         RUN(new_initrd_and_no_initrd);
         RUN(new_config_rebuilds_pcr5_in_place);
         RUN(uncovered_cases_are_unpredictable);
+        RUN(sb_db_append_rebuilds_pcr7);
+        RUN(sb_dbx_append_auth2_and_revocations);
+        RUN(sb_bad_update_files);
+        RUN(sb_new_kernel_signer);
         RUN(shim_new_moklist);
         RUN(shim_moklist_unpredictable_cases);
         RUN(shim_new_image_and_bad_input);
