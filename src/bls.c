@@ -415,27 +415,40 @@ static mb_err loader_conf_apply(mb_loader_conf *c, const mb_conf_line *l) {
         return MB_OK;
 }
 
-mb_err mb_loader_conf_parse(const char *buf, size_t size, mb_loader_conf *ret) {
-        mb_loader_conf c;
+mb_err mb_conf_each(const char *buf, size_t size, mb_err (*apply)(void *ctx, const mb_conf_line *l), void *ctx,
+                    size_t *ret_err_line) {
         mb_conf_line l;
         size_t off = 0, lineno = 0;
         mb_err r;
 
-        mb_memset(&c, 0, sizeof(c));
-        c.timeout = MB_TIMEOUT_UNSET;
         while ((r = mb_conf_next(buf, size, &off, &lineno, &l)) == MB_OK) {
-                r = loader_conf_apply(&c, &l);
+                r = apply(ctx, &l);
                 if (r != MB_OK) {
-                        ret->err_line = l.lineno;
+                        *ret_err_line = l.lineno;
                         return r;
                 }
         }
         if (r != MB_END) {
-                ret->err_line = lineno;
+                *ret_err_line = lineno;
                 return r;
         }
-        *ret = c;
         return MB_OK;
+}
+
+static mb_err loader_conf_line(void *ctx, const mb_conf_line *l) {
+        return loader_conf_apply(ctx, l);
+}
+
+mb_err mb_loader_conf_parse(const char *buf, size_t size, mb_loader_conf *ret) {
+        mb_loader_conf c;
+        mb_err r;
+
+        mb_memset(&c, 0, sizeof(c));
+        c.timeout = MB_TIMEOUT_UNSET;
+        r = mb_conf_each(buf, size, loader_conf_line, &c, &ret->err_line);
+        if (r == MB_OK)
+                *ret = c;
+        return r;
 }
 
 /* ---- glob ------------------------------------------------------------------- */

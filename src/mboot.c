@@ -136,31 +136,35 @@ static mb_err policy_choice(mb_str v, const char *off_word, const char *on_word,
         return MB_OK;
 }
 
-static mb_err policy_apply(mb_boot_policy *p, const mb_conf_line *l, unsigned *seen) {
+typedef struct policy_ctx {
+        mb_boot_policy p;
+        unsigned seen;          /* keys given: each at most once */
+} policy_ctx;
+
+static mb_err policy_apply(void *ctx, const mb_conf_line *l) {
+        policy_ctx *c = ctx;
         unsigned bit;
         mb_err r;
 
         if (mb_str_eq(l->key, "tpm-required")) {
                 bit = 1;
-                r = policy_choice(l->value, "no", "yes", &p->tpm_required);
+                r = policy_choice(l->value, "no", "yes", &c->p.tpm_required);
         } else if (mb_str_eq(l->key, "tpm-failure")) {
                 bit = 2;
-                r = policy_choice(l->value, "refuse", "boot", &p->tpm_failure_boot);
+                r = policy_choice(l->value, "refuse", "boot", &c->p.tpm_failure_boot);
         } else {
                 return MB_ERR_INVALID;
         }
-        if (r == MB_OK && (*seen & bit))
+        if (r == MB_OK && (c->seen & bit))
                 r = MB_ERR_INVALID;
-        *seen |= bit;
+        c->seen |= bit;
         return r;
 }
 
 mb_err mb_boot_policy_parse(const void *buf, size_t size, mb_boot_policy *ret) {
         const char *text = buf;
-        size_t len = mb_strnlen(text, size), off = 0, lineno = 0;
-        mb_boot_policy p = { 0 };
-        unsigned seen = 0;
-        mb_conf_line l;
+        size_t len = mb_strnlen(text, size);
+        policy_ctx c = { .seen = 0 };
         mb_err r;
 
         for (size_t i = len; i < size; i++)
@@ -168,19 +172,10 @@ mb_err mb_boot_policy_parse(const void *buf, size_t size, mb_boot_policy *ret) {
                         ret->err_line = 0;
                         return MB_ERR_INVALID;
                 }
-        while ((r = mb_conf_next(text, len, &off, &lineno, &l)) == MB_OK) {
-                r = policy_apply(&p, &l, &seen);
-                if (r != MB_OK) {
-                        ret->err_line = l.lineno;
-                        return r;
-                }
-        }
-        if (r != MB_END) {
-                ret->err_line = lineno;
-                return r;
-        }
-        *ret = p;
-        return MB_OK;
+        r = mb_conf_each(text, len, policy_apply, &c, &ret->err_line);
+        if (r == MB_OK)
+                *ret = c.p;
+        return r;
 }
 
 mb_err mb_boot_policy_format(const mb_boot_policy *p, char *dst, size_t dst_size, size_t *ret_len) {

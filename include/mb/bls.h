@@ -39,6 +39,10 @@ typedef struct mb_conf_line {
  * first space or tab. On an error *lineno is the offending line and *off is
  * unchanged. */
 mb_err mb_conf_next(const char *buf, size_t size, size_t *off, size_t *lineno, mb_conf_line *ret);
+/* Every line through apply, in order: MB_OK, or the first error (of
+ * mb_conf_next or of apply) with *ret_err_line naming its line. */
+mb_err mb_conf_each(const char *buf, size_t size, mb_err (*apply)(void *ctx, const mb_conf_line *l), void *ctx,
+                    size_t *ret_err_line);
 
 typedef struct mb_bls_entry {
         mb_str id;              /* file name, e.g. "debian-6.1.0-26-amd64.conf" */
