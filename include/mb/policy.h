@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * TPM 2.0 policy digests, computed the way the TPM computes a session's
+ * policyDigest (TPM 2.0 Part 3, "Enhanced Authorization" commands, §23), so
+ * that mshim seal can set an object's authPolicy and mshim policy approve
+ * can sign an approved policy without a TPM (no trial session needed), and
+ * the loader and the host compute the same digests (docs/SEALING.md).
+ *
+ * Only SHA-256 policies: every object and session mshim makes uses
+ * nameAlg/authHash SHA-256. Every function updates *p in place, as the
+ * TPM command of the same name updates policyDigest; on error *p is left
+ * untouched.
+ */
+#ifndef MB_POLICY_H
+#define MB_POLICY_H
+
+#include "mb/base.h"
+
+#define MB_POLICY_SIZE 32u
+
+/* TPM_CC values the policy digests hash (TPM 2.0 Part 2, §6.5.2). */
+#define MB_TPM_CC_POLICY_NV          0x00000149u
+#define MB_TPM_CC_POLICY_OR          0x00000171u
+#define MB_TPM_CC_POLICY_PCR         0x0000017Fu
+#define MB_TPM_CC_POLICY_AUTHORIZE   0x0000016Au
+#define MB_TPM_CC_POLICY_AUTH_VALUE  0x0000016Bu
+
+/* TPM_EO (Part 2, §6.8): the PolicyNV comparison mshim uses. */
+#define MB_TPM_EO_UNSIGNED_LE 0x0009u
+
+/* TPM2_PolicyOR takes 2 to 8 digests (Part 3, §23.6: pHashList). */
+#define MB_POLICY_OR_MAX 8u
+/* An OR tree of depth 3 (8^3 leaves): the literal mode's state limit. */
+#define MB_POLICY_TREE_MAX_LEAVES 512u
+#define MB_POLICY_TREE_MAX_DEPTH 3u
+
+typedef struct mb_policy {
+        uint8_t d[MB_POLICY_SIZE];
+} mb_policy;
+
+/* A fresh session's policyDigest: all zero. */
+void mb_policy_reset(mb_policy *p);
+
+/* The pcrDigest TPM2_PolicyPCR takes: SHA-256 of the selected PCRs' values
+ * concatenated in ascending PCR order, one bank. values: n_pcrs values of
+ * value_size bytes each, in that order. */
+mb_err mb_policy_pcr_digest(const uint8_t *values, size_t n_pcrs, size_t value_size, uint8_t ret_digest[MB_POLICY_SIZE]);
+
+/* TPM2_PolicyPCR: one TPMS_PCR_SELECTION (bank alg, 3-byte bitmap of
+ * PCRs 0-23 in pcr_mask) and the pcrDigest. */
+mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8_t pcr_digest[MB_POLICY_SIZE]);
+
+/* TPM2_PolicyOR: p must equal one of the n (2..8) branches. */
+mb_err mb_policy_or(mb_policy *p, const mb_policy *branches, size_t n);
+
+/* TPM2_PolicyAuthorize by a key whose TPM Name is key_name (nameAlg ||
+ * digest of its TPMT_PUBLIC), with policyRef ref (may be empty). */
+mb_err mb_policy_authorize(mb_policy *p, const uint8_t *key_name, size_t key_name_size, const uint8_t *ref, size_t ref_size);
+
+/* aHash, the digest the policy key signs for TPM2_VerifySignature:
+ * SHA-256(approvedPolicy || policyRef) (Part 3, §23.16). */
+void mb_policy_authorize_ahash(const mb_policy *approved, const uint8_t *ref, size_t ref_size, uint8_t ret_ahash[MB_POLICY_SIZE]);
+
+/* TPM2_PolicyNV: operandB compared with the NV index named nv_name at
+ * offset, by operation (TPM_EO). */
+mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, const uint8_t *operand_b, size_t operand_b_size, uint16_t offset, uint16_t operation);
+
+/* TPM2_PolicyAuthValue (a PIN). */
+void mb_policy_auth_value(mb_policy *p);
+
+/* A PolicyOR tree over n leaves (1..MB_POLICY_TREE_MAX_LEAVES): leaves in
+ * groups of up to 8 per node, each level's nodes grouped again, until one
+ * root; a group of one is joined with itself (PolicyOR needs two digests).
+ * Root: the digest a session holds after the whole path. */
+mb_err mb_policy_tree_root(const mb_policy *leaves, size_t n, mb_policy *ret_root);
+
+/* The PolicyOR calls that take a session holding leaves[index] to the
+ * root: ret_steps[i] lists the digests of step i's PolicyOR (count in
+ * ret_counts[i]); *ret_n_steps is the depth (at most
+ * MB_POLICY_TREE_MAX_DEPTH). */
+mb_err mb_policy_tree_path(const mb_policy *leaves, size_t n, size_t index,
+                           mb_policy ret_steps[MB_POLICY_TREE_MAX_DEPTH][MB_POLICY_OR_MAX],
+                           size_t ret_counts[MB_POLICY_TREE_MAX_DEPTH], size_t *ret_n_steps);
+
+#endif
