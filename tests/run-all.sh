@@ -2,32 +2,71 @@
 # make check: every unit test program (ASan/UBSan), the CLI tests, and the
 # integration suite. Each test prints "PASS: name" or "FAIL: name"; this
 # script counts them and ends with "N passed, N failed".
+#
+# Test files run MB_JOBS at a time (default 2: the two cores CI has); each
+# file's output is shown whole when it ends. Integration files then boot one
+# VM at a time (IT_JOBS=1 unless set), so at most MB_JOBS VMs share the CPUs
+# and no boot's time limit is eaten by a neighbour.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
 # Debian's signed EFI images, unpacked by scripts/fetch-efi.sh.
 export MB_EFIROOT=${MB_EFIROOT:-$B/debian-efi}
-log=$(mktemp); trap 'rm -f "$log"' EXIT
-run() {
-        echo "== $*"
-        local out; out=$(mktemp)
-        "$@" 2>&1 | tee "$out"
-        local rc=${PIPESTATUS[0]}
-        cat "$out" >> "$log"
+jobs=${MB_JOBS:-2}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+log=$work/all.log
+: > "$log"
+
+# run_one OUT CMD...: run a test program, its output (and a failure line
+# when it died without naming a case) into OUT.
+run_one() {
+        local out=$1; shift
+        echo "== $*" > "$out"
+        "$@" >> "$out" 2>&1
+        local rc=$?
         # A program that failed without saying which case (a crash, a
         # sanitizer report, a missing tool) still counts as one failure.
         if [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$out"; then
-                echo "FAIL: $* exited with status $rc" | tee -a "$log"
+                echo "FAIL: $* exited with status $rc" >> "$out"
         fi
-        rm -f "$out"
 }
+
+# show OUT: print one finished file's output and add it to the tally.
+show() {
+        cat "$1"; cat "$1" >> "$log"; rm -f "$1"
+}
+
 for t in "$B"/test/test_*; do
-        [ -x "$t" ] && run "$t"
+        [ -x "$t" ] || continue
+        run_one "$work/unit.out" "$t"
+        show "$work/unit.out"
 done
-for t in tests/cli/test_*.sh tests/integration/test_*.sh; do
-        [ "${MB_ONLY:-}" = unit ] && break
-        [ -f "$t" ] && run bash "$t"
+
+# Integration files first: they are the longest, so the pool ends evenly.
+files=()
+if [ "${MB_ONLY:-}" != unit ]; then
+        for t in tests/integration/test_*.sh tests/cli/test_*.sh; do
+                [ -f "$t" ] && files+=("$t")
+        done
+fi
+running=()
+n=0
+for t in "${files[@]}"; do
+        n=$((n + 1))
+        ( IT_JOBS=${IT_JOBS:-1} run_one "$work/$n.out" bash "$t" ) &
+        running+=("$!:$n")
+        while [ "${#running[@]}" -ge "$jobs" ]; do
+                wait -n 2>/dev/null
+                left=()
+                for r in "${running[@]}"; do
+                        if kill -0 "${r%%:*}" 2>/dev/null; then left+=("$r"); else show "$work/${r#*:}.out"; fi
+                done
+                running=("${left[@]}")
+        done
 done
+wait
+for r in "${running[@]}"; do show "$work/${r#*:}.out"; done
+
 p=$(grep -c '^PASS: ' "$log"); f=$(grep -c '^FAIL: ' "$log"); s=$(grep -c '^SKIP: ' "$log")
 echo
 # A case that cannot run here (e.g. no AVX-512) says SKIP; it is not a pass.
