@@ -129,3 +129,6 @@ for src in $SOURCES; do
         bench_log "$src"
 done
 bench_predict
+# Unsealing a disk key: mshim against clevis and systemd-cryptenroll's token
+# (TPM commands counted on swtpm's side; docs/BENCHMARK.md).
+B=$B BENCH_RUNS=$RUNS scripts/bench/unseal.sh || die "the unseal comparison failed"
