@@ -125,6 +125,13 @@ $(B)/test/test_tpm2: tests/unit/test_tpm2.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto -ltss2-mu
 
+# src/tpm2.c's bytes sent to swtpm through a TCTI, nothing else of tpm2-tss
+# (tests/cli/test_tpm2_swtpm.sh runs it).
+$(B)/test/tpm2_swtpm: tests/tpm/tpm2_swtpm.c $(TEST_CORE_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -ltss2-tctildr
+check: $(B)/test/tpm2_swtpm
+
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto
