@@ -21,7 +21,8 @@
  *       PolicyAuthorize, PolicyGetDigest, HMAC, FlushContext on failure.
  *   tpm2_swtpm TCTI readpublic HANDLE
  *
- * Numbers are hex (0x optional); byte strings are hex.
+ * Numbers are hex (0x optional); byte strings are hex. TPM2_SWTPM_DUMP:
+ * see dump().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,25 @@ static void print_hex(const char *key, const uint8_t *p, size_t n) {
         printf("\n");
 }
 
+/* With TPM2_SWTPM_DUMP=FILE, every command and response is appended to
+ * FILE as two hex lines ("> ..." and "< ..."): the fuzz seeds of
+ * tests/fuzz/corpus/tpm2_response are responses captured this way. */
+static void dump(const uint8_t *c, size_t cn, const uint8_t *r, size_t rn) {
+        const char *path = getenv("TPM2_SWTPM_DUMP");
+        FILE *f = path ? fopen(path, "a") : NULL;
+
+        if (!f)
+                return;
+        fputs(">", f);
+        for (size_t i = 0; i < cn; i++)
+                fprintf(f, "%02x", c[i]);
+        fputs("\n<", f);
+        for (size_t i = 0; i < rn; i++)
+                fprintf(f, "%02x", r[i]);
+        fputs("\n", f);
+        fclose(f);
+}
+
 /* Sends cmd[0..*n) and returns the response's length in rsp. n is a
  * pointer because the builder call in the same argument list sets it. */
 static size_t transact(mb_err built, const size_t *n) {
@@ -82,7 +102,7 @@ static size_t transact(mb_err built, const size_t *n) {
                 die("transmit", (long) r);
         if ((r = Tss2_Tcti_Receive(tcti, &len, rsp, TSS2_TCTI_TIMEOUT_BLOCK)) != TSS2_RC_SUCCESS)
                 die("receive", (long) r);
-        if (getenv("TPM2_SWTPM_DUMP")) { print_hex("> ", cmd, *n); print_hex("< ", rsp, len); }
+        dump(cmd, *n, rsp, len);
         return len;
 }
 
