@@ -86,6 +86,9 @@ elif cmd == "approved":                    # PolicyNV(epoch) then PolicyPCR
     nvname, epoch, values = bytes.fromhex(a[0]), int(a[1]).to_bytes(8, "big"), open(a[2], "rb").read()
     p = pcr_pol(nv_pol(b"\0" * 32, epoch, nvname), values)
     open(a[3], "wb").write(p); print(p.hex())
+elif cmd == "orpolicy":                   # Part 3 §23.6: branches from files, digest to a[0]
+    p = H(b"\0" * 32 + struct.pack(">I", 0x171) + b"".join(open(f, "rb").read() for f in a[1:]))
+    open(a[0], "wb").write(p)
 elif cmd == "keyname":
     print(ecc_name(bytes.fromhex(a[0]), bytes.fromhex(a[1])).hex())
 elif cmd == "authpolicy":
@@ -102,6 +105,15 @@ PCRDIGEST=$(py pcrdigest "$tmp/pcrs.bin")
 setup tpm2_import -C 0x81000001 -G hmac:sha1 -i "$tmp/secret" -u "$tmp/k.pub" -r "$tmp/k.priv" -L "$tmp/pcr.pol" -a sign
 setup tpm2_load -C 0x81000001 -u "$tmp/k.pub" -r "$tmp/k.priv" -c "$tmp/k.ctx"
 setup tpm2_evictcontrol -C o -c "$tmp/k.ctx" $KEY
+setup tpm2_flushcontext -t
+# A second key whose policy is PolicyOR(this PCR state, another one).
+OKEY=0x81000012
+python3 -c 'import hashlib, sys; open(sys.argv[1], "wb").write(hashlib.sha256(b"another state").digest())' "$tmp/other.pol"
+py orpolicy "$tmp/or.pol" "$tmp/pcr.pol" "$tmp/other.pol"
+BRANCHES=$(cat "$tmp/pcr.pol" "$tmp/other.pol" | od -An -v -tx1 | tr -d ' \n')
+setup tpm2_import -C 0x81000001 -G hmac:sha1 -i "$tmp/secret" -u "$tmp/o.pub" -r "$tmp/o.priv" -L "$tmp/or.pol" -a sign
+setup tpm2_load -C 0x81000001 -u "$tmp/o.pub" -r "$tmp/o.priv" -c "$tmp/o.ctx"
+setup tpm2_evictcontrol -C o -c "$tmp/o.ctx" $OKEY
 setup tpm2_flushcontext -t
 
 run() { out=$("$BIN" "$TCTI" "$@" 2>"$tmp/err"); rc=$?; [ -z "${TPM2_SWTPM_SHOW:-}" ] || echo "$out" | grep refused; }
@@ -127,6 +139,10 @@ run totp $KEY b $MASK 1
 check "totp: time step 1 (59 s) gives RFC 6238's SHA-1 TOTP 94287082" \
         test "$(py totp8 "$(val hmac)")" = 94287082
 
+run totp-or $OKEY b $MASK $STEP "$BRANCHES"
+check "totp-or: PolicyPCR then PolicyOR of two states, HMAC equals Python's" \
+        test "$(val hmac)" = "$WANT" -a "$(val commands)" = 4
+
 run readpublic $KEY
 TOOLS_NAME=$(tpm2_readpublic -c $KEY | sed -n 's/^name: //p')
 check "ReadPublic: the TPM's Name equals tpm2_readpublic's and the Name computed from the public area" \
@@ -141,6 +157,9 @@ check "totp after a PCR 12 extend: HMAC refused with POLICY_FAIL, session flushe
 run totp $KEY b $MASK $STEP "$PCRDIGEST"
 check "totp after a PCR 12 extend, expected pcrDigest: PolicyPCR refused with VALUE, session flushed" \
         has '^refused PolicyPCR 0x1c4 VALUE$'
+run totp-or $OKEY b $MASK $STEP "$BRANCHES"
+check "totp-or after a PCR 12 extend: PolicyOR refused with VALUE (no branch matches)" \
+        has '^refused PolicyOR 0x1c4 VALUE$'
 has '^hmac' && fail "no HMAC after the extend" "$out"
 
 # ---- the signed path -----------------------------------------------------------

@@ -14,6 +14,9 @@
  *       StartAuthSession, PolicyPCR (with PCRDIGEST if given, else empty),
  *       HMAC-SHA1 of COUNTER as 8 bytes big-endian with the session closing
  *       on success, FlushContext only when something failed.
+ *   tpm2_swtpm TCTI totp-or KEY BANK PCRMASK COUNTER BRANCHES
+ *       The same with a PolicyOR of BRANCHES (2 to 8 SHA-256 digests,
+ *       concatenated) after PolicyPCR.
  *   tpm2_swtpm TCTI signed KEY HIER NVINDEX EPOCH BANK PCRMASK X Y R S APPROVED COUNTER
  *       StartAuthSession, PolicyNV (index <= EPOCH), PolicyPCR, then
  *       LoadExternal (HIER o or n) of the P-256 key (X, Y), VerifySignature
@@ -178,19 +181,31 @@ static void get_digest(const char *key, uint32_t session) {
                 print_hex(key, d.b, d.size);
 }
 
-static int totp(int argc, char **argv) {
+static bool policy_or(uint32_t session, const char *branches) {
+        uint8_t list[8 * 32];
+        size_t size = hex(branches, list, sizeof(list)), n = 0, len;
+        uint32_t rc;
+
+        len = transact(mb_tpm2_build_policy_or(cmd, sizeof(cmd), session, list, size / 32, 32, &n), &n);
+        return ok("PolicyOR", mb_tpm2_parse_empty(rsp, len, &rc), &rc);
+}
+
+/* totp: KEY BANK PCRMASK COUNTER [PCRDIGEST]; totp-or: KEY BANK PCRMASK
+ * COUNTER BRANCHES, a PolicyOR of the 32-byte digests BRANCHES after
+ * PolicyPCR (empty pcrDigest). */
+static int totp(int argc, char **argv, bool with_or) {
         uint8_t digest[MB_TPM2_DIGEST_MAX];
         size_t digest_size = 0;
         uint32_t session;
 
-        if (argc != 4 && argc != 5)
+        if (argc != 4 + with_or && (with_or || argc != 5))
                 die("usage", argc);
-        if (argc == 5)
+        if (argc == 5 && !with_or)
                 digest_size = hex(argv[4], digest, sizeof(digest));
         if (!start_session(&session))
                 return 0;
         if (policy_pcr(session, (uint16_t) num(argv[1]), (uint32_t) num(argv[2]), digest, digest_size) &&
-            hmac((uint32_t) num(argv[0]), session, num(argv[3])))
+            (!with_or || policy_or(session, argv[4])) && hmac((uint32_t) num(argv[0]), session, num(argv[3])))
                 return 0;
         flush(session);
         return 0;
@@ -290,13 +305,15 @@ int main(int argc, char **argv) {
         int r;
 
         if (argc < 3) {
-                fprintf(stderr, "usage: %s TCTI totp|signed|readpublic ARGS...\n", argv[0]);
+                fprintf(stderr, "usage: %s TCTI totp|totp-or|signed|readpublic ARGS...\n", argv[0]);
                 return 2;
         }
         if (Tss2_TctiLdr_Initialize(argv[1], &tcti) != TSS2_RC_SUCCESS)
                 die("cannot open the TCTI", 0);
         if (strcmp(argv[2], "totp") == 0)
-                r = totp(argc - 3, argv + 3);
+                r = totp(argc - 3, argv + 3, false);
+        else if (strcmp(argv[2], "totp-or") == 0)
+                r = totp(argc - 3, argv + 3, true);
         else if (strcmp(argv[2], "signed") == 0)
                 r = signed_policy(argc - 3, argv + 3);
         else if (strcmp(argv[2], "readpublic") == 0)
