@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * TPM 2.0 command marshalling and response parsing (include/mb/tpm2.h).
- * Everything on the wire is big-endian (Part 1 §18.1). A command is
- * (Part 1 §18.2, Part 3 §5):
+ * Everything on the wire is big-endian (Part 1 §18, "Command/Response
+ * Structure"; Part 3 §5, "Command Processing"). A command is
  *
  *   tag (TPM_ST) | commandSize (UINT32, whole command) | commandCode (TPM_CC)
  *   | handles | [authorizationSize (UINT32) | TPMS_AUTH_COMMAND...]
@@ -17,8 +17,9 @@
  * where parameterSize and the authorization area are present only in a
  * TPM_ST_SESSIONS response, with one TPMS_AUTH_RESPONSE per session of
  * the command. A response with a non-zero code is the header alone with
- * tag TPM_ST_NO_SESSIONS (Part 1 §18.8), or TPM_ST_RSP_COMMAND for the
- * TPM_RC_BAD_TAG a TPM 2.0 answers a 1.2 command with (Part 1 §18.9).
+ * tag TPM_ST_NO_SESSIONS, or TPM_ST_RSP_COMMAND with TPM_RC_BAD_TAG, the
+ * answer to a command whose tag the TPM cannot read, 1.2 commands
+ * included (Part 2 §6.9, TPM_ST_RSP_COMMAND).
  */
 #include "mb/tpm2.h"
 #include "mb/policy.h"
@@ -116,7 +117,7 @@ static mb_err w_end(wr *w, size_t *ret_size) {
         return MB_OK;
 }
 
-/* The authorization area of a command with one session (Part 1 §18.7,
+/* The authorization area of a command with one session (Part 1 §18,
  * Part 2 §10.13.2 TPMS_AUTH_COMMAND): authorizationSize, sessionHandle,
  * an empty nonceCaller (a policy session without cpHash/HMAC checks and a
  * password need none), sessionAttributes, hmac (the password, or empty
@@ -245,7 +246,7 @@ static mb_err rsp_open(const uint8_t *b, size_t n, bool has_handle, bool session
         tag = be16(b);
         size = be32(b + 2);
         rc = be32(b + 6);
-        /* responseSize is the whole response (Part 1 §18.3): the bytes
+        /* responseSize is the whole response (Part 1 §18): the bytes
          * received must be exactly that, no fewer and no more. */
         if (size != n)
                 return size > n ? MB_ERR_TRUNCATED : MB_ERR_INVALID;
@@ -258,7 +259,7 @@ static mb_err rsp_open(const uint8_t *b, size_t n, bool has_handle, bool session
                 return MB_OK;
         }
         /* A successful response has sessions exactly when the command had
-         * (Part 1 §18.8). */
+         * (Part 1 §18). */
         if (tag != (sessions ? MB_TPM2_ST_SESSIONS : MB_TPM2_ST_NO_SESSIONS))
                 return MB_ERR_INVALID;
         ret->handle = 0;

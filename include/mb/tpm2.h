@@ -10,7 +10,9 @@
  * ReadPublic/FlushContext/PolicyGetDigest. docs/DESIGN.md, "TPM commands".
  *
  * References: TPM 2.0 Library Part 1 (Architecture) §18 (command and
- * response structure), Part 2 (Structures), Part 3 (Commands), rev. 1.59.
+ * response structure), Part 2 (Structures), Part 3 (Commands). Section
+ * numbers are rev. 1.59's; they move between revisions, so each comment
+ * also names the structure or command it follows.
  *
  * Builders: write at most `cap` bytes to `buf` and the command's size to
  * *ret_size; MB_ERR_NOSPACE when it does not fit (then buf holds a partial
