@@ -124,6 +124,14 @@ $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto
 
+# src/policy.c against the TPM's PolicyGetDigest in trial and policy
+# sessions (tests/tpm/policy_trial.c, run by tests/cli/test_policy_tpm.sh
+# on a swtpm). Not test_*: it needs a TPM, so run-all.sh must not start it.
+$(B)/test/policy_trial: tests/tpm/policy_trial.c $(TEST_CORE_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) $(HOST_LIBS)
+check: $(B)/test/policy_trial
+
 $(B)/efi/%.o: %.c $(wildcard include/mb/*.h) $(wildcard efi/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(EFI_CFLAGS) -Iefi -c $< -o $@
