@@ -64,17 +64,25 @@ static mb_err sf_next(sf_reader *r, mb_str *ret_key, mb_str *ret_value) {
 
 /* ---- values ----------------------------------------------------------- */
 
-/* Lower-case hex of 1..cap bytes. */
+/* A lower-case hex digit's value, -1 for anything else. */
+static int lower_hex(char c) {
+        return c >= 'A' && c <= 'F' ? -1 : mb_hexval(c);
+}
+
+/* Lower-case hex of 1..cap bytes. out may be written on failure: the
+ * callers decode into their parse context, not the caller's result. */
 static mb_err hex_decode(mb_str v, uint8_t *out, size_t cap, size_t *ret_n) {
         if (v.len % 2)
                 return MB_ERR_INVALID;
         if (v.len / 2 > cap)
                 return MB_ERR_TOOLONG;
-        for (size_t i = 0; i < v.len; i++)
-                if (mb_hexval(v.p[i]) < 0 || (v.p[i] >= 'A' && v.p[i] <= 'F'))
+        for (size_t i = 0; i < v.len / 2; i++) {
+                int hi = lower_hex(v.p[2 * i]), lo = lower_hex(v.p[2 * i + 1]);
+
+                if (hi < 0 || lo < 0)
                         return MB_ERR_INVALID;
-        for (size_t i = 0; i < v.len / 2; i++)
-                out[i] = (uint8_t) (mb_hexval(v.p[2 * i]) << 4 | mb_hexval(v.p[2 * i + 1]));
+                out[i] = (uint8_t) (hi << 4 | lo);
+        }
         *ret_n = v.len / 2;
         return MB_OK;
 }
