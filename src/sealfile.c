@@ -288,6 +288,7 @@ typedef struct sf_format {
         uint32_t repeatable;    /* bit k: key k may appear more than once */
         uint32_t required;      /* bit k: key k must appear */
         sf_store store;
+        mb_err (*check)(const void *ctx);       /* the rules between keys, at the end */
 } sf_format;
 
 static mb_err sf_line(const sf_format *f, sf_reader *r, void *ctx, uint32_t *seen) {
@@ -308,7 +309,7 @@ static mb_err sf_line(const sf_format *f, sf_reader *r, void *ctx, uint32_t *see
 }
 
 /* The version line, then every key; then the required ones must all have
- * been seen. */
+ * been seen and the rules between keys hold (a whole-file error: line 0). */
 static mb_err sf_parse(const sf_format *f, const char *buf, size_t size, void *ctx, size_t *err_line) {
         sf_reader r = { buf, size, 0, 0 };
         uint32_t seen = 0;
@@ -325,7 +326,7 @@ static mb_err sf_parse(const sf_format *f, const char *buf, size_t size, void *c
                 e = sf_line(f, &r, ctx, &seen);
         if (e == MB_END) {
                 r.line = 0;
-                e = (seen & f->required) == f->required ? MB_OK : MB_ERR_INVALID;
+                e = (seen & f->required) == f->required ? f->check(ctx) : MB_ERR_INVALID;
         }
         if (e != MB_OK && err_line)
                 *err_line = r.line;
@@ -363,8 +364,14 @@ static void put_pcrs(mb_strbuf *b, const char *key, uint32_t pcrs) {
         mb_strbuf_put(b, "\n", 1);
 }
 
-static void put_magic(mb_strbuf *b, const char *magic) {
+/* The start of both writers: the rules between keys first (a writer never
+ * writes what its parser refuses), then the version line. */
+static mb_err put_start(mb_err rules, const char *magic, mb_strbuf *b, char *buf, size_t cap) {
+        if (rules != MB_OK)
+                return rules;
+        mb_strbuf_init(b, buf, cap);
         put_text(b, magic, FORMAT_VERSION);
+        return MB_OK;
 }
 
 static mb_err put_done(const mb_strbuf *b, size_t *ret_len) {
@@ -411,6 +418,7 @@ static mb_err sealed_state(sealed_ctx *c, mb_str v) {
                 return e;
         if (c->s.n_states > 0 && n != c->state_size)
                 return MB_ERR_INVALID;
+        c->s.states = c->state_buf;
         c->state_size = n;
         c->s.n_states++;
         return MB_OK;
@@ -471,6 +479,12 @@ static mb_err sealed_check(const mb_sealed *s, size_t state_size) {
         return MB_ERR_INVALID;
 }
 
+static mb_err sealed_ctx_check(const void *ctx) {
+        const sealed_ctx *c = ctx;
+
+        return sealed_check(&c->s, c->state_size);
+}
+
 static const sf_format sealed_format = {
         .magic = SEALED_MAGIC,
         .keys = sealed_keys,
@@ -479,6 +493,7 @@ static const sf_format sealed_format = {
         .required = 1u << SK_MODE | 1u << SK_PIN | 1u << SK_BANK | 1u << SK_PCRS | 1u << SK_SRK_PUBLIC |
                     1u << SK_PUBLIC | 1u << SK_PRIVATE,
         .store = sealed_store,
+        .check = sealed_ctx_check,
 };
 
 mb_err mb_sealed_parse(const char *buf, size_t size, uint8_t *state_buf, size_t state_cap, mb_sealed *ret,
@@ -489,15 +504,7 @@ mb_err mb_sealed_parse(const char *buf, size_t size, uint8_t *state_buf, size_t 
         mb_memset(&c, 0, sizeof(c));
         c.state_buf = state_buf;
         c.state_cap = state_buf ? state_cap : 0;
-        c.s.states = state_buf;
         e = sf_parse(&sealed_format, buf, size, &c, err_line);
-        if (e == MB_OK) {
-                if (c.s.n_states == 0)
-                        c.s.states = NULL;
-                e = sealed_check(&c.s, c.state_size);
-                if (e != MB_OK && err_line)
-                        *err_line = 0;
-        }
         if (e == MB_OK)
                 *ret = c.s;
         return e;
@@ -506,12 +513,10 @@ mb_err mb_sealed_parse(const char *buf, size_t size, uint8_t *state_buf, size_t 
 mb_err mb_sealed_write(const mb_sealed *s, char *buf, size_t cap, size_t *ret_len) {
         size_t state_size = mb_sealed_state_size(s->bank, s->pcrs);
         mb_strbuf b;
-        mb_err e = sealed_check(s, state_size);
+        mb_err e = put_start(sealed_check(s, state_size), SEALED_MAGIC, &b, buf, cap);
 
         if (e != MB_OK)
                 return e;
-        mb_strbuf_init(&b, buf, cap);
-        put_magic(&b, SEALED_MAGIC);
         put_text(&b, sealed_keys[SK_MODE], s->mode == MB_SEAL_SIGNED ? "signed" : "literal");
         put_text(&b, sealed_keys[SK_PIN], s->pin ? "yes" : "no");
         put_text(&b, sealed_keys[SK_BANK], mb_hash_name(s->bank));
@@ -594,6 +599,12 @@ static mb_err approval_check(const mb_approval *a, size_t values_size) {
         return MB_OK;
 }
 
+static mb_err approval_ctx_check(const void *ctx) {
+        const approval_ctx *c = ctx;
+
+        return approval_check(&c->a, c->values_size);
+}
+
 static const sf_format approval_format = {
         .magic = APPROVAL_MAGIC,
         .keys = approval_keys,
@@ -602,6 +613,7 @@ static const sf_format approval_format = {
         .required = 1u << AK_EPOCH | 1u << AK_BANK | 1u << AK_PCRS | 1u << AK_VALUES | 1u << AK_POLICY |
                     1u << AK_SIGNATURE | 1u << AK_CREATED,
         .store = approval_store,
+        .check = approval_ctx_check,
 };
 
 mb_err mb_approval_parse(const char *buf, size_t size, mb_approval *ret, size_t *err_line) {
@@ -610,11 +622,6 @@ mb_err mb_approval_parse(const char *buf, size_t size, mb_approval *ret, size_t 
 
         mb_memset(&c, 0, sizeof(c));
         e = sf_parse(&approval_format, buf, size, &c, err_line);
-        if (e == MB_OK) {
-                e = approval_check(&c.a, c.values_size);
-                if (e != MB_OK && err_line)
-                        *err_line = 0;
-        }
         if (e == MB_OK)
                 *ret = c.a;
         return e;
@@ -623,12 +630,10 @@ mb_err mb_approval_parse(const char *buf, size_t size, mb_approval *ret, size_t 
 mb_err mb_approval_write(const mb_approval *a, char *buf, size_t cap, size_t *ret_len) {
         size_t values_size = mb_sealed_state_size(a->bank, a->pcrs);
         mb_strbuf b;
-        mb_err e = approval_check(a, values_size);
+        mb_err e = put_start(approval_check(a, values_size), APPROVAL_MAGIC, &b, buf, cap);
 
         if (e != MB_OK)
                 return e;
-        mb_strbuf_init(&b, buf, cap);
-        put_magic(&b, APPROVAL_MAGIC);
         put_key(&b, approval_keys[AK_EPOCH]);
         mb_strbuf_u64(&b, a->epoch);
         mb_strbuf_put(&b, "\n", 1);
