@@ -174,6 +174,30 @@ void mb_policy_auth_value(mb_policy *p) {
         mb_hash_final(&h, p->d);
 }
 
+mb_err mb_policy_approved(const uint8_t *nv_name, size_t nv_name_size, uint64_t epoch, uint16_t bank,
+                          uint32_t pcr_mask, const uint8_t *values, size_t value_size, mb_policy *ret) {
+        uint8_t operand[8], digest[MB_POLICY_SIZE];
+        size_t n_pcrs = 0;
+        mb_policy p;
+        mb_err e;
+
+        for (uint32_t m = pcr_mask; m; m &= m - 1)
+                n_pcrs++;
+        if (value_size != mb_hash_size(bank))
+                return MB_ERR_INVALID;
+        for (unsigned i = 0; i < sizeof(operand); i++)
+                operand[i] = (uint8_t) (epoch >> (56 - 8 * i));
+        mb_policy_reset(&p);
+        e = mb_policy_nv(&p, nv_name, nv_name_size, operand, sizeof(operand), 0, MB_TPM_EO_UNSIGNED_LE);
+        if (e == MB_OK)
+                e = mb_policy_pcr_digest(values, n_pcrs, value_size, digest);
+        if (e == MB_OK)
+                e = mb_policy_pcr(&p, bank, pcr_mask, digest);
+        if (e == MB_OK)
+                *ret = p;
+        return e;
+}
+
 /* One node of an OR tree: PolicyOR over a group of 1..8 digests, a group
  * of one joined with itself. The session holds the group's first member
  * (any member gives the same result). */

@@ -73,6 +73,13 @@ mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, c
 /* TPM2_PolicyAuthValue (a PIN). */
 void mb_policy_auth_value(mb_policy *p);
 
+/* The approvedPolicy of docs/SEALING.md's signed mode, from a fresh
+ * session: PolicyNV(nv_name, operandB = epoch as 8 bytes big-endian,
+ * offset 0, UNSIGNED_LE), then PolicyPCR(bank, pcr_mask, pcrDigest of
+ * values: one value_size-byte value per PCR in pcr_mask, ascending). */
+mb_err mb_policy_approved(const uint8_t *nv_name, size_t nv_name_size, uint64_t epoch, uint16_t bank,
+                          uint32_t pcr_mask, const uint8_t *values, size_t value_size, mb_policy *ret);
+
 /* A PolicyOR tree over n leaves (1..MB_POLICY_TREE_MAX_LEAVES): leaves in
  * groups of up to 8 per node, each level's nodes grouped again, until one
  * root; a group of one is joined with itself (PolicyOR needs two digests).

@@ -545,6 +545,15 @@ static void test_signed(ESYS_TR nv, uint64_t counter) {
         mb_policy_reset(&approved);
         CHECK(mb_policy_nv(&approved, nvn.name, nvn.size, op.buffer, op.size, 0, MB_TPM_EO_UNSIGNED_LE) == MB_OK);
         CHECK(mb_pcr_now(&approved, 0x001290));
+        {
+                uint8_t values[4 * 32];
+                size_t n;
+                mb_policy one_call;
+
+                CHECK(read_pcrs(0x001290, values, &n));
+                CHECK(mb_policy_approved(nvn.name, nvn.size, counter, MB_ALG_SHA256, 0x001290, values, 32, &one_call) == MB_OK);
+                CHECK(memcmp(&one_call, &approved, sizeof(approved)) == 0);
+        }
         mb_policy_authorize_ahash(&approved, NULL, 0, ahash.buffer);
         memcpy(approved_d.buffer, approved.d, MB_POLICY_SIZE);
 

@@ -194,6 +194,23 @@ TEST(nv_unsigned_le) {
         CHECK_DIGEST(p.d, "nv_epoch5");
         CHECK_EQ_INT(pcr_policy(&p, 0x001290), MB_OK);
         CHECK_DIGEST(p.d, "nv_then_pcr");
+        /* The same in one call: the signed mode's approvedPolicy. */
+        {
+                uint8_t values[24 * 32];
+                size_t n = mask_values(0x001290, values);
+                mb_policy q, q_before;
+
+                memset(&q, 0x33, sizeof(q));
+                q_before = q;
+                CHECK_EQ_INT(mb_policy_approved(name, sizeof(name), 5, MB_ALG_SHA256, 0x001290, values, 32, &q), MB_OK);
+                CHECK_DIGEST(q.d, "nv_then_pcr");
+                CHECK_EQ_INT(n, 4);
+                memset(&q, 0x33, sizeof(q));
+                CHECK_EQ_INT(mb_policy_approved(name, sizeof(name), 5, MB_ALG_SHA256, 0x001290, values, 20, &q), MB_ERR_INVALID);
+                CHECK_EQ_INT(mb_policy_approved(name, sizeof(name), 5, MB_ALG_SHA256, 0, values, 32, &q), MB_ERR_INVALID);
+                CHECK_EQ_INT(mb_policy_approved(name, 3, 5, MB_ALG_SHA256, 0x001290, values, 32, &q), MB_ERR_INVALID);
+                CHECK(memcmp(&q, &q_before, sizeof(q)) == 0);
+        }
         before = p;
         CHECK_EQ_INT(mb_policy_nv(&p, name, 33, epoch, 8, 0, MB_TPM_EO_UNSIGNED_LE), MB_ERR_INVALID);
         CHECK_EQ_INT(mb_policy_nv(&p, name, 34, big, sizeof(big), 0, MB_TPM_EO_UNSIGNED_LE), MB_ERR_INVALID);
