@@ -256,11 +256,6 @@ static bool tpm2b_ok(const uint8_t *p, size_t n) {
         return n > 2 && n <= MB_SEAL_BLOB_MAX && (size_t) (p[0] << 8 | p[1]) == n - 2;
 }
 
-/* A TPM Name: a known nameAlg, then exactly its digest. */
-static bool name_ok(const uint8_t *p, size_t n) {
-        return n >= 2 && n <= MB_SEAL_NAME_MAX && mb_hash_size((uint16_t) (p[0] << 8 | p[1])) == n - 2;
-}
-
 static uint32_t popcount(uint32_t x) {
         uint32_t n = 0;
 
@@ -472,7 +467,7 @@ static mb_err sealed_check(const mb_sealed *s, size_t state_size) {
                 return MB_ERR_INVALID;
         if (s->mode == MB_SEAL_SIGNED)
                 return tpm2b_ok(s->policy_key, s->policy_key_size) && s->nv_index >> 24 == NV_INDEX_HT &&
-                       name_ok(s->nv_name, s->nv_name_size) && s->n_states == 0 ? MB_OK : MB_ERR_INVALID;
+                       mb_policy_is_name(s->nv_name, s->nv_name_size) && s->n_states == 0 ? MB_OK : MB_ERR_INVALID;
         if (s->mode == MB_SEAL_LITERAL)
                 return !signed_keys && s->n_states > 0 && s->n_states <= MB_SEAL_STATE_MAX && s->states &&
                        state_size == mb_sealed_state_size(s->bank, s->pcrs) ? MB_OK : MB_ERR_INVALID;

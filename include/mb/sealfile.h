@@ -25,7 +25,7 @@
  * more than any SHA-256 ECC or RSA-2048 object mshim makes needs. */
 #define MB_SEAL_BLOB_MAX 1024u
 /* A TPM Name: nameAlg (2 bytes) and its digest (at most SHA-512's 64). */
-#define MB_SEAL_NAME_MAX 66u
+#define MB_SEAL_NAME_MAX MB_POLICY_NAME_MAX
 /* The literal mode's states: MB_POLICY_TREE_MAX_LEAVES. */
 #define MB_SEAL_STATE_MAX MB_POLICY_TREE_MAX_LEAVES
 /* One state's PCR values: up to 24 PCRs of SHA-256. */

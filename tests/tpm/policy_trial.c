@@ -301,18 +301,16 @@ static TPM2B_PUBLIC ecc_template(TPMA_OBJECT attrs) {
         return pub;
 }
 
-/* The Name mshim computes from a public area without a TPM (Part 1, §16):
- * nameAlg || SHA-256(marshalled TPMT_PUBLIC). */
-static bool name_of_public(const TPMT_PUBLIC *pub, TPM2B_NAME *ret) {
-        uint8_t buf[sizeof(TPMT_PUBLIC)];
-        size_t off = 0;
+/* The Name mshim computes without a TPM (mb_policy_name) from the
+ * marshalled TPM2B_PUBLIC, as a sealed file holds it. */
+static bool name_of_public(const TPM2B_PUBLIC *pub, TPM2B_NAME *ret) {
+        uint8_t buf[sizeof(TPM2B_PUBLIC)];
+        size_t off = 0, n;
 
-        if (Tss2_MU_TPMT_PUBLIC_Marshal(pub, buf, sizeof(buf), &off) != TSS2_RC_SUCCESS)
+        if (Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, sizeof(buf), &off) != TSS2_RC_SUCCESS ||
+            mb_policy_name(buf, off, false, ret->name, &n) != MB_OK)
                 return false;
-        ret->size = 34;
-        ret->name[0] = 0x00;
-        ret->name[1] = 0x0b;
-        sha256(buf, off, ret->name + 2);
+        ret->size = (UINT16) n;
         return true;
 }
 
@@ -327,7 +325,7 @@ static void test_authorize(const char *ref) {
         TPM2B_NAME *name = NULL, mine;
         ESYS_TR key = ESYS_TR_NONE, s = ESYS_TR_NONE;
         mb_policy p = leaf(3), a = leaf(0);
-        char title[80];
+        char title[160];
         bool ok = false;
 
         pub.publicArea.unique.ecc.x.size = 32;
@@ -338,7 +336,7 @@ static void test_authorize(const char *ref) {
         memcpy(nref.buffer, ref, nref.size);
         TRY(Esys_LoadExternal(ctx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL, &pub, ESYS_TR_RH_NULL, &key));
         TRY(Esys_TR_GetName(ctx, key, &name));
-        CHECK(name_of_public(&pub.publicArea, &mine));
+        CHECK(name_of_public(&pub, &mine));
         CHECK(name->size == mine.size && memcmp(name->name, mine.name, mine.size) == 0);
         CHECK(mb_policy_authorize(&p, name->name, name->size, (const uint8_t *) ref, nref.size) == MB_OK);
         TRY(start(TPM2_SE_TRIAL, &s));
@@ -355,7 +353,7 @@ out:
         Esys_Free(name);
         if (key != ESYS_TR_NONE)
                 Esys_FlushContext(ctx, key);
-        snprintf(title, sizeof(title), "PolicyAuthorize (policyRef \"%s\") and PolicyAuthValue", ref);
+        snprintf(title, sizeof(title), "PolicyAuthorize (policyRef \"%s\") and PolicyAuthValue; mb_policy_name of the key is the TPM's", ref);
         report(title, ok);
 }
 
@@ -407,21 +405,20 @@ out:
 }
 
 /* The counter's Name, from the TPM (NV_ReadPublic), checked against the
- * one mshim computes from the public area: nameAlg || SHA-256(TPMS_NV_PUBLIC),
+ * one mshim computes from the marshalled TPM2B_NV_PUBLIC (mb_policy_name),
  * which includes TPMA_NV_WRITTEN (set by the first increment). */
 static bool nv_name(ESYS_TR nv, TPM2B_NAME *ret) {
         TPM2B_NV_PUBLIC *pub = NULL;
         TPM2B_NAME *name = NULL;
-        uint8_t buf[sizeof(TPMS_NV_PUBLIC)];
-        uint8_t mine[34] = { 0x00, 0x0b };
-        size_t off = 0;
+        uint8_t buf[sizeof(TPM2B_NV_PUBLIC)], mine[MB_POLICY_NAME_MAX];
+        size_t off = 0, n = 0;
         bool ok = false;
 
         TRY(Esys_NV_ReadPublic(ctx, nv, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &pub, &name));
-        TRY(Tss2_MU_TPMS_NV_PUBLIC_Marshal(&pub->nvPublic, buf, sizeof(buf), &off));
-        sha256(buf, off, mine + 2);
+        TRY(Tss2_MU_TPM2B_NV_PUBLIC_Marshal(pub, buf, sizeof(buf), &off));
+        CHECK(mb_policy_name(buf, off, true, mine, &n) == MB_OK);
         CHECK(pub->nvPublic.attributes & TPMA_NV_WRITTEN);
-        CHECK(name->size == sizeof(mine) && memcmp(name->name, mine, sizeof(mine)) == 0);
+        CHECK(name->size == n && memcmp(name->name, mine, n) == 0);
         *ret = *name;
         ok = true;
 out:
@@ -476,7 +473,7 @@ static void test_nv(ESYS_TR nv, uint64_t *ret_counter) {
         TRY(start(TPM2_SE_TRIAL, &s));
         TRY(tpm_nv(s, nv, counter));
         CHECK(digest_is(s, &p));
-        report("PolicyNV UNSIGNED_LE (trial digest)", true);
+        report("PolicyNV UNSIGNED_LE (trial digest; mb_policy_name of the counter is the TPM's)", true);
         CHECK(nv_passes(nv, counter) && nv_passes(nv, counter + 1) && !nv_passes(nv, counter - 1));
         CHECK(increment(nv, &counter));
         CHECK(!nv_passes(nv, counter - 1) && nv_passes(nv, counter));
@@ -560,7 +557,7 @@ static void test_signed(ESYS_TR nv, uint64_t counter) {
         TRY(Esys_CreatePrimary(ctx, ESYS_TR_RH_NULL, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sens, &tmpl,
                                &outside, &none_pcrs, &signer, &pub, NULL, NULL, NULL));
         TRY(Esys_Sign(ctx, signer, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &ahash, &scheme, &hc, &sig));
-        CHECK(name_of_public(&pub->publicArea, &key_name));
+        CHECK(name_of_public(pub, &key_name));
         mb_policy_reset(&object);
         CHECK(mb_policy_authorize(&object, key_name.name, key_name.size, NULL, 0) == MB_OK);
         TRY(authorize_with(nv, counter, pub, ESYS_TR_RH_OWNER, &ahash, sig, &approved_d, &object));
