@@ -182,7 +182,7 @@ mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, c
         return MB_OK;
 }
 
-/* Part 3, §23.18 TPM2_PolicyAuthValue:
+/* Part 3, §23.17 TPM2_PolicyAuthValue:
  *   policyDigest' = H(policyDigest || TPM_CC_PolicyAuthValue) */
 void mb_policy_auth_value(mb_policy *p) {
         mb_hash h;
