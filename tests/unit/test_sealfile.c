@@ -485,6 +485,44 @@ TEST(der_signatures_from_openssl) {
         EVP_PKEY_free(key);
 }
 
+/* Every proper prefix of a valid file is refused (each one's last line is
+ * required), and so is each byte of it replaced by a newline, a NUL or a
+ * space, or any change that still parses writes back to exactly itself. */
+TEST(prefixes_and_corruptions) {
+        static const char *const texts[] = { SIGNED, LITERAL, APPROVAL };
+        static const char subst[] = { '\n', '\0', ' ', 'x', '0' };
+
+        for (size_t t = 0; t < MB_ARRAY_SIZE(texts); t++) {
+                size_t n = strlen(texts[t]), line;
+                char *buf = malloc(n);
+                static mb_sealed s;
+                static mb_approval a;
+                static char out[8192];
+
+                for (size_t k = 0; k < n; k++) {
+                        memcpy(buf, texts[t], k);       /* exactly k bytes: ASan sees a read past them */
+                        CHECK(mb_sealed_parse(buf, k, states, sizeof(states), &s, &line) != MB_OK);
+                        CHECK(mb_approval_parse(buf, k, &a, &line) != MB_OK);
+                }
+                for (size_t k = 0; k < n; k++)
+                        for (size_t c = 0; c < sizeof(subst); c++) {
+                                size_t len;
+
+                                memcpy(buf, texts[t], n);
+                                if (buf[k] == subst[c])
+                                        continue;
+                                buf[k] = subst[c];
+                                if (mb_sealed_parse(buf, n, states, sizeof(states), &s, &line) == MB_OK)
+                                        CHECK(mb_sealed_write(&s, out, sizeof(out), &len) == MB_OK && len == n &&
+                                              memcmp(out, buf, n) == 0);
+                                if (mb_approval_parse(buf, n, &a, &line) == MB_OK)
+                                        CHECK(mb_approval_write(&a, out, sizeof(out), &len) == MB_OK && len == n &&
+                                              memcmp(out, buf, n) == 0);
+                        }
+                free(buf);
+        }
+}
+
 TEST(state_size) {
         CHECK_EQ_INT(mb_sealed_state_size(MB_ALG_SHA256, 0x1290), 4 * 32);
         CHECK_EQ_INT(mb_sealed_state_size(MB_ALG_SHA256, 0xFFFFFF), 24 * 32);
@@ -503,6 +541,7 @@ int main(void) {
         RUN(approval_rejections);
         RUN(approval_writer_refuses);
         RUN(der_signatures_from_openssl);
+        RUN(prefixes_and_corruptions);
         RUN(state_size);
         TL_EXIT();
 }
