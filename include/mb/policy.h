@@ -27,6 +27,7 @@
 
 /* TPM_EO (Part 2, §6.8): the PolicyNV comparison mshim uses. */
 #define MB_TPM_EO_UNSIGNED_LE 0x0009u
+#define MB_TPM_EO_BITCLEAR    0x000Bu /* the highest TPM_EO */
 
 /* TPM2_PolicyOR takes 2 to 8 digests (Part 3, §23.6: pHashList). */
 #define MB_POLICY_OR_MAX 8u
@@ -37,6 +38,21 @@
 typedef struct mb_policy {
         uint8_t d[MB_POLICY_SIZE];
 } mb_policy;
+
+/* The largest TPM Name: nameAlg and a SHA-512 digest. */
+#define MB_POLICY_NAME_MAX 66u
+
+/* The TPM Name (Part 1, §16) of an object or NV index: nameAlg ||
+ * H_nameAlg(public area), from its marshalled TPM2B_PUBLIC (nv_index
+ * false: nameAlg is the TPMT_PUBLIC's second field) or TPM2B_NV_PUBLIC
+ * (true: after the 4-byte nvIndex). MB_ERR_INVALID for a TPM2B whose size
+ * is not the rest of the buffer or a nameAlg mshim cannot compute. */
+mb_err mb_policy_name(const uint8_t *tpm2b, size_t size, bool nv_index, uint8_t ret_name[MB_POLICY_NAME_MAX],
+                      size_t *ret_size);
+
+/* A Name as the TPM checks one: a known nameAlg followed by exactly its
+ * digest. */
+bool mb_policy_is_name(const uint8_t *name, size_t size);
 
 /* A fresh session's policyDigest: all zero. */
 void mb_policy_reset(mb_policy *p);
@@ -50,23 +66,34 @@ mb_err mb_policy_pcr_digest(const uint8_t *values, size_t n_pcrs, size_t value_s
  * PCRs 0-23 in pcr_mask) and the pcrDigest. */
 mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8_t pcr_digest[MB_POLICY_SIZE]);
 
-/* TPM2_PolicyOR: p must equal one of the n (2..8) branches. */
+/* TPM2_PolicyOR: n must be 2..8 (MB_ERR_INVALID) and p must equal one of
+ * the branches (MB_ERR_NOTFOUND), as the TPM checks (TPM_RC_VALUE). */
 mb_err mb_policy_or(mb_policy *p, const mb_policy *branches, size_t n);
 
 /* TPM2_PolicyAuthorize by a key whose TPM Name is key_name (nameAlg ||
- * digest of its TPMT_PUBLIC), with policyRef ref (may be empty). */
+ * digest of its TPMT_PUBLIC), with policyRef ref (may be empty, at most 32
+ * octets). The TPM clears the digest first, so the result does not depend
+ * on *p (the ticket check against approvedPolicy is the TPM's). */
 mb_err mb_policy_authorize(mb_policy *p, const uint8_t *key_name, size_t key_name_size, const uint8_t *ref, size_t ref_size);
 
 /* aHash, the digest the policy key signs for TPM2_VerifySignature:
  * SHA-256(approvedPolicy || policyRef) (Part 3, §23.16). */
 void mb_policy_authorize_ahash(const mb_policy *approved, const uint8_t *ref, size_t ref_size, uint8_t ret_ahash[MB_POLICY_SIZE]);
 
-/* TPM2_PolicyNV: operandB compared with the NV index named nv_name at
- * offset, by operation (TPM_EO). */
+/* TPM2_PolicyNV: operandB (at most 64 octets) compared with the NV index
+ * named nv_name at offset, by operation (TPM_EO). Names are checked: a
+ * known nameAlg followed by exactly its digest. */
 mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, const uint8_t *operand_b, size_t operand_b_size, uint16_t offset, uint16_t operation);
 
 /* TPM2_PolicyAuthValue (a PIN). */
 void mb_policy_auth_value(mb_policy *p);
+
+/* The approvedPolicy of docs/SEALING.md's signed mode, from a fresh
+ * session: PolicyNV(nv_name, operandB = epoch as 8 bytes big-endian,
+ * offset 0, UNSIGNED_LE), then PolicyPCR(bank, pcr_mask, pcrDigest of
+ * values: one value_size-byte value per PCR in pcr_mask, ascending). */
+mb_err mb_policy_approved(const uint8_t *nv_name, size_t nv_name_size, uint64_t epoch, uint16_t bank,
+                          uint32_t pcr_mask, const uint8_t *values, size_t value_size, mb_policy *ret);
 
 /* A PolicyOR tree over n leaves (1..MB_POLICY_TREE_MAX_LEAVES): leaves in
  * groups of up to 8 per node, each level's nodes grouped again, until one
