@@ -63,15 +63,6 @@ static char *done(text *t) {
         return t->s;
 }
 
-void seal_pcrs_print(uint32_t mask, char buf[80]) {
-        size_t len = 0;
-
-        buf[0] = 0;
-        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
-                if (mask & (1u << i))
-                        len += (size_t) snprintf(buf + len, 80 - len, "%s%u", len ? "," : "", i);
-}
-
 /* A TPM2B structure, marshalled (TPM 2.0 Part 2 form), as hex. */
 #define PUT_MU(t, key, type, val)                                                          \
         do {                                                                               \
@@ -85,9 +76,9 @@ void seal_pcrs_print(uint32_t mask, char buf[80]) {
 
 char *seal_file_format(const seal_file *f) {
         text t = { 0 };
-        char pcrs[80];
+        char pcrs[CLI_PCR_LIST_MAX];
 
-        seal_pcrs_print(f->pcrs, pcrs);
+        cli_pcr_select_print(f->pcrs, pcrs);
         put(&t, "%s\nmode %s\npin %s\npcrs %s\n", SEALED_MAGIC, f->literal ? "literal" : "signed", f->pin ? "yes" : "no",
             pcrs);
         PUT_MU(&t, "srk", TPM2B_PUBLIC, &f->srk);
@@ -102,9 +93,9 @@ char *seal_file_format(const seal_file *f) {
 
 char *approval_format(const approval *a) {
         text t = { 0 };
-        char pcrs[80];
+        char pcrs[CLI_PCR_LIST_MAX];
 
-        seal_pcrs_print(a->pcrs, pcrs);
+        cli_pcr_select_print(a->pcrs, pcrs);
         put(&t, "%s\nepoch %llu\npcrs %s\n", APPROVAL_MAGIC, (unsigned long long) a->epoch, pcrs);
         put_hex(&t, "values", a->values, seal_pcr_count(a->pcrs) * SEAL_PCR_VALUE);
         put_hex(&t, "policy", a->policy.d, MB_POLICY_SIZE);
@@ -115,37 +106,6 @@ char *approval_format(const approval *a) {
 }
 
 /* ---- reading --------------------------------------------------------------- */
-
-int seal_pcrs_parse(const char *s, uint32_t *ret) {
-        uint32_t set = 0;
-        char *end;
-
-        for (;;) {
-                unsigned long a, b;
-                if (*s < '0' || *s > '9')
-                        return -1;
-                a = b = strtoul(s, &end, 10);
-                if (a >= MB_PCR_COUNT)
-                        return -1;
-                if (*end == '-') {
-                        s = end + 1;
-                        if (*s < '0' || *s > '9')
-                                return -1;
-                        b = strtoul(s, &end, 10);
-                        if (b >= MB_PCR_COUNT || b < a)
-                                return -1;
-                }
-                for (unsigned long i = a; i <= b; i++)
-                        set |= 1u << i;
-                if (*end == 0)
-                        break;
-                if (*end != ',')
-                        return -1;
-                s = end + 1;
-        }
-        *ret = set;
-        return set ? 0 : -1;
-}
 
 typedef struct reader {
         const char *path;
@@ -225,7 +185,7 @@ static int pcrs_value(reader *r, uint32_t *ret) {
                 return bad(r, "not a PCR list");
         memcpy(buf, r->val, r->val_len);
         buf[r->val_len] = 0;
-        return seal_pcrs_parse(buf, ret) < 0 ? bad(r, "not a PCR list") : 0;
+        return cli_pcr_select_parse(buf, ret) < 0 || !*ret ? bad(r, "not a PCR list") : 0;
 }
 
 static int u64_value(reader *r, uint64_t *ret) {

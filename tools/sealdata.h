@@ -49,8 +49,4 @@ int seal_file_load(const char *path, seal_file *ret);
 void seal_file_free(seal_file *f);
 int approval_load(const char *path, approval *ret);
 
-/* "4,5,7,9,12" into a mask and back (ascending). */
-int seal_pcrs_parse(const char *s, uint32_t *ret);
-void seal_pcrs_print(uint32_t mask, char buf[80]);
-
 #endif
