@@ -84,8 +84,10 @@ char *seal_file_format(const seal_file *f) {
         PUT_MU(&t, "srk", TPM2B_PUBLIC, &f->srk);
         PUT_MU(&t, "public", TPM2B_PUBLIC, &f->pub);
         PUT_MU(&t, "private", TPM2B_PRIVATE, &f->priv);
-        if (!f->literal)
+        if (!f->literal) {
                 PUT_MU(&t, "policy-key", TPM2B_PUBLIC, &f->policy_key);
+                put_hex(&t, "counter", f->counter, f->counter_size);
+        }
         for (size_t i = 0; f->literal && i < f->n_states; i++)
                 put_hex(&t, "state", f->states[i], seal_pcr_count(f->pcrs) * SEAL_PCR_VALUE);
         return done(&t);
@@ -282,7 +284,7 @@ static int add_state(reader *r, seal_file *f) {
 }
 
 int seal_file_load(const char *path, seal_file *ret) {
-        static const char *const keys[] = { "mode", "pin", "pcrs", "srk", "public", "private", "policy-key", "state" };
+        static const char *const keys[] = { "mode", "pin", "pcrs", "srk", "public", "private", "policy-key", "state", "counter" };
         seal_file f = { 0 };
         uint32_t seen = 0;
         reader r;
@@ -302,14 +304,18 @@ int seal_file_load(const char *path, seal_file *ret) {
                 case 5: e = GET_MU(&r, TPM2B_PRIVATE, &f.priv); break;
                 case 6: e = GET_MU(&r, TPM2B_PUBLIC, &f.policy_key); break;
                 case 7: e = add_state(&r, &f); break;
+                case 8: e = hex(&r, f.counter, 0, sizeof(f.counter), &f.counter_size); break;
                 default: e = -1;
                 }
         }
         if (e == 0)
                 e = missing(&r, seen, 0x3f, keys);
-        if (e == 0 && (f.literal ? (seen & (1u << 6)) || f.n_states == 0 : (seen & (1u << 7)) || !(seen & (1u << 6)))) {
+        /* A literal file has states; a signed one the policy key and the
+         * counter. */
+        if (e == 0 && (f.literal ? (seen & (3u << 7 | 1u << 6)) != (1u << 7) : (seen & (3u << 7 | 1u << 6)) != (5u << 6))) {
                 cli_error("%s: a %s sealed file needs %s", path, f.literal ? "literal" : "signed",
-                          f.literal ? "'state' lines and no 'policy-key'" : "'policy-key' and no 'state' lines");
+                          f.literal ? "'state' lines and no 'policy-key' or 'counter'"
+                                    : "'policy-key' and 'counter' and no 'state' lines");
                 e = -1;
         }
         cli_file_free(&cf);

@@ -15,6 +15,7 @@
 #define SEAL_MAX_STATES MB_POLICY_TREE_MAX_LEAVES
 #define SEAL_TEXT_MAX 128       /* label, entry id */
 #define SEAL_PCR_VALUE 32       /* sha256 */
+#define SEAL_COUNTER_MAX 1024
 
 typedef struct seal_file {
         bool literal;           /* else signed */
@@ -24,6 +25,8 @@ typedef struct seal_file {
         TPM2B_PUBLIC pub;       /* the sealed object */
         TPM2B_PRIVATE priv;
         TPM2B_PUBLIC policy_key;        /* signed: the policy key (LoadExternal) */
+        uint8_t counter[SEAL_COUNTER_MAX];      /* signed: the epoch counter's ESYS_TR, serialized */
+        size_t counter_size;
         size_t n_states;        /* literal: the boot states, each the */
         uint8_t (*states)[MB_PCR_COUNT * SEAL_PCR_VALUE];       /* selected PCRs' values in order */
 } seal_file;

@@ -259,6 +259,48 @@ int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t 
         return 0;
 }
 
+int ts_counter_serialize(cli_tpm *t, ESYS_TR nv, uint8_t *buf, size_t max, size_t *ret_size) {
+        uint8_t *b = NULL;
+        size_t n = 0;
+        TSS2_RC rc = Esys_TR_Serialize(t->esys, nv, &b, &n);
+
+        if (rc != TSS2_RC_SUCCESS || n > max) {
+                Esys_Free(b);
+                return tpm_fail("serializing the epoch counter's handle", rc ? rc : TSS2_ESYS_RC_INSUFFICIENT_BUFFER);
+        }
+        memcpy(buf, b, n);
+        *ret_size = n;
+        Esys_Free(b);
+        return 0;
+}
+
+int ts_counter_deserialize(cli_tpm *t, const uint8_t *buf, size_t size, ESYS_TR *ret_nv, TPM2B_NAME *ret_name) {
+        ESYS_TR nv = ESYS_TR_NONE;
+        TPM2B_NAME *name = NULL;
+        TPM2_HANDLE h = 0;
+        TSS2_RC rc = Esys_TR_Deserialize(t->esys, buf, size, &nv);
+
+        if (rc == TSS2_RC_SUCCESS)
+                rc = Esys_TR_GetTpmHandle(t->esys, nv, &h);
+        if (rc == TSS2_RC_SUCCESS)
+                rc = Esys_TR_GetName(t->esys, nv, &name);
+        if (rc != TSS2_RC_SUCCESS || h != TS_COUNTER_INDEX) {
+                if (nv != ESYS_TR_NONE)
+                        Esys_TR_Close(t->esys, &nv);
+                Esys_Free(name);
+                cli_error("the sealed file's epoch counter is not NV index 0x01804D53 (damaged file)");
+                return EXIT_BAD_INPUT;
+        }
+        *ret_name = *name;
+        Esys_Free(name);
+        *ret_nv = nv;
+        return 0;
+}
+
+int ts_counter_value(cli_tpm *t, ESYS_TR nv, uint64_t *ret_value) {
+        return counter_read(t, nv, ret_value);
+}
+
 static int counter_increment(cli_tpm *t, ESYS_TR nv) {
         TSS2_RC rc = Esys_NV_Increment(t->esys, ESYS_TR_RH_OWNER, nv, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
 
