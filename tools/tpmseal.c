@@ -470,7 +470,11 @@ TSS2_RC ts_policy_or(ts_unsealer *u, const mb_policy *branches, size_t n) {
 }
 
 TSS2_RC ts_load_verify_key(cli_tpm *t, const TPM2B_PUBLIC *pub, ESYS_TR *ret_key) {
-        return Esys_LoadExternal(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL, pub, ESYS_TR_RH_NULL, ret_key);
+        /* The owner hierarchy, not the null one: VerifySignature with a key
+         * of the null hierarchy returns a NULL ticket (§20.1), which
+         * PolicyAuthorize rejects. A public key alone needs no authorization
+         * to load anywhere (§12.3). */
+        return Esys_LoadExternal(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL, pub, ESYS_TR_RH_OWNER, ret_key);
 }
 
 TSS2_RC ts_policy_authorize(ts_unsealer *u, ESYS_TR key, const TPM2B_NAME *key_name, const mb_policy *approved,

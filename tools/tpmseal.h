@@ -92,7 +92,7 @@ TSS2_RC ts_unseal_now(ts_unsealer *u, uint8_t *ret_secret, size_t *ret_size);
 void ts_session_end(ts_unsealer *u);
 void ts_unsealer_done(ts_unsealer *u);
 
-/* LoadExternal of a policy key's public area (null hierarchy). */
+/* LoadExternal of a policy key's public area (owner hierarchy). */
 TSS2_RC ts_load_verify_key(cli_tpm *t, const TPM2B_PUBLIC *pub, ESYS_TR *ret_key);
 void ts_flush(cli_tpm *t, ESYS_TR *h);
 
