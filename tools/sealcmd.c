@@ -328,7 +328,7 @@ static char *approval_name(const approval *a) {
                 k++;
         }
         safe[k] = 0;
-        n = k + 64;
+        n = sizeof(safe) + 64;
         s = malloc(n);
         if (s)
                 snprintf(s, n, "%s-e%llu-%02x%02x%02x%02x.approval", safe, (unsigned long long) a->epoch, a->policy.d[0],

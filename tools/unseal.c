@@ -137,7 +137,7 @@ static int refuse(const unseal_run *r) {
                         continue;
                 if (mask & (1u << i)) {
                         v = mb_pcrs_get(r->now, MB_ALG_SHA256, i);
-                        fprintf(stderr, "  PCR %u: approved ", i);
+                        fprintf(stderr, "  PCR %u: expected ", i);
                         hex_err(best->values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE);
                         fprintf(stderr, "\n         TPM      ");
                         if (v)
