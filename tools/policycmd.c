@@ -130,7 +130,7 @@ static void list_json(const approval_entry *e, size_t n) {
                 printf(",\"created\":");
                 json_str(a->created);
                 printf(",\"policy\":\"");
-                hexs(a->policy.d, MB_POLICY_SIZE);
+                hexs(a->policy, MB_POLICY_SIZE);
                 printf("\",\"pcrs\":{");
                 for (uint32_t pcr = 0; pcr < MB_PCR_COUNT; pcr++)
                         if (a->pcrs & (1u << pcr)) {

@@ -105,17 +105,12 @@ fix approval-values "$a0" >"$tmp/a0.vals" 2>/dev/null
 check "approve --current: the approval's values are the TPM's (hashlib replay)" bash -c \
         "grep -E 'sha256:(4|5|7|9|12)=' '$tmp/b0/pcrs.txt' | cmp -s - '$tmp/a0.vals'"
 check "approve: epoch 1 and the default PCRs 4,5,7,9,12" bash -c "grep -qx 'epoch 1' '$a0' && grep -qx 'pcrs 4,5,7,9,12' '$a0'"
-# The signature, checked with openssl: ECDSA over SHA-256(approvedPolicy) (policyRef empty).
+# The signature (DER), checked with openssl: ECDSA over SHA-256(approvedPolicy) (policyRef empty).
 python3 - "$a0" "$tmp/ahash" "$tmp/sig.der" <<'PY'
 import hashlib, sys
 kv = dict(l.rstrip("\n").split(" ", 1) for l in open(sys.argv[1]) if " " in l)
 open(sys.argv[2], "wb").write(hashlib.sha256(bytes.fromhex(kv["policy"])).digest())
-def der_int(b):
-    b = b.lstrip(b"\0") or b"\0"
-    if b[0] & 0x80: b = b"\0" + b
-    return b"\x02" + bytes([len(b)]) + b
-body = der_int(bytes.fromhex(kv["signature-r"])) + der_int(bytes.fromhex(kv["signature-s"]))
-open(sys.argv[3], "wb").write(b"\x30" + bytes([len(body)]) + body)
+open(sys.argv[3], "wb").write(bytes.fromhex(kv["signature"]))
 PY
 check "approve: the signature verifies with policy.pub over SHA-256(approvedPolicy) (openssl)" bash -c \
         "openssl pkeyutl -verify -pubin -inkey '$st/policy.pub' -in '$tmp/ahash' -sigfile '$tmp/sig.der' >/dev/null 2>&1"
