@@ -139,10 +139,17 @@ check "unseal: every transient object and session is flushed (no handle left)" \
         test -z "$(tpm2_getcap handles-transient 2>/dev/null)$(tpm2_getcap handles-loaded-session 2>/dev/null)"
 
 # ---- refusal: a selected PCR changes -----------------------------------------------
+# A second approval that differs from this boot in PCRs 4 and 9 once PCR 9
+# is extended: the refusal must name the closer one (a0: PCR 9 only).
+sed "s/^sha256:4=.*/sha256:4=$(printf '%064d' 4)/" "$tmp/b0/pcrs.txt" >"$tmp/far.txt"
+fix pred "$tmp/far.json" "$tmp/far.txt"
+far=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/far.json" --entry-id far 2>/dev/null)
 tail -n 1 "$tmp/b1/extends.txt" | while read -r spec; do tpm2_pcrextend "$spec"; done
 "$MSHIM" unseal --esp "$esp" --log "$tmp/b1/log.bin" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 ev9=$(tail -n 1 "$tmp/b1/extends.txt" | sed 's/.*sha256=//')
-if [ "$rc" = 1 ] && [ ! -s "$tmp/out" ] && head -n 1 "$tmp/err" | grep -q "^mshim: unseal refused: PCR 9 differs" &&
+rm -f "$far"
+if [ "$rc" = 1 ] && [ ! -s "$tmp/out" ] &&
+   head -n 1 "$tmp/err" | grep -q "^mshim: unseal refused: PCR 9 differs from the closest approval ($(basename "$a0"))" &&
    grep -q "sha256:$ev9" "$tmp/err"; then
         pass "refusal after an extend of PCR 9: exit 1, names PCR 9 and the log event that extended it"
 else fail "refusal after an extend of PCR 9: exit 1, names PCR 9 and the log event" "rc=$rc $(cat "$tmp/err")"; fi
@@ -256,6 +263,10 @@ check "seal --literal (current state and a prediction) succeeds (rc=$rc)" bash -
 "$MSHIM" unseal "$tmp/l.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret"; then pass "unseal (literal): the exact secret"
 else fail "unseal (literal): the exact secret" "rc=$rc $(cat "$tmp/err")"; fi
+rm -f "$tmp/u.pcap"
+TCTI_PCAP_FILE="$tmp/u.pcap" TPM2TOOLS_TCTI="pcap:swtpm:path=$tmp/srv" "$MSHIM" unseal "$tmp/l.sealed" >/dev/null 2>&1
+check "unseal (literal, 2 states): PolicyPCR, one PolicyOR, Unseal; 8 commands" test "$(python3 tests/cli/tpm_pcap.py "$tmp/u.pcap" | tr '\n' ' ')" = \
+        "PCR_Read ReadPublic Load StartAuthSession PolicyPCR PolicyOR Unseal FlushContext "
 "$MSHIM" seal --literal --pcrs "$tmp/b1/pcrs.txt" -o "$tmp/l2.sealed" <"$tmp/secret"
 check "seal --literal --pcrs FILE: the hashlib values open it" bash -c "'$MSHIM' unseal '$tmp/l2.sealed' 2>/dev/null | cmp -s - '$tmp/secret'"
 tpm2_pcrextend "12:sha256=$(printf '%064d' 7)" >/dev/null
