@@ -228,6 +228,16 @@ check "prune drops the revoked approvals, keeps the matching and newer ones (rc=
         "[ $rc = 0 ] && [ -e '$kept' ] && [ -e \"\$(cat '$tmp/newer')\" ] && [ ! -e '$a0' ] && [ ! -e '$r0' ] && [ \$(ls '$apdir' | wc -l) = 2 ]"
 [ "$rc" = 0 ] || echo "  $out $left" >&2
 
+# prune --log: the current boot is the replay of an event log (b1's).
+esp2=$tmp/esp2
+fix pred "$tmp/p0.json" "$tmp/b0/pcrs.txt"
+old=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp2" --predicted "$tmp/p0.json" --entry-id lg 2>/dev/null)
+sleep 1
+cur=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp2" --predicted "$tmp/p1.json" --entry-id lg 2>/dev/null)
+out=$("$MSHIM" policy prune --state-dir "$st" --esp "$esp2" --log "$tmp/b1/log.bin" 2>&1); rc=$?
+check "prune --log: the approval matching the log's replay stays, the older one of its entry goes (rc=$rc)" \
+        bash -c "[ $rc = 0 ] && [ -n '$cur' ] && [ -e '$cur' ] && [ -n '$old' ] && [ ! -e '$old' ]"
+
 # ---- corrupt and truncated sealed files: exit 2 --------------------------------------
 r2=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --current --entry-id debian-b 2>/dev/null)
 head -c 300 "$tmp/s.sealed" >"$tmp/trunc.sealed"
