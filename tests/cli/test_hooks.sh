@@ -16,7 +16,7 @@
 # --label, --current) and answers `policy list --json` with
 # "matches_current" once --current was approved.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 MSHIM_REAL=${MSHIM:-build/test/mshim}
 K1=${KERNEL:-build/kernel/vmlinuz}
