@@ -27,10 +27,11 @@ tree, its replayed PCRs, and the PCR values a change must give.
       the "pcrs" of that boot with another linux line or initrd
   predict_fixture.py expect-entry --entry-name NAME --entry FILE
                      --kernel FILE --initrd FILE --options S
-                     [--loader-conf FILE] [--select 4,5,...]
+                     [--loader-conf FILE] [--select 4,5,...] [--extends OUT]
       the "pcrs" of make's boot with every file mshim reads replaced: entry
       NAME (FILE's bytes) booting KERNEL with INITRD and S, loader.conf
-      FILE's or absent (tests/cli/test_hooks.sh)
+      FILE's or absent (tests/cli/test_hooks.sh); --extends: that boot's
+      tpm2_pcrextend arguments to OUT, as make's extends.txt
 """
 import json
 import os
@@ -181,6 +182,13 @@ def replay(evs):
     return pcrs
 
 
+def write_extends(path, evs):
+    """tpm2_pcrextend arguments, one event a line."""
+    with open(path, "w") as f:
+        for e in evs:
+            f.write("%d:%s\n" % (e[0], ",".join("%s=0x%s" % (b, d.hex()) for b, d in digests_of(e).items())))
+
+
 def cmd_make(a):
     esp = os.path.join(a.dir, "esp")
     grub = a.cmd == "make-grub"
@@ -197,9 +205,7 @@ def cmd_make(a):
         evs = events(esp, a.grub, a.authority, sb=(b"", b"") if a.secure_boot else None)
     log = spec_header() + b"".join(record(p, t, d, None, digests_of((p, t, d, x))) for p, t, d, x in evs)
     open(os.path.join(a.dir, "log.bin"), "wb").write(log)
-    with open(os.path.join(a.dir, "extends.txt"), "w") as f:
-        for e in evs:
-            f.write("%d:%s\n" % (e[0], ",".join("%s=0x%s" % (b, d.hex()) for b, d in digests_of(e).items())))
+    write_extends(os.path.join(a.dir, "extends.txt"), evs)
     with open(os.path.join(a.dir, "pcrs.txt"), "w") as f:
         for b, vals in replay(evs).items():
             for n in range(24):
@@ -231,6 +237,8 @@ def cmd_expect_entry(a):
     conf = read(a.loader_conf) if a.loader_conf else None
     evs = events(None, False, False, a.options, conf=conf, entry=(a.entry_name, read(a.entry)),
                  kernel=read(a.kernel), initrd=read(a.initrd))
+    if a.extends:
+        write_extends(a.extends, evs)
     pcrs = {b: {str(n): v.hex() for n, v in vals.items() if not a.select or n in a.select}
             for b, vals in replay(evs).items()}
     print(json.dumps(pcrs, sort_keys=True))
@@ -255,6 +263,7 @@ def main():
     s.add_argument("--entry", required=True); s.add_argument("--kernel", required=True)
     s.add_argument("--initrd", required=True); s.add_argument("--options", required=True)
     s.add_argument("--loader-conf"); s.add_argument("--select", type=lambda v: [int(x) for x in v.split(",")])
+    s.add_argument("--extends")
     s.set_defaults(f=cmd_expect_entry)
     a = p.parse_args()
     return a.f(a)

@@ -11,10 +11,11 @@
 # (a corrupt kernel, a refused approval) leaving nothing behind, removal,
 # kernel-install, bad settings.
 #
-# `mshim policy` (branch sealcli) is not on this branch yet: a stand-in
-# records the approvals it is asked for (the predicted file, --entry-id,
-# --label, --current) and answers `policy list --json` with
-# "matches_current" once --current was approved.
+# The approvals are the real `mshim policy approve`'s, against a swtpm
+# started here (docs SEAL-CLI: swtpm socket, TCTI swtpm:path=...) whose PCRs
+# are extended with the baseline boot's events; at the end a secret sealed
+# before all this unseals on the boot the hook approved and not on a
+# tampered one (the TPM extended with each boot's events, hashlib's).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -23,13 +24,20 @@ K1=${KERNEL:-build/kernel/vmlinuz}
 K2=${KERNEL_RT:-build/kernel-rt/vmlinuz}
 FIX=tests/cli/predict_fixture.py
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+cleanup() {
+        [ -S "$T/tpm/srv.ctrl" ] && swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
 
 pass() { echo "PASS: hooks: $1"; }
 fail() { echo "FAIL: hooks: $1"; }
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
 for f in "$K1" "$K2" "$MSHIM_REAL"; do
         [ -f "$f" ] || { fail "missing $f (make deps; make build/test/mshim)"; exit 1; }
+done
+for tool in swtpm swtpm_ioctl tpm2_pcrextend python3; do
+        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
 MSHIM_REAL=$(realpath "$MSHIM_REAL")
 
@@ -38,7 +46,6 @@ F=$T/fixture
 python3 "$FIX" make "$F" "$K1" >/dev/null || { fail "fixture"; exit 1; }
 R=$T/root ESP=$T/root/boot/efi BOOT=$T/root/boot STATE=$T/root/var/lib/mshim
 mkdir -p "$ESP" "$STATE" "$R/etc/kernel" "$T/bin" "$T/approved"
-echo "stands for the policy key's PEM" >"$STATE/policy.pub"
 echo "root=/dev/vda2 ro quiet" >"$R/etc/kernel/cmdline"
 OPTS="root=/dev/vda2 ro quiet"
 TOKEN=0123456789abcdef0123456789abcdef
@@ -51,12 +58,11 @@ write_conf() {
 ESP=$ESP
 BOOT_DIR=$BOOT
 STATE_DIR=$STATE
-MSHIM=$T/bin/mshim
+MSHIM=$MSHIM_REAL
 ENTRY_TOKEN=$TOKEN
 TITLE="$TITLE"
 CMDLINE_FILE=$R/etc/kernel/cmdline
 LOG=$F/log.bin
-PCRS=$F/pcrs.txt
 EOF
         printf '%s\n' "$@" >>"$CONF"
 }
@@ -64,34 +70,26 @@ write_conf
 export MSHIM_HOOK_CONF=$CONF MSHIM_KERNEL_HOOK=$ROOT/hooks/kernel-hook
 unset DEB_MAINT_PARAMS KERNEL_INSTALL_LAYOUT
 
-cat >"$T/bin/mshim" <<EOF
-#!/usr/bin/env bash
-# Stand-in for \`mshim policy\` (see the header); anything else is the real mshim.
-[ "\$1" = policy ] || exec "$MSHIM_REAL" "\$@"
-echo "\$*" >>"$T/policy.log"
-case \$2 in
-list) if [ -f "$T/current-approved" ]; then echo '[{"matches_current": true}]'; else echo '[]'; fi; exit 0 ;;
-approve) ;;
-*) echo "mshim: stand-in: policy \$2 not handled" >&2; exit 2 ;;
-esac
-[ ! -f "$T/approve-fails" ] || { echo "mshim: policy approve: refused by the test" >&2; exit 2; }
-shift 2
-pred= id= label= current= esp=
-while [ \$# -gt 0 ]; do
-        case \$1 in
-        --predicted) pred=\$2; shift ;; --entry-id) id=\$2; shift ;; --label) label=\$2; shift ;;
-        --esp) esp=\$2; shift ;; --current) current=1 ;; --state-dir|--select|--pcrs) shift ;;
-        *) echo "mshim: stand-in: \$1?" >&2; exit 2 ;;
-        esac
-        shift
-done
-d=\$esp/loader/mshim/approvals; mkdir -p "\$d"
-n=\$(cat "$T/approved/count" 2>/dev/null || echo 0); echo \$((n + 1)) >"$T/approved/count"; a=\$d/\$n.approval
-{ [ -z "\$id" ] || echo "entry-id \$id"; echo "label \$label"; } >"\$a"
-if [ -n "\$current" ]; then : >"$T/current-approved"; else cp "\$pred" "$T/approved/last.json"; echo "\$a" >"$T/approved/last"; fi
-echo "\$a"
-EOF
-chmod +x "$T/bin/mshim"
+# A TPM whose PCRs hold the baseline boot (its events extended); restarted
+# (PCRs reset, keys and counter kept) for the boots at the end.
+tpm_start() {
+        mkdir -p "$T/tpm"
+        swtpm socket --tpm2 --tpmstate dir="$T/tpm" --server type=unixio,path="$T/tpm/srv" \
+                --ctrl type=unixio,path="$T/tpm/srv.ctrl" --flags not-need-init,startup-clear --daemon ||
+                { fail "swtpm starts"; exit 1; }
+        while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$1"
+}
+tpm_stop() {
+        swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null
+        for _ in $(seq 50); do [ -S "$T/tpm/srv" ] || break; sleep 0.1; done
+        rm -f "$T/tpm/srv" "$T/tpm/srv.ctrl"
+}
+export TPM2TOOLS_TCTI="swtpm:path=$T/tpm/srv"
+unset TCTI TSS2_TCTI
+tpm_start "$F/extends.txt"
+"$MSHIM_REAL" policy init --state-dir "$STATE" >/dev/null 2>"$T/err" || { fail "mshim policy init: $(cat "$T/err")"; exit 1; }
+printf 'the disk key' | "$MSHIM_REAL" seal --state-dir "$STATE" -o "$T/disk.sealed" 2>"$T/err" ||
+        { fail "mshim seal: $(cat "$T/err")"; exit 1; }
 
 V1=6.1.0-57-amd64 V2=6.1.0-57-rt-amd64 V3=6.1.0-58-rt-amd64 V0=5.10.0-30-amd64 VBAD=6.1.0-99-amd64
 printf 'initrd of %s\n' "$V1" >"$T/initrd1"; printf 'initrd of %s\n' "$V2" >"$T/initrd2"
@@ -104,9 +102,14 @@ install_kernel() { cp "$2" "$BOOT/vmlinuz-$1"; touch -d '2024-01-01' "$BOOT/vmli
 write_initrd() { cp "$2" "$BOOT/initrd.img-$1"; }
 
 hook() { "$ROOT/hooks/$1" "${@:2}"; }
-# run NAME WANT_RC PATTERN HOOK ARGS...: exit status and a line on stderr.
+APPROVALS=$ESP/loader/mshim/approvals
+approvals() { ls -A "$APPROVALS" 2>/dev/null | sort; }
+n_approvals() { approvals | wc -l; }
+# run NAME WANT_RC PATTERN HOOK ARGS...: exit status and a line on stderr;
+# the approvals before it kept for new_approvals.
 run() {
         local name=$1 want=$2 pat=$3; shift 3
+        approvals >"$T/approvals.before"
         hook "$@" >"$T/out" 2>"$T/err"; local rc=$?
         if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$T/err"; }; then pass "$name"
         else fail "$name (exit $rc, want $want; stderr: $(head -c 600 "$T/err"))"; fi
@@ -127,21 +130,43 @@ check_installed() {
         check "$v: no other file by them" test "$(ls -A "$ESP/$TOKEN/$v" | sort)" = \
                 "$(printf '%s\n' "initrd-$(short "$i")" "linux-$(short "$k")")"
 }
-n_approvals() { ls "$ESP/loader/mshim/approvals" 2>/dev/null | wc -l; }
-last_approval() { cat "$T/approved/last"; }
-# check_approved NAME V K I [ENTRY_ID]: the last approval is of V's entry
-# booting K and I (the PCRs predict_fixture.py computes), with ENTRY_ID.
-check_approved() {
-        local name=$1 v=$2 k=$3 i=$4 id=${5-$TOKEN-$2}
-        local want; want=$(python3 "$FIX" expect-entry --entry-name "$TOKEN-$v.conf" --entry <(entry_text "$v" "$k" "$i") \
-                --kernel "$k" --initrd "$i" --options "$OPTS" --select 4,5,7,9,12)
-        if python3 -c 'import json, sys
-got = json.load(open(sys.argv[1]))["pcrs"]; want = json.loads(sys.argv[2])
-sys.exit(0 if got == want else "got %s\nwant %s" % (got, want))' "$T/approved/last.json" "$want"; then
-                pass "$name: approved the PCRs of $v's boot (hashlib)"
-        else fail "$name: approved the PCRs of $v's boot (hashlib)"; fi
-        check "$name: approval's entry id ${id:-(none)}" test "$(sed -n 's/^entry-id //p' "$(last_approval)")" = "$id"
+# The approvals the last run wrote, but the current boot's.
+new_approvals() {
+        approvals | comm -13 "$T/approvals.before" - | while read -r f; do
+                grep -qx "label current boot" "$APPROVALS/$f" || echo "$APPROVALS/$f"
+        done
 }
+# sha256 values of PCRs 4,5,7,9,12 (an approval's order) from expect-entry's JSON
+# or a pcrs.txt.
+sha256_lines() { python3 -c 'import json, sys
+v = json.loads(sys.argv[1])["sha256"]
+print("\n".join("sha256:%d=%s" % (p, v[str(p)]) for p in (4, 5, 7, 9, 12)))' "$1"; }
+# expect_boot V K I [OPTIONS [EXTENDS]]: the PCRs of V's entry booting K and I.
+expect_boot() {
+        python3 "$FIX" expect-entry --entry-name "$TOKEN-$1.conf" --entry <(entry_text "$1" "$2" "$3" "${4:-$OPTS}") \
+                --kernel "$2" --initrd "$3" --options "${4:-$OPTS}" ${5:+--extends "$5"}
+}
+# check_approved NAME V K I [ENTRY_ID [existing]]: the approval the hook's
+# last line names is of V's entry booting K and I (hashlib's PCRs), with
+# ENTRY_ID (default V's entry); written by that run and the only one it
+# wrote (the current boot's aside), or with "existing" one written before
+# (the same state approved already: none written).
+check_approved() {
+        local name=$1 v=$2 k=$3 i=$4 id=${5-$TOKEN-$2} a n
+        a=$(grep -o "$APPROVALS/[^ ]*\.approval" "$T/err" | tail -n 1)
+        n=$(new_approvals)
+        if [ "${6:-new}" = new ]; then
+                check "$name: one approval written, the one named" test "$n" = "$a" -a -n "$a"
+        else
+                check "$name: approved already: none written, an existing one named" test -z "$n" -a -f "$a"
+        fi
+        [ -f "$a" ] || return
+        check "$name: approved the PCRs of $v's boot (hashlib)" \
+                cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") <(sha256_lines "$(expect_boot "$v" "$k" "$i")")
+        check "$name: approval's entry id ${id:-(none)}" test "$(sed -n 's/^entry-id //p' "$a")" = "$id"
+        LAST_APPROVAL=$a
+}
+current_approvals() { grep -lx "label current boot" "$APPROVALS"/* 2>/dev/null; }
 # esp_state: every file on the ESP with its hash, approvals aside.
 esp_state() { (cd "$ESP" && find . -path ./loader/mshim -prune -o -type f -print0 | sort -z | xargs -0 sha256sum); }
 
@@ -151,13 +176,13 @@ run "$V1: post-update.d before any entry: nothing to do" 0 "nothing to do" mshim
 write_initrd "$V1" "$T/initrd1"
 run "$V1: post-update.d, no entry, no kernel waiting: nothing to do" 0 "nothing to do" mshim.post-update "$V1" "$BOOT/initrd.img-$V1"
 check "$V1: nothing written yet" test -z "$(ls -A "$ESP")"
-run "$V1: postinst.d after the initrd: entry and approval" 0 "approved the next boot" zz-mshim.postinst "$V1" "$BOOT/vmlinuz-$V1"
+run "$V1: postinst.d after the initrd: entry and approval" 0 "entry written" zz-mshim.postinst "$V1" "$BOOT/vmlinuz-$V1"
 check_installed "$V1" "$K1" "$T/initrd1"
 check_approved "$V1" "$V1" "$K1" "$T/initrd1"
-check "$V1: label 'kernel $V1'" grep -qx "label kernel $V1" "$(last_approval)"
-check "$V1: the current boot approved too (no approval matched it)" grep -q -- "--current" "$T/policy.log"
-check "$V1: the predicted file is mshim-predict/1 JSON" python3 -c 'import json, sys
-sys.exit(json.load(open(sys.argv[1]))["schema"] != "mshim-predict/1")' "$T/approved/last.json"
+check "$V1: label 'kernel $V1'" grep -qx "label kernel $V1" "$LAST_APPROVAL"
+check "$V1: the current boot approved too (no approval matched it)" test "$(current_approvals | wc -l)" = 1
+check "$V1: ... with the TPM's PCRs (the baseline's replay)" cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$(current_approvals)") \
+        <(grep -E '^sha256:(4|5|7|9|12)=' "$F/pcrs.txt")
 check "$V1: no temporary file left" test -z "$(find "$ESP" -name '*mshim-tmp*')"
 n=$(n_approvals)
 run "$V1: postinst.d again: nothing to do" 0 "nothing to do" zz-mshim.postinst "$V1"
@@ -170,11 +195,10 @@ run "$V2: postinst.d before the initrd: deferred" 0 "not written yet" zz-mshim.p
 check "$V2: deferred: the ESP unchanged" test "$(esp_state)" = "$before"
 check "$V2: deferred: no approval" test "$(n_approvals)" = "$n"
 write_initrd "$V2" "$T/initrd2"
-: >"$T/policy.log"
-run "$V2: post-update.d writes the entry once the initrd is there" 0 "approved the next boot" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
+run "$V2: post-update.d writes the entry once the initrd is there" 0 "entry written" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
 check_installed "$V2" "$K2" "$T/initrd2"
 check_approved "$V2" "$V2" "$K2" "$T/initrd2"
-check "$V2: the current boot already approved: not again" bash -c "! grep -q -- --current '$T/policy.log'"
+check "$V2: the current boot already approved: not again" test "$(current_approvals | wc -l)" = 1
 check "$V2: $V1's entry untouched" cmp -s <(entry_text "$V1" "$K1" "$T/initrd1") "$ESP/loader/entries/$TOKEN-$V1.conf"
 n=$(n_approvals)
 run "$V2: postinst.d after it: nothing to do" 0 "nothing to do" zz-mshim.postinst "$V2"
@@ -182,7 +206,7 @@ check "$V2: no second approval" test "$(n_approvals)" = "$n"
 
 # ---- update-initramfs -u: a new initrd for an installed kernel -------------------------
 write_initrd "$V2" "$T/initrd2b"
-run "$V2: a new initrd: a new approval" 0 "approved the next boot" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
+run "$V2: a new initrd: a new approval" 0 "entry written" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
 check_installed "$V2" "$K2" "$T/initrd2b"
 check_approved "$V2 new initrd" "$V2" "$K2" "$T/initrd2b"
 
@@ -190,7 +214,7 @@ check_approved "$V2 new initrd" "$V2" "$K2" "$T/initrd2b"
 install_kernel "$V0" "$K1"; write_initrd "$V0" "$T/initrd1"
 run "$V0 (older): installed, not the default" 0 "will not be the default" zz-mshim.postinst "$V0"
 check_installed "$V0" "$K1" "$T/initrd1"
-check_approved "$V0 (older): the default boot ($V2) approved again" "$V2" "$K2" "$T/initrd2b" ""
+check_approved "$V0 (older): the default boot ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" existing
 
 # ---- failures leave nothing behind ---------------------------------------------------
 before=$(esp_state); n=$(n_approvals)
@@ -201,12 +225,13 @@ check "corrupt kernel: the ESP as before (no entry, no copy, no temporary file)"
 check "corrupt kernel: no directory left for it" test ! -e "$ESP/$TOKEN/$VBAD"
 check "corrupt kernel: no approval" test "$(n_approvals)" = "$n"
 install_kernel "$V3" "$K2"; write_initrd "$V3" "$T/initrd3"
-: >"$T/approve-fails"
-run "approval refused: the hook fails, naming it" 1 "policy approve" zz-mshim.postinst "$V3"
-rm -f "$T/approve-fails"
+mv "$STATE/policy.key" "$STATE/policy.key.off"
+run "approval refused (no policy key): the hook fails, naming it" 1 "policy approve" zz-mshim.postinst "$V3"
+mv "$STATE/policy.key.off" "$STATE/policy.key"
 check "approval refused: the ESP as before" test "$(esp_state)" = "$before"
 check "approval refused: no default entry for $V3" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
 sed 's/^sha256:4=./sha256:4=f/; s/^sha256:4=ff/sha256:4=00/' "$F/pcrs.txt" >"$T/wrong-pcrs.txt"
+check "the wrong PCRs differ" bash -c "! cmp -s '$F/pcrs.txt' '$T/wrong-pcrs.txt'"
 write_conf "PCRS=$T/wrong-pcrs.txt"
 run "a baseline that does not replay: refused, naming the PCR" 1 "sha256 PCR 4" zz-mshim.postinst "$V3"
 write_conf
@@ -214,12 +239,12 @@ check "a baseline that does not replay: the ESP as before" test "$(esp_state)" =
 check "a baseline that does not replay: no approval" test "$(n_approvals)" = "$n"
 
 # ---- removal -------------------------------------------------------------------------
-run "$V3: installed now" 0 "approved the next boot" zz-mshim.postinst "$V3"
+run "$V3: installed now" 0 "entry written" zz-mshim.postinst "$V3"
 check_approved "$V3" "$V3" "$K2" "$T/initrd3"
 rm -f "$BOOT/vmlinuz-$V3" "$BOOT/initrd.img-$V3"
 n=$(n_approvals)
 run "$V3 (the default) removed: the next default's boot approved first" 0 "entry removed" zz-mshim.postrm "$V3" "$BOOT/vmlinuz-$V3"
-check_approved "$V3 removed" "$V2" "$K2" "$T/initrd2b" ""
+check_approved "$V3 removed: the boot after it ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" existing
 check "$V3 removed: its entry is gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
 check "$V3 removed: its copies are gone" test ! -e "$ESP/$TOKEN/$V3"
 check "$V3 removed: no approval names its entry" bash -c "! grep -rqx 'entry-id $TOKEN-$V3' '$ESP/loader/mshim/approvals'"
@@ -244,11 +269,15 @@ KERNEL_INSTALL_LAYOUT=bls KERNEL_INSTALL_CONF_ROOT=$R/etc/kernel \
 check "kernel-install refused: the ESP unchanged" test "$(esp_state)" = "$before"
 mkdir -p "$R/etc/kernel/install.d"; ln -s /dev/null "$R/etc/kernel/install.d/90-loaderentry.install"
 KERNEL_INSTALL_LAYOUT=bls KERNEL_INSTALL_CONF_ROOT=$R/etc/kernel \
-        run "kernel-install add (90-loaderentry masked)" 0 "approved the next boot" \
+        run "kernel-install add (90-loaderentry masked)" 0 "entry written" \
         90-mshim.install add "$V3" "$T/entry-dir" "$K2" "$T/initrd-ki"
 check_installed "$V3" "$K2" "$T/initrd-ki"
 check_approved "kernel-install add" "$V3" "$K2" "$T/initrd-ki"
-run "kernel-install remove" 0 "entry removed" 90-mshim.install remove "$V3" "$T/entry-dir"
+# Every approval revoked: the boot after the removal needs a new one.
+"$MSHIM_REAL" policy revoke --state-dir "$STATE" --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim policy revoke: $(cat "$T/err")"
+run "kernel-install remove (the default, after a revoke)" 0 "entry removed" 90-mshim.install remove "$V3" "$T/entry-dir"
+check_approved "kernel-install remove: the boot after it ($V2), approved at the new epoch" "$V2" "$K2" "$T/initrd2b" ""
+check "... its epoch is 2 (the counter after the revoke)" grep -qx "epoch 2" "$LAST_APPROVAL"
 check "kernel-install remove: entry and copies gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf" -a ! -e "$ESP/$TOKEN/$V3"
 run "kernel-install: two initrds refused" 1 "more than one initrd" 90-mshim.install add "$V3" "$T/e" "$K2" "$T/initrd-ki" "$T/initrd-ki"
 
@@ -272,6 +301,18 @@ mv "$R/etc/kernel/cmdline.off" "$R/etc/kernel/cmdline"
 check "settings refused: the ESP unchanged" test "$(esp_state)" = "$before"
 write_conf "OPTIONS=root=/dev/vda3 mshim.test=1"
 OPTS="root=/dev/vda3 mshim.test=1"
-run "OPTIONS in hook.conf override /etc/kernel/cmdline" 0 "approved the next boot" zz-mshim.postinst "$V3"
+run "OPTIONS in hook.conf override /etc/kernel/cmdline" 0 "entry written" zz-mshim.postinst "$V3"
 check_installed "$V3" "$K2" "$T/initrd3"
 check_approved "OPTIONS" "$V3" "$K2" "$T/initrd3"
+
+# ---- the proof: the secret sealed at the start opens on the approved boot ----------
+sealed_boot() {     # NAME WANT_RC PATTERN OPTIONS: restart the TPM, boot V3 so, unseal
+        tpm_stop
+        expect_boot "$V3" "$K2" "$T/initrd3" "$4" "$T/boot-extends.txt" >/dev/null
+        tpm_start "$T/boot-extends.txt"
+        "$MSHIM_REAL" unseal --esp "$ESP" "$T/disk.sealed" >"$T/out" 2>"$T/err"; local rc=$?
+        if [ "$rc" = "$2" ] && grep -q -- "$3" "$T/err" "$T/out"; then pass "$1"
+        else fail "$1 (exit $rc, want $2; $(head -c 400 "$T/err"))"; fi
+}
+sealed_boot "the boot the hook approved ($V3) unseals the secret sealed before" 0 "^the disk key$" "$OPTS"
+sealed_boot "the same boot with init=/bin/sh does not unseal (exit 1, PCRs named)" 1 "unseal refused" "$OPTS init=/bin/sh"
