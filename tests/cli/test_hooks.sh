@@ -33,7 +33,7 @@ trap cleanup EXIT
 pass() { echo "PASS: hooks: $1"; }
 fail() { echo "FAIL: hooks: $1"; }
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
-for f in "$K1" "$K2" "$MSHIM_REAL"; do
+for f in "$K1" "$K2" "$MSHIM_REAL" build/mshimx64.efi; do
         [ -f "$f" ] || { fail "missing $f (make deps; make build/test/mshim)"; exit 1; }
 done
 for tool in swtpm swtpm_ioctl tpm2_pcrextend python3; do
@@ -224,6 +224,12 @@ check "corrupt kernel: the hook says it removed what it wrote" grep -q "removed 
 check "corrupt kernel: the ESP as before (no entry, no copy, no temporary file)" test "$(esp_state)" = "$before"
 check "corrupt kernel: no directory left for it" test ! -e "$ESP/$TOKEN/$VBAD"
 check "corrupt kernel: no approval" test "$(n_approvals)" = "$n"
+# A PE image with no Linux setup header: what its stub measures (PCR 9) is
+# unknown.
+install_kernel "$VBAD" build/mshimx64.efi
+run "a kernel whose PCR 9 is unpredictable: refused, naming the PCR and why" 1 "PCR  *9: unpredictable: the kernel's setup header" zz-mshim.postinst "$VBAD"
+check "unpredictable: the ESP as before" test "$(esp_state)" = "$before"
+check "unpredictable: no approval" test "$(n_approvals)" = "$n"
 install_kernel "$V3" "$K2"; write_initrd "$V3" "$T/initrd3"
 mv "$STATE/policy.key" "$STATE/policy.key.off"
 run "approval refused (no policy key): the hook fails, naming it" 1 "policy approve" zz-mshim.postinst "$V3"
