@@ -68,6 +68,8 @@ EOF
 }
 write_conf
 export MSHIM_HOOK_CONF=$CONF MSHIM_KERNEL_HOOK=$ROOT/hooks/kernel-hook
+# The hook's temporary directories, where the test sees them removed.
+export TMPDIR=$T/tmp; mkdir -p "$TMPDIR"
 unset DEB_MAINT_PARAMS KERNEL_INSTALL_LAYOUT
 
 # A TPM whose PCRs hold the baseline boot (its events extended); restarted
@@ -311,6 +313,33 @@ run "OPTIONS in hook.conf override /etc/kernel/cmdline" 0 "entry written" zz-msh
 check_installed "$V3" "$K2" "$T/initrd3"
 check_approved "OPTIONS" "$V3" "$K2" "$T/initrd3"
 
+# ---- killed mid-run (power cut, SIGKILL) just before the approval: no
+# rollback runs; what is left must be files no loader reads ---------------------
+V4=6.1.0-59-rt-amd64
+cat >"$T/bin/mshim-dies" <<EOF
+#!/bin/sh
+# Kills the hook's process group (setsid below) when it asks to approve the next boot.
+case "\$*" in *--predicted*) kill -9 0 ;; esac
+exec "$MSHIM_REAL" "\$@"
+EOF
+chmod +x "$T/bin/mshim-dies"
+install_kernel "$V4" "$K2"; printf 'initrd of %s\n' "$V4" >"$T/initrd4"; write_initrd "$V4" "$T/initrd4"
+ls "$ESP"/loader/entries/*.conf >"$T/entries.before"
+"$MSHIM_REAL" predict --log "$F/log.bin" --esp "$ESP" --json >"$T/predict.before" 2>&1
+write_conf "OPTIONS=$OPTS" "MSHIM=$T/bin/mshim-dies"
+(setsid "$ROOT/hooks/zz-mshim.postinst" "$V4" >/dev/null 2>&1) 2>/dev/null
+rm -rf "$TMPDIR"/mshim-hook.*          # its temporary directory: tmpfs or the tmp cleaner's
+write_conf "OPTIONS=$OPTS"
+check "killed: the hook got as far as the copies" test -d "$ESP/$TOKEN/$V4"
+check "killed: no new entry" cmp -s "$T/entries.before" <(ls "$ESP"/loader/entries/*.conf)
+check "killed: no *.conf entry names its copies" bash -c "! grep -rl '$TOKEN/$V4' '$ESP/loader/entries' --include='*.conf'"
+"$MSHIM_REAL" predict --log "$F/log.bin" --esp "$ESP" --json >"$T/predict.after" 2>&1
+check "killed: mshim predict of the ESP is as before" cmp -s "$T/predict.before" "$T/predict.after"
+run "killed: the next run completes" 0 "entry written" zz-mshim.postinst "$V4"
+check_installed "$V4" "$K2" "$T/initrd4"
+check "killed: the next run removed the left-overs" test -z "$(find "$ESP" -name '*.mshim-tmp')"
+run "$V4 removed again" 0 "entry removed" zz-mshim.postrm "$V4"
+
 # ---- the proof: the secret sealed at the start opens on the approved boot ----------
 sealed_boot() {     # NAME WANT_RC PATTERN OPTIONS: restart the TPM, boot V3 so, unseal
         tpm_stop
@@ -322,3 +351,4 @@ sealed_boot() {     # NAME WANT_RC PATTERN OPTIONS: restart the TPM, boot V3 so,
 }
 sealed_boot "the boot the hook approved ($V3) unseals the secret sealed before" 0 "^the disk key$" "$OPTS"
 sealed_boot "the same boot with init=/bin/sh does not unseal (exit 1, PCRs named)" 1 "unseal refused" "$OPTS init=/bin/sh"
+check "no temporary directory left" test -z "$(ls -A "$TMPDIR")"
