@@ -37,6 +37,33 @@ else fail "no TPM: policy init exits 2 with a message" "rc=$rc $out"; fi
 printf 'x' | TPM2TOOLS_TCTI="swtpm:path=$tmp/none" timeout 60 "$MSHIM" seal --literal --pcrs "$tmp/b0/pcrs.txt" -o "$tmp/x.sealed" >/dev/null 2>&1
 rc=$?; check "no TPM: seal exits 2 (rc=$rc) and writes nothing" test "$rc" = 2 -a ! -e "$tmp/x.sealed"
 
+# ---- the prediction reader: malformed documents are refused before the TPM ------
+v=$(printf '%064d' 0)
+i=0
+while IFS= read -r doc; do
+        i=$((i + 1))
+        printf '%s' "$doc" >"$tmp/bad$i.json"
+        out=$(TPM2TOOLS_TCTI="swtpm:path=$tmp/none" "$MSHIM" policy approve --state-dir "$st" --esp "$esp" \
+                --predicted "$tmp/bad$i.json" 2>&1); rc=$?
+        if [ "$rc" = 2 ] && grep -q "bad$i.json: not .mshim predict --json. output" <<<"$out"; then
+                pass "approve --predicted refuses malformed JSON #$i"
+        else fail "approve --predicted refuses malformed JSON #$i" "$doc" "rc=$rc $out"; fi
+done <<EOF2
+{"schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {}} trailing
+{"schema": "mshim-predict/2", "pcrs": {}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"9": "$v", "9": "$v"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"09": "$v"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"24": "$v"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"9": "${v}00"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"9": 7}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {}}}
+{"schema": "mshim-predict/1", "x": [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]], "pcrs": {}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {}, "changed": [01]}
+{"schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {"9": "x
+{"schema": "mshim-predict/1", "pcrs": {}
+EOF2
+
 swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
         --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
         fail "swtpm starts"; exit 1; }
@@ -78,17 +105,12 @@ fix approval-values "$a0" >"$tmp/a0.vals" 2>/dev/null
 check "approve --current: the approval's values are the TPM's (hashlib replay)" bash -c \
         "grep -E 'sha256:(4|5|7|9|12)=' '$tmp/b0/pcrs.txt' | cmp -s - '$tmp/a0.vals'"
 check "approve: epoch 1 and the default PCRs 4,5,7,9,12" bash -c "grep -qx 'epoch 1' '$a0' && grep -qx 'pcrs 4,5,7,9,12' '$a0'"
-# The signature, checked with openssl: ECDSA over SHA-256(approvedPolicy) (policyRef empty).
+# The signature (DER), checked with openssl: ECDSA over SHA-256(approvedPolicy) (policyRef empty).
 python3 - "$a0" "$tmp/ahash" "$tmp/sig.der" <<'PY'
 import hashlib, sys
 kv = dict(l.rstrip("\n").split(" ", 1) for l in open(sys.argv[1]) if " " in l)
 open(sys.argv[2], "wb").write(hashlib.sha256(bytes.fromhex(kv["policy"])).digest())
-def der_int(b):
-    b = b.lstrip(b"\0") or b"\0"
-    if b[0] & 0x80: b = b"\0" + b
-    return b"\x02" + bytes([len(b)]) + b
-body = der_int(bytes.fromhex(kv["signature-r"])) + der_int(bytes.fromhex(kv["signature-s"]))
-open(sys.argv[3], "wb").write(b"\x30" + bytes([len(body)]) + body)
+open(sys.argv[3], "wb").write(bytes.fromhex(kv["signature"]))
 PY
 check "approve: the signature verifies with policy.pub over SHA-256(approvedPolicy) (openssl)" bash -c \
         "openssl pkeyutl -verify -pubin -inkey '$st/policy.pub' -in '$tmp/ahash' -sigfile '$tmp/sig.der' >/dev/null 2>&1"
@@ -143,13 +165,33 @@ for bad in "--unpredictable 9" "--refused" "--omit 12"; do
         *) check "approve --predicted refuses a prediction with $bad (rc=$rc)" test "$rc" = 2 ;;
         esac
 done
-printf '{"schema": "mshim-predict/1", "pcrs": {"sha256": {"9": "zz"}}, "unpredictable": {}}' >"$tmp/bad.json"
-out=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/bad.json" 2>&1); rc=$?
-check "approve --predicted refuses malformed JSON with a message (rc=$rc)" bash -c "[ $rc = 2 ] && grep -q 'not .mshim predict --json. output' <<<'$out'"
+# mshim predict's own output (no change: the baseline's values), with a
+# member this reader does not know and a bank it skips added.
+"$MSHIM" predict --log "$tmp/b1/log.bin" --pcrs "$tmp/b1/pcrs.txt" --json >"$tmp/real.json" 2>"$tmp/err"
+python3 - "$tmp/real.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["pcrs"]["sm3_256"] = {"0": "00" * 32}
+d["future_member"] = {"a": [1, 2.5e3, None, True, "\u00e9"]}
+json.dump(d, open(sys.argv[1], "w"))
+PY
+a2=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/real.json" --entry-id real 2>"$tmp/err"); rc=$?
+fix approval-values "$a2" >"$tmp/a2.vals" 2>/dev/null
+check "approve --predicted reads mshim predict --json output: the hashlib values (rc=$rc)" bash -c \
+        "grep -E 'sha256:(4|5|7|9|12)=' '$tmp/b1/pcrs.txt' | cmp -s - '$tmp/a2.vals'"
+rm -f "$a2"
 
 # ---- list -------------------------------------------------------------------------
-n=$("$MSHIM" policy list --esp "$esp" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["approvals"]))')
+"$MSHIM" policy list --esp "$esp" --json >"$tmp/list.json"
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["approvals"]))' "$tmp/list.json")
 check "policy list --json lists the 3 approvals ($n)" test "$n" = 3
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+        check "policy list --json is valid mshim-approvals/1 (python3-jsonschema)" /usr/bin/python3 -c '
+import json, sys, jsonschema
+s = json.load(open("docs/schema/mshim-approvals-1.schema.json"))
+s["properties"]["mshim_version"] = {"type": "string"}
+jsonschema.Draft202012Validator(s).validate(json.load(open(sys.argv[1])))' "$tmp/list.json"
+fi
 
 # ---- revoke and prune (PCR 16, resettable, stands for a boot state) ------------------
 tpm2_pcrreset 16 >/dev/null
