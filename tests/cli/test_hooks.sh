@@ -327,7 +327,7 @@ install_kernel "$V4" "$K2"; printf 'initrd of %s\n' "$V4" >"$T/initrd4"; write_i
 ls "$ESP"/loader/entries/*.conf >"$T/entries.before"
 "$MSHIM_REAL" predict --log "$F/log.bin" --esp "$ESP" --json >"$T/predict.before" 2>&1
 write_conf "OPTIONS=$OPTS" "MSHIM=$T/bin/mshim-dies"
-(setsid "$ROOT/hooks/zz-mshim.postinst" "$V4" >/dev/null 2>&1) 2>/dev/null
+setsid --fork --wait "$ROOT/hooks/zz-mshim.postinst" "$V4" >/dev/null 2>&1
 rm -rf "$TMPDIR"/mshim-hook.*          # its temporary directory: tmpfs or the tmp cleaner's
 write_conf "OPTIONS=$OPTS"
 check "killed: the hook got as far as the copies" test -d "$ESP/$TOKEN/$V4"
