@@ -187,8 +187,8 @@ check "$V1: ... with the TPM's PCRs (the baseline's replay)" cmp -s <(python3 te
         <(grep -E '^sha256:(4|5|7|9|12)=' "$F/pcrs.txt")
 check "$V1: no temporary file left" test -z "$(find "$ESP" -name '*mshim-tmp*')"
 n=$(n_approvals)
-run "$V1: postinst.d again: nothing to do" 0 "nothing to do" zz-mshim.postinst "$V1"
-check "$V1: ... and no new approval" test "$(n_approvals)" = "$n"
+run "$V1: postinst.d again: the entry unchanged" 0 "entry unchanged" zz-mshim.postinst "$V1"
+check_approved "$V1 again: its boot approved already" "$V1" "$K1" "$T/initrd1" "$TOKEN-$V1" existing
 
 # ---- a second kernel, zz-mshim before the initrd exists -------------------------------
 install_kernel "$V2" "$K2"
@@ -203,7 +203,7 @@ check_approved "$V2" "$V2" "$K2" "$T/initrd2"
 check "$V2: the current boot already approved: not again" test "$(current_approvals | wc -l)" = 1
 check "$V2: $V1's entry untouched" cmp -s <(entry_text "$V1" "$K1" "$T/initrd1") "$ESP/loader/entries/$TOKEN-$V1.conf"
 n=$(n_approvals)
-run "$V2: postinst.d after it: nothing to do" 0 "nothing to do" zz-mshim.postinst "$V2"
+run "$V2: postinst.d after it: the entry unchanged" 0 "entry unchanged" zz-mshim.postinst "$V2"
 check "$V2: no second approval" test "$(n_approvals)" = "$n"
 
 # ---- update-initramfs -u: a new initrd for an installed kernel -------------------------
@@ -286,6 +286,9 @@ check_approved "kernel-install add" "$V3" "$K2" "$T/initrd-ki"
 run "kernel-install remove (the default, after a revoke)" 0 "entry removed" 90-mshim.install remove "$V3" "$T/entry-dir"
 check_approved "kernel-install remove: the boot after it ($V2), approved at the new epoch" "$V2" "$K2" "$T/initrd2b" ""
 check "... its epoch is 2 (the counter after the revoke)" grep -qx "epoch 2" "$LAST_APPROVAL"
+run "after the revoke, a re-run for $V2: entry unchanged, its boot approved at the new epoch" 0 "entry unchanged" \
+        zz-mshim.postinst "$V2"
+check_approved "re-run after the revoke (the approval the removal wrote)" "$V2" "$K2" "$T/initrd2b" "" existing
 check "kernel-install remove: entry and copies gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf" -a ! -e "$ESP/$TOKEN/$V3"
 run "kernel-install: two initrds refused" 1 "more than one initrd" 90-mshim.install add "$V3" "$T/e" "$K2" "$T/initrd-ki" "$T/initrd-ki"
 
