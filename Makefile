@@ -229,14 +229,52 @@ INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
                 $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
                 $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
 
+# The kernel hooks and the prune unit (docs/UPGRADES.md), installed with
+# @BINDIR@, @LIBDIR@ and @SYSCONFDIR@ replaced. Debian runs hooks from /etc
+# whatever the PREFIX; kernel-install and systemd also read PREFIX/lib.
+# hook.conf is installed only when absent and removed only when unchanged
+# (an admin's settings survive both). ENABLE_PRUNE=yes also enables the
+# unit (the symbolic link `systemctl enable` makes).
+SYSCONFDIR   ?= /etc
+KERNELINSTALLDIR ?= $(PREFIX)/lib/kernel/install.d
+SYSTEMDUNITDIR   ?= $(PREFIX)/lib/systemd/system
+ENABLE_PRUNE ?= no
+HOOK_SED      = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+HOOK_LIST     = hooks/kernel-hook:$(LIBDIR)/kernel-hook:755 \
+                hooks/zz-mshim.postinst:$(SYSCONFDIR)/kernel/postinst.d/zz-mshim:755 \
+                hooks/zz-mshim.postrm:$(SYSCONFDIR)/kernel/postrm.d/zz-mshim:755 \
+                hooks/mshim.post-update:$(SYSCONFDIR)/initramfs/post-update.d/mshim:755 \
+                hooks/90-mshim.install:$(KERNELINSTALLDIR)/90-mshim.install:755 \
+                hooks/mshim-prune.service:$(SYSTEMDUNITDIR)/mshim-prune.service:644
+HOOK_CONF     = $(DESTDIR)$(SYSCONFDIR)/mshim/hook.conf
+PRUNE_WANTS   = $(DESTDIR)$(SYSCONFDIR)/systemd/system/multi-user.target.wants/mshim-prune.service
+
 install: all
 	@set -e; for f in $(INSTALL_LIST); do \
 		src=$${f%%:*}; rest=$${f#*:}; dst=$${rest%:*}; \
 		echo "install $$src $(DESTDIR)$$dst"; \
 		install -D -m $${rest##*:} "$$src" "$(DESTDIR)$$dst"; \
 	done
+	@set -e; tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; for f in $(HOOK_LIST); do \
+		src=$${f%%:*}; rest=$${f#*:}; dst=$${rest%:*}; \
+		echo "install $$src $(DESTDIR)$$dst"; \
+		$(HOOK_SED) "$$src" >"$$tmp"; install -D -m $${rest##*:} "$$tmp" "$(DESTDIR)$$dst"; \
+	done; \
+	if [ -e "$(HOOK_CONF)" ]; then echo "keep $(HOOK_CONF) (exists)"; \
+	else echo "install hooks/hook.conf $(HOOK_CONF)"; $(HOOK_SED) hooks/hook.conf >"$$tmp"; \
+		install -D -m 644 "$$tmp" "$(HOOK_CONF)"; fi; \
+	if [ "$(ENABLE_PRUNE)" = yes ]; then echo "enable mshim-prune.service: $(PRUNE_WANTS)"; \
+		mkdir -p "$$(dirname "$(PRUNE_WANTS)")"; ln -sfn "$(SYSTEMDUNITDIR)/mshim-prune.service" "$(PRUNE_WANTS)"; fi
 
 uninstall:
+	@set -e; for f in $(HOOK_LIST); do \
+		rest=$${f#*:}; dst=$${rest%:*}; \
+		echo "rm $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
+	done; \
+	if [ -L "$(PRUNE_WANTS)" ]; then echo "rm $(PRUNE_WANTS)"; rm -f "$(PRUNE_WANTS)"; fi; \
+	if [ -e "$(HOOK_CONF)" ] && ! $(HOOK_SED) hooks/hook.conf | cmp -s - "$(HOOK_CONF)"; then \
+		echo "keep $(HOOK_CONF) (changed)"; else echo "rm $(HOOK_CONF)"; rm -f "$(HOOK_CONF)"; fi; \
+	[ ! -d "$(DESTDIR)$(SYSCONFDIR)/mshim" ] || rmdir --ignore-fail-on-non-empty "$(DESTDIR)$(SYSCONFDIR)/mshim"
 	@set -e; for f in $(INSTALL_LIST); do \
 		rest=$${f#*:}; dst=$${rest%:*}; \
 		echo "rm $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \

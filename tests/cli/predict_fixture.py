@@ -25,6 +25,13 @@ tree, its replayed PCRs, and the PCR values a change must give.
       the files they open in PCR 9 as docs/MEASUREMENTS.md gives them
   predict_fixture.py expect-grub DIR [--options S] [--initrd FILE]
       the "pcrs" of that boot with another linux line or initrd
+  predict_fixture.py expect-entry --entry-name NAME --entry FILE
+                     --kernel FILE --initrd FILE --options S
+                     [--loader-conf FILE] [--select 4,5,...] [--extends OUT]
+      the "pcrs" of make's boot with every file mshim reads replaced: entry
+      NAME (FILE's bytes) booting KERNEL with INITRD and S, loader.conf
+      FILE's or absent (tests/cli/test_hooks.sh); --extends: that boot's
+      tpm2_pcrextend arguments to OUT, as make's extends.txt
 """
 import json
 import os
@@ -84,9 +91,12 @@ def utf16(s):
     return s.encode("utf-16-le") + b"\0\0"
 
 
-def events(esp, grub, authority, options="quiet splash", sb=None):
-    """(pcr, type, data, digest input or {bank: digest}) in log order."""
-    kernel = open(os.path.join(esp, "vmlinuz"), "rb").read()
+def events(esp, grub, authority, options="quiet splash", sb=None, conf=CONF, entry=("a.conf", ENTRY), kernel=None,
+           initrd=None):
+    """(pcr, type, data, digest input or {bank: digest}) in log order. conf
+    None: no loader.conf; entry: (file name, bytes) of the entry booted."""
+    if kernel is None:
+        kernel = open(os.path.join(esp, "vmlinuz"), "rb").read()
     mshim_auth = {b: oracle.H(b, b"stands for mshim's Authenticode") for b, _, _ in BANKS}
     kernel_auth = {b: oracle.authenticode(kernel, b) for b, _, _ in BANKS}
     opts = utf16(options)
@@ -99,8 +109,9 @@ def events(esp, grub, authority, options="quiet splash", sb=None):
     if authority:
         ev.append((7, oracle.EV_EFI_VARIABLE_AUTHORITY, b"a db entry", None))
     ev.append((4, oracle.EV_EFI_BOOT_SERVICES_APPLICATION, b"mshim's device path", mshim_auth))
-    for tag, path, content in ((oracle.TAG_MSHIM_LOADER_CONF, oracle.LOADER_CONF_PATH, CONF),
-                               (oracle.TAG_MSHIM_ENTRY, "\\loader\\entries\\a.conf", ENTRY)):
+    conf_tag = oracle.TAG_MSHIM_ABSENT if conf is None else oracle.TAG_MSHIM_LOADER_CONF
+    for tag, path, content in ((conf_tag, oracle.LOADER_CONF_PATH, conf),
+                               (oracle.TAG_MSHIM_ENTRY, "\\loader\\entries\\" + entry[0], entry[1])):
         data, digest_input = oracle.mshim_file_event(tag, path, content)
         ev.append((5, oracle.EV_EVENT_TAG, data, digest_input))
     ev.append((4, oracle.EV_EFI_BOOT_SERVICES_APPLICATION, b"the kernel's device path", kernel_auth))
@@ -108,7 +119,8 @@ def events(esp, grub, authority, options="quiet splash", sb=None):
         ev.append((8, oracle.EV_IPL, b"grub_cmd: linux /vmlinuz", None))
     ev.append((12, oracle.EV_IPL, opts, opts))
     ev.append((9, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_LINUX_LOAD_OPTIONS, b"LOADED_IMAGE::LoadOptions\0"), opts))
-    ev.append((9, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_LINUX_INITRD, b"Linux initrd\0"), INITRD))
+    ev.append((9, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_LINUX_INITRD, b"Linux initrd\0"),
+               INITRD if initrd is None else initrd))
     ev.append((5, oracle.EV_EFI_ACTION, b"Exit Boot Services Invocation", None))
     ev.append((5, oracle.EV_EFI_ACTION, b"Exit Boot Services Returned with Success", None))
     return ev
@@ -170,6 +182,13 @@ def replay(evs):
     return pcrs
 
 
+def write_extends(path, evs):
+    """tpm2_pcrextend arguments, one event a line."""
+    with open(path, "w") as f:
+        for e in evs:
+            f.write("%d:%s\n" % (e[0], ",".join("%s=0x%s" % (b, d.hex()) for b, d in digests_of(e).items())))
+
+
 def cmd_make(a):
     esp = os.path.join(a.dir, "esp")
     grub = a.cmd == "make-grub"
@@ -186,9 +205,7 @@ def cmd_make(a):
         evs = events(esp, a.grub, a.authority, sb=(b"", b"") if a.secure_boot else None)
     log = spec_header() + b"".join(record(p, t, d, None, digests_of((p, t, d, x))) for p, t, d, x in evs)
     open(os.path.join(a.dir, "log.bin"), "wb").write(log)
-    with open(os.path.join(a.dir, "extends.txt"), "w") as f:
-        for e in evs:
-            f.write("%d:%s\n" % (e[0], ",".join("%s=0x%s" % (b, d.hex()) for b, d in digests_of(e).items())))
+    write_extends(os.path.join(a.dir, "extends.txt"), evs)
     with open(os.path.join(a.dir, "pcrs.txt"), "w") as f:
         for b, vals in replay(evs).items():
             for n in range(24):
@@ -213,6 +230,21 @@ def cmd_expect(a):
     return 0
 
 
+def cmd_expect_entry(a):
+    """The boot of one entry from an ESP tree written out by the caller."""
+    def read(f):
+        return open(f, "rb").read()
+    conf = read(a.loader_conf) if a.loader_conf else None
+    evs = events(None, False, False, a.options, conf=conf, entry=(a.entry_name, read(a.entry)),
+                 kernel=read(a.kernel), initrd=read(a.initrd))
+    if a.extends:
+        write_extends(a.extends, evs)
+    pcrs = {b: {str(n): v.hex() for n, v in vals.items() if not a.select or n in a.select}
+            for b, vals in replay(evs).items()}
+    print(json.dumps(pcrs, sort_keys=True))
+    return 0
+
+
 def main():
     import argparse
     p = argparse.ArgumentParser()
@@ -227,6 +259,12 @@ def main():
         s = sp.add_parser(name); s.add_argument("dir"); s.add_argument("--options"); s.add_argument("--initrd")
         s.add_argument("--secure-boot", action="store_true"); s.add_argument("--db-add"); s.add_argument("--dbx-add")
         s.set_defaults(f=cmd_expect)
+    s = sp.add_parser("expect-entry"); s.add_argument("--entry-name", required=True)
+    s.add_argument("--entry", required=True); s.add_argument("--kernel", required=True)
+    s.add_argument("--initrd", required=True); s.add_argument("--options", required=True)
+    s.add_argument("--loader-conf"); s.add_argument("--select", type=lambda v: [int(x) for x in v.split(",")])
+    s.add_argument("--extends")
+    s.set_defaults(f=cmd_expect_entry)
     a = p.parse_args()
     return a.f(a)
 

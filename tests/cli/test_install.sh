@@ -31,8 +31,18 @@ $p/share/man/man1/mshim-pe-hash.1 644
 $p/share/man/man1/mshim-sbat.1 644
 $p/share/man/man1/mshim-boot-policy.1 644
 $p/share/man/man1/mshim-predict.1 644
+$p/share/man/man1/mshim-policy.1 644
+$p/share/man/man1/mshim-seal.1 644
+$p/share/man/man1/mshim-unseal.1 644
 $p/share/man/man5/mshim-loader.conf.5 644
 $p/share/bash-completion/completions/mshim 644
+$p/lib/mshim/kernel-hook 755
+$p/lib/kernel/install.d/90-mshim.install 755
+$p/lib/systemd/system/mshim-prune.service 644
+etc/kernel/postinst.d/zz-mshim 755
+etc/kernel/postrm.d/zz-mshim 755
+etc/initramfs/post-update.d/mshim 755
+etc/mshim/hook.conf 644
 EOF2
 }
 tree() { (cd "$1" && find . -type f -o -type l | sed 's|^\./||' | while read -r f; do echo "$f $(stat -c %a "$f")"; done | sort); }
@@ -48,7 +58,32 @@ check "installed mshimx64.efi is a PE image" bash -c "'$R/usr/bin/mshim' pe-hash
 check "man finds mshim-pcrs(1) there" test "$(man --manpath="$R/usr/share/man" -w mshim-pcrs)" = "$R/usr/share/man/man1/mshim-pcrs.1"
 check "man finds mshim-loader.conf(5) there" test "$(man --manpath="$R/usr/share/man" -w 5 mshim-loader.conf)" = "$R/usr/share/man/man5/mshim-loader.conf.5"
 check "the installed completion defines _mshim" bash -c "source '$R/usr/share/bash-completion/completions/mshim' && complete -p mshim | grep -q _mshim"
+# The hooks name the installed paths: no @PLACEHOLDER@ left, each Debian hook
+# runs the installed kernel-hook, hook.conf names the installed mshim.
+check "no @...@ placeholder left in the installed files" bash -c "! grep -rlE '@(BINDIR|LIBDIR|SYSCONFDIR)@' '$R'"
+for h in etc/kernel/postinst.d/zz-mshim etc/kernel/postrm.d/zz-mshim etc/initramfs/post-update.d/mshim \
+         usr/lib/kernel/install.d/90-mshim.install; do
+        check "$h runs /usr/lib/mshim/kernel-hook" grep -q '^exec "${MSHIM_KERNEL_HOOK:-/usr/lib/mshim/kernel-hook}" ' "$R/$h"
+        check "$h is a POSIX shell script" sh -n "$R/$h"
+done
+check "hook.conf's default MSHIM is /usr/bin/mshim" grep -qx '#MSHIM=/usr/bin/mshim' "$R/etc/mshim/hook.conf"
+check "mshim-prune.service runs /usr/bin/mshim policy prune" grep -qx 'ExecStart=/usr/bin/mshim policy prune .*' "$R/usr/lib/systemd/system/mshim-prune.service"
+check "mshim-prune.service: oneshot, WantedBy=multi-user.target" bash -c "grep -qx 'Type=oneshot' '$R/usr/lib/systemd/system/mshim-prune.service' && grep -qx 'WantedBy=multi-user.target' '$R/usr/lib/systemd/system/mshim-prune.service'"
+# systemd's own check; the only complaint allowed: the ExecStart binary is not
+# installed on this host (it is under DESTDIR).
+if command -v systemd-analyze >/dev/null; then
+        msgs=$(systemd-analyze verify --man=no "$R/usr/lib/systemd/system/mshim-prune.service" 2>&1 |
+               grep -v 'Command /usr/bin/mshim is not executable')
+        check "systemd-analyze verify accepts mshim-prune.service" test -z "$msgs"
+fi
+check "the unit is not enabled by default" test ! -e "$R/etc/systemd/system/multi-user.target.wants/mshim-prune.service"
+echo "ESP=/srv/esp" >>"$R/etc/mshim/hook.conf"
 check "make install again (over an installed tree)" mk install DESTDIR="$R" PREFIX=/usr
+check "make install keeps an edited hook.conf" grep -qx "ESP=/srv/esp" "$R/etc/mshim/hook.conf"
+check "make uninstall keeps an edited hook.conf" bash -c "make --no-print-directory -s B='$B' uninstall DESTDIR='$R' PREFIX=/usr >/dev/null && test -f '$R/etc/mshim/hook.conf'"
+rm -f "$R/etc/mshim/hook.conf"
+check "make install ENABLE_PRUNE=yes" mk install DESTDIR="$R" PREFIX=/usr ENABLE_PRUNE=yes
+check "ENABLE_PRUNE=yes: multi-user.target.wants links the unit" test "$(readlink "$R/etc/systemd/system/multi-user.target.wants/mshim-prune.service")" = /usr/lib/systemd/system/mshim-prune.service
 if mk uninstall DESTDIR="$R" PREFIX=/usr; then pass "make uninstall"; else fail "make uninstall"; fi
 left=$(cd "$R" && find . -type f -o -type l)
 check "uninstall leaves no file" test -z "$left"

@@ -1,0 +1,357 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim's kernel hooks (hooks/, docs/UPGRADES.md) in a sandbox: a fake ESP,
+# /boot, state directory and hook.conf under a temporary directory (no real
+# /boot or /etc is touched), Debian's kernels from build/kernel and
+# build/kernel-rt, and the baseline boot of tests/cli/predict_fixture.py.
+# What each prediction must hold comes from predict_fixture.py expect-entry
+# (hashlib), the entry's bytes and the copies' names are written out here.
+# Both orders of /etc/kernel/postinst.d vs initramfs-tools'
+# post-update.d, a new initrd, a kernel that is not the default, failures
+# (a corrupt kernel, a refused approval) leaving nothing behind, removal,
+# kernel-install, bad settings.
+#
+# The approvals are the real `mshim policy approve`'s, against a swtpm
+# started here (docs SEAL-CLI: swtpm socket, TCTI swtpm:path=...) whose PCRs
+# are extended with the baseline boot's events; at the end a secret sealed
+# before all this unseals on the boot the hook approved and not on a
+# tampered one (the TPM extended with each boot's events, hashlib's).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+MSHIM_REAL=${MSHIM:-build/test/mshim}
+K1=${KERNEL:-build/kernel/vmlinuz}
+K2=${KERNEL_RT:-build/kernel-rt/vmlinuz}
+FIX=tests/cli/predict_fixture.py
+T=$(mktemp -d)
+cleanup() {
+        [ -S "$T/tpm/srv.ctrl" ] && swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS: hooks: $1"; }
+fail() { echo "FAIL: hooks: $1"; }
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+for f in "$K1" "$K2" "$MSHIM_REAL" build/mshimx64.efi; do
+        [ -f "$f" ] || { fail "missing $f (make deps; make build/test/mshim)"; exit 1; }
+done
+for tool in swtpm swtpm_ioctl tpm2_pcrextend python3; do
+        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
+done
+MSHIM_REAL=$(realpath "$MSHIM_REAL")
+
+# ---- the sandbox ------------------------------------------------------------------
+F=$T/fixture
+python3 "$FIX" make "$F" "$K1" >/dev/null || { fail "fixture"; exit 1; }
+R=$T/root ESP=$T/root/boot/efi BOOT=$T/root/boot STATE=$T/root/var/lib/mshim
+mkdir -p "$ESP" "$STATE" "$R/etc/kernel" "$T/bin" "$T/approved"
+echo "root=/dev/vda2 ro quiet" >"$R/etc/kernel/cmdline"
+OPTS="root=/dev/vda2 ro quiet"
+TOKEN=0123456789abcdef0123456789abcdef
+TITLE="Debian GNU/Linux 12 (bookworm)"
+CONF=$R/etc/mshim/hook.conf
+write_conf() {
+        mkdir -p "${CONF%/*}"
+        cat >"$CONF" <<EOF
+# the test's settings
+ESP=$ESP
+BOOT_DIR=$BOOT
+STATE_DIR=$STATE
+MSHIM=$MSHIM_REAL
+ENTRY_TOKEN=$TOKEN
+TITLE="$TITLE"
+CMDLINE_FILE=$R/etc/kernel/cmdline
+LOG=$F/log.bin
+EOF
+        printf '%s\n' "$@" >>"$CONF"
+}
+write_conf
+export MSHIM_HOOK_CONF=$CONF MSHIM_KERNEL_HOOK=$ROOT/hooks/kernel-hook
+# The hook's temporary directories, where the test sees them removed.
+export TMPDIR=$T/tmp; mkdir -p "$TMPDIR"
+unset DEB_MAINT_PARAMS KERNEL_INSTALL_LAYOUT
+
+# A TPM whose PCRs hold the baseline boot (its events extended); restarted
+# (PCRs reset, keys and counter kept) for the boots at the end.
+tpm_start() {
+        mkdir -p "$T/tpm"
+        swtpm socket --tpm2 --tpmstate dir="$T/tpm" --server type=unixio,path="$T/tpm/srv" \
+                --ctrl type=unixio,path="$T/tpm/srv.ctrl" --flags not-need-init,startup-clear --daemon ||
+                { fail "swtpm starts"; exit 1; }
+        while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$1"
+}
+tpm_stop() {
+        swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null
+        for _ in $(seq 50); do [ -S "$T/tpm/srv" ] || break; sleep 0.1; done
+        rm -f "$T/tpm/srv" "$T/tpm/srv.ctrl"
+}
+export TPM2TOOLS_TCTI="swtpm:path=$T/tpm/srv"
+unset TCTI TSS2_TCTI
+tpm_start "$F/extends.txt"
+"$MSHIM_REAL" policy init --state-dir "$STATE" >/dev/null 2>"$T/err" || { fail "mshim policy init: $(cat "$T/err")"; exit 1; }
+printf 'the disk key' | "$MSHIM_REAL" seal --state-dir "$STATE" -o "$T/disk.sealed" 2>"$T/err" ||
+        { fail "mshim seal: $(cat "$T/err")"; exit 1; }
+
+V1=6.1.0-57-amd64 V2=6.1.0-57-rt-amd64 V3=6.1.0-58-rt-amd64 V0=5.10.0-30-amd64 VBAD=6.1.0-99-amd64
+printf 'initrd of %s\n' "$V1" >"$T/initrd1"; printf 'initrd of %s\n' "$V2" >"$T/initrd2"
+printf 'initrd of %s, new\n' "$V2" >"$T/initrd2b"; printf 'initrd of %s\n' "$V3" >"$T/initrd3"
+
+# install_kernel V IMAGE: what the kernel package unpacks (dpkg keeps the
+# package's mtime: older than any initrd written now).
+install_kernel() { cp "$2" "$BOOT/vmlinuz-$1"; touch -d '2024-01-01' "$BOOT/vmlinuz-$1"; }
+# write_initrd V FILE: what update-initramfs writes.
+write_initrd() { cp "$2" "$BOOT/initrd.img-$1"; }
+
+hook() { "$ROOT/hooks/$1" "${@:2}"; }
+APPROVALS=$ESP/loader/mshim/approvals
+approvals() { ls -A "$APPROVALS" 2>/dev/null | sort; }
+n_approvals() { approvals | wc -l; }
+# run NAME WANT_RC PATTERN HOOK ARGS...: exit status and a line on stderr;
+# the approvals before it kept for new_approvals.
+run() {
+        local name=$1 want=$2 pat=$3; shift 3
+        approvals >"$T/approvals.before"
+        hook "$@" >"$T/out" 2>"$T/err"; local rc=$?
+        if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$T/err"; }; then pass "$name"
+        else fail "$name (exit $rc, want $want; stderr: $(head -c 600 "$T/err"))"; fi
+}
+short() { python3 -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()[:16])' "$1"; }
+# The entry the hook must write for V with kernel K and initrd I, as bytes.
+entry_text() {
+        printf '%s\n' "# written by mshim's kernel hook; the approval of the next boot covers these bytes" \
+                "title $TITLE" "version $1" "linux /$TOKEN/$1/linux-$(short "$2")" \
+                "initrd /$TOKEN/$1/initrd-$(short "$3")" "options ${4:-$OPTS}"
+}
+# check_installed V K I: the entry's bytes, the copies, nothing else.
+check_installed() {
+        local v=$1 k=$2 i=$3 e=$ESP/loader/entries/$TOKEN-$1.conf
+        check "$v: the entry's bytes" cmp -s <(entry_text "$v" "$k" "$i") "$e"
+        check "$v: the kernel's copy" cmp -s "$k" "$ESP/$TOKEN/$v/linux-$(short "$k")"
+        check "$v: the initrd's copy" cmp -s "$i" "$ESP/$TOKEN/$v/initrd-$(short "$i")"
+        check "$v: no other file by them" test "$(ls -A "$ESP/$TOKEN/$v" | sort)" = \
+                "$(printf '%s\n' "initrd-$(short "$i")" "linux-$(short "$k")")"
+}
+# The approvals the last run wrote, but the current boot's.
+new_approvals() {
+        approvals | comm -13 "$T/approvals.before" - | while read -r f; do
+                grep -qx "label current boot" "$APPROVALS/$f" || echo "$APPROVALS/$f"
+        done
+}
+# sha256 values of PCRs 4,5,7,9,12 (an approval's order) from expect-entry's JSON
+# or a pcrs.txt.
+sha256_lines() { python3 -c 'import json, sys
+v = json.loads(sys.argv[1])["sha256"]
+print("\n".join("sha256:%d=%s" % (p, v[str(p)]) for p in (4, 5, 7, 9, 12)))' "$1"; }
+# expect_boot V K I [OPTIONS [EXTENDS]]: the PCRs of V's entry booting K and I.
+expect_boot() {
+        python3 "$FIX" expect-entry --entry-name "$TOKEN-$1.conf" --entry <(entry_text "$1" "$2" "$3" "${4:-$OPTS}") \
+                --kernel "$2" --initrd "$3" --options "${4:-$OPTS}" ${5:+--extends "$5"}
+}
+# check_approved NAME V K I [ENTRY_ID [existing]]: the approval the hook's
+# last line names is of V's entry booting K and I (hashlib's PCRs), with
+# ENTRY_ID (default V's entry); written by that run and the only one it
+# wrote (the current boot's aside), or with "existing" one written before
+# (the same state approved already: none written).
+check_approved() {
+        local name=$1 v=$2 k=$3 i=$4 id=${5-$TOKEN-$2} a n
+        a=$(grep -o "$APPROVALS/[^ ]*\.approval" "$T/err" | tail -n 1)
+        n=$(new_approvals)
+        if [ "${6:-new}" = new ]; then
+                check "$name: one approval written, the one named" test "$n" = "$a" -a -n "$a"
+        else
+                check "$name: approved already: none written, an existing one named" test -z "$n" -a -f "$a"
+        fi
+        [ -f "$a" ] || return
+        check "$name: approved the PCRs of $v's boot (hashlib)" \
+                cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") <(sha256_lines "$(expect_boot "$v" "$k" "$i")")
+        check "$name: approval's entry id ${id:-(none)}" test "$(sed -n 's/^entry-id //p' "$a")" = "$id"
+        LAST_APPROVAL=$a
+}
+current_approvals() { grep -lx "label current boot" "$APPROVALS"/* 2>/dev/null; }
+# esp_state: every file on the ESP with its hash, approvals aside.
+esp_state() { (cd "$ESP" && find . -path ./loader/mshim -prune -o -type f -print0 | sort -z | xargs -0 sha256sum); }
+
+# ---- a first kernel, initramfs-tools' hook first (run-parts order) ---------------
+install_kernel "$V1" "$K1"
+run "$V1: post-update.d before any entry: nothing to do" 0 "nothing to do" mshim.post-update "$V1" "$BOOT/initrd.img-$V1"
+write_initrd "$V1" "$T/initrd1"
+run "$V1: post-update.d, no entry, no kernel waiting: nothing to do" 0 "nothing to do" mshim.post-update "$V1" "$BOOT/initrd.img-$V1"
+check "$V1: nothing written yet" test -z "$(ls -A "$ESP")"
+run "$V1: postinst.d after the initrd: entry and approval" 0 "entry written" zz-mshim.postinst "$V1" "$BOOT/vmlinuz-$V1"
+check_installed "$V1" "$K1" "$T/initrd1"
+check_approved "$V1" "$V1" "$K1" "$T/initrd1"
+check "$V1: label 'kernel $V1'" grep -qx "label kernel $V1" "$LAST_APPROVAL"
+check "$V1: the current boot approved too (no approval matched it)" test "$(current_approvals | wc -l)" = 1
+check "$V1: ... with the TPM's PCRs (the baseline's replay)" cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$(current_approvals)") \
+        <(grep -E '^sha256:(4|5|7|9|12)=' "$F/pcrs.txt")
+check "$V1: no temporary file left" test -z "$(find "$ESP" -name '*mshim-tmp*')"
+n=$(n_approvals)
+run "$V1: postinst.d again: the entry unchanged" 0 "entry unchanged" zz-mshim.postinst "$V1"
+check_approved "$V1 again: its boot approved already" "$V1" "$K1" "$T/initrd1" "$TOKEN-$V1" existing
+
+# ---- a second kernel, zz-mshim before the initrd exists -------------------------------
+install_kernel "$V2" "$K2"
+before=$(esp_state)
+run "$V2: postinst.d before the initrd: deferred" 0 "not written yet" zz-mshim.postinst "$V2" "$BOOT/vmlinuz-$V2"
+check "$V2: deferred: the ESP unchanged" test "$(esp_state)" = "$before"
+check "$V2: deferred: no approval" test "$(n_approvals)" = "$n"
+write_initrd "$V2" "$T/initrd2"
+run "$V2: post-update.d writes the entry once the initrd is there" 0 "entry written" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
+check_installed "$V2" "$K2" "$T/initrd2"
+check_approved "$V2" "$V2" "$K2" "$T/initrd2"
+check "$V2: the current boot already approved: not again" test "$(current_approvals | wc -l)" = 1
+check "$V2: $V1's entry untouched" cmp -s <(entry_text "$V1" "$K1" "$T/initrd1") "$ESP/loader/entries/$TOKEN-$V1.conf"
+n=$(n_approvals)
+run "$V2: postinst.d after it: the entry unchanged" 0 "entry unchanged" zz-mshim.postinst "$V2"
+check "$V2: no second approval" test "$(n_approvals)" = "$n"
+
+# ---- update-initramfs -u: a new initrd for an installed kernel -------------------------
+write_initrd "$V2" "$T/initrd2b"
+run "$V2: a new initrd: a new approval" 0 "entry written" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
+check_installed "$V2" "$K2" "$T/initrd2b"
+check_approved "$V2 new initrd" "$V2" "$K2" "$T/initrd2b"
+
+# ---- a kernel that is not the default (an older version) ---------------------------
+install_kernel "$V0" "$K1"; write_initrd "$V0" "$T/initrd1"
+run "$V0 (older): installed, not the default" 0 "will not be the default" zz-mshim.postinst "$V0"
+check_installed "$V0" "$K1" "$T/initrd1"
+check_approved "$V0 (older): the default boot ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" existing
+
+# ---- failures leave nothing behind ---------------------------------------------------
+before=$(esp_state); n=$(n_approvals)
+head -c 4096 /dev/urandom >"$T/bad-kernel"; install_kernel "$VBAD" "$T/bad-kernel"; write_initrd "$VBAD" "$T/initrd1"
+run "corrupt kernel: refused, with mshim predict's message" 1 "^mshim: .*vmlinuz\|^mshim: .*linux-" zz-mshim.postinst "$VBAD"
+check "corrupt kernel: the hook says it removed what it wrote" grep -q "removed what this run had written" "$T/err"
+check "corrupt kernel: the ESP as before (no entry, no copy, no temporary file)" test "$(esp_state)" = "$before"
+check "corrupt kernel: no directory left for it" test ! -e "$ESP/$TOKEN/$VBAD"
+check "corrupt kernel: no approval" test "$(n_approvals)" = "$n"
+# A PE image with no Linux setup header: what its stub measures (PCR 9) is
+# unknown.
+install_kernel "$VBAD" build/mshimx64.efi
+run "a kernel whose PCR 9 is unpredictable: refused, naming the PCR and why" 1 "PCR  *9: unpredictable: the kernel's setup header" zz-mshim.postinst "$VBAD"
+check "unpredictable: the ESP as before" test "$(esp_state)" = "$before"
+check "unpredictable: no approval" test "$(n_approvals)" = "$n"
+install_kernel "$V3" "$K2"; write_initrd "$V3" "$T/initrd3"
+mv "$STATE/policy.key" "$STATE/policy.key.off"
+run "approval refused (no policy key): the hook fails, naming it" 1 "policy approve" zz-mshim.postinst "$V3"
+mv "$STATE/policy.key.off" "$STATE/policy.key"
+check "approval refused: the ESP as before" test "$(esp_state)" = "$before"
+check "approval refused: no default entry for $V3" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
+sed 's/^sha256:4=./sha256:4=f/; s/^sha256:4=ff/sha256:4=00/' "$F/pcrs.txt" >"$T/wrong-pcrs.txt"
+check "the wrong PCRs differ" bash -c "! cmp -s '$F/pcrs.txt' '$T/wrong-pcrs.txt'"
+write_conf "PCRS=$T/wrong-pcrs.txt"
+run "a baseline that does not replay: refused, naming the PCR" 1 "sha256 PCR 4" zz-mshim.postinst "$V3"
+write_conf
+check "a baseline that does not replay: the ESP as before" test "$(esp_state)" = "$before"
+check "a baseline that does not replay: no approval" test "$(n_approvals)" = "$n"
+
+# ---- removal -------------------------------------------------------------------------
+run "$V3: installed now" 0 "entry written" zz-mshim.postinst "$V3"
+check_approved "$V3" "$V3" "$K2" "$T/initrd3"
+rm -f "$BOOT/vmlinuz-$V3" "$BOOT/initrd.img-$V3"
+n=$(n_approvals)
+run "$V3 (the default) removed: the next default's boot approved first" 0 "entry removed" zz-mshim.postrm "$V3" "$BOOT/vmlinuz-$V3"
+check_approved "$V3 removed: the boot after it ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" existing
+check "$V3 removed: its entry is gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
+check "$V3 removed: its copies are gone" test ! -e "$ESP/$TOKEN/$V3"
+check "$V3 removed: no approval names its entry" bash -c "! grep -rqx 'entry-id $TOKEN-$V3' '$ESP/loader/mshim/approvals'"
+check "$V3 removed: $V2's approvals stay" grep -rqx "entry-id $TOKEN-$V2" "$ESP/loader/mshim/approvals"
+n=$(n_approvals)
+run "$V0 (not the default) removed" 0 "entry removed" zz-mshim.postrm "$V0"
+check "$V0 removed: no approval needed" test "$(n_approvals)" = "$n"
+check "$V0 removed: entry and copies gone" test ! -e "$ESP/loader/entries/$TOKEN-$V0.conf" -a ! -e "$ESP/$TOKEN/$V0"
+run "removing an unknown version: nothing to remove, status 0" 0 "" zz-mshim.postrm 9.9.9-1-amd64
+
+# ---- Debian's maintainer-script arguments --------------------------------------------
+before=$(esp_state)
+DEB_MAINT_PARAMS="'upgrade' '6.1.0-57'" run "postrm on upgrade: nothing" 0 "" zz-mshim.postrm "$V2"
+DEB_MAINT_PARAMS="'abort-install'" run "postinst on abort-install: nothing" 0 "" zz-mshim.postinst "$V3"
+check "maintainer-script arguments: the ESP unchanged" test "$(esp_state)" = "$before"
+
+# ---- kernel-install ----------------------------------------------------------------
+printf 'a staged initrd\n' >"$T/initrd-ki"
+KERNEL_INSTALL_LAYOUT=bls KERNEL_INSTALL_CONF_ROOT=$R/etc/kernel \
+        run "kernel-install, layout bls with 90-loaderentry active: refused" 1 "90-loaderentry" \
+        90-mshim.install add "$V3" "$T/entry-dir" "$K2" "$T/initrd-ki"
+check "kernel-install refused: the ESP unchanged" test "$(esp_state)" = "$before"
+mkdir -p "$R/etc/kernel/install.d"; ln -s /dev/null "$R/etc/kernel/install.d/90-loaderentry.install"
+KERNEL_INSTALL_LAYOUT=bls KERNEL_INSTALL_CONF_ROOT=$R/etc/kernel \
+        run "kernel-install add (90-loaderentry masked)" 0 "entry written" \
+        90-mshim.install add "$V3" "$T/entry-dir" "$K2" "$T/initrd-ki"
+check_installed "$V3" "$K2" "$T/initrd-ki"
+check_approved "kernel-install add" "$V3" "$K2" "$T/initrd-ki"
+# Every approval revoked: the boot after the removal needs a new one.
+"$MSHIM_REAL" policy revoke --state-dir "$STATE" --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim policy revoke: $(cat "$T/err")"
+run "kernel-install remove (the default, after a revoke)" 0 "entry removed" 90-mshim.install remove "$V3" "$T/entry-dir"
+check_approved "kernel-install remove: the boot after it ($V2), approved at the new epoch" "$V2" "$K2" "$T/initrd2b" ""
+check "... its epoch is 2 (the counter after the revoke)" grep -qx "epoch 2" "$LAST_APPROVAL"
+run "after the revoke, a re-run for $V2: entry unchanged, its boot approved at the new epoch" 0 "entry unchanged" \
+        zz-mshim.postinst "$V2"
+check_approved "re-run after the revoke (the approval the removal wrote)" "$V2" "$K2" "$T/initrd2b" "" existing
+check "kernel-install remove: entry and copies gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf" -a ! -e "$ESP/$TOKEN/$V3"
+run "kernel-install: two initrds refused" 1 "more than one initrd" 90-mshim.install add "$V3" "$T/e" "$K2" "$T/initrd-ki" "$T/initrd-ki"
+
+# ---- settings --------------------------------------------------------------------
+before=$(esp_state)
+write_conf "FOO=bar"
+run "hook.conf: an unknown key is refused" 1 "unknown setting FOO" zz-mshim.postinst "$V2"
+write_conf "ESP /boot/efi"
+run "hook.conf: a line that is not KEY=VALUE is refused" 1 "not KEY=VALUE" zz-mshim.postinst "$V2"
+write_conf "ENTRY_TOKEN=../x"
+run "hook.conf: an ENTRY_TOKEN with a slash is refused" 1 "ENTRY_TOKEN" zz-mshim.postinst "$V2"
+write_conf "STATE_DIR=$T/nowhere"
+run "no policy key (mshim policy init not run): refused" 1 "mshim policy init" zz-mshim.postinst "$V2"
+write_conf
+MSHIM_HOOK_CONF=$T/absent.conf run "no hook.conf: refused" 1 "absent.conf" zz-mshim.postinst "$V2"
+run "a version with a slash is refused" 1 "not a kernel version" zz-mshim.postinst "../x"
+mv "$R/etc/kernel/cmdline" "$R/etc/kernel/cmdline.off"
+install_kernel "$V3" "$K2"; write_initrd "$V3" "$T/initrd3"
+run "no OPTIONS, no /etc/kernel/cmdline, no entry of the running kernel: refused" 1 "no kernel command line" zz-mshim.postinst "$V3"
+mv "$R/etc/kernel/cmdline.off" "$R/etc/kernel/cmdline"
+check "settings refused: the ESP unchanged" test "$(esp_state)" = "$before"
+write_conf "OPTIONS=root=/dev/vda3 mshim.test=1"
+OPTS="root=/dev/vda3 mshim.test=1"
+run "OPTIONS in hook.conf override /etc/kernel/cmdline" 0 "entry written" zz-mshim.postinst "$V3"
+check_installed "$V3" "$K2" "$T/initrd3"
+check_approved "OPTIONS" "$V3" "$K2" "$T/initrd3"
+
+# ---- killed mid-run (power cut, SIGKILL) just before the approval: no
+# rollback runs; what is left must be files no loader reads ---------------------
+V4=6.1.0-59-rt-amd64
+cat >"$T/bin/mshim-dies" <<EOF
+#!/bin/sh
+# Kills the hook's process group (setsid below) when it asks to approve the next boot.
+case "\$*" in *--predicted*) kill -9 0 ;; esac
+exec "$MSHIM_REAL" "\$@"
+EOF
+chmod +x "$T/bin/mshim-dies"
+install_kernel "$V4" "$K2"; printf 'initrd of %s\n' "$V4" >"$T/initrd4"; write_initrd "$V4" "$T/initrd4"
+ls "$ESP"/loader/entries/*.conf >"$T/entries.before"
+"$MSHIM_REAL" predict --log "$F/log.bin" --esp "$ESP" --json >"$T/predict.before" 2>&1
+write_conf "OPTIONS=$OPTS" "MSHIM=$T/bin/mshim-dies"
+setsid --fork --wait "$ROOT/hooks/zz-mshim.postinst" "$V4" >/dev/null 2>&1
+rm -rf "$TMPDIR"/mshim-hook.*          # its temporary directory: tmpfs or the tmp cleaner's
+write_conf "OPTIONS=$OPTS"
+check "killed: the hook got as far as the copies" test -d "$ESP/$TOKEN/$V4"
+check "killed: no new entry" cmp -s "$T/entries.before" <(ls "$ESP"/loader/entries/*.conf)
+check "killed: no *.conf entry names its copies" bash -c "! grep -rl '$TOKEN/$V4' '$ESP/loader/entries' --include='*.conf'"
+"$MSHIM_REAL" predict --log "$F/log.bin" --esp "$ESP" --json >"$T/predict.after" 2>&1
+check "killed: mshim predict of the ESP is as before" cmp -s "$T/predict.before" "$T/predict.after"
+run "killed: the next run completes" 0 "entry written" zz-mshim.postinst "$V4"
+check_installed "$V4" "$K2" "$T/initrd4"
+check "killed: the next run removed the left-overs" test -z "$(find "$ESP" -name '*.mshim-tmp')"
+run "$V4 removed again" 0 "entry removed" zz-mshim.postrm "$V4"
+
+# ---- the proof: the secret sealed at the start opens on the approved boot ----------
+sealed_boot() {     # NAME WANT_RC PATTERN OPTIONS: restart the TPM, boot V3 so, unseal
+        tpm_stop
+        expect_boot "$V3" "$K2" "$T/initrd3" "$4" "$T/boot-extends.txt" >/dev/null
+        tpm_start "$T/boot-extends.txt"
+        "$MSHIM_REAL" unseal --esp "$ESP" "$T/disk.sealed" >"$T/out" 2>"$T/err"; local rc=$?
+        if [ "$rc" = "$2" ] && grep -q -- "$3" "$T/err" "$T/out"; then pass "$1"
+        else fail "$1 (exit $rc, want $2; $(head -c 400 "$T/err"))"; fi
+}
+sealed_boot "the boot the hook approved ($V3) unseals the secret sealed before" 0 "^the disk key$" "$OPTS"
+sealed_boot "the same boot with init=/bin/sh does not unseal (exit 1, PCRs named)" 1 "unseal refused" "$OPTS init=/bin/sh"
+check "no temporary directory left" test -z "$(ls -A "$TMPDIR")"
