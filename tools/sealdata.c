@@ -405,3 +405,85 @@ int approval_load(const char *path, approval *ret) {
         *ret = a;
         return 0;
 }
+
+/* ---- the TOTP enrolment (ESP/loader/mshim/totp, mshim totp enroll) ---------- */
+
+#define TOTP_MAGIC "mshim-totp 1"
+
+char *totp_file_format(const totp_file *f) {
+        text t = { 0 };
+        char pcrs[80];
+
+        seal_pcrs_print(f->pcrs, pcrs);
+        put(&t, "%s\nhandle %08x\n", TOTP_MAGIC, f->handle);
+        put_hex(&t, "name", f->name.name, f->name.size);
+        put(&t, "mode %s\npcrs %s\n", f->literal ? "literal" : "signed", pcrs);
+        put_hex(&t, "policy", f->policy.d, MB_POLICY_SIZE);
+        if (!f->literal)
+                PUT_MU(&t, "policy-key", TPM2B_PUBLIC, &f->policy_key);
+        for (size_t i = 0; f->literal && i < f->n_states; i++)
+                put_hex(&t, "state", f->states[i], seal_pcr_count(f->pcrs) * SEAL_PCR_VALUE);
+        return done(&t);
+}
+
+static int handle_value(reader *r, uint32_t *ret) {
+        uint8_t b[4];
+
+        if (hex(r, b, sizeof(b), 0, NULL) < 0)
+                return -1;
+        *ret = (uint32_t) b[0] << 24 | (uint32_t) b[1] << 16 | (uint32_t) b[2] << 8 | b[3];
+        return 0;
+}
+
+int totp_file_load(const char *path, totp_file *ret) {
+        static const char *const keys[] = { "handle", "name", "mode", "pcrs", "policy", "policy-key", "state" };
+        /* The states are those of a sealed file: one reader for both. */
+        seal_file states = { 0 };
+        totp_file f = { 0 };
+        uint32_t seen = 0;
+        size_t n = 0;
+        reader r;
+        cli_file cf;
+        int k, e = 0;
+
+        if (open_reader(&r, path, TOTP_MAGIC, &cf) < 0)
+                return -1;
+        while (e == 0 && (e = next_line(&r)) == 1) {
+                k = key_index(&r, keys, MB_ARRAY_SIZE(keys), &seen, 1u << 6);
+                switch (k) {
+                case 0: e = handle_value(&r, &f.handle); break;
+                case 1:
+                        e = hex(&r, f.name.name, 0, sizeof(f.name.name), &n);
+                        f.name.size = (UINT16) n;
+                        break;
+                case 2: e = choice(&r, "signed", "literal", &f.literal); break;
+                case 3: e = pcrs_value(&r, &f.pcrs); states.pcrs = f.pcrs; break;
+                case 4: e = hex(&r, f.policy.d, MB_POLICY_SIZE, 0, NULL); break;
+                case 5: e = GET_MU(&r, TPM2B_PUBLIC, &f.policy_key); break;
+                case 6: e = add_state(&r, &states); break;
+                default: e = -1;
+                }
+        }
+        if (e == 0)
+                e = missing(&r, seen, 0x1f, keys);
+        if (e == 0 && (f.literal ? (seen & (1u << 5)) || states.n_states == 0 : (seen & (1u << 6)) || !(seen & (1u << 5)))) {
+                cli_error("%s: a %s TOTP enrolment needs %s", path, f.literal ? "literal" : "signed",
+                          f.literal ? "'state' lines and no 'policy-key'" : "'policy-key' and no 'state' lines");
+                e = -1;
+        }
+        cli_file_free(&cf);
+        if (e) {
+                seal_file_free(&states);
+                return -1;
+        }
+        f.n_states = states.n_states;
+        f.states = states.states;
+        *ret = f;
+        return 0;
+}
+
+void totp_file_free(totp_file *f) {
+        free(f->states);
+        f->states = NULL;
+        f->n_states = 0;
+}

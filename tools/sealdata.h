@@ -38,6 +38,19 @@ typedef struct approval {
         char created[32];       /* UTC, 2026-12-03T19:00:00Z */
 } approval;
 
+/* The TOTP enrolment the loader reads (ESP/loader/mshim/totp, docs/CONFIG.md):
+ * the persistent HMAC key and its policy, in the sealed file's form. */
+typedef struct totp_file {
+        uint32_t handle;        /* the key's persistent handle */
+        TPM2B_NAME name;        /* its Name */
+        bool literal;           /* else signed */
+        uint32_t pcrs;
+        mb_policy policy;       /* the key's authPolicy */
+        TPM2B_PUBLIC policy_key;        /* signed */
+        size_t n_states;        /* literal, as seal_file's */
+        uint8_t (*states)[MB_PCR_COUNT * SEAL_PCR_VALUE];
+} totp_file;
+
 /* Number of PCRs in a mask. */
 static inline size_t seal_pcr_count(uint32_t mask) { return (size_t) __builtin_popcount(mask); }
 
@@ -48,6 +61,9 @@ char *approval_format(const approval *a);
 int seal_file_load(const char *path, seal_file *ret);
 void seal_file_free(seal_file *f);
 int approval_load(const char *path, approval *ret);
+char *totp_file_format(const totp_file *f);
+int totp_file_load(const char *path, totp_file *ret);
+void totp_file_free(totp_file *f);
 
 /* "4,5,7,9,12" into a mask and back (ascending). */
 int seal_pcrs_parse(const char *s, uint32_t *ret);

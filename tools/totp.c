@@ -19,7 +19,9 @@
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
 #include "cli.h"
+#include "policykey.h"
 #include "predjson.h"
+#include "sealdata.h"
 #include "safeio.h"
 #include "tpmseal.h"
 #include "totp.h"
@@ -31,7 +33,6 @@
 #define TOTP_ESP_DEFAULT "/boot/efi"
 #define TOTP_STATE_DIR_DEFAULT "/var/lib/mshim"
 #define TOTP_ESP_FILE "loader/mshim/totp"
-#define TOTP_FILE_FIRST "mshim-totp 1"
 /* The default PCRs: mshim (4), its configuration (5), Secure Boot (7) and
  * the kernel command line (12); the kernel is in 4. Not 9: the kernel's
  * stub extends it after the loader has shown the code (docs/SEALING.md). */
@@ -46,6 +47,18 @@ typedef struct totp_opts {
         char **preds;           /* --literal's PRED.json files */
         size_t n_preds;
 } totp_opts;
+
+/* dir/rel, malloc()ed (NULL with a message). */
+static char *path_join(const char *dir, const char *rel) {
+        size_t n = strlen(dir) + strlen(rel) + 2;
+        char *p = malloc(n);
+
+        if (p)
+                snprintf(p, n, "%s/%s", dir, rel);
+        else
+                cli_error("out of memory");
+        return p;
+}
 
 /* ---- the secret, its URI and QR code ---------------------------------------- */
 
@@ -194,10 +207,12 @@ static int secret_load(const char *path, uint8_t ret[MB_TOTP_SECRET_SIZE]) {
 
 /* The PolicyPCR leaf of one boot state: PCRs of mask, sha256 bank,
  * values in ascending PCR order. */
-static int state_leaf(const uint8_t *values, uint32_t mask, uint8_t ret_digest[MB_POLICY_SIZE], mb_policy *ret_leaf) {
+static int state_leaf(const uint8_t *values, uint32_t mask, mb_policy *ret_leaf) {
+        uint8_t digest[MB_POLICY_SIZE];
+
         mb_policy_reset(ret_leaf);
-        if (mb_policy_pcr_digest(values, (size_t) __builtin_popcount(mask), 32, ret_digest) != MB_OK ||
-            mb_policy_pcr(ret_leaf, MB_ALG_SHA256, mask, ret_digest) != MB_OK) {
+        if (mb_policy_pcr_digest(values, seal_pcr_count(mask), SEAL_PCR_VALUE, digest) != MB_OK ||
+            mb_policy_pcr(ret_leaf, MB_ALG_SHA256, mask, digest) != MB_OK) {
                 cli_error("cannot compute the PCR policy");
                 return -1;
         }
@@ -236,7 +251,7 @@ static int current_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
                         cli_error("%s has no sha256 value for PCR %u", o->pcrs_file ? o->pcrs_file : "the TPM", i);
                         r = -1;
                 } else {
-                        memcpy(values + 32 * k++, p, 32);
+                        memcpy(values + SEAL_PCR_VALUE * k++, p, SEAL_PCR_VALUE);
                 }
         }
         free(v);
@@ -244,38 +259,55 @@ static int current_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
 }
 
 /* The literal policy: PolicyPCR of the current state and of each
- * predicted one, joined by an OR tree (docs/SEALING.md "Policies").
- * ret_digests: each state's pcrDigest, for the loader. */
-static int literal_policy(const totp_opts *o, cli_tpm *t, mb_policy *ret_policy, uint8_t (*ret_digests)[MB_POLICY_SIZE],
-                          size_t *ret_n) {
-        size_t n = 1 + o->n_preds, n_pcrs = (size_t) __builtin_popcount(o->mask);
-        uint8_t *values = calloc(n_pcrs, 32);
+ * predicted one, joined by an OR tree (docs/SEALING.md "Policies"); the
+ * states' values go into f for the loader. */
+static int literal_policy(const totp_opts *o, cli_tpm *t, totp_file *f) {
+        size_t n = 1 + o->n_preds;
         mb_policy *leaves = calloc(n, sizeof(*leaves));
         pred_json *p = calloc(1, sizeof(*p));
-        int r = values && leaves && p ? 0 : -1;
+        int r = leaves && p && (f->states = calloc(n, sizeof(*f->states))) ? 0 : -1;
 
         if (r < 0)
                 cli_error("out of memory");
         for (size_t i = 0; r == 0 && i < n; i++) {
                 if (i == 0)
-                        r = current_values(o, t, values);
+                        r = current_values(o, t, f->states[0]);
                 else
                         r = pred_json_load(o->preds[i - 1], p) < 0 ||
-                            pred_json_values(o->preds[i - 1], p, o->mask, values) < 0 ? -1 : 0;
+                            pred_json_values(o->preds[i - 1], p, o->mask, f->states[i]) < 0 ? -1 : 0;
                 if (r == 0)
-                        r = state_leaf(values, o->mask, ret_digests[i], &leaves[i]);
+                        r = state_leaf(f->states[i], o->mask, &leaves[i]);
         }
         if (r == 0 && n == 1)
-                *ret_policy = leaves[0];
-        else if (r == 0 && mb_policy_tree_root(leaves, n, ret_policy) != MB_OK) {
+                f->policy = leaves[0];
+        else if (r == 0 && mb_policy_tree_root(leaves, n, &f->policy) != MB_OK) {
                 cli_error("cannot compute the PolicyOR tree of %zu states", n);
                 r = -1;
         }
-        if (r == 0)
-                *ret_n = n;
-        free(values);
+        f->n_states = r == 0 ? n : 0;
         free(leaves);
         free(p);
+        return r;
+}
+
+/* The signed policy: PolicyAuthorize by the policy key of `mshim policy
+ * init`, policyRef empty (docs/SEALING.md "Policies"). */
+static int signed_policy(const totp_opts *o, totp_file *f) {
+        char *pub = path_join(o->state_dir, "policy.pub");
+        TPM2B_NAME name;
+        int r = -1;
+
+        if (pub && pk_load_public(pub, &f->policy_key) == 0) {
+                mb_policy_reset(&f->policy);
+                if (ts_public_name(&f->policy_key, &name) == 0 &&
+                    mb_policy_authorize(&f->policy, name.name, name.size, NULL, 0) == MB_OK)
+                        r = 0;
+                else
+                        cli_error("%s: cannot compute the PolicyAuthorize digest", pub);
+        } else if (pub) {
+                cli_error("no policy key: run `mshim policy init` (or give --literal)");
+        }
+        free(pub);
         return r;
 }
 
@@ -392,17 +424,6 @@ static bool key_is_totp(cli_tpm *t, ESYS_TR obj) {
 
 /* ---- the ESP file ---------------------------------------------------------------- */
 
-static char *esp_path(const char *esp, const char *rel) {
-        size_t n = strlen(esp) + strlen(rel) + 2;
-        char *p = malloc(n);
-
-        if (p)
-                snprintf(p, n, "%s/%s", esp, rel);
-        else
-                cli_error("out of memory");
-        return p;
-}
-
 /* <ESP>/loader/mshim, made if missing (the ESP itself must exist). */
 static int esp_dirs(const char *esp) {
         static const char *const dirs[] = { "loader", "loader/mshim" };
@@ -413,7 +434,7 @@ static int esp_dirs(const char *esp) {
                 return -1;
         }
         for (size_t i = 0; i < MB_ARRAY_SIZE(dirs); i++) {
-                char *d = esp_path(esp, dirs[i]);
+                char *d = path_join(esp, dirs[i]);
                 int r = d && (mkdir(d, 0755) == 0 || errno == EEXIST) ? 0 : -1;
                 if (d && r < 0)
                         cli_error("%s: %s", d, strerror(errno));
@@ -424,124 +445,21 @@ static int esp_dirs(const char *esp) {
         return 0;
 }
 
-static void put_hex_line(const char *key, const uint8_t *p, size_t n) {
-        out_puts(key);
-        out_putc(' ');
-        out_hex(p, n);
-        out_putc('\n');
-}
-
-static void put_mask(uint32_t mask) {
-        char num[4];
-        bool first = true;
-
-        out_puts("pcrs ");
-        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                if (!(mask & (1u << i)))
-                        continue;
-                snprintf(num, sizeof(num), "%s%u", first ? "" : ",", i);
-                out_puts(num);
-                first = false;
-        }
-        out_putc('\n');
-}
-
-/* The loader's data, one "key value" per line in this order
- * (docs/CONFIG.md "<ESP>/loader/mshim/totp"). */
-static int esp_write(const char *path, const totp_opts *o, const TPM2B_NAME *name, const mb_policy *policy,
-                     uint8_t (*digests)[MB_POLICY_SIZE], size_t n_states) {
-        out_capture c = { 0 };
-        char line[64];
-        int r;
-
-        out_capture_begin(&c);
-        out_puts(TOTP_FILE_FIRST "\n");
-        snprintf(line, sizeof(line), "handle 0x%08x\n", TOTP_HANDLE);
-        out_puts(line);
-        put_hex_line("name", name->name, name->size);
-        snprintf(line, sizeof(line), "algorithm sha1\ndigits %u\nperiod %u\n", MB_TOTP_DIGITS, MB_TOTP_PERIOD);
-        out_puts(line);
-        out_puts("bank sha256\n");
-        put_mask(o->mask);
-        out_puts(o->is_signed ? "mode signed\n" : "mode literal\n");
-        put_hex_line("policy", policy->d, MB_POLICY_SIZE);
-        for (size_t i = 0; i < n_states; i++)
-                put_hex_line("state", digests[i], MB_POLICY_SIZE);
-        out_capture_end(&c);
-        if (!c.buf) {
-                cli_error("out of memory");
-                return -1;
-        }
-        r = cli_write_file(path, CLI_MODE_PUBLIC, c.buf, c.len);
-        out_capture_free(&c);
-        return r;
-}
-
-/* The Name the ESP file records (its "name" line), to check the key at
- * the handle is the enrolled one before removing it. 1: no file. */
+/* The Name the ESP file records, to check that the key at the handle is
+ * the enrolled one before removing it. 1: no file. */
 static int esp_recorded_name(const char *path, TPM2B_NAME *ret) {
-        cli_file f;
-        char *text = NULL, *save = NULL, *line;
-        int r = -1;
+        totp_file f;
 
         if (access(path, F_OK) < 0 && errno == ENOENT)
                 return 1;
-        if (cli_file_load_max(path, TOTP_FILE_MAX, "a TOTP enrolment", &f) < 0)
+        if (totp_file_load(path, &f) < 0)
                 return -1;
-        text = strndup((const char *) f.data, f.size);
-        cli_file_free(&f);
-        if (!text || strncmp(text, TOTP_FILE_FIRST "\n", sizeof(TOTP_FILE_FIRST)) != 0) {
-                cli_error("%s: not a mshim TOTP enrolment (no '" TOTP_FILE_FIRST "' line)", path);
-                goto out;
-        }
-        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                size_t n = strlen(line) - (strlen(line) > 5 ? 5 : strlen(line)), k;
-                if (strncmp(line, "name ", 5) != 0 || n % 2 || n / 2 > sizeof(ret->name) || n < 4)
-                        continue;
-                for (k = 0; k < n / 2 && sscanf(line + 5 + 2 * k, "%2hhx", &ret->name[k]) == 1; k++)
-                        ;
-                if (k == n / 2 && strspn(line + 5, "0123456789abcdef") == n) {
-                        ret->size = (UINT16) k;
-                        r = 0;
-                }
-                break;
-        }
-        if (r < 0)
-                cli_error("%s: no valid 'name' line", path);
-out:
-        free(text);
-        return r;
+        *ret = f.name;
+        totp_file_free(&f);
+        return 0;
 }
 
 /* ---- the commands ---------------------------------------------------------------- */
-
-static int parse_select(const char *arg, uint32_t *ret) {
-        uint32_t mask = 0;
-        const char *p = arg;
-        char *end;
-
-        for (;;) {
-                unsigned long a = strtoul(p, &end, 10), b = a;
-                if (end == p || *p < '0' || *p > '9' || a >= MB_PCR_COUNT)
-                        break;
-                if (*end == '-') {
-                        p = end + 1;
-                        b = strtoul(p, &end, 10);
-                        if (end == p || *p < '0' || *p > '9' || b >= MB_PCR_COUNT || b < a)
-                                break;
-                }
-                for (unsigned long i = a; i <= b; i++)
-                        mask |= 1u << i;
-                if (!*end) {
-                        *ret = mask;
-                        return 0;
-                }
-                if (*end != ',')
-                        break;
-                p = end + 1;
-        }
-        return cli_usage_error("totp", "--select wants PCR numbers 0-23 and ranges, as 4,5,7,12, not '%s'", arg);
-}
 
 static int enroll_opts(int argc, char **argv, totp_opts *o) {
         static const struct option longopts[] = {
@@ -582,8 +500,9 @@ static int enroll_opts(int argc, char **argv, totp_opts *o) {
                 if (once < 0)
                         return EXIT_BAD_INPUT;
         }
-        if (o->select && parse_select(o->select, &o->mask))
-                return EXIT_BAD_INPUT;
+        if (o->select && seal_pcrs_parse(o->select, &o->mask) < 0)
+                return cli_usage_error("totp", "--select wants PCR numbers 0-23 and ranges, as 4,5,7,12, not '%s'",
+                                       o->select);
         if (o->is_signed && o->literal)
                 return cli_usage_error("totp", "--signed and --literal exclude each other");
         if (!o->literal && (optind < argc || o->pcrs_file))
@@ -592,6 +511,7 @@ static int enroll_opts(int argc, char **argv, totp_opts *o) {
         if (o->password_file && !o->recovery_file)
                 return cli_usage_error("totp", "--password-file goes with --recovery-file");
         o->is_signed = !o->literal;
+        o->esp = o->esp ? o->esp : TOTP_ESP_DEFAULT;
         o->preds = argv + optind;
         o->n_preds = (size_t) (argc - optind);
         if (o->n_preds + 1 > MB_POLICY_TREE_MAX_LEAVES)
@@ -627,29 +547,22 @@ static void enroll_undo(cli_tpm *t, const char *esp_file, bool esp_written) {
                 unlink(esp_file);
 }
 
+/* The policy, the key, the ESP file, the recovery file: each step undone
+ * when a later one fails, so a failed enrolment leaves nothing behind. */
 static int enroll(totp_opts *o) {
         uint8_t secret[MB_TOTP_SECRET_SIZE];
-        uint8_t (*digests)[MB_POLICY_SIZE] = NULL;
         char *label = o->label ? strdup(o->label) : default_label();
-        char *file = esp_path(o->esp, TOTP_ESP_FILE);
+        char *path = path_join(o->esp, TOTP_ESP_FILE), *text = NULL;
+        totp_file f = { .handle = TOTP_HANDLE, .literal = o->literal, .pcrs = o->mask };
         cli_tpm t = { 0 };
-        mb_policy policy;
-        TPM2B_NAME name;
         ESYS_TR obj = ESYS_TR_NONE;
-        size_t n_states = 0;
         bool connected = false, esp_written = false;
         int r = EXIT_BAD_INPUT, k;
 
-        if (!label || !file || totp_label_check(label) < 0 || secret_load(o->secret_file, secret) < 0 ||
-            refuse_existing(file, "a TOTP enrolment") < 0 ||
-            (o->recovery_file && refuse_existing(o->recovery_file, "a file")) || esp_dirs(o->esp) < 0)
-                goto out;
-        if (o->is_signed) {
-                cli_error("totp enroll --signed: not implemented yet");
-                goto out;
-        }
-        digests = calloc(1 + o->n_preds, sizeof(*digests));
-        if (!digests || cli_tpm_connect(&t) < 0)
+        if (!label || !path || totp_label_check(label) < 0 || secret_load(o->secret_file, secret) < 0 ||
+            refuse_existing(path, "a TOTP enrolment") < 0 ||
+            (o->recovery_file && refuse_existing(o->recovery_file, "a file")) || esp_dirs(o->esp) < 0 ||
+            (o->is_signed && signed_policy(o, &f) < 0) || cli_tpm_connect(&t) < 0)
                 goto out;
         connected = true;
         k = key_lookup(&t, &obj);
@@ -659,13 +572,15 @@ static int enroll(totp_opts *o) {
                           TOTP_HANDLE);
                 goto out;
         }
-        if (k != 1 || literal_policy(o, &t, &policy, digests, &n_states) < 0 ||
-            key_enroll(&t, &policy, secret, &name) != 0)
+        if (k != 1 || (o->literal && literal_policy(o, &t, &f) < 0) || key_enroll(&t, &f.policy, secret, &f.name) != 0)
                 goto out;
-        esp_written = esp_write(file, o, &name, &policy, digests, n_states) == 0;
+        text = totp_file_format(&f);
+        esp_written = text && seal_write_new(path, CLI_MODE_PUBLIC, text, strlen(text)) == 0;
         if (!esp_written ||
             (o->recovery_file && totp_recovery_write(o->recovery_file, o->password_file, label, secret) < 0)) {
-                enroll_undo(&t, file, esp_written);
+                if (!text)
+                        cli_error("out of memory");
+                enroll_undo(&t, path, esp_written);
                 goto out;
         }
         r = totp_show_uri(label, secret, o->uri_only);
@@ -673,9 +588,10 @@ out:
         OPENSSL_cleanse(secret, sizeof(secret));
         if (connected)
                 cli_tpm_disconnect(&t);
-        free(digests);
+        totp_file_free(&f);
+        free(text);
         free(label);
-        free(file);
+        free(path);
         return r;
 }
 
@@ -700,13 +616,14 @@ static int remove_opts(int argc, char **argv, totp_opts *o) {
         }
         if (optind < argc)
                 return cli_usage_error("totp", "totp remove takes no arguments ('%s')", argv[optind]);
+        o->esp = o->esp ? o->esp : TOTP_ESP_DEFAULT;
         return 0;
 }
 
 /* The key goes first: a file left without its key is harmless, a key
  * left without its file would block the next enrolment unexplained. */
 static int remove_enrolment(const totp_opts *o) {
-        char *file = esp_path(o->esp, TOTP_ESP_FILE);
+        char *file = path_join(o->esp, TOTP_ESP_FILE);
         TPM2B_NAME recorded, *name = NULL;
         cli_tpm t;
         ESYS_TR obj = ESYS_TR_NONE;
@@ -757,7 +674,7 @@ out:
 }
 
 int cmd_totp(int argc, char **argv) {
-        totp_opts o = { .esp = TOTP_ESP_DEFAULT, .state_dir = TOTP_STATE_DIR_DEFAULT, .mask = TOTP_SELECT_DEFAULT };
+        totp_opts o = { .mask = TOTP_SELECT_DEFAULT };
         const char *sub = argc > 1 ? argv[1] : NULL;
         int r;
 
@@ -771,6 +688,7 @@ int cmd_totp(int argc, char **argv) {
                 return cmd_totp_recover(argc - 1, argv + 1);
         if (!strcmp(sub, "enroll")) {
                 r = enroll_opts(argc - 1, argv + 1, &o);
+                o.state_dir = o.state_dir ? o.state_dir : TOTP_STATE_DIR_DEFAULT;
                 return r ? (r < 0 ? 0 : r) : enroll(&o);
         }
         if (!strcmp(sub, "remove")) {

@@ -19,6 +19,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include "cli.h"
+#include "policykey.h"
 #include "safeio.h"
 #include "totp.h"
 
@@ -159,7 +160,7 @@ int totp_recovery_write(const char *path, const char *password_file, const char 
         put_kv_hex("tag", f.tag, REC_TAG);
         out_capture_end(&c);
         /* Encrypted, but only as strong as the password: owner-only. */
-        r = c.buf ? cli_write_file(path, CLI_MODE_SECRET, c.buf, c.len) : -1;
+        r = c.buf ? seal_write_new(path, CLI_MODE_SECRET, c.buf, c.len) : -1;
 out:
         OPENSSL_cleanse(key, sizeof(key));
         cli_secret_free(password);
@@ -324,18 +325,6 @@ static int parse_time(const char *s, uint64_t *ret) {
         return 0;
 }
 
-/* Write the raw secret for `mshim totp enroll --secret-file`: owner-only,
- * never over an existing file. */
-static int secret_out(const char *path, const char *rec, const uint8_t secret[MB_TOTP_SECRET_SIZE]) {
-        if (access(path, F_OK) == 0) {
-                cli_error("%s exists; mshim does not overwrite it", path);
-                return -1;
-        }
-        if (cli_same_file(path, rec))
-                return -1;
-        return cli_write_file(path, CLI_MODE_SECRET, secret, MB_TOTP_SECRET_SIZE);
-}
-
 int cmd_totp_recover(int argc, char **argv) {
         recover_opts o = { 0 };
         rec_file f = { 0 };
@@ -351,7 +340,8 @@ int cmd_totp_recover(int argc, char **argv) {
                 return EXIT_BAD_INPUT;
         r = rec_open(o.file, o.password_file, &f, secret);
         if (r == 0 && o.secret_out)
-                r = secret_out(o.secret_out, o.file, secret) < 0 ? EXIT_BAD_INPUT : 0;
+                /* For `mshim totp enroll --secret-file`: owner-only, never over a file. */
+                r = seal_write_new(o.secret_out, CLI_MODE_SECRET, secret, MB_TOTP_SECRET_SIZE) < 0 ? EXIT_BAD_INPUT : 0;
         if (r == 0 && o.uri)
                 r = totp_show_uri(f.label, secret, false);
         if (r == 0 && !o.secret_out && !o.uri) {
