@@ -321,6 +321,16 @@ static int add_state(reader *r, seal_file *f) {
         return hex(r, f->states[f->n_states++], want, want, NULL);
 }
 
+/* A literal file has states and no policy key, a signed one the reverse. */
+static int mode_check(const char *path, const char *what, bool literal, bool has_key, size_t n_states) {
+        if (literal ? has_key || n_states == 0 : !has_key || n_states) {
+                cli_error("%s: a %s %s needs %s", path, literal ? "literal" : "signed", what,
+                          literal ? "'state' lines and no 'policy-key'" : "'policy-key' and no 'state' lines");
+                return -1;
+        }
+        return 0;
+}
+
 int seal_file_load(const char *path, seal_file *ret) {
         static const char *const keys[] = { "mode", "pin", "pcrs", "srk", "public", "private", "policy-key", "state" };
         seal_file f = { 0 };
@@ -347,11 +357,8 @@ int seal_file_load(const char *path, seal_file *ret) {
         }
         if (e == 0)
                 e = missing(&r, seen, 0x3f, keys);
-        if (e == 0 && (f.literal ? (seen & (1u << 6)) || f.n_states == 0 : (seen & (1u << 7)) || !(seen & (1u << 6)))) {
-                cli_error("%s: a %s sealed file needs %s", path, f.literal ? "literal" : "signed",
-                          f.literal ? "'state' lines and no 'policy-key'" : "'policy-key' and no 'state' lines");
-                e = -1;
-        }
+        if (e == 0)
+                e = mode_check(path, "sealed file", f.literal, seen & (1u << 6), f.n_states);
         cli_file_free(&cf);
         if (e) {
                 seal_file_free(&f);
@@ -466,11 +473,8 @@ int totp_file_load(const char *path, totp_file *ret) {
         }
         if (e == 0)
                 e = missing(&r, seen, 0x1f, keys);
-        if (e == 0 && (f.literal ? (seen & (1u << 5)) || states.n_states == 0 : (seen & (1u << 6)) || !(seen & (1u << 5)))) {
-                cli_error("%s: a %s TOTP enrolment needs %s", path, f.literal ? "literal" : "signed",
-                          f.literal ? "'state' lines and no 'policy-key'" : "'policy-key' and no 'state' lines");
-                e = -1;
-        }
+        if (e == 0)
+                e = mode_check(path, "TOTP enrolment", f.literal, seen & (1u << 5), states.n_states);
         cli_file_free(&cf);
         if (e) {
                 seal_file_free(&states);

@@ -40,13 +40,6 @@
 /* The enrolment file is small; a huge one is not ours. */
 #define TOTP_FILE_MAX ((size_t) 1 << 20)
 
-typedef struct totp_opts {
-        const char *secret_file, *label, *esp, *state_dir, *pcrs_file, *select, *recovery_file, *password_file;
-        bool literal, is_signed, uri_only;
-        uint32_t mask;
-        char **preds;           /* --literal's PRED.json files */
-        size_t n_preds;
-} totp_opts;
 
 /* dir/rel, malloc()ed (NULL with a message). */
 static char *path_join(const char *dir, const char *rel) {
@@ -262,7 +255,7 @@ static int current_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
  * predicted one, joined by an OR tree (docs/SEALING.md "Policies"); the
  * states' values go into f for the loader. */
 static int literal_policy(const totp_opts *o, cli_tpm *t, totp_file *f) {
-        size_t n = 1 + o->n_preds;
+        size_t n = 1 + o->n_args;
         mb_policy *leaves = calloc(n, sizeof(*leaves));
         pred_json *p = calloc(1, sizeof(*p));
         int r = leaves && p && (f->states = calloc(n, sizeof(*f->states))) ? 0 : -1;
@@ -273,8 +266,8 @@ static int literal_policy(const totp_opts *o, cli_tpm *t, totp_file *f) {
                 if (i == 0)
                         r = current_values(o, t, f->states[0]);
                 else
-                        r = pred_json_load(o->preds[i - 1], p) < 0 ||
-                            pred_json_values(o->preds[i - 1], p, o->mask, f->states[i]) < 0 ? -1 : 0;
+                        r = pred_json_load(o->args[i - 1], p) < 0 ||
+                            pred_json_values(o->args[i - 1], p, o->mask, f->states[i]) < 0 ? -1 : 0;
                 if (r == 0)
                         r = state_leaf(f->states[i], o->mask, &leaves[i]);
         }
@@ -461,7 +454,9 @@ static int esp_recorded_name(const char *path, TPM2B_NAME *ret) {
 
 /* ---- the commands ---------------------------------------------------------------- */
 
-static int enroll_opts(int argc, char **argv, totp_opts *o) {
+/* Every option of every totp command, one table: each command then
+ * refuses the ones it does not take (allowed: the option characters). */
+static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) {
         static const struct option longopts[] = {
                 { "signed", no_argument, NULL, 'S' },
                 { "literal", no_argument, NULL, 'L' },
@@ -474,6 +469,8 @@ static int enroll_opts(int argc, char **argv, totp_opts *o) {
                 { "state-dir", required_argument, NULL, 'd' },
                 { "recovery-file", required_argument, NULL, 'r' },
                 { "password-file", required_argument, NULL, 'P' },
+                { "time", required_argument, NULL, 't' },
+                { "secret-out", required_argument, NULL, 'o' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -482,6 +479,12 @@ static int enroll_opts(int argc, char **argv, totp_opts *o) {
         optind = 1;
         while ((c = cli_getopt(argc, argv, "h", longopts, "totp")) != -1) {
                 once = 0;
+                if (c != 'h' && c != '?' && !strchr(allowed, c)) {
+                        for (size_t i = 0; longopts[i].name; i++)
+                                if (longopts[i].val == c)
+                                        return cli_usage_error("totp", "totp %s does not take --%s", argv[0],
+                                                               longopts[i].name);
+                }
                 switch (c) {
                 case 'S': o->is_signed = true; break;
                 case 'L': o->literal = true; break;
@@ -490,33 +493,40 @@ static int enroll_opts(int argc, char **argv, totp_opts *o) {
                 case 'f': once = cli_opt_once(&o->secret_file, "--secret-file", optarg); break;
                 case 'l': once = cli_opt_once(&o->label, "--label", optarg); break;
                 case 'E': once = cli_opt_once(&o->esp, "--esp", optarg); break;
-                case 'u': o->uri_only = true; break;
+                case 'u': o->uri = true; break;
                 case 'd': once = cli_opt_once(&o->state_dir, "--state-dir", optarg); break;
                 case 'r': once = cli_opt_once(&o->recovery_file, "--recovery-file", optarg); break;
                 case 'P': once = cli_opt_once(&o->password_file, "--password-file", optarg); break;
+                case 't': once = cli_opt_once(&o->time, "--time", optarg); break;
+                case 'o': once = cli_opt_once(&o->secret_out, "--secret-out", optarg); break;
                 case 'h': cli_help(stdout, "totp"); return -1;
                 default: return EXIT_BAD_INPUT;
                 }
                 if (once < 0)
                         return EXIT_BAD_INPUT;
         }
+        o->args = argv + optind;
+        o->n_args = (size_t) (argc - optind);
+        o->esp = o->esp ? o->esp : TOTP_ESP_DEFAULT;
+        o->state_dir = o->state_dir ? o->state_dir : TOTP_STATE_DIR_DEFAULT;
+        return 0;
+}
+
+static int enroll_check(totp_opts *o) {
         if (o->select && seal_pcrs_parse(o->select, &o->mask) < 0)
                 return cli_usage_error("totp", "--select wants PCR numbers 0-23 and ranges, as 4,5,7,12, not '%s'",
                                        o->select);
         if (o->is_signed && o->literal)
                 return cli_usage_error("totp", "--signed and --literal exclude each other");
-        if (!o->literal && (optind < argc || o->pcrs_file))
+        if (!o->literal && (o->n_args || o->pcrs_file))
                 return cli_usage_error("totp", "PRED.json files and --pcrs go with --literal ('%s')",
-                                       optind < argc ? argv[optind] : o->pcrs_file);
+                                       o->n_args ? o->args[0] : o->pcrs_file);
         if (o->password_file && !o->recovery_file)
                 return cli_usage_error("totp", "--password-file goes with --recovery-file");
-        o->is_signed = !o->literal;
-        o->esp = o->esp ? o->esp : TOTP_ESP_DEFAULT;
-        o->preds = argv + optind;
-        o->n_preds = (size_t) (argc - optind);
-        if (o->n_preds + 1 > MB_POLICY_TREE_MAX_LEAVES)
+        if (o->n_args + 1 > MB_POLICY_TREE_MAX_LEAVES)
                 return cli_usage_error("totp", "at most %u boot states (the current one and %u PRED.json files)",
                                        MB_POLICY_TREE_MAX_LEAVES, MB_POLICY_TREE_MAX_LEAVES - 1);
+        o->is_signed = !o->literal;
         return 0;
 }
 
@@ -583,7 +593,7 @@ static int enroll(totp_opts *o) {
                 enroll_undo(&t, path, esp_written);
                 goto out;
         }
-        r = totp_show_uri(label, secret, o->uri_only);
+        r = totp_show_uri(label, secret, o->uri);
 out:
         OPENSSL_cleanse(secret, sizeof(secret));
         if (connected)
@@ -593,31 +603,6 @@ out:
         free(label);
         free(path);
         return r;
-}
-
-static int remove_opts(int argc, char **argv, totp_opts *o) {
-        static const struct option longopts[] = {
-                { "esp", required_argument, NULL, 'E' },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
-        };
-        int c;
-
-        optind = 1;
-        while ((c = cli_getopt(argc, argv, "h", longopts, "totp")) != -1) {
-                switch (c) {
-                case 'E':
-                        if (cli_opt_once(&o->esp, "--esp", optarg) < 0)
-                                return EXIT_BAD_INPUT;
-                        break;
-                case 'h': cli_help(stdout, "totp"); return -1;
-                default: return EXIT_BAD_INPUT;
-                }
-        }
-        if (optind < argc)
-                return cli_usage_error("totp", "totp remove takes no arguments ('%s')", argv[optind]);
-        o->esp = o->esp ? o->esp : TOTP_ESP_DEFAULT;
-        return 0;
 }
 
 /* The key goes first: a file left without its key is harmless, a key
@@ -684,16 +669,23 @@ int cmd_totp(int argc, char **argv) {
                 cli_help(stdout, "totp");
                 return 0;
         }
-        if (!strcmp(sub, "recover"))
-                return cmd_totp_recover(argc - 1, argv + 1);
         if (!strcmp(sub, "enroll")) {
-                r = enroll_opts(argc - 1, argv + 1, &o);
-                o.state_dir = o.state_dir ? o.state_dir : TOTP_STATE_DIR_DEFAULT;
+                r = totp_parse(argc - 1, argv + 1, "SLspflEudrP", &o);
+                if (r == 0)
+                        r = enroll_check(&o);
                 return r ? (r < 0 ? 0 : r) : enroll(&o);
         }
         if (!strcmp(sub, "remove")) {
-                r = remove_opts(argc - 1, argv + 1, &o);
+                r = totp_parse(argc - 1, argv + 1, "E", &o);
+                if (r == 0 && o.n_args)
+                        r = cli_usage_error("totp", "totp remove takes no arguments ('%s')", o.args[0]);
                 return r ? (r < 0 ? 0 : r) : remove_enrolment(&o);
+        }
+        if (!strcmp(sub, "recover")) {
+                r = totp_parse(argc - 1, argv + 1, "Ptuo", &o);
+                if (r == 0 && o.n_args != 1)
+                        r = cli_usage_error("totp", "totp recover takes one FILE (the recovery file)");
+                return r ? (r < 0 ? 0 : r) : totp_recover(&o);
         }
         return cli_usage_error("totp", "unknown totp command '%s' (enroll, remove, recover)", sub);
 }

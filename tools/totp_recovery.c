@@ -116,7 +116,11 @@ static char *header_text(const rec_file *f, size_t *ret_len) {
         return c.buf;
 }
 
-static char *new_password(const char *password_file) {
+/* The password from --password-file, else asked on the terminal: twice
+ * for a new file (a typo there would lock the secret away), once to
+ * open one. */
+static char *get_password(const char *password_file, const char *path, bool twice) {
+        char prompt[256];
         int fd;
         char *s;
 
@@ -124,10 +128,11 @@ static char *new_password(const char *password_file) {
                 return cli_secret_file(password_file, "a password file");
         fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (fd < 0) {
-                cli_error("no terminal to ask the recovery file's password on: give --password-file FILE");
+                cli_error("no terminal to ask %s's password on: give --password-file FILE", path);
                 return NULL;
         }
-        s = cli_tty_new_secret(fd, "Password for the TOTP recovery file: ", "The same password again: ");
+        snprintf(prompt, sizeof(prompt), "Password for %s: ", path);
+        s = twice ? cli_tty_new_secret(fd, prompt, "The same password again: ") : cli_tty_secret(fd, prompt);
         close(fd);
         return s;
 }
@@ -136,7 +141,7 @@ int totp_recovery_write(const char *path, const char *password_file, const char 
                         const uint8_t secret[MB_TOTP_SECRET_SIZE]) {
         rec_file f = { .log2_n = REC_LOG2_N };
         uint8_t key[REC_KEY];
-        char *password = new_password(password_file), *aad = NULL;
+        char *password = get_password(password_file, path, true), *aad = NULL;
         out_capture c = { 0 };
         int r = -1;
 
@@ -222,24 +227,6 @@ out:
         return r;
 }
 
-static char *ask_password(const char *password_file, const char *path) {
-        char prompt[256];
-        int fd;
-        char *s;
-
-        if (password_file)
-                return cli_secret_file(password_file, "a password file");
-        fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0) {
-                cli_error("no terminal to ask %s's password on: give --password-file FILE", path);
-                return NULL;
-        }
-        snprintf(prompt, sizeof(prompt), "Password for %s: ", path);
-        s = cli_tty_secret(fd, prompt);
-        close(fd);
-        return s;
-}
-
 /* The file's secret: 0, or an exit status with a message. */
 static int rec_open(const char *path, const char *password_file, rec_file *f, uint8_t secret[MB_TOTP_SECRET_SIZE]) {
         uint8_t key[REC_KEY];
@@ -249,7 +236,7 @@ static int rec_open(const char *path, const char *password_file, rec_file *f, ui
 
         if (cli_file_load_max(path, REC_FILE_MAX, "a TOTP recovery file", &in) < 0)
                 return EXIT_BAD_INPUT;
-        if (rec_parse(path, &in, f) == 0 && (password = ask_password(password_file, path)) &&
+        if (rec_parse(path, &in, f) == 0 && (password = get_password(password_file, path, false)) &&
             derive(password, f, key) == 0) {
                 if (gcm(0, key, f, (const char *) in.data, secret) == 0)
                         r = 0;
@@ -277,42 +264,6 @@ static int code_at(const uint8_t secret[MB_TOTP_SECRET_SIZE], uint64_t t, uint32
         return r;
 }
 
-typedef struct recover_opts {
-        const char *password_file, *time, *secret_out, *file;
-        bool uri;
-} recover_opts;
-
-static int recover_parse(int argc, char **argv, recover_opts *o) {
-        static const struct option longopts[] = {
-                { "password-file", required_argument, NULL, 'P' },
-                { "time", required_argument, NULL, 't' },
-                { "uri", no_argument, NULL, 'u' },
-                { "secret-out", required_argument, NULL, 'o' },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
-        };
-        int c, once;
-
-        optind = 1;
-        while ((c = cli_getopt(argc, argv, "h", longopts, "totp")) != -1) {
-                once = 0;
-                switch (c) {
-                case 'P': once = cli_opt_once(&o->password_file, "--password-file", optarg); break;
-                case 't': once = cli_opt_once(&o->time, "--time", optarg); break;
-                case 'o': once = cli_opt_once(&o->secret_out, "--secret-out", optarg); break;
-                case 'u': o->uri = true; break;
-                case 'h': cli_help(stdout, "totp"); return -1;
-                default: return EXIT_BAD_INPUT;
-                }
-                if (once < 0)
-                        return EXIT_BAD_INPUT;
-        }
-        if (argc - optind != 1)
-                return cli_usage_error("totp", "totp recover takes one FILE (the recovery file)");
-        o->file = argv[optind];
-        return 0;
-}
-
 static int parse_time(const char *s, uint64_t *ret) {
         char *end;
         unsigned long long v;
@@ -325,26 +276,23 @@ static int parse_time(const char *s, uint64_t *ret) {
         return 0;
 }
 
-int cmd_totp_recover(int argc, char **argv) {
-        recover_opts o = { 0 };
+int totp_recover(const totp_opts *o) {
         rec_file f = { 0 };
         uint8_t secret[MB_TOTP_SECRET_SIZE];
         uint64_t now = (uint64_t) time(NULL);
         uint32_t code;
         char line[32];
-        int r = recover_parse(argc, argv, &o);
+        int r;
 
-        if (r)
-                return r < 0 ? 0 : r;
-        if (o.time && parse_time(o.time, &now))
+        if (o->time && parse_time(o->time, &now))
                 return EXIT_BAD_INPUT;
-        r = rec_open(o.file, o.password_file, &f, secret);
-        if (r == 0 && o.secret_out)
-                /* For `mshim totp enroll --secret-file`: owner-only, never over a file. */
-                r = seal_write_new(o.secret_out, CLI_MODE_SECRET, secret, MB_TOTP_SECRET_SIZE) < 0 ? EXIT_BAD_INPUT : 0;
-        if (r == 0 && o.uri)
+        r = rec_open(o->args[0], o->password_file, &f, secret);
+        /* For `mshim totp enroll --secret-file`: owner-only, never over a file. */
+        if (r == 0 && o->secret_out)
+                r = seal_write_new(o->secret_out, CLI_MODE_SECRET, secret, MB_TOTP_SECRET_SIZE) < 0 ? EXIT_BAD_INPUT : 0;
+        if (r == 0 && o->uri)
                 r = totp_show_uri(f.label, secret, false);
-        if (r == 0 && !o.secret_out && !o.uri) {
+        if (r == 0 && !o->secret_out && !o->uri) {
                 r = code_at(secret, now, &code) < 0 ? EXIT_BAD_INPUT : 0;
                 snprintf(line, sizeof(line), "%0*u\n", (int) MB_TOTP_DIGITS, code);
                 out_puts(r == 0 ? line : "");

@@ -55,6 +55,10 @@ refuses "a 65-byte label" "label must be 1 to 64 bytes" "$MSHIM" totp enroll --l
 refuses "no ESP directory" "not a directory" "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/noesp"
 refuses "unknown totp command" "unknown totp command 'show'" "$MSHIM" totp show
 refuses "recover: no file" "takes one FILE" "$MSHIM" totp recover
+refuses "remove does not take --label" "totp remove does not take --label" "$MSHIM" totp remove --label x
+refuses "recover does not take --esp" "totp recover does not take --esp" "$MSHIM" totp recover --esp x f
+refuses "enroll does not take --time" "totp enroll does not take --time" "$MSHIM" totp enroll --time 5
+refuses "recover --time: seconds" "--time wants seconds" "$MSHIM" totp recover --time yesterday f
 
 # ---- a TPM ----
 swtpm socket --tpm2 --tpmstate dir="$t" --server type=unixio,path="$t/srv" \
