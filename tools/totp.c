@@ -474,6 +474,7 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
+        const char *esp = NULL, *state_dir = NULL;
         int c, once;
 
         optind = 1;
@@ -492,9 +493,9 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 case 'p': once = cli_opt_once(&o->pcrs_file, "--pcrs", optarg); break;
                 case 'f': once = cli_opt_once(&o->secret_file, "--secret-file", optarg); break;
                 case 'l': once = cli_opt_once(&o->label, "--label", optarg); break;
-                case 'E': once = cli_opt_once(&o->esp, "--esp", optarg); break;
+                case 'E': once = cli_opt_once(&esp, "--esp", optarg); break;
                 case 'u': o->uri = true; break;
-                case 'd': once = cli_opt_once(&o->state_dir, "--state-dir", optarg); break;
+                case 'd': once = cli_opt_once(&state_dir, "--state-dir", optarg); break;
                 case 'r': once = cli_opt_once(&o->recovery_file, "--recovery-file", optarg); break;
                 case 'P': once = cli_opt_once(&o->password_file, "--password-file", optarg); break;
                 case 't': once = cli_opt_once(&o->time, "--time", optarg); break;
@@ -507,8 +508,8 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
         }
         o->args = argv + optind;
         o->n_args = (size_t) (argc - optind);
-        o->esp = o->esp ? o->esp : TOTP_ESP_DEFAULT;
-        o->state_dir = o->state_dir ? o->state_dir : TOTP_STATE_DIR_DEFAULT;
+        o->esp = esp ? esp : o->esp;
+        o->state_dir = state_dir ? state_dir : o->state_dir;
         return 0;
 }
 
@@ -659,7 +660,7 @@ out:
 }
 
 int cmd_totp(int argc, char **argv) {
-        totp_opts o = { .mask = TOTP_SELECT_DEFAULT };
+        totp_opts o = { .esp = TOTP_ESP_DEFAULT, .state_dir = TOTP_STATE_DIR_DEFAULT, .mask = TOTP_SELECT_DEFAULT };
         const char *sub = argc > 1 ? argv[1] : NULL;
         int r;
 

@@ -280,7 +280,7 @@ int totp_recover(const totp_opts *o) {
         rec_file f = { 0 };
         uint8_t secret[MB_TOTP_SECRET_SIZE];
         uint64_t now = (uint64_t) time(NULL);
-        uint32_t code;
+        uint32_t code = 0;
         char line[32];
         int r;
 
