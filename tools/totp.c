@@ -26,6 +26,7 @@
 #include "tpmseal.h"
 #include "totp.h"
 #include "mb/policy.h"
+#include "mb/tcglog.h"
 
 /* The key's persistent handle: owner range (TCG provisioning guidance
  * §7.8: 0x81000000-0x817FFFFF), "MT" like the counter's "MS". */
@@ -33,6 +34,7 @@
 #define TOTP_ESP_DEFAULT "/boot/efi"
 #define TOTP_STATE_DIR_DEFAULT "/var/lib/mshim"
 #define TOTP_ESP_FILE "loader/mshim/totp"
+#define TOTP_LOG_DEFAULT "/sys/kernel/security/tpm0/binary_bios_measurements"
 /* The default PCRs: mshim (4), its configuration (5), Secure Boot (7) and
  * the kernel command line (12); the kernel is in 4. Not 9: the kernel's
  * stub extends it after the loader has shown the code (docs/SEALING.md). */
@@ -212,28 +214,114 @@ static int state_leaf(const uint8_t *values, uint32_t mask, mb_policy *ret_leaf)
         return 0;
 }
 
-/* The sha256 values of mask's PCRs now: the TPM's (t) or --pcrs FILE's. */
-static int current_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
-        mb_pcr_values *v = calloc(1, sizeof(*v));
+/* The TOTP point, where the loader makes the code: right after it
+ * measured the kernel command line (PCR 12, EV_IPL), before StartImage
+ * (docs/SEALING.md "TOTP"). Later events (the firmware's Exit Boot
+ * Services actions in PCR 5, the fence, the stub's PCR 9) are not in the
+ * state the policy must match. */
+static bool totp_point(const mb_tcglog_event *ev) {
+        return ev->pcr == 12 && ev->type == MB_EV_IPL;
+}
+
+typedef struct log_replay {
+        mb_replay full, cut;    /* the whole log; the log up to the TOTP point */
+        mb_pcr_values tpm;
+} log_replay;
+
+static int log_replay_run(const char *path, cli_file *f, log_replay *lr) {
+        mb_tcglog log;
+        mb_tcglog_event ev;
+        bool at_point = false;
+        mb_err e = mb_tcglog_open(&log, f->data, f->size);
+
+        if (e != MB_OK) {
+                cli_error("%s: not a TCG event log (%s)", path, log.err_reason ? log.err_reason : mb_strerror(e));
+                return -1;
+        }
+        mb_replay_init(&lr->full, &log);
+        mb_replay_init(&lr->cut, &log);
+        while ((e = mb_tcglog_next(&log, &ev)) == MB_OK) {
+                mb_replay_event(&lr->full, &ev);
+                if (!at_point)
+                        mb_replay_event(&lr->cut, &ev);
+                at_point |= totp_point(&ev);
+        }
+        if (e != MB_END) {
+                cli_error("%s: event %u at byte %zu: %s", path, log.err_number, log.err_offset,
+                          log.err_reason ? log.err_reason : mb_strerror(e));
+                return -1;
+        }
+        if (!at_point) {
+                cli_error("%s: no EV_IPL event in PCR 12 (the command line the loader measures before it shows "
+                          "the code): this boot did not go through mshim; give --pcrs FILE", path);
+                return -1;
+        }
+        return 0;
+}
+
+/* The current state at the TOTP point: this boot's event log replayed up
+ * to it. The whole log must replay to the TPM's values, so a log that is
+ * not this TPM's (or was cut) is refused. */
+static int log_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
+        log_replay *lr = calloc(1, sizeof(*lr));
+        const mb_pcr_bank *full, *cut;
+        const uint8_t *now;
         cli_file f;
         size_t k = 0;
         int r = -1;
 
+        if (!lr) {
+                cli_error("out of memory");
+                return -1;
+        }
+        if (cli_file_load(o->log, &f) < 0)
+                goto out;
+        if (log_replay_run(o->log, &f, lr) == 0 && cli_tpm_pcr_read_bank(t, MB_ALG_SHA256, o->mask, &lr->tpm) == 0) {
+                full = mb_replay_bank(&lr->full, MB_ALG_SHA256);
+                cut = mb_replay_bank(&lr->cut, MB_ALG_SHA256);
+                r = full && cut ? 0 : -1;
+                if (r < 0)
+                        cli_error("%s: no sha256 digests in the log", o->log);
+                for (uint32_t i = 0; r == 0 && i < MB_PCR_COUNT; i++) {
+                        if (!(o->mask & (1u << i)))
+                                continue;
+                        now = mb_pcrs_get(&lr->tpm, MB_ALG_SHA256, i);
+                        if (!now || memcmp(now, full->pcr[i], SEAL_PCR_VALUE) != 0) {
+                                cli_error("%s does not replay to the TPM's sha256 PCR %u: not this boot's log", o->log,
+                                          i);
+                                r = -1;
+                        } else {
+                                memcpy(values + SEAL_PCR_VALUE * k++, cut->pcr[i], SEAL_PCR_VALUE);
+                        }
+                }
+        }
+        cli_file_free(&f);
+out:
+        free(lr);
+        return r;
+}
+
+/* The sha256 values of mask's PCRs at the TOTP point: --pcrs FILE's as
+ * given, or this boot's (log_values). */
+static int current_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
+        mb_pcr_values *v;
+        cli_file f;
+        size_t k = 0;
+        int r = -1;
+
+        if (!o->pcrs_file)
+                return log_values(o, t, values);
+        v = calloc(1, sizeof(*v));
         if (!v) {
                 cli_error("out of memory");
                 return -1;
         }
-        if (o->pcrs_file) {
-                if (cli_file_load(o->pcrs_file, &f) == 0) {
-                        if (mb_pcrs_parse((const char *) f.data, f.size, v) == MB_OK)
-                                r = 0;
-                        else
-                                cli_error("%s: not PCR values (tpm2_pcrread YAML or \"sha256:N=<hex>\" lines)",
-                                          o->pcrs_file);
-                        cli_file_free(&f);
-                }
-        } else {
-                r = cli_tpm_pcr_read_bank(t, MB_ALG_SHA256, o->mask, v);
+        if (cli_file_load(o->pcrs_file, &f) == 0) {
+                if (mb_pcrs_parse((const char *) f.data, f.size, v) == MB_OK)
+                        r = 0;
+                else
+                        cli_error("%s: not PCR values (tpm2_pcrread YAML or \"sha256:N=<hex>\" lines)", o->pcrs_file);
+                cli_file_free(&f);
         }
         for (uint32_t i = 0; r == 0 && i < MB_PCR_COUNT; i++) {
                 const uint8_t *p;
@@ -241,7 +329,7 @@ static int current_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
                         continue;
                 p = mb_pcrs_get(v, MB_ALG_SHA256, i);
                 if (!p) {
-                        cli_error("%s has no sha256 value for PCR %u", o->pcrs_file ? o->pcrs_file : "the TPM", i);
+                        cli_error("%s has no sha256 value for PCR %u", o->pcrs_file, i);
                         r = -1;
                 } else {
                         memcpy(values + SEAL_PCR_VALUE * k++, p, SEAL_PCR_VALUE);
@@ -469,6 +557,7 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 { "state-dir", required_argument, NULL, 'd' },
                 { "recovery-file", required_argument, NULL, 'r' },
                 { "password-file", required_argument, NULL, 'P' },
+                { "log", required_argument, NULL, 'g' },
                 { "time", required_argument, NULL, 't' },
                 { "secret-out", required_argument, NULL, 'o' },
                 { "help", no_argument, NULL, 'h' },
@@ -498,6 +587,7 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 case 'd': once = cli_opt_once(&state_dir, "--state-dir", optarg); break;
                 case 'r': once = cli_opt_once(&o->recovery_file, "--recovery-file", optarg); break;
                 case 'P': once = cli_opt_once(&o->password_file, "--password-file", optarg); break;
+                case 'g': once = cli_opt_once(&o->log, "--log", optarg); break;
                 case 't': once = cli_opt_once(&o->time, "--time", optarg); break;
                 case 'o': once = cli_opt_once(&o->secret_out, "--secret-out", optarg); break;
                 case 'h': cli_help(stdout, "totp"); return -1;
@@ -519,9 +609,13 @@ static int enroll_check(totp_opts *o) {
                                        o->select);
         if (o->is_signed && o->literal)
                 return cli_usage_error("totp", "--signed and --literal exclude each other");
-        if (!o->literal && (o->n_args || o->pcrs_file))
-                return cli_usage_error("totp", "PRED.json files and --pcrs go with --literal ('%s')",
-                                       o->n_args ? o->args[0] : o->pcrs_file);
+        if (!o->literal && (o->n_args || o->pcrs_file || o->log))
+                return cli_usage_error("totp", "PRED.json files, --pcrs and --log go with --literal ('%s')",
+                                       o->n_args ? o->args[0] : o->pcrs_file ? o->pcrs_file : o->log);
+        if (o->pcrs_file && o->log)
+                return cli_usage_error("totp", "--pcrs and --log exclude each other (the current state from a "
+                                       "file, or from this boot's log)");
+        o->log = o->log ? o->log : TOTP_LOG_DEFAULT;
         if (o->password_file && !o->recovery_file)
                 return cli_usage_error("totp", "--password-file goes with --recovery-file");
         if (o->n_args + 1 > MB_POLICY_TREE_MAX_LEAVES)
@@ -671,7 +765,7 @@ int cmd_totp(int argc, char **argv) {
                 return 0;
         }
         if (!strcmp(sub, "enroll")) {
-                r = totp_parse(argc - 1, argv + 1, "SLspflEudrP", &o);
+                r = totp_parse(argc - 1, argv + 1, "SLspgflEudrP", &o);
                 if (r == 0)
                         r = enroll_check(&o);
                 return r ? (r < 0 ? 0 : r) : enroll(&o);

@@ -14,7 +14,7 @@
 /* The options of mshim totp's commands (tools/totp.c parses them). */
 typedef struct totp_opts {
         const char *secret_file, *label, *esp, *state_dir, *pcrs_file, *select, *recovery_file, *password_file;
-        const char *time, *secret_out;
+        const char *time, *secret_out, *log;
         bool literal, is_signed, uri;
         uint32_t mask;
         char **args;            /* enroll --literal's PRED.json files; recover's FILE */

@@ -64,10 +64,51 @@ refuses "recover --time: seconds" "--time wants seconds" "$MSHIM" totp recover -
 swtpm socket --tpm2 --tpmstate dir="$t" --server type=unixio,path="$t/srv" \
         --ctrl type=unixio,path="$t/srv.ctrl" --flags not-need-init,startup-clear --daemon || { fail "swtpm starts"; exit 1; }
 export TPM2TOOLS_TCTI="swtpm:path=$t/srv"
-# A boot state: something in each default PCR (4, 5, 7, 12).
-for p in 4 5 7 12; do tpm2_pcrextend "$p:sha256=$(printf '%064x' $((p * 1000 + 1)))" || fail "tpm2_pcrextend $p"; done
+# A boot through mshim, as an event log and the same extends into the TPM
+# (as tests/cli/test_tpm.sh): Secure Boot (7), mshim (4), loader.conf (5),
+# the kernel (4), the command line (12, EV_IPL: the TOTP point); then what
+# comes after the code is shown: Exit Boot Services (5) and a fence (12).
+python3 - "$t/log.bin" "$t/pre.txt" "$t/post.txt" "$t/short.bin" <<'PY'
+import hashlib, struct, sys
+algs = [(0x0004, 20, "sha1"), (0x000B, 32, "sha256")]
+spec = b"Spec ID Event03\0" + struct.pack("<IBBBBI", 0, 0, 2, 0, 2, len(algs))
+spec += b"".join(struct.pack("<HH", a, s) for a, s, _ in algs) + b"\0"
+log = struct.pack("<II20sI", 0, 3, b"\0" * 20, len(spec)) + spec
+events = [(7, 0x80000001, b"SecureBoot"), (4, 0x80000003, b"mshim"), (5, 6, b"loader.conf"),
+          (4, 0x80000003, b"kernel"), (12, 0x0D, "root=/dev/vda\0".encode("utf-16-le")),
+          (5, 0x80000007, b"Exit Boot Services Invocation"), (12, 6, b"fence")]
+out = [[], []]
+short = None
+for i, (pcr, typ, data) in enumerate(events):
+    if i == 5:
+        short = log
+    log += struct.pack("<III", pcr, typ, len(algs))
+    spec = []
+    for a, s, name in algs:
+        d = hashlib.new(name, data).digest()
+        log += struct.pack("<H", a) + d
+        spec.append(f"{name}=0x{d.hex()}")
+    log += struct.pack("<I", len(data)) + data
+    out[i >= 5].append(f"{pcr}:" + ",".join(spec))
+open(sys.argv[1], "wb").write(log)
+open(sys.argv[4], "wb").write(short)
+for f, lines in zip(sys.argv[2:4], out):
+    open(f, "w").write("\n".join(lines) + "\n")
+PY
+extend_all() { while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$1"; }
+# reboot: PCRs back to their reset values (persistent objects stay).
+reboot_tpm() { swtpm_ioctl --unix "$t/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"; }
+extend_all "$t/pre.txt"; extend_all "$t/post.txt"
 
-"$MSHIM" totp enroll --literal --secret-file "$t/secret" --label "test host:alice" --esp "$t/esp" --uri \
+refuses "--log cut short: not the TPM's" "does not replay to the TPM's sha256 PCR 5" "$MSHIM" totp enroll --literal \
+        --secret-file "$t/secret" --log "$t/short.bin" --esp "$t/esp"
+refuses "--log without the command line event" "no EV_IPL event in PCR 12" "$MSHIM" totp enroll --literal \
+        --secret-file "$t/secret" --log tests/data/eventlogs/tpm2-tools-event.bin --esp "$t/esp"
+refuses "--log of another kind of file" "not a TCG event log" "$MSHIM" totp enroll --literal \
+        --secret-file "$t/secret" --log "$t/secret" --esp "$t/esp"
+refuses "--pcrs and --log" "exclude each other" "$MSHIM" totp enroll --literal --pcrs "$t/x" --log "$t/log.bin"
+check "refusals touch neither the TPM nor the ESP" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ]"
+"$MSHIM" totp enroll --literal --log "$t/log.bin" --secret-file "$t/secret" --label "test host:alice" --esp "$t/esp" --uri \
         --recovery-file "$t/rec" --password-file "$t/pw" >"$t/uri" 2>"$t/err"; rc=$?
 if [ "$rc" = 0 ] && [ "$(wc -l <"$t/uri")" = 1 ]; then pass "enroll --literal --uri: one line"
 else fail "enroll --literal --uri: one line (status $rc)" "$(cat "$t/err")"; fi
@@ -94,7 +135,15 @@ check "the key: attributes fixedtpm|fixedparent|adminwithpolicy|noda|sign, no us
         grep -q -E "^ *value: fixedtpm\|fixedparent\|adminwithpolicy\|noda\|sign$" "$t/pub.yaml"
 check "the key's Name is the ESP file's" bash -c \
         "grep -q \"^name \$(sed -n 's/^name: //p' '$t/pub.yaml')\$\" '$ESP'"
-# The policy: tpm2-tools' own PolicyPCR digest of the TPM's PCRs now.
+# This TPM is past the TOTP point (Exit Boot Services, the fence): no code.
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(8))' >"$t/msg"
+check "after the TOTP point the key refuses (PCR 5 and 12 moved on)" bash -c \
+        "tpm2_startauthsession --policy-session -S '$t/s0.ctx' >/dev/null && tpm2_policypcr -S '$t/s0.ctx' -l sha256:4,5,7,12 >/dev/null &&
+         ! tpm2_hmac -c $H -g sha1 -p 'session:$t/s0.ctx' '$t/msg' >/dev/null 2>&1"
+tpm2_flushcontext -s
+# Boot again up to the TOTP point: the state the code is made in.
+reboot_tpm; extend_all "$t/pre.txt"
+# The policy: tpm2-tools' own PolicyPCR digest of the TPM's PCRs there.
 tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
         tpm2_flushcontext "$t/trial.ctx" || fail "tpm2 trial PolicyPCR"
 LEAF0=$(xxd -p -c 64 "$t/leaf0.bin")
@@ -189,9 +238,10 @@ assert out.raw[:20] == open(sys.argv[3], "rb").read()
 PY
 
 # ---- a changed boot: the TPM refuses ----
-tpm2_pcrextend "12:sha256=$(printf '%064x' 99)"
-got=$(hmac_code 59)
-check "after tpm2_pcrextend 12 the TPM refuses the HMAC" test -z "$got"
+extend_all "$t/post.txt"
+check "after the fence (PCR 12) the TPM refuses the HMAC" test -z "$(hmac_code 59)"
+reboot_tpm; extend_all "$t/pre.txt"; tpm2_pcrextend "4:sha256=$(printf '%064x' 99)"
+check "another kernel (PCR 4): the TPM refuses the HMAC" test -z "$(hmac_code 59)"
 
 # ---- remove ----
 "$MSHIM" totp remove --esp "$t/esp" >"$t/out" 2>"$t/err"; rc=$?
@@ -208,7 +258,7 @@ tpm2_evictcontrol -C o -c $H >/dev/null
 
 # ---- literal with a predicted state: PolicyOR of two PolicyPCR leaves ----
 # The predicted state is the TPM's after one more extend of PCR 7.
-tpm2_pcrread sha256:4,5,7,12 -o "$t/now.bin" >/dev/null
+tpm2_pcrread sha256:4,5,7,12 -o "$t/now.bin" >"$t/now.yaml"
 python3 - "$t/now.bin" "$t/pred.json" "$t/predvals.bin" <<'PY'
 import hashlib, json, sys
 now = open(sys.argv[1], "rb").read()
@@ -218,8 +268,8 @@ pcrs = {str(p): v.hex() for p, v in zip((4, 5, 7, 12), vals)}
 json.dump({"schema": "mshim-predict/1", "pcrs": {"sha256": pcrs}, "unpredictable": {}}, open(sys.argv[2], "w"))
 open(sys.argv[3], "wb").write(b"".join(vals))
 PY
-"$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/esp" --uri "$t/pred.json" >/dev/null 2>"$t/err" ||
-        fail "enroll --literal PRED.json" "$(cat "$t/err")"
+"$MSHIM" totp enroll --literal --pcrs "$t/now.yaml" --secret-file "$t/secret" --esp "$t/esp" --uri "$t/pred.json" \
+        >/dev/null 2>"$t/err" || fail "enroll --literal --pcrs PRED.json" "$(cat "$t/err")"
 tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
         tpm2_flushcontext "$t/trial.ctx"
 tpm2_startauthsession -S "$t/trial.ctx" &&
