@@ -19,22 +19,18 @@
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
 #include "cli.h"
-#include "policykey.h"
-#include "predjson.h"
-#include "sealdata.h"
 #include "safeio.h"
+#include "sealcmd.h"
 #include "tpmseal.h"
 #include "totp.h"
 #include "mb/policy.h"
+#include "mb/sealfile.h"
 #include "mb/tcglog.h"
 
 /* The key's persistent handle: owner range (TCG provisioning guidance
  * §7.8: 0x81000000-0x817FFFFF), "MT" like the counter's "MS". */
 #define TOTP_HANDLE 0x81004D54u
-#define TOTP_ESP_DEFAULT "/boot/efi"
-#define TOTP_STATE_DIR_DEFAULT "/var/lib/mshim"
 #define TOTP_ESP_FILE "loader/mshim/totp"
-#define TOTP_LOG_DEFAULT "/sys/kernel/security/tpm0/binary_bios_measurements"
 /* The default PCRs: mshim (4), its configuration (5), Secure Boot (7) and
  * the kernel command line (12); the kernel is in 4. Not 9: the kernel's
  * stub extends it after the loader has shown the code (docs/SEALING.md). */
@@ -42,18 +38,6 @@
 /* The enrolment file is small; a huge one is not ours. */
 #define TOTP_FILE_MAX ((size_t) 1 << 20)
 
-
-/* dir/rel, malloc()ed (NULL with a message). */
-static char *path_join(const char *dir, const char *rel) {
-        size_t n = strlen(dir) + strlen(rel) + 2;
-        char *p = malloc(n);
-
-        if (p)
-                snprintf(p, n, "%s/%s", dir, rel);
-        else
-                cli_error("out of memory");
-        return p;
-}
 
 /* ---- the secret, its URI and QR code ---------------------------------------- */
 
@@ -200,20 +184,6 @@ static int secret_load(const char *path, uint8_t ret[MB_TOTP_SECRET_SIZE]) {
 
 /* ---- the policy -------------------------------------------------------------- */
 
-/* The PolicyPCR leaf of one boot state: PCRs of mask, sha256 bank,
- * values in ascending PCR order. */
-static int state_leaf(const uint8_t *values, uint32_t mask, mb_policy *ret_leaf) {
-        uint8_t digest[MB_POLICY_SIZE];
-
-        mb_policy_reset(ret_leaf);
-        if (mb_policy_pcr_digest(values, seal_pcr_count(mask), SEAL_PCR_VALUE, digest) != MB_OK ||
-            mb_policy_pcr(ret_leaf, MB_ALG_SHA256, mask, digest) != MB_OK) {
-                cli_error("cannot compute the PCR policy");
-                return -1;
-        }
-        return 0;
-}
-
 /* The TOTP point, where the loader makes the code: right after it
  * measured the kernel command line (PCR 12, EV_IPL), before StartImage
  * (docs/SEALING.md "TOTP"). Later events (the firmware's Exit Boot
@@ -264,8 +234,8 @@ static int log_replay_run(const char *path, cli_file *f, log_replay *lr) {
  * not this TPM's (or was cut) is refused. */
 static int log_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
         log_replay *lr = calloc(1, sizeof(*lr));
+        uint8_t now[SEAL_STATE_MAX];
         const mb_pcr_bank *full, *cut;
-        const uint8_t *now;
         cli_file f;
         size_t k = 0;
         int r = -1;
@@ -276,7 +246,7 @@ static int log_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
         }
         if (cli_file_load(o->log, &f) < 0)
                 goto out;
-        if (log_replay_run(o->log, &f, lr) == 0 && cli_tpm_pcr_read_bank(t, MB_ALG_SHA256, o->mask, &lr->tpm) == 0) {
+        if (log_replay_run(o->log, &f, lr) == 0 && seal_current_values(t, NULL, o->mask, now) == 0) {
                 full = mb_replay_bank(&lr->full, MB_ALG_SHA256);
                 cut = mb_replay_bank(&lr->cut, MB_ALG_SHA256);
                 r = full && cut ? 0 : -1;
@@ -285,8 +255,7 @@ static int log_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
                 for (uint32_t i = 0; r == 0 && i < MB_PCR_COUNT; i++) {
                         if (!(o->mask & (1u << i)))
                                 continue;
-                        now = mb_pcrs_get(&lr->tpm, MB_ALG_SHA256, i);
-                        if (!now || memcmp(now, full->pcr[i], SEAL_PCR_VALUE) != 0) {
+                        if (memcmp(now + SEAL_PCR_VALUE * k, full->pcr[i], SEAL_PCR_VALUE) != 0) {
                                 cli_error("%s does not replay to the TPM's sha256 PCR %u: not this boot's log", o->log,
                                           i);
                                 r = -1;
@@ -301,95 +270,29 @@ out:
         return r;
 }
 
-/* The sha256 values of mask's PCRs at the TOTP point: --pcrs FILE's as
- * given, or this boot's (log_values). */
-static int current_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
-        mb_pcr_values *v;
-        cli_file f;
-        size_t k = 0;
-        int r = -1;
-
-        if (!o->pcrs_file)
-                return log_values(o, t, values);
-        v = calloc(1, sizeof(*v));
-        if (!v) {
+/* The literal policy's states: this boot's at the TOTP point (--pcrs FILE
+ * as given, else log_values), then each PRED.json's. */
+static int literal_states(const totp_opts *o, cli_tpm *t, seal_file *f) {
+        f->n_states = 1 + o->n_args;
+        f->states = calloc(f->n_states, sizeof(*f->states));
+        if (!f->states) {
                 cli_error("out of memory");
                 return -1;
         }
-        if (cli_file_load(o->pcrs_file, &f) == 0) {
-                if (mb_pcrs_parse((const char *) f.data, f.size, v) == MB_OK)
-                        r = 0;
-                else
-                        cli_error("%s: not PCR values (tpm2_pcrread YAML or \"sha256:N=<hex>\" lines)", o->pcrs_file);
-                cli_file_free(&f);
-        }
-        for (uint32_t i = 0; r == 0 && i < MB_PCR_COUNT; i++) {
-                const uint8_t *p;
-                if (!(o->mask & (1u << i)))
-                        continue;
-                p = mb_pcrs_get(v, MB_ALG_SHA256, i);
-                if (!p) {
-                        cli_error("%s has no sha256 value for PCR %u", o->pcrs_file, i);
-                        r = -1;
-                } else {
-                        memcpy(values + SEAL_PCR_VALUE * k++, p, SEAL_PCR_VALUE);
-                }
-        }
-        free(v);
-        return r;
+        if ((o->pcrs_file ? seal_current_values(t, o->pcrs_file, f->pcrs, f->states[0])
+                          : log_values(o, t, f->states[0])) < 0)
+                return -1;
+        return seal_pred_states(o->args, o->n_args, f->pcrs, f->states + 1);
 }
 
-/* The literal policy: PolicyPCR of the current state and of each
- * predicted one, joined by an OR tree (docs/SEALING.md "Policies"); the
- * states' values go into f for the loader. */
-static int literal_policy(const totp_opts *o, cli_tpm *t, totp_file *f) {
-        size_t n = 1 + o->n_args;
-        mb_policy *leaves = calloc(n, sizeof(*leaves));
-        pred_json *p = calloc(1, sizeof(*p));
-        int r = leaves && p && (f->states = calloc(n, sizeof(*f->states))) ? 0 : -1;
-
-        if (r < 0)
-                cli_error("out of memory");
-        for (size_t i = 0; r == 0 && i < n; i++) {
-                if (i == 0)
-                        r = current_values(o, t, f->states[0]);
-                else
-                        r = pred_json_load(o->args[i - 1], p) < 0 ||
-                            pred_json_values(o->args[i - 1], p, o->mask, f->states[i]) < 0 ? -1 : 0;
-                if (r == 0)
-                        r = state_leaf(f->states[i], o->mask, &leaves[i]);
-        }
-        if (r == 0 && n == 1)
-                f->policy = leaves[0];
-        else if (r == 0 && mb_policy_tree_root(leaves, n, &f->policy) != MB_OK) {
-                cli_error("cannot compute the PolicyOR tree of %zu states", n);
-                r = -1;
-        }
-        f->n_states = r == 0 ? n : 0;
-        free(leaves);
-        free(p);
-        return r;
-}
-
-/* The signed policy: PolicyAuthorize by the policy key of `mshim policy
- * init`, policyRef empty (docs/SEALING.md "Policies"). */
-static int signed_policy(const totp_opts *o, totp_file *f) {
-        char *pub = path_join(o->state_dir, "policy.pub");
-        TPM2B_NAME name;
-        int r = -1;
-
-        if (pub && pk_load_public(pub, &f->policy_key) == 0) {
-                mb_policy_reset(&f->policy);
-                if (ts_public_name(&f->policy_key, &name) == 0 &&
-                    mb_policy_authorize(&f->policy, name.name, name.size, NULL, 0) == MB_OK)
-                        r = 0;
-                else
-                        cli_error("%s: cannot compute the PolicyAuthorize digest", pub);
-        } else if (pub) {
-                cli_error("no policy key: run `mshim policy init` (or give --literal)");
-        }
-        free(pub);
-        return r;
+/* The policy (docs/SEALING.md "Policies", as a sealed secret's without a
+ * PIN) and what the loader needs of it, in f. */
+static int totp_policy(const totp_opts *o, cli_tpm *t, seal_file *f, mb_policy *ret) {
+        f->literal = o->literal;
+        f->pcrs = o->mask;
+        if (f->literal)
+                return literal_states(o, t, f) < 0 || seal_literal_policy(f, ret) < 0 ? -1 : 0;
+        return seal_signed_setup(t, o->state_dir, f) < 0 || seal_signed_policy(&f->policy_key, false, ret) < 0 ? -1 : 0;
 }
 
 /* ---- the TPM key ---------------------------------------------------------------- */
@@ -515,7 +418,7 @@ static int esp_dirs(const char *esp) {
                 return -1;
         }
         for (size_t i = 0; i < MB_ARRAY_SIZE(dirs); i++) {
-                char *d = path_join(esp, dirs[i]);
+                char *d = seal_path(esp, dirs[i]);
                 int r = d && (mkdir(d, 0755) == 0 || errno == EEXIST) ? 0 : -1;
                 if (d && r < 0)
                         cli_error("%s: %s", d, strerror(errno));
@@ -526,18 +429,85 @@ static int esp_dirs(const char *esp) {
         return 0;
 }
 
+/* A TPM2B_PUBLIC, marshalled, into a field of the ESP file. */
+static int marshal_public(const TPM2B_PUBLIC *pub, uint8_t *buf, size_t *ret_size) {
+        size_t off = 0;
+
+        if (Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, MB_SEAL_BLOB_MAX, &off) != TSS2_RC_SUCCESS) {
+                cli_error("cannot marshal the policy key");
+                return -1;
+        }
+        *ret_size = off;
+        return 0;
+}
+
+/* The ESP file's text (docs/CONFIG.md), in the core's codec; malloc()ed. */
+static char *esp_text(const seal_file *f, const mb_policy *policy, const TPM2B_NAME *name, size_t *ret_len) {
+        mb_totp_enrolment *e = calloc(1, sizeof(*e));
+        uint8_t *states = f->n_states ? malloc(f->n_states * SEAL_STATE_MAX) : NULL;
+        size_t state_size = seal_pcr_count(f->pcrs) * SEAL_PCR_VALUE;
+        size_t cap = 4096 + 2 * f->n_states * (state_size + 8);
+        char *text = malloc(cap);
+        mb_err err = MB_ERR_NOSPACE;
+
+        if (e && text && (states || !f->n_states)) {
+                *e = (mb_totp_enrolment) { .handle = TOTP_HANDLE, .name_size = name->size, .bank = MB_ALG_SHA256,
+                                           .pcrs = f->pcrs, .mode = f->literal ? MB_SEAL_LITERAL : MB_SEAL_SIGNED,
+                                           .n_states = f->n_states, .states = states, .nv_index = f->nv_index };
+                memcpy(e->name, name->name, name->size);
+                memcpy(e->policy, policy->d, MB_POLICY_SIZE);
+                for (size_t i = 0; i < f->n_states; i++)
+                        memcpy(states + i * state_size, f->states[i], state_size);
+                if (!f->literal) {
+                        e->nv_name_size = f->nv_name.size;
+                        memcpy(e->nv_name, f->nv_name.name, f->nv_name.size);
+                }
+                err = f->literal || marshal_public(&f->policy_key, e->policy_key, &e->policy_key_size) == 0
+                              ? mb_totp_enrolment_write(e, text, cap, ret_len) : MB_ERR_INVALID;
+        }
+        if (err != MB_OK) {
+                cli_error("cannot write the enrolment file: %s", mb_strerror(err));
+                free(text);
+                text = NULL;
+        }
+        free(states);
+        free(e);
+        return text;
+}
+
 /* The Name the ESP file records, to check that the key at the handle is
  * the enrolled one before removing it. 1: no file. */
 static int esp_recorded_name(const char *path, TPM2B_NAME *ret) {
-        totp_file f;
+        mb_totp_enrolment *e = calloc(1, sizeof(*e));
+        uint8_t *states = malloc(MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX);
+        size_t line = 0;
+        cli_file f;
+        mb_err err;
+        int r = -1;
 
         if (access(path, F_OK) < 0 && errno == ENOENT)
-                return 1;
-        if (totp_file_load(path, &f) < 0)
-                return -1;
-        *ret = f.name;
-        totp_file_free(&f);
-        return 0;
+                r = 1;
+        else if (!e || !states)
+                cli_error("out of memory");
+        else if (cli_file_load_max(path, TOTP_FILE_MAX, "a TOTP enrolment", &f) == 0) {
+                err = mb_totp_enrolment_parse((const char *) f.data, f.size, states, MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX,
+                                              e, &line);
+                cli_file_free(&f);
+                if (err == MB_OK) {
+                        ret->size = (UINT16) e->name_size;
+                        memcpy(ret->name, e->name, e->name_size);
+                        r = 0;
+                } else if (line) {
+                        cli_error("%s:%zu: %s (not a TOTP enrolment mshim wrote; remove the file by hand)", path, line,
+                                  mb_strerror(err));
+                } else {
+                        cli_error("%s: %s (not a TOTP enrolment mshim wrote; remove the file by hand)", path,
+                                  mb_strerror(err));
+                }
+        }
+        free(states);
+        free(e);
+        return r;
 }
 
 /* ---- the commands ---------------------------------------------------------------- */
@@ -604,7 +574,7 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
 }
 
 static int enroll_check(totp_opts *o) {
-        if (o->select && seal_pcrs_parse(o->select, &o->mask) < 0)
+        if (o->select && cli_pcr_select_parse(o->select, &o->mask) < 0)
                 return cli_usage_error("totp", "--select wants PCR numbers 0-23 and ranges, as 4,5,7,12, not '%s'",
                                        o->select);
         if (o->is_signed && o->literal)
@@ -615,7 +585,7 @@ static int enroll_check(totp_opts *o) {
         if (o->pcrs_file && o->log)
                 return cli_usage_error("totp", "--pcrs and --log exclude each other (the current state from a "
                                        "file, or from this boot's log)");
-        o->log = o->log ? o->log : TOTP_LOG_DEFAULT;
+        o->log = o->log ? o->log : SEAL_LOG;
         if (o->password_file && !o->recovery_file)
                 return cli_usage_error("totp", "--password-file goes with --recovery-file");
         if (o->n_args + 1 > MB_POLICY_TREE_MAX_LEAVES)
@@ -657,17 +627,20 @@ static void enroll_undo(cli_tpm *t, const char *esp_file, bool esp_written) {
 static int enroll(totp_opts *o) {
         uint8_t secret[MB_TOTP_SECRET_SIZE];
         char *label = o->label ? strdup(o->label) : default_label();
-        char *path = path_join(o->esp, TOTP_ESP_FILE), *text = NULL;
-        totp_file f = { .handle = TOTP_HANDLE, .literal = o->literal, .pcrs = o->mask };
+        char *path = seal_path(o->esp, TOTP_ESP_FILE), *text = NULL;
+        seal_file f = { 0 };
+        mb_policy policy;
+        TPM2B_NAME name;
         cli_tpm t = { 0 };
         ESYS_TR obj = ESYS_TR_NONE;
+        size_t len = 0;
         bool connected = false, esp_written = false;
         int r = EXIT_BAD_INPUT, k;
 
         if (!label || !path || totp_label_check(label) < 0 || secret_load(o->secret_file, secret) < 0 ||
             refuse_existing(path, "a TOTP enrolment") < 0 ||
             (o->recovery_file && refuse_existing(o->recovery_file, "a file")) || esp_dirs(o->esp) < 0 ||
-            (o->is_signed && signed_policy(o, &f) < 0) || cli_tpm_connect(&t) < 0)
+            cli_tpm_connect(&t) < 0)
                 goto out;
         connected = true;
         k = key_lookup(&t, &obj);
@@ -677,14 +650,12 @@ static int enroll(totp_opts *o) {
                           TOTP_HANDLE);
                 goto out;
         }
-        if (k != 1 || (o->literal && literal_policy(o, &t, &f) < 0) || key_enroll(&t, &f.policy, secret, &f.name) != 0)
+        if (k != 1 || totp_policy(o, &t, &f, &policy) < 0 || key_enroll(&t, &policy, secret, &name) != 0)
                 goto out;
-        text = totp_file_format(&f);
-        esp_written = text && seal_write_new(path, CLI_MODE_PUBLIC, text, strlen(text)) == 0;
+        text = esp_text(&f, &policy, &name, &len);
+        esp_written = text && seal_write_new(path, CLI_MODE_PUBLIC, text, len) == 0;
         if (!esp_written ||
             (o->recovery_file && totp_recovery_write(o->recovery_file, o->password_file, label, secret) < 0)) {
-                if (!text)
-                        cli_error("out of memory");
                 enroll_undo(&t, path, esp_written);
                 goto out;
         }
@@ -693,7 +664,7 @@ out:
         OPENSSL_cleanse(secret, sizeof(secret));
         if (connected)
                 cli_tpm_disconnect(&t);
-        totp_file_free(&f);
+        seal_file_free(&f);
         free(text);
         free(label);
         free(path);
@@ -703,7 +674,7 @@ out:
 /* The key goes first: a file left without its key is harmless, a key
  * left without its file would block the next enrolment unexplained. */
 static int remove_enrolment(const totp_opts *o) {
-        char *file = path_join(o->esp, TOTP_ESP_FILE);
+        char *file = seal_path(o->esp, TOTP_ESP_FILE);
         TPM2B_NAME recorded, *name = NULL;
         cli_tpm t;
         ESYS_TR obj = ESYS_TR_NONE;
@@ -754,7 +725,7 @@ out:
 }
 
 int cmd_totp(int argc, char **argv) {
-        totp_opts o = { .esp = TOTP_ESP_DEFAULT, .state_dir = TOTP_STATE_DIR_DEFAULT, .mask = TOTP_SELECT_DEFAULT };
+        totp_opts o = { .esp = SEAL_ESP, .state_dir = SEAL_STATE_DIR, .mask = TOTP_SELECT_DEFAULT };
         const char *sub = argc > 1 ? argv[1] : NULL;
         int r;
 

@@ -259,6 +259,66 @@ int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t 
         return 0;
 }
 
+/* ESAPI's serialization of an ESYS_TR (Esys_TR_Serialize, the form of
+ * tpm2-tools' .tr files): handle, TPM2B_NAME, resource type (2: an NV
+ * index), TPM2B_NV_PUBLIC. */
+#define IESYS_NV_RSRC 2u
+
+static int counter_blob(uint32_t index, const TPM2B_NAME *name, uint8_t *buf, size_t max, size_t *ret_size) {
+        TPM2B_NV_PUBLIC pub = counter_public;
+        TPM2B_NAME want = { 0 };
+        uint8_t tmp[sizeof(TPMS_NV_PUBLIC)];
+        size_t off = 0, n = 0;
+        unsigned int dl = 0;
+
+        /* The public area the counter has once written; its Name must be
+         * the recorded one (else the TPM's is asked for). */
+        pub.nvPublic.nvIndex = index;
+        pub.nvPublic.attributes |= TPMA_NV_WRITTEN;
+        if (Tss2_MU_TPMS_NV_PUBLIC_Marshal(&pub.nvPublic, tmp, sizeof(tmp), &n) != TSS2_RC_SUCCESS)
+                return -1;
+        want.name[0] = TPM2_ALG_SHA256 >> 8;
+        want.name[1] = TPM2_ALG_SHA256 & 0xff;
+        if (!EVP_Digest(tmp, n, want.name + 2, &dl, EVP_sha256(), NULL))
+                return -1;
+        want.size = (UINT16) (2 + dl);
+        if (want.size != name->size || memcmp(want.name, name->name, want.size))
+                return -1;
+        if (Tss2_MU_TPM2_HANDLE_Marshal(index, buf, max, &off) != TSS2_RC_SUCCESS ||
+            Tss2_MU_TPM2B_NAME_Marshal(name, buf, max, &off) != TSS2_RC_SUCCESS ||
+            Tss2_MU_UINT32_Marshal(IESYS_NV_RSRC, buf, max, &off) != TSS2_RC_SUCCESS ||
+            Tss2_MU_TPM2B_NV_PUBLIC_Marshal(&pub, buf, max, &off) != TSS2_RC_SUCCESS)
+                return -1;
+        *ret_size = off;
+        return 0;
+}
+
+int ts_counter_from_name(cli_tpm *t, uint32_t index, const TPM2B_NAME *name, ESYS_TR *ret_nv, TPM2B_NAME *ret_name) {
+        uint8_t buf[sizeof(TPM2B_NAME) + sizeof(TPM2B_NV_PUBLIC) + 8];
+        size_t n = 0;
+        ESYS_TR nv = ESYS_TR_NONE;
+
+        if (index != TS_COUNTER_INDEX) {
+                cli_error("the sealed file names NV index 0x%08x, not the epoch counter 0x01804D53 (damaged file)", index);
+                return EXIT_BAD_INPUT;
+        }
+        /* No TPM command: the handle is made from the recorded Name. The
+         * TPM still decides: PolicyNV extends the session with the Name of
+         * the index the TPM has, so another index fails PolicyAuthorize. */
+        if (counter_blob(index, name, buf, sizeof(buf), &n) == 0 &&
+            Esys_TR_Deserialize(t->esys, buf, n, &nv) == TSS2_RC_SUCCESS) {
+                *ret_nv = nv;
+                *ret_name = *name;
+                return 0;
+        }
+        /* A Name of other attributes: the TPM's own (NV_ReadPublic). */
+        return ts_counter_open(t, ret_nv, ret_name, NULL);
+}
+
+int ts_counter_value(cli_tpm *t, ESYS_TR nv, uint64_t *ret_value) {
+        return counter_read(t, nv, ret_value);
+}
+
 static int counter_increment(cli_tpm *t, ESYS_TR nv) {
         TSS2_RC rc = Esys_NV_Increment(t->esys, ESYS_TR_RH_OWNER, nv, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
 
@@ -434,7 +494,11 @@ TSS2_RC ts_policy_or(ts_unsealer *u, const mb_policy *branches, size_t n) {
 }
 
 TSS2_RC ts_load_verify_key(cli_tpm *t, const TPM2B_PUBLIC *pub, ESYS_TR *ret_key) {
-        return Esys_LoadExternal(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL, pub, ESYS_TR_RH_NULL, ret_key);
+        /* The owner hierarchy, not the null one: VerifySignature with a key
+         * of the null hierarchy returns a NULL ticket (§20.1), which
+         * PolicyAuthorize rejects. A public key alone needs no authorization
+         * to load anywhere (§12.3). */
+        return Esys_LoadExternal(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL, pub, ESYS_TR_RH_OWNER, ret_key);
 }
 
 TSS2_RC ts_policy_authorize(ts_unsealer *u, ESYS_TR key, const TPM2B_NAME *key_name, const mb_policy *approved,

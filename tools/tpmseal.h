@@ -45,6 +45,11 @@ int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk);
 int ts_counter_provision(cli_tpm *t, uint64_t *ret_value);
 /* Its handle (NV_ReadPublic) and Name; ret_value (NULL: not read) its value. */
 int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t *ret_value);
+/* Its handle from the Name a sealed file recorded, without a TPM command
+ * when that Name is the counter's as mshim defines it (else NV_ReadPublic). */
+int ts_counter_from_name(cli_tpm *t, uint32_t index, const TPM2B_NAME *name, ESYS_TR *ret_nv, TPM2B_NAME *ret_name);
+/* Its value, on an open handle. */
+int ts_counter_value(cli_tpm *t, ESYS_TR nv, uint64_t *ret_value);
 /* Increment it (revoke); ret_value: the new value. */
 int ts_counter_increment(cli_tpm *t, uint64_t *ret_value);
 
@@ -90,7 +95,7 @@ TSS2_RC ts_unseal_now(ts_unsealer *u, uint8_t *ret_secret, size_t *ret_size);
 void ts_session_end(ts_unsealer *u);
 void ts_unsealer_done(ts_unsealer *u);
 
-/* LoadExternal of a policy key's public area (null hierarchy). */
+/* LoadExternal of a policy key's public area (owner hierarchy). */
 TSS2_RC ts_load_verify_key(cli_tpm *t, const TPM2B_PUBLIC *pub, ESYS_TR *ret_key);
 void ts_flush(cli_tpm *t, ESYS_TR *h);
 

@@ -140,32 +140,38 @@ python3 -c 'import sys; sys.stdout.buffer.write(bytes(8))' >"$t/msg"
 check "after the TOTP point the key refuses (PCR 5 and 12 moved on)" bash -c \
         "tpm2_startauthsession --policy-session -S '$t/s0.ctx' >/dev/null && tpm2_policypcr -S '$t/s0.ctx' -l sha256:4,5,7,12 >/dev/null &&
          ! tpm2_hmac -c $H -g sha1 -p 'session:$t/s0.ctx' '$t/msg' >/dev/null 2>&1"
+# (PolicyOR alone would need this state's leaf: none of the key's.)
 tpm2_flushcontext -s
 # Boot again up to the TOTP point: the state the code is made in.
 reboot_tpm; extend_all "$t/pre.txt"
 # The policy: tpm2-tools' own PolicyPCR digest of the TPM's PCRs there.
 tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
         tpm2_flushcontext "$t/trial.ctx" || fail "tpm2 trial PolicyPCR"
-LEAF0=$(xxd -p -c 64 "$t/leaf0.bin")
+# One state: the OR tree's group of one, PolicyOR(leaf, leaf) (src/policy.c).
+tpm2_startauthsession -S "$t/trial.ctx" &&
+        tpm2_policyor -S "$t/trial.ctx" -l "sha256:$t/leaf0.bin,$t/leaf0.bin" -L "$t/or0.bin" >/dev/null &&
+        tpm2_flushcontext "$t/trial.ctx" || fail "tpm2 trial PolicyOR"
+LEAF0=$(xxd -p -c 64 "$t/or0.bin")
 check "authPolicy = tpm2_policypcr's digest, in the key and in the ESP file" bash -c \
         "grep -q '^ *authorization policy: $LEAF0\$' '$t/pub.yaml' && grep -q '^policy $LEAF0\$' '$ESP'"
 check "ESP file: strict lines" python3 - "$ESP" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().split("\n")
-assert lines[0] == "mshim-totp 1" and lines[1] == "handle 81004d54", lines[:2]
-assert [l.split(" ")[0] for l in lines[2:-1]] == ["name", "mode", "pcrs", "policy", "state"], lines
-assert lines[3] == "mode literal" and lines[4] == "pcrs 4,5,7,12" and lines[-1] == ""
+assert lines[0] == "mshim-totp 1" and lines[1] == "handle 0x81004d54", lines[:2]
+assert [l.split(" ")[0] for l in lines[2:-1]] == ["name", "policy", "mode", "bank", "pcrs", "state"], lines
+assert lines[4:7] == ["mode literal", "bank sha256", "pcrs 4,5,7,12"] and lines[-1] == ""
 PY
 
 # step_msg TIME: RFC 6238's T = TIME / 30 as 8 bytes big-endian, into $t/msg.
 step_msg() { printf '%016x' $(($1 / 30)) | xxd -r -p >"$t/msg"; }
-# hmac_code TIME [PCRS]: the code through the TPM, with tpm2-tools' policy
-# session (PolicyPCR only), truncated by Python; empty when refused.
+# hmac_code TIME: the code through the TPM, with tpm2-tools' policy session
+# (PolicyPCR, PolicyOR(leaf, leaf)), truncated here; empty when refused.
 hmac_code() {
         step_msg "$1"
         rm -f "$t/mac"
         tpm2_startauthsession --policy-session -S "$t/s.ctx" >/dev/null &&
-                tpm2_policypcr -S "$t/s.ctx" -l "sha256:${2:-4,5,7,12}" >/dev/null &&
+                tpm2_policypcr -S "$t/s.ctx" -l sha256:4,5,7,12 >/dev/null &&
+                tpm2_policyor -S "$t/s.ctx" -l "sha256:$t/leaf0.bin,$t/leaf0.bin" >/dev/null 2>&1 &&
                 tpm2_hmac -c $H -g sha1 -p "session:$t/s.ctx" -o "$t/mac" "$t/msg" 2>"$t/hmac.err"
         tpm2_flushcontext "$t/s.ctx" 2>/dev/null
         [ -s "$t/mac" ] || return 0
@@ -299,10 +305,9 @@ check "two states: a third one does not" test -z "$(hmac_or 59)"
 "$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the literal PRED.json enrolment"
 
 # ---- signed: PolicyAuthorize by the policy key ----
-mkdir -p "$t/state"
-openssl ecparam -name prime256v1 -genkey -noout -out "$t/state/policy.key" 2>/dev/null &&
-        openssl ec -in "$t/state/policy.key" -pubout -out "$t/state/policy.pub" 2>/dev/null || fail "openssl ec key"
-refuses "--signed without a policy key" "no policy key" "$MSHIM" totp enroll --signed --state-dir "$t/nostate" --esp "$t/esp"
+"$MSHIM" policy init --state-dir "$t/state" >/dev/null 2>"$t/err" || fail "mshim policy init" "$(cat "$t/err")"
+tpm2_flushcontext -t
+refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --signed --state-dir "$t/nostate" --esp "$t/esp"
 "$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --uri >/dev/null 2>"$t/err" ||
         fail "enroll --signed" "$(cat "$t/err")"
 # tpm2-tools' PolicyAuthorize digest for the same key (loaded as mshim
@@ -315,7 +320,8 @@ tpm2_startauthsession -S "$t/trial.ctx" && : >"$t/empty" &&
 AUTH=$(xxd -p -c 64 "$t/auth.bin")
 check "signed: authPolicy = tpm2_policyauthorize's digest, in the key and in the ESP file" bash -c \
         "tpm2_readpublic -c $H | grep -q '^ *authorization policy: $AUTH\$' && grep -q '^policy $AUTH\$' '$ESP'"
-check "signed: the ESP file has the policy key and no states" bash -c \
-        "grep -q '^mode signed\$' '$ESP' && grep -q '^policy-key ' '$ESP' && ! grep -q '^state ' '$ESP'"
+check "signed: the ESP file has the policy key, the counter and no states" bash -c \
+        "grep -q '^mode signed\$' '$ESP' && grep -q '^policy-key ' '$ESP' && grep -q '^nv-index 0x01804d53\$' '$ESP' &&
+         grep -q \"^nv-name \$(tpm2_nvreadpublic 0x01804d53 | sed -n 's/^ *name: //p')\$\" '$ESP' && ! grep -q '^state ' '$ESP'"
 "$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the signed enrolment"
 true
