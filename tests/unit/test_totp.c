@@ -2,11 +2,15 @@
 /*
  * TOTP steps and HOTP truncation (src/totp.c) against the RFCs' own test
  * vectors: RFC 4226 Appendix D (HOTP, its HMAC values as printed there)
- * and RFC 6238 Appendix B (TOTP, SHA-1 rows; the HMAC from OpenSSL).
+ * and RFC 6238 Appendix B (TOTP, SHA-1 rows; the HMAC from OpenSSL); and
+ * the TOTP enrolment codec (src/sealfile.c) against text written here by
+ * hand, as docs/CONFIG.md describes it.
  */
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include "testlib.h"
+#include "mb/sealfile.h"
+#include "mb/sha.h"
 #include "mb/totp.h"
 
 static const uint8_t rfc_secret[] = "12345678901234567890";
@@ -80,9 +84,83 @@ TEST(truncate_refuses_bad_input) {
         CHECK_EQ_INT(code, 0x7f000001u % 1000000000u);
 }
 
+/* docs/CONFIG.md's literal example: two PCRs, two states. */
+#define H32(c) c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
+#define NAME "000b" H32("ab")
+#define POLICY H32("cd")
+#define ST1 H32("11") H32("22")
+#define ST2 H32("33") H32("44")
+static const char literal_text[] =
+        "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY "\nmode literal\nbank sha256\n"
+        "pcrs 7,12\nstate " ST1 "\nstate " ST2 "\n";
+
+static uint8_t states[MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX];
+
+static mb_err parse(const char *text, mb_totp_enrolment *ret, size_t *line) {
+        return mb_totp_enrolment_parse(text, strlen(text), states, sizeof(states), ret, line);
+}
+
+TEST(enrolment_literal_round_trip) {
+        static mb_totp_enrolment e;
+        char out[4096];
+        size_t line = 99, len = 0;
+
+        CHECK(parse(literal_text, &e, &line) == MB_OK);
+        CHECK_EQ_INT(e.handle, 0x81004d54u);
+        CHECK(e.mode == MB_SEAL_LITERAL && e.bank == MB_ALG_SHA256 && e.pcrs == ((1u << 7) | (1u << 12)));
+        CHECK(e.name_size == 34 && e.name[0] == 0x00 && e.name[1] == 0x0b && e.name[33] == 0xab);
+        CHECK(e.policy[0] == 0xcd && e.policy[31] == 0xcd);
+        CHECK_EQ_INT(e.n_states, 2);
+        CHECK(e.states[0] == 0x11 && e.states[32] == 0x22 && e.states[64] == 0x33 && e.states[127] == 0x44);
+        CHECK(e.policy_key_size == 0 && e.nv_index == 0);
+        /* The writer gives back the same bytes. */
+        CHECK(mb_totp_enrolment_write(&e, out, sizeof(out), &len) == MB_OK);
+        CHECK(len == strlen(literal_text) && memcmp(out, literal_text, len) == 0);
+}
+
+/* Each variant breaks one rule; the parser refuses it and leaves *ret alone. */
+TEST(enrolment_refusals) {
+        static const struct { const char *why, *text; } bad[] = {
+                { "an NV handle, not persistent", "mshim-totp 1\nhandle 0x01004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "no name", "mshim-totp 1\nhandle 0x81004d54\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "a short policy", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy cdcd"
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "literal without states", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\n" },
+                { "signed with a state", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode signed\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "a state of the wrong size", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " H32("11") "\n" },
+                { "the handle twice", "mshim-totp 1\nhandle 0x81004d54\nhandle 0x81004d54\nname " NAME "\npolicy "
+                  POLICY "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "an unknown key", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\ndigits 8\n" },
+                { "upper-case hex", "mshim-totp 1\nhandle 0x81004D54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "the sealed file's first line", "mshim-sealed 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "no newline at the end", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 },
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                mb_totp_enrolment e;
+                size_t line = 0;
+                memset(&e, 0x5a, sizeof(e));
+                if (parse(bad[i].text, &e, &line) == MB_OK) {
+                        fprintf(stderr, "  accepted: %s\n", bad[i].why);
+                        CHECK(0);
+                }
+                CHECK(((uint8_t *) &e)[0] == 0x5a && e.handle == 0x5a5a5a5au);
+        }
+}
+
 int main(void) {
         RUN(hotp_rfc4226_truncation);
         RUN(totp_rfc6238_sha1);
         RUN(truncate_refuses_bad_input);
+        RUN(enrolment_literal_round_trip);
+        RUN(enrolment_refusals);
         TL_EXIT();
 }
