@@ -311,8 +311,9 @@ refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --sig
 "$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --uri >/dev/null 2>"$t/err" ||
         fail "enroll --signed" "$(cat "$t/err")"
 # tpm2-tools' PolicyAuthorize digest for the same key (loaded as mshim
-# loads it: ECDSA-SHA256 signing key, userWithAuth).
-tpm2_loadexternal -C n -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" -n "$t/key.name" \
+# loads it: ECDSA-SHA256 signing key, userWithAuth, in the owner hierarchy
+# so that VerifySignature gives a ticket).
+tpm2_loadexternal -C o -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" -n "$t/key.name" \
         -c "$t/key.ctx" >/dev/null 2>"$t/err" || fail "tpm2_loadexternal" "$(cat "$t/err")"
 tpm2_startauthsession -S "$t/trial.ctx" && : >"$t/empty" &&
         tpm2_policyauthorize -S "$t/trial.ctx" -i "$t/empty" -n "$t/key.name" -L "$t/auth.bin" >/dev/null 2>"$t/err" &&
@@ -323,5 +324,35 @@ check "signed: authPolicy = tpm2_policyauthorize's digest, in the key and in the
 check "signed: the ESP file has the policy key, the counter and no states" bash -c \
         "grep -q '^mode signed\$' '$ESP' && grep -q '^policy-key ' '$ESP' && grep -q '^nv-index 0x01804d53\$' '$ESP' &&
          grep -q \"^nv-name \$(tpm2_nvreadpublic 0x01804d53 | sed -n 's/^ *name: //p')\$\" '$ESP' && ! grep -q '^state ' '$ESP'"
+# An approval of this state (`mshim policy approve`) opens the key through
+# tpm2-tools' own signed sequence: PolicyNV (epoch), PolicyPCR,
+# VerifySignature of aHash = SHA-256(approvedPolicy), PolicyAuthorize.
+"$MSHIM" policy approve --state-dir "$t/state" --esp "$t/esp" --select 4,5,7,12 --current >"$t/approval.path" 2>"$t/err" ||
+        fail "mshim policy approve --current" "$(cat "$t/err")"
+A=$(cat "$t/approval.path")
+sed -n 's/^policy //p' "$A" | xxd -r -p >"$t/approved.bin"
+sed -n 's/^signature //p' "$A" | xxd -r -p >"$t/sig.der"
+printf '%016x' "$(sed -n 's/^epoch //p' "$A")" | xxd -r -p >"$t/epoch.bin"
+openssl dgst -sha256 -binary "$t/approved.bin" >"$t/ahash.bin"
+# hmac_signed TIME: the code through the signed policy; empty when refused.
+hmac_signed() {
+        step_msg "$1"; rm -f "$t/mac"
+        tpm2_verifysignature -c "$t/key.ctx" -d "$t/ahash.bin" -s "$t/sig.der" -f ecdsa -t "$t/ticket.bin" >/dev/null &&
+                tpm2_startauthsession --policy-session -S "$t/s.ctx" >/dev/null &&
+                tpm2_policynv -S "$t/s.ctx" -C 0x01804d53 -i "$t/epoch.bin" 0x01804d53 ule >/dev/null 2>&1 &&
+                tpm2_policypcr -S "$t/s.ctx" -l sha256:4,5,7,12 >/dev/null &&
+                tpm2_policyauthorize -S "$t/s.ctx" -i "$t/approved.bin" -n "$t/key.name" -t "$t/ticket.bin" >/dev/null &&
+                tpm2_hmac -c $H -g sha1 -p "session:$t/s.ctx" -o "$t/mac" "$t/msg" 2>/dev/null
+        tpm2_flushcontext "$t/s.ctx" 2>/dev/null
+        [ -s "$t/mac" ] || return 0
+        local h o
+        h=$(xxd -p -c 64 "$t/mac"); o=$((16#${h:39:1}))
+        printf '%06d\n' $(((16#${h:$((2 * o)):8} & 0x7fffffff) % 1000000))
+}
+want=$(oathtool --totp -b "$B32" -N @1111111109)
+check "signed: an approval of this state gives the code (= oathtool)" test "$(hmac_signed 1111111109)" = "$want"
+"$MSHIM" policy revoke --state-dir "$t/state" --esp "$t/esp" >/dev/null 2>&1 || fail "mshim policy revoke"
+check "signed: after mshim policy revoke the approval no longer opens it" test -z "$(hmac_signed 1111111109)"
+tpm2_flushcontext -t
 "$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the signed enrolment"
 true
