@@ -2,7 +2,8 @@
 /*
  * TPM 2.0 policy digests (include/mb/policy.h), computed as the TPM's
  * policy commands update a session's policyDigest (TPM 2.0 Part 3, §23).
- * Every number the TPM hashes is big-endian (Part 1, §16.1 "Byte order").
+ * Every number the TPM hashes is marshalled big-endian, as in its commands
+ * (Part 2's canonical form).
  * Each function computes the new digest in a local first and writes *p
  * only on success.
  */
@@ -12,9 +13,10 @@
 /* TPMS_PCR_SELECT.sizeofSelect for PCRs 0-23 (Part 2, §10.6.1: at least
  * PCR_SELECT_MIN = 3 octets on a PC Client TPM). */
 #define PCR_SELECT_SIZE 3u
-/* TPM2B_NONCE and TPM2B_OPERAND carry at most sizeof(TPMU_HA) octets
- * (Part 2, §10.4.4 and §10.4.8); a policyRef beyond the session's digest
- * size is refused (Part 3, §23.16: TPM_RC_SIZE). */
+/* TPM2B_OPERAND and TPM2B_NONCE carry at most sizeof(TPMU_HA) octets (Part
+ * 2): 64 for operandB. mshim's policyRef is empty; this module allows at
+ * most the session's digest size, the most a TPM that only does SHA-256
+ * accepts. */
 #define OPERAND_MAX MB_HASH_MAX
 #define POLICY_REF_MAX MB_POLICY_SIZE
 

@@ -119,6 +119,10 @@ static int refuse(const unseal_run *r) {
                         mask = m;
                 }
         }
+        if (!best) {
+                cli_error("no boot state to try for %s", r->o->file);
+                return EXIT_BAD_INPUT;
+        }
         if (!best_n && r->revoked_seen) {
                 cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
                           "epoch counter: 'mshim policy revoke' ended them)");

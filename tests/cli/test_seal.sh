@@ -182,8 +182,16 @@ check "approve --predicted reads mshim predict --json output: the hashlib values
 rm -f "$a2"
 
 # ---- list -------------------------------------------------------------------------
-n=$("$MSHIM" policy list --esp "$esp" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["approvals"]))')
+"$MSHIM" policy list --esp "$esp" --json >"$tmp/list.json"
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["approvals"]))' "$tmp/list.json")
 check "policy list --json lists the 3 approvals ($n)" test "$n" = 3
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+        check "policy list --json is valid mshim-approvals/1 (python3-jsonschema)" /usr/bin/python3 -c '
+import json, sys, jsonschema
+s = json.load(open("docs/schema/mshim-approvals-1.schema.json"))
+s["properties"]["mshim_version"] = {"type": "string"}
+jsonschema.Draft202012Validator(s).validate(json.load(open(sys.argv[1])))' "$tmp/list.json"
+fi
 
 # ---- revoke and prune (PCR 16, resettable, stands for a boot state) ------------------
 tpm2_pcrreset 16 >/dev/null
