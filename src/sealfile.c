@@ -16,6 +16,8 @@
 #define PCR_MAX 24u
 /* TPM_HT_NV_INDEX: the top octet of an NV index handle (Part 2, §7.2). */
 #define NV_INDEX_HT 0x01u
+/* TPM_HT_PERSISTENT: a persistent object's. */
+#define PERSISTENT_HT 0x81u
 
 /* ---- lines ------------------------------------------------------------ */
 
@@ -163,15 +165,16 @@ static mb_err choice(mb_str v, const char *a, const char *b, int *ret) {
         return MB_OK;
 }
 
-/* "0x01804d53": an NV index handle, 8 lower-case hex digits. */
-static mb_err nv_handle(mb_str v, uint32_t *ret) {
+/* "0x01804d53": a handle of type ht (its top octet), 8 lower-case hex
+ * digits. */
+static mb_err handle_of(mb_str v, uint8_t ht, uint32_t *ret) {
         uint8_t b[4];
         mb_err e;
 
         if (v.len != 10 || v.p[0] != '0' || v.p[1] != 'x')
                 return MB_ERR_INVALID;
         e = hex_exact((mb_str) { v.p + 2, 8 }, b, sizeof(b));
-        if (e != MB_OK || b[0] != NV_INDEX_HT)
+        if (e != MB_OK || b[0] != ht)
                 return MB_ERR_INVALID;
         *ret = (uint32_t) b[0] << 24 | (uint32_t) b[1] << 16 | (uint32_t) b[2] << 8 | b[3];
         return MB_OK;
@@ -443,7 +446,7 @@ static mb_err sealed_store(void *ctx, unsigned key, mb_str v) {
         case SK_POLICY_KEY:
                 return blob(v, s->policy_key, &s->policy_key_size);
         case SK_NV_INDEX:
-                return nv_handle(v, &s->nv_index);
+                return handle_of(v, NV_INDEX_HT, &s->nv_index);
         case SK_NV_NAME:
                 return hex_decode(v, s->nv_name, MB_SEAL_NAME_MAX, &s->nv_name_size);
         case SK_STATE:
@@ -457,13 +460,12 @@ static mb_err sealed_store(void *ctx, unsigned key, mb_str v) {
 }
 
 /* The rules between keys, for the parser and the writer: the mode's keys
- * and only those, TPM2B framing of the TPM blobs, each state the size of
- * the selection. */
-static mb_err sealed_check(const mb_sealed *s, size_t state_size) {
+ * and only those, each state the size of the selection (policy_check,
+ * shared with the TOTP enrolment); TPM2B framing of the TPM blobs. */
+static mb_err policy_check(const mb_sealed *s, size_t state_size) {
         bool signed_keys = s->policy_key_size || s->nv_index || s->nv_name_size;
 
-        if (!selection_ok(s->bank, s->pcrs) || !tpm2b_ok(s->srk_public, s->srk_public_size) ||
-            !tpm2b_ok(s->public_, s->public_size) || !tpm2b_ok(s->private_, s->private_size))
+        if (!selection_ok(s->bank, s->pcrs))
                 return MB_ERR_INVALID;
         if (s->mode == MB_SEAL_SIGNED)
                 return tpm2b_ok(s->policy_key, s->policy_key_size) && s->nv_index >> 24 == NV_INDEX_HT &&
@@ -472,6 +474,13 @@ static mb_err sealed_check(const mb_sealed *s, size_t state_size) {
                 return !signed_keys && s->n_states > 0 && s->n_states <= MB_SEAL_STATE_MAX && s->states &&
                        state_size == mb_sealed_state_size(s->bank, s->pcrs) ? MB_OK : MB_ERR_INVALID;
         return MB_ERR_INVALID;
+}
+
+static mb_err sealed_check(const mb_sealed *s, size_t state_size) {
+        if (!tpm2b_ok(s->srk_public, s->srk_public_size) || !tpm2b_ok(s->public_, s->public_size) ||
+            !tpm2b_ok(s->private_, s->private_size))
+                return MB_ERR_INVALID;
+        return policy_check(s, state_size);
 }
 
 static mb_err sealed_ctx_check(const void *ctx) {
@@ -505,6 +514,27 @@ mb_err mb_sealed_parse(const char *buf, size_t size, uint8_t *state_buf, size_t 
         return e;
 }
 
+static void put_handle(mb_strbuf *b, const char *key, uint32_t h) {
+        put_key(b, key);
+        mb_strbuf_put(b, "0x", 2);
+        for (int i = 3; i >= 0; i--) {
+                uint8_t byte = (uint8_t) (h >> (8 * i));
+                mb_strbuf_hex(b, &byte, 1);
+        }
+        mb_strbuf_put(b, "\n", 1);
+}
+
+/* The mode's keys: the policy key and the counter, or the states. */
+static void put_policy(mb_strbuf *b, const mb_sealed *s, size_t state_size) {
+        if (s->mode == MB_SEAL_SIGNED) {
+                put_hex(b, sealed_keys[SK_POLICY_KEY], s->policy_key, s->policy_key_size);
+                put_handle(b, sealed_keys[SK_NV_INDEX], s->nv_index);
+                put_hex(b, sealed_keys[SK_NV_NAME], s->nv_name, s->nv_name_size);
+        }
+        for (size_t i = 0; i < s->n_states; i++)
+                put_hex(b, sealed_keys[SK_STATE], s->states + i * state_size, state_size);
+}
+
 mb_err mb_sealed_write(const mb_sealed *s, char *buf, size_t cap, size_t *ret_len) {
         size_t state_size = mb_sealed_state_size(s->bank, s->pcrs);
         mb_strbuf b;
@@ -517,21 +547,130 @@ mb_err mb_sealed_write(const mb_sealed *s, char *buf, size_t cap, size_t *ret_le
         put_text(&b, sealed_keys[SK_BANK], mb_hash_name(s->bank));
         put_pcrs(&b, sealed_keys[SK_PCRS], s->pcrs);
         put_hex(&b, sealed_keys[SK_SRK_PUBLIC], s->srk_public, s->srk_public_size);
-        if (s->mode == MB_SEAL_SIGNED) {
-                put_hex(&b, sealed_keys[SK_POLICY_KEY], s->policy_key, s->policy_key_size);
-                put_key(&b, sealed_keys[SK_NV_INDEX]);
-                mb_strbuf_put(&b, "0x", 2);
-                for (int i = 3; i >= 0; i--) {
-                        uint8_t byte = (uint8_t) (s->nv_index >> (8 * i));
-                        mb_strbuf_hex(&b, &byte, 1);
-                }
-                mb_strbuf_put(&b, "\n", 1);
-                put_hex(&b, sealed_keys[SK_NV_NAME], s->nv_name, s->nv_name_size);
-        }
-        for (size_t i = 0; i < s->n_states; i++)
-                put_hex(&b, sealed_keys[SK_STATE], s->states + i * state_size, state_size);
+        put_policy(&b, s, state_size);
         put_hex(&b, sealed_keys[SK_PUBLIC], s->public_, s->public_size);
         put_hex(&b, sealed_keys[SK_PRIVATE], s->private_, s->private_size);
+        return put_done(&b, ret_len);
+}
+
+/* ---- the TOTP enrolment ----------------------------------------------------- */
+
+#define TOTP_MAGIC "mshim-totp"
+
+/* Its own keys, then the sealed file's policy keys, read by sealed_store. */
+enum {
+        TK_HANDLE, TK_NAME, TK_POLICY,
+        TK_MODE, TK_BANK, TK_PCRS, TK_POLICY_KEY, TK_NV_INDEX, TK_NV_NAME, TK_STATE, TK_COUNT
+};
+static const char *const totp_keys[TK_COUNT] = {
+        [TK_HANDLE] = "handle", [TK_NAME] = "name", [TK_POLICY] = "policy",
+        [TK_MODE] = "mode", [TK_BANK] = "bank", [TK_PCRS] = "pcrs", [TK_POLICY_KEY] = "policy-key",
+        [TK_NV_INDEX] = "nv-index", [TK_NV_NAME] = "nv-name", [TK_STATE] = "state",
+};
+static const unsigned totp_sealed_key[TK_COUNT] = {
+        [TK_MODE] = SK_MODE, [TK_BANK] = SK_BANK, [TK_PCRS] = SK_PCRS, [TK_POLICY_KEY] = SK_POLICY_KEY,
+        [TK_NV_INDEX] = SK_NV_INDEX, [TK_NV_NAME] = SK_NV_NAME, [TK_STATE] = SK_STATE,
+};
+
+typedef struct totp_ctx {
+        sealed_ctx sc;          /* the policy's keys, as a sealed file's */
+        mb_totp_enrolment t;
+} totp_ctx;
+
+static mb_err totp_store(void *ctx, unsigned key, mb_str v) {
+        totp_ctx *c = ctx;
+
+        switch (key) {
+        case TK_HANDLE:
+                return handle_of(v, PERSISTENT_HT, &c->t.handle);
+        case TK_NAME:
+                return hex_decode(v, c->t.name, MB_SEAL_NAME_MAX, &c->t.name_size);
+        case TK_POLICY:
+                return hex_exact(v, c->t.policy, MB_POLICY_SIZE);
+        }
+        return key < TK_COUNT ? sealed_store(&c->sc, totp_sealed_key[key], v) : MB_ERR_INVALID;
+}
+
+/* The policy's part as a sealed file's, for policy_check and put_policy. */
+static void totp_as_sealed(const mb_totp_enrolment *t, mb_sealed *ret) {
+        mb_memset(ret, 0, sizeof(*ret));
+        ret->mode = t->mode;
+        ret->bank = t->bank;
+        ret->pcrs = t->pcrs;
+        ret->policy_key_size = t->policy_key_size;
+        mb_memcpy(ret->policy_key, t->policy_key, sizeof(ret->policy_key));
+        ret->nv_index = t->nv_index;
+        ret->nv_name_size = t->nv_name_size;
+        mb_memcpy(ret->nv_name, t->nv_name, sizeof(ret->nv_name));
+        ret->n_states = t->n_states;
+        ret->states = t->states;
+}
+
+static mb_err totp_check(const mb_totp_enrolment *t, const mb_sealed *policy, size_t state_size) {
+        if (t->handle >> 24 != PERSISTENT_HT || !mb_policy_is_name(t->name, t->name_size))
+                return MB_ERR_INVALID;
+        return policy_check(policy, state_size);
+}
+
+static mb_err totp_ctx_check(const void *ctx) {
+        const totp_ctx *c = ctx;
+
+        return totp_check(&c->t, &c->sc.s, c->sc.state_size);
+}
+
+static const sf_format totp_format = {
+        .magic = TOTP_MAGIC,
+        .keys = totp_keys,
+        .n_keys = TK_COUNT,
+        .repeatable = 1u << TK_STATE,
+        .required = 1u << TK_HANDLE | 1u << TK_NAME | 1u << TK_POLICY | 1u << TK_MODE | 1u << TK_BANK |
+                    1u << TK_PCRS,
+        .store = totp_store,
+        .check = totp_ctx_check,
+};
+
+mb_err mb_totp_enrolment_parse(const char *buf, size_t size, uint8_t *state_buf, size_t state_cap,
+                               mb_totp_enrolment *ret, size_t *err_line) {
+        totp_ctx *c = &(totp_ctx) { 0 };
+        const mb_sealed *s = &c->sc.s;
+        mb_err e;
+
+        c->sc.state_buf = state_buf;
+        c->sc.state_cap = state_buf ? state_cap : 0;
+        e = sf_parse(&totp_format, buf, size, c, err_line);
+        if (e != MB_OK)
+                return e;
+        c->t.mode = s->mode;
+        c->t.bank = s->bank;
+        c->t.pcrs = s->pcrs;
+        c->t.policy_key_size = s->policy_key_size;
+        mb_memcpy(c->t.policy_key, s->policy_key, sizeof(c->t.policy_key));
+        c->t.nv_index = s->nv_index;
+        c->t.nv_name_size = s->nv_name_size;
+        mb_memcpy(c->t.nv_name, s->nv_name, sizeof(c->t.nv_name));
+        c->t.n_states = s->n_states;
+        c->t.states = s->states;
+        *ret = c->t;
+        return MB_OK;
+}
+
+mb_err mb_totp_enrolment_write(const mb_totp_enrolment *t, char *buf, size_t cap, size_t *ret_len) {
+        size_t state_size = mb_sealed_state_size(t->bank, t->pcrs);
+        mb_sealed *policy = &(mb_sealed) { 0 };
+        mb_strbuf b;
+        mb_err e;
+
+        totp_as_sealed(t, policy);
+        e = put_start(totp_check(t, policy, state_size), TOTP_MAGIC, &b, buf, cap);
+        if (e != MB_OK)
+                return e;
+        put_handle(&b, totp_keys[TK_HANDLE], t->handle);
+        put_hex(&b, totp_keys[TK_NAME], t->name, t->name_size);
+        put_hex(&b, totp_keys[TK_POLICY], t->policy, MB_POLICY_SIZE);
+        put_text(&b, totp_keys[TK_MODE], t->mode == MB_SEAL_SIGNED ? "signed" : "literal");
+        put_text(&b, totp_keys[TK_BANK], mb_hash_name(t->bank));
+        put_pcrs(&b, totp_keys[TK_PCRS], t->pcrs);
+        put_policy(&b, policy, state_size);
         return put_done(&b, ret_len);
 }
 

@@ -21,6 +21,7 @@ static const struct {
         { "policy", cmd_policy },
         { "seal", cmd_seal },
         { "unseal", cmd_unseal },
+        { "totp", cmd_totp },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

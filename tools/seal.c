@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
-#include "predjson.h"
 #include "safeio.h"
 #include "sealcmd.h"
 
@@ -54,40 +53,15 @@ static int read_secret(uint8_t *buf, size_t *ret_n) {
 
 /* The literal states: the current one, then each prediction's. */
 static int literal_states(const seal_opts *o, cli_tpm *t, seal_file *f) {
-        pred_json *p = calloc(1, sizeof(*p));
-        int r = -1;
-
         f->n_states = 1 + o->n_preds;
         f->states = calloc(f->n_states, sizeof(*f->states));
-        if (!p || !f->states) {
+        if (!f->states) {
                 cli_error("out of memory");
-                goto out;
+                return -1;
         }
         if (seal_current_values(t, o->pcrs_file, f->pcrs, f->states[0]) < 0)
-                goto out;
-        for (size_t i = 0; i < o->n_preds; i++)
-                if (pred_json_load(o->preds[i], p) < 0 || pred_json_values(o->preds[i], p, f->pcrs, f->states[i + 1]) < 0)
-                        goto out;
-        r = 0;
-out:
-        free(p);
-        return r;
-}
-
-static int signed_setup(const seal_opts *o, cli_tpm *t, seal_file *f) {
-        char *pub = seal_key_path(o->state_dir ? o->state_dir : SEAL_STATE_DIR, true);
-        ESYS_TR nv = ESYS_TR_NONE;
-        int r = -1;
-
-        if (pub && pk_load_public(pub, &f->policy_key) == 0 && ts_counter_open(t, &nv, &f->nv_name, NULL) == 0) {
-                f->nv_index = TS_COUNTER_INDEX;
-                Esys_TR_Close(t->esys, &nv);
-                r = 0;
-        }
-        if (r < 0 && pub && access(pub, F_OK) < 0)
-                cli_error("(run 'mshim policy init' first, or seal with --literal)");
-        free(pub);
-        return r;
+                return -1;
+        return seal_pred_states(o->preds, o->n_preds, f->pcrs, f->states + 1);
 }
 
 static int seal_tpm(const seal_opts *o, seal_file *f, const char *pin, const uint8_t *secret, size_t n) {
@@ -101,7 +75,7 @@ static int seal_tpm(const seal_opts *o, seal_file *f, const char *pin, const uin
         if (ts_srk_provision(&t, &srk, &f->srk))
                 goto out;
         if (f->literal ? literal_states(o, &t, f) < 0 || seal_literal_policy(f, &policy) < 0
-                       : signed_setup(o, &t, f) < 0 || seal_signed_policy(&f->policy_key, f->pin, &policy) < 0)
+                       : seal_signed_setup(&t, o->state_dir, f) < 0 || seal_signed_policy(&f->policy_key, f->pin, &policy) < 0)
                 goto out;
         r = ts_seal(&t, srk, &policy, pin, secret, n, &f->pub, &f->priv);
 out:

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
+#include "predjson.h"
 #include "safeio.h"
 #include "sealcmd.h"
 
@@ -105,6 +106,35 @@ out:
 }
 
 /* ---- PCR values -------------------------------------------------------- */
+
+int seal_pred_states(char *const *preds, size_t n, uint32_t mask, uint8_t (*states)[SEAL_STATE_MAX]) {
+        pred_json *p = calloc(1, sizeof(*p));
+        int r = p ? 0 : -1;
+
+        if (!p)
+                cli_error("out of memory");
+        for (size_t i = 0; r == 0 && i < n; i++)
+                if (pred_json_load(preds[i], p) < 0 || pred_json_values(preds[i], p, mask, states[i]) < 0)
+                        r = -1;
+        free(p);
+        return r;
+}
+
+int seal_signed_setup(cli_tpm *t, const char *state_dir, seal_file *f) {
+        char *pub = seal_key_path(state_dir ? state_dir : SEAL_STATE_DIR, true);
+        ESYS_TR nv = ESYS_TR_NONE;
+        int r = -1;
+
+        if (pub && pk_load_public(pub, &f->policy_key) == 0 && ts_counter_open(t, &nv, &f->nv_name, NULL) == 0) {
+                f->nv_index = TS_COUNTER_INDEX;
+                Esys_TR_Close(t->esys, &nv);
+                r = 0;
+        }
+        if (r < 0 && pub && access(pub, F_OK) < 0)
+                cli_error("(run 'mshim policy init' first, or use --literal)");
+        free(pub);
+        return r;
+}
 
 int seal_values_from(const mb_pcr_values *v, const char *what, uint32_t mask, uint8_t *values) {
         size_t k = 0;

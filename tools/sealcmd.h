@@ -33,6 +33,11 @@ int seal_literal_policy(const seal_file *f, mb_policy *ret);
 /* The selected PCRs' sha256 values, in order (32 bytes each): from
  * pcrs_file, or with pcrs_file NULL from the TPM t. */
 int seal_current_values(cli_tpm *t, const char *pcrs_file, uint32_t mask, uint8_t *values);
+/* Each PRED.json's (`mshim predict --json`) values of mask into states. */
+int seal_pred_states(char *const *preds, size_t n, uint32_t mask, uint8_t (*states)[SEAL_STATE_MAX]);
+/* The signed mode's data: the policy key (state_dir/policy.pub, NULL: the
+ * default directory) and the epoch counter's index and Name. */
+int seal_signed_setup(cli_tpm *t, const char *state_dir, seal_file *f);
 /* The same from PCR values already read. */
 int seal_values_from(const mb_pcr_values *v, const char *what, uint32_t mask, uint8_t *values);
 

@@ -385,6 +385,31 @@ static TSS2_RC salted_session(cli_tpm *t, ESYS_TR srk, TPM2_SE type, TPMA_SESSIO
         return rc;
 }
 
+int ts_create(cli_tpm *t, ESYS_TR srk, const TPM2B_PUBLIC *tmpl, TPM2B_SENSITIVE_CREATE *in, TPM2B_PUBLIC *ret_pub,
+              TPM2B_PRIVATE *ret_priv) {
+        TPML_PCR_SELECTION none = { 0 };
+        TPM2B_PUBLIC *pub = NULL;
+        TPM2B_PRIVATE *priv = NULL;
+        ESYS_TR s = ESYS_TR_NONE;
+        TSS2_RC rc;
+
+        /* The SRK's authorization (empty) in an HMAC session salted to it,
+         * which also encrypts the first parameter, inSensitive. */
+        rc = salted_session(t, srk, TPM2_SE_HMAC, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION, &s);
+        if (rc == TSS2_RC_SUCCESS)
+                rc = Esys_Create(t->esys, srk, s, ESYS_TR_NONE, ESYS_TR_NONE, in, tmpl, NULL, &none, &priv, &pub, NULL,
+                                 NULL, NULL);
+        OPENSSL_cleanse(in, sizeof(*in));
+        ts_flush(t, &s);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail("creating an object under the storage root key (Create)", rc);
+        *ret_pub = *pub;
+        *ret_priv = *priv;
+        Esys_Free(pub);
+        Esys_Free(priv);
+        return 0;
+}
+
 int ts_seal(cli_tpm *t, ESYS_TR srk, const mb_policy *policy, const char *pin, const uint8_t *secret, size_t n,
             TPM2B_PUBLIC *ret_pub, TPM2B_PRIVATE *ret_priv) {
         TPM2B_SENSITIVE_CREATE in = { 0 };
@@ -398,11 +423,6 @@ int ts_seal(cli_tpm *t, ESYS_TR srk, const mb_policy *policy, const char *pin, c
                         .parameters.keyedHashDetail.scheme.scheme = TPM2_ALG_NULL,
                 },
         };
-        TPML_PCR_SELECTION none = { 0 };
-        TPM2B_PUBLIC *pub = NULL;
-        TPM2B_PRIVATE *priv = NULL;
-        ESYS_TR s = ESYS_TR_NONE;
-        TSS2_RC rc;
 
         if (n == 0 || n > TS_SECRET_MAX) {
                 cli_error("the secret must be 1 to %u bytes (it is %zu)", TS_SECRET_MAX, n);
@@ -414,21 +434,7 @@ int ts_seal(cli_tpm *t, ESYS_TR srk, const mb_policy *policy, const char *pin, c
         in.sensitive.data.size = (UINT16) n;
         if (pin)
                 ts_pin_auth(pin, &in.sensitive.userAuth);
-        /* The SRK's authorization (empty) in an HMAC session salted to it,
-         * which also encrypts the first parameter, inSensitive. */
-        rc = salted_session(t, srk, TPM2_SE_HMAC, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION, &s);
-        if (rc == TSS2_RC_SUCCESS)
-                rc = Esys_Create(t->esys, srk, s, ESYS_TR_NONE, ESYS_TR_NONE, &in, &tmpl, NULL, &none, &priv, &pub, NULL,
-                                 NULL, NULL);
-        OPENSSL_cleanse(&in, sizeof(in));
-        ts_flush(t, &s);
-        if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail("sealing under the storage root key (Create)", rc);
-        *ret_pub = *pub;
-        *ret_priv = *priv;
-        Esys_Free(pub);
-        Esys_Free(priv);
-        return 0;
+        return ts_create(t, srk, &tmpl, &in, ret_pub, ret_priv);
 }
 
 /* ---- unsealing --------------------------------------------------------- */

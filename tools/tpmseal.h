@@ -61,6 +61,12 @@ int ts_counter_increment(cli_tpm *t, uint64_t *ret_value);
 int ts_seal(cli_tpm *t, ESYS_TR srk, const mb_policy *policy, const char *pin, const uint8_t *secret, size_t n,
             TPM2B_PUBLIC *ret_pub, TPM2B_PRIVATE *ret_priv);
 
+/* Create an object of template tmpl under srk with the sensitive data in
+ * (wiped afterwards), which crosses the bus encrypted (the session above).
+ * ts_seal's Create, shared with mshim totp enroll's HMAC key. */
+int ts_create(cli_tpm *t, ESYS_TR srk, const TPM2B_PUBLIC *tmpl, TPM2B_SENSITIVE_CREATE *in, TPM2B_PUBLIC *ret_pub,
+              TPM2B_PRIVATE *ret_priv);
+
 /* The PIN as the object's authValue. */
 void ts_pin_auth(const char *pin, TPM2B_AUTH *ret);
 

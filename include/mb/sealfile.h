@@ -102,6 +102,33 @@ mb_err mb_sealed_write(const mb_sealed *s, char *buf, size_t cap, size_t *ret_le
 mb_err mb_approval_parse(const char *buf, size_t size, mb_approval *ret, size_t *err_line);
 mb_err mb_approval_write(const mb_approval *a, char *buf, size_t cap, size_t *ret_len);
 
+/* The TOTP enrolment the loader reads, <ESP>/loader/mshim/totp
+ * (docs/CONFIG.md), written by `mshim totp enroll`: the persistent HMAC
+ * key and its policy, whose keys and rules are the sealed file's (mode,
+ * bank, pcrs; policy-key, nv-index, nv-name when signed; states when
+ * literal). */
+typedef struct mb_totp_enrolment {
+        uint32_t handle;                /* the key's persistent handle (0x81......) */
+        size_t name_size;               /* its Name */
+        uint8_t name[MB_SEAL_NAME_MAX];
+        uint8_t policy[MB_POLICY_SIZE]; /* its authPolicy */
+        mb_seal_mode mode;
+        uint16_t bank;                  /* MB_ALG_SHA256 */
+        uint32_t pcrs;
+        size_t policy_key_size;         /* signed: as mb_sealed's */
+        uint8_t policy_key[MB_SEAL_BLOB_MAX];
+        uint32_t nv_index;
+        size_t nv_name_size;
+        uint8_t nv_name[MB_SEAL_NAME_MAX];
+        size_t n_states;                /* literal: as mb_sealed's */
+        const uint8_t *states;
+} mb_totp_enrolment;
+
+/* As mb_sealed_parse and mb_sealed_write. */
+mb_err mb_totp_enrolment_parse(const char *buf, size_t size, uint8_t *state_buf, size_t state_cap,
+                               mb_totp_enrolment *ret, size_t *err_line);
+mb_err mb_totp_enrolment_write(const mb_totp_enrolment *t, char *buf, size_t cap, size_t *ret_len);
+
 /* The ECDSA signature's r and s as TPMS_SIGNATURE_ECDSA wants them: each
  * big-endian, left-padded to 32 bytes. MB_ERR_INVALID unless sig is a DER
  * SEQUENCE of two positive minimal INTEGERs that fit in 32 bytes. */

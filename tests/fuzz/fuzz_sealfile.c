@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libFuzzer target: the sealed-file and approval codecs (src/sealfile.c).
- * Every input goes to both parsers. Whatever a parser accepts, its writer
+ * libFuzzer target: the sealed-file, approval and TOTP enrolment codecs
+ * (src/sealfile.c). Every input goes to the three parsers. Whatever a parser accepts, its writer
  * must write (the two share their rules), and the written text must parse
  * back to the same structure and write again to the same bytes.
  */
@@ -58,6 +58,27 @@ static void approval(const char *buf, size_t size) {
         fuzz_read(s, sizeof(s));
 }
 
+static void totp(const char *buf, size_t size) {
+        static mb_totp_enrolment t, back;
+        size_t line = 0, len, len2, n;
+
+        if (mb_totp_enrolment_parse(buf, size, states, sizeof(states), &t, &line) != MB_OK) {
+                if (line > size + 1)
+                        abort();
+                return;
+        }
+        n = t.n_states * mb_sealed_state_size(t.bank, t.pcrs);
+        if (n) {
+                fuzz_inside(states, sizeof(states), t.states, n);
+                fuzz_read(t.states, n);
+        }
+        if (mb_totp_enrolment_write(&t, out, sizeof(out), &len) != MB_OK || len != size ||
+            mb_totp_enrolment_parse(out, len, states2, sizeof(states2), &back, &line) != MB_OK ||
+            back.n_states != t.n_states || (n && memcmp(states, states2, n)) ||
+            mb_totp_enrolment_write(&back, out2, sizeof(out2), &len2) != MB_OK || len2 != len || memcmp(out, out2, len))
+                abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char *buf = malloc(size ? size : 1);   /* exactly size bytes, no NUL */
 
@@ -66,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(buf, data, size);
         sealed(buf, size);
         approval(buf, size);
+        totp(buf, size);
         free(buf);
         return 0;
 }

@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim totp enroll/remove/recover against a real TPM (swtpm). The oracles
+# are independent of mshim: tpm2-tools computes the HMAC with the enrolled
+# key through its own policy session (tpm2_startauthsession, tpm2_policypcr,
+# tpm2_hmac) and its own trial-session policy digests, Python truncates the
+# HMAC (RFC 4226 §5.3) and decodes the URI, oathtool computes the TOTP code
+# from the base32 secret (RFC 6238).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+MSHIM=${MSHIM:-build/test/mshim}
+t=$(mktemp -d "$PWD/build/totptest.XXXXXX")
+H=0x81004d54
+pass() { echo "PASS: totp: $1"; }
+fail() { echo "FAIL: totp: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+# refuses NAME REGEX CMD...: exit status 2 and REGEX in a "mshim: " line on stderr.
+refuses() {
+        local n=$1 re=$2 rc; shift 2
+        "$@" >"$t/out" 2>"$t/err"; rc=$?
+        if [ "$rc" = 2 ] && grep -q -E "^mshim: .*$re" "$t/err"; then pass "$n"
+        else fail "$n (status $rc)" "$(cat "$t/err")"; fi
+}
+cleanup() {
+        [ -S "$t/srv.ctrl" ] && swtpm_ioctl --unix "$t/srv.ctrl" -s 2>/dev/null
+        rm -rf "$t"
+}
+trap cleanup EXIT
+for tool in swtpm tpm2_hmac oathtool python3 openssl; do
+        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
+done
+
+mkdir -p "$t/esp"
+# A known secret, and its base32 (RFC 4648) from Python.
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(0x30, 0x44)))' >"$t/secret"
+B32=$(python3 -c 'import base64,sys; print(base64.b32encode(open(sys.argv[1],"rb").read()).decode())' "$t/secret")
+echo "correct horse battery" >"$t/pw"
+echo "wrong horse" >"$t/badpw"
+ESP=$t/esp/loader/mshim/totp
+
+# ---- no TPM, bad inputs: exit 2, a message, nothing written ----
+export TPM2TOOLS_TCTI="swtpm:path=$t/none"
+refuses "no TPM: a clear error" "cannot reach a TPM" "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/esp"
+check "no TPM: no ESP file" test ! -e "$ESP"
+head -c 19 "$t/secret" >"$t/short"; cat "$t/secret" "$t/secret" >"$t/long"
+refuses "--secret-file of 19 bytes" "19 bytes; a TOTP secret is 20" "$MSHIM" totp enroll --literal --secret-file "$t/short" --esp "$t/esp"
+refuses "--secret-file of 40 bytes" "40 bytes; a TOTP secret is 20" "$MSHIM" totp enroll --literal --secret-file "$t/long" --esp "$t/esp"
+refuses "--secret-file missing" "cannot open" "$MSHIM" totp enroll --literal --secret-file "$t/nope" --esp "$t/esp"
+refuses "--signed with --literal" "exclude each other" "$MSHIM" totp enroll --signed --literal --esp "$t/esp"
+refuses "PRED.json without --literal" "go with --literal" "$MSHIM" totp enroll --esp "$t/esp" "$t/pred.json"
+refuses "--password-file without --recovery-file" "goes with --recovery-file" "$MSHIM" totp enroll --literal --password-file "$t/pw"
+refuses "--select 24" "--select wants PCR numbers" "$MSHIM" totp enroll --literal --select 4,24 --esp "$t/esp"
+refuses "a 65-byte label" "label must be 1 to 64 bytes" "$MSHIM" totp enroll --literal --secret-file "$t/secret" \
+        --label "$(printf 'x%.0s' {1..65})" --esp "$t/esp"
+refuses "no ESP directory" "not a directory" "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/noesp"
+refuses "unknown totp command" "unknown totp command 'show'" "$MSHIM" totp show
+refuses "recover: no file" "takes one FILE" "$MSHIM" totp recover
+refuses "remove does not take --label" "totp remove does not take --label" "$MSHIM" totp remove --label x
+refuses "recover does not take --esp" "totp recover does not take --esp" "$MSHIM" totp recover --esp x f
+refuses "enroll does not take --time" "totp enroll does not take --time" "$MSHIM" totp enroll --time 5
+refuses "recover --time: seconds" "--time wants seconds" "$MSHIM" totp recover --time yesterday f
+
+# ---- a TPM ----
+swtpm socket --tpm2 --tpmstate dir="$t" --server type=unixio,path="$t/srv" \
+        --ctrl type=unixio,path="$t/srv.ctrl" --flags not-need-init,startup-clear --daemon || { fail "swtpm starts"; exit 1; }
+export TPM2TOOLS_TCTI="swtpm:path=$t/srv"
+# A boot through mshim, as an event log and the same extends into the TPM
+# (as tests/cli/test_tpm.sh): Secure Boot (7), mshim (4), loader.conf (5),
+# the kernel (4), the command line (12, EV_IPL: the TOTP point); then what
+# comes after the code is shown: Exit Boot Services (5) and a fence (12).
+python3 - "$t/log.bin" "$t/pre.txt" "$t/post.txt" "$t/short.bin" <<'PY'
+import hashlib, struct, sys
+algs = [(0x0004, 20, "sha1"), (0x000B, 32, "sha256")]
+spec = b"Spec ID Event03\0" + struct.pack("<IBBBBI", 0, 0, 2, 0, 2, len(algs))
+spec += b"".join(struct.pack("<HH", a, s) for a, s, _ in algs) + b"\0"
+log = struct.pack("<II20sI", 0, 3, b"\0" * 20, len(spec)) + spec
+events = [(7, 0x80000001, b"SecureBoot"), (4, 0x80000003, b"mshim"), (5, 6, b"loader.conf"),
+          (4, 0x80000003, b"kernel"), (12, 0x0D, "root=/dev/vda\0".encode("utf-16-le")),
+          (5, 0x80000007, b"Exit Boot Services Invocation"), (12, 6, b"fence")]
+out = [[], []]
+short = None
+for i, (pcr, typ, data) in enumerate(events):
+    if i == 5:
+        short = log
+    log += struct.pack("<III", pcr, typ, len(algs))
+    spec = []
+    for a, s, name in algs:
+        d = hashlib.new(name, data).digest()
+        log += struct.pack("<H", a) + d
+        spec.append(f"{name}=0x{d.hex()}")
+    log += struct.pack("<I", len(data)) + data
+    out[i >= 5].append(f"{pcr}:" + ",".join(spec))
+open(sys.argv[1], "wb").write(log)
+open(sys.argv[4], "wb").write(short)
+for f, lines in zip(sys.argv[2:4], out):
+    open(f, "w").write("\n".join(lines) + "\n")
+PY
+extend_all() { while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$1"; }
+# reboot: PCRs back to their reset values (persistent objects stay).
+reboot_tpm() { swtpm_ioctl --unix "$t/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"; }
+extend_all "$t/pre.txt"; extend_all "$t/post.txt"
+
+refuses "--log cut short: not the TPM's" "does not replay to the TPM's sha256 PCR 5" "$MSHIM" totp enroll --literal \
+        --secret-file "$t/secret" --log "$t/short.bin" --esp "$t/esp"
+refuses "--log without the command line event" "no EV_IPL event in PCR 12" "$MSHIM" totp enroll --literal \
+        --secret-file "$t/secret" --log tests/data/eventlogs/tpm2-tools-event.bin --esp "$t/esp"
+refuses "--log of another kind of file" "not a TCG event log" "$MSHIM" totp enroll --literal \
+        --secret-file "$t/secret" --log "$t/secret" --esp "$t/esp"
+refuses "--pcrs and --log" "exclude each other" "$MSHIM" totp enroll --literal --pcrs "$t/x" --log "$t/log.bin"
+check "refusals touch neither the TPM nor the ESP" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ]"
+"$MSHIM" totp enroll --literal --log "$t/log.bin" --secret-file "$t/secret" --label "test host:alice" --esp "$t/esp" --uri \
+        --recovery-file "$t/rec" --password-file "$t/pw" >"$t/uri" 2>"$t/err"; rc=$?
+if [ "$rc" = 0 ] && [ "$(wc -l <"$t/uri")" = 1 ]; then pass "enroll --literal --uri: one line"
+else fail "enroll --literal --uri: one line (status $rc)" "$(cat "$t/err")"; fi
+
+# The URI, decoded by Python: the otpauth:// key URI tpm2-totp also writes.
+check "the URI: otpauth://totp/LABEL, the file's secret, SHA1, 6 digits, 30 s, issuer mshim" python3 - "$t/uri" "$t/secret" <<'PY'
+import base64, sys, urllib.parse
+u = urllib.parse.urlsplit(open(sys.argv[1]).read().strip())
+q = dict(urllib.parse.parse_qsl(u.query, strict_parsing=True))
+assert (u.scheme, u.netloc) == ("otpauth", "totp"), u
+assert urllib.parse.unquote(u.path) == "/test host:alice", u.path
+assert base64.b32decode(q["secret"]) == open(sys.argv[2], "rb").read()
+assert q == {"secret": q["secret"], "issuer": "mshim", "algorithm": "SHA1", "digits": "6", "period": "30"}, q
+PY
+
+# The key, as tpm2-tools reads it: KEYEDHASH HMAC-SHA1, policy only.
+tpm2_readpublic -c $H -o "$t/pub.bin" >"$t/pub.yaml" 2>"$t/err" || fail "tpm2_readpublic $H" "$(cat "$t/err")"
+check "the key: keyedhash, hmac sha1" python3 - "$t/pub.yaml" <<'PY'
+import re, sys
+y = re.sub(r"\s+", " ", open(sys.argv[1]).read())
+assert "type: value: keyedhash" in y and "algorithm: value: hmac" in y and "hash-alg: value: sha1" in y, y
+PY
+check "the key: attributes fixedtpm|fixedparent|adminwithpolicy|noda|sign, no userwithauth" \
+        grep -q -E "^ *value: fixedtpm\|fixedparent\|adminwithpolicy\|noda\|sign$" "$t/pub.yaml"
+check "the key's Name is the ESP file's" bash -c \
+        "grep -q \"^name \$(sed -n 's/^name: //p' '$t/pub.yaml')\$\" '$ESP'"
+# This TPM is past the TOTP point (Exit Boot Services, the fence): no code.
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(8))' >"$t/msg"
+check "after the TOTP point the key refuses (PCR 5 and 12 moved on)" bash -c \
+        "tpm2_startauthsession --policy-session -S '$t/s0.ctx' >/dev/null && tpm2_policypcr -S '$t/s0.ctx' -l sha256:4,5,7,12 >/dev/null &&
+         ! tpm2_hmac -c $H -g sha1 -p 'session:$t/s0.ctx' '$t/msg' >/dev/null 2>&1"
+# (PolicyOR alone would need this state's leaf: none of the key's.)
+tpm2_flushcontext -s
+# Boot again up to the TOTP point: the state the code is made in.
+reboot_tpm; extend_all "$t/pre.txt"
+# The policy: tpm2-tools' own PolicyPCR digest of the TPM's PCRs there.
+tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
+        tpm2_flushcontext "$t/trial.ctx" || fail "tpm2 trial PolicyPCR"
+# One state: the OR tree's group of one, PolicyOR(leaf, leaf) (src/policy.c).
+tpm2_startauthsession -S "$t/trial.ctx" &&
+        tpm2_policyor -S "$t/trial.ctx" -l "sha256:$t/leaf0.bin,$t/leaf0.bin" -L "$t/or0.bin" >/dev/null &&
+        tpm2_flushcontext "$t/trial.ctx" || fail "tpm2 trial PolicyOR"
+LEAF0=$(xxd -p -c 64 "$t/or0.bin")
+check "authPolicy = tpm2_policypcr's digest, in the key and in the ESP file" bash -c \
+        "grep -q '^ *authorization policy: $LEAF0\$' '$t/pub.yaml' && grep -q '^policy $LEAF0\$' '$ESP'"
+check "ESP file: strict lines" python3 - "$ESP" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[0] == "mshim-totp 1" and lines[1] == "handle 0x81004d54", lines[:2]
+assert [l.split(" ")[0] for l in lines[2:-1]] == ["name", "policy", "mode", "bank", "pcrs", "state"], lines
+assert lines[4:7] == ["mode literal", "bank sha256", "pcrs 4,5,7,12"] and lines[-1] == ""
+PY
+
+# step_msg TIME: RFC 6238's T = TIME / 30 as 8 bytes big-endian, into $t/msg.
+step_msg() { printf '%016x' $(($1 / 30)) | xxd -r -p >"$t/msg"; }
+# hmac_code TIME: the code through the TPM, with tpm2-tools' policy session
+# (PolicyPCR, PolicyOR(leaf, leaf)), truncated here; empty when refused.
+hmac_code() {
+        step_msg "$1"
+        rm -f "$t/mac"
+        tpm2_startauthsession --policy-session -S "$t/s.ctx" >/dev/null &&
+                tpm2_policypcr -S "$t/s.ctx" -l sha256:4,5,7,12 >/dev/null &&
+                tpm2_policyor -S "$t/s.ctx" -l "sha256:$t/leaf0.bin,$t/leaf0.bin" >/dev/null 2>&1 &&
+                tpm2_hmac -c $H -g sha1 -p "session:$t/s.ctx" -o "$t/mac" "$t/msg" 2>"$t/hmac.err"
+        tpm2_flushcontext "$t/s.ctx" 2>/dev/null
+        [ -s "$t/mac" ] || return 0
+        # RFC 4226 §5.3: offset = low nibble of the last byte; 31 bits there.
+        local h o
+        h=$(xxd -p -c 64 "$t/mac"); o=$((16#${h:39:1}))
+        printf '%06d\n' $(((16#${h:$((2 * o)):8} & 0x7fffffff) % 1000000))
+}
+for T in 59 1111111109 2000000000 1764800000; do
+        want=$(oathtool --totp -b "$B32" -N "@$T")
+        got=$(hmac_code $T)
+        if [ -n "$got" ] && [ "$got" = "$want" ]; then pass "TPM2_HMAC with the key at $T = oathtool --totp ($want)"
+        else fail "TPM2_HMAC with the key at $T = oathtool --totp" "TPM: '$got' oathtool: '$want' $(cat "$t/hmac.err")"; fi
+done
+now=$(date +%s); got=$(hmac_code "$now"); want=$(oathtool --totp -b "$B32" -N "@$now")
+check "TPM2_HMAC now = oathtool --totp --now" test -n "$got" -a "$got" = "$want"
+# Without the policy: no password/HMAC session opens it (no userWithAuth).
+check "the key refuses a password session" bash -c "! tpm2_hmac -c $H -g sha1 -o '$t/mac2' '$t/msg' 2>/dev/null"
+
+# ---- never twice ----
+refuses "enroll twice: refused (ESP file)" "never overwrites an enrolment" \
+        "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/esp" --uri
+mkdir -p "$t/esp2"
+refuses "enroll twice: refused (key at the handle)" "already has an object at 0x81004d54" \
+        "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/esp2" --uri
+check "a refused enrolment writes nothing" test ! -e "$t/esp2/loader/mshim/totp"
+
+# ---- the recovery file ----
+check "recovery file: 0600" test "$(stat -c %a "$t/rec")" = 600
+for T in 59 1234567890; do
+        got=$("$MSHIM" totp recover --password-file "$t/pw" --time $T "$t/rec" 2>"$t/err")
+        want=$(oathtool --totp -b "$B32" -N "@$T")
+        check "recover --time $T = oathtool ($want)" test "$got" = "$want"
+done
+refuses "recover: wrong password" "wrong password" "$MSHIM" totp recover --password-file "$t/badpw" "$t/rec"
+"$MSHIM" totp recover --password-file "$t/pw" --secret-out "$t/secret.out" "$t/rec" 2>"$t/err"
+check "recover --secret-out: the secret, 0600" bash -c "cmp -s '$t/secret' '$t/secret.out' && [ \$(stat -c %a '$t/secret.out') = 600 ]"
+refuses "recover --secret-out: never over a file" "exists" "$MSHIM" totp recover --password-file "$t/pw" --secret-out "$t/secret.out" "$t/rec"
+sed 's/^label test host:alice$/label test host:mallory/' "$t/rec" >"$t/rec.label"
+refuses "recover: a changed label fails authentication" "wrong password \(or the file was changed\)" \
+        "$MSHIM" totp recover --password-file "$t/pw" "$t/rec.label"
+sed 's/^scrypt-log2-n 17$/scrypt-log2-n 10/' "$t/rec" >"$t/rec.weak"
+refuses "recover: a weakened scrypt cost is refused" "scrypt cost 2\^10" "$MSHIM" totp recover --password-file "$t/pw" "$t/rec.weak"
+{ cat "$t/rec"; echo "extra line"; } >"$t/rec.extra"
+refuses "recover: an extra line is refused" "not a mshim TOTP recovery file" "$MSHIM" totp recover --password-file "$t/pw" "$t/rec.extra"
+# Its scrypt and AES-256-GCM, checked with Python's hashlib and OpenSSL (via the
+# cryptography-free route: hashlib.scrypt for the key, openssl enc cannot do GCM).
+check "recovery file: scrypt(N=2^17, r=8, p=1) key, AES-256-GCM over the secret with the header as AAD" python3 - "$t/rec" "$t/pw" "$t/secret" <<'PY'
+import hashlib, sys, ctypes, ctypes.util
+text = open(sys.argv[1], "rb").read()
+f = dict(l.split(b" ", 1) for l in text.split(b"\n")[1:-1])
+pw = open(sys.argv[2], "rb").read().split(b"\n")[0]
+assert f[b"kdf"] == b"scrypt" and f[b"scrypt-log2-n"] == b"17" and f[b"cipher"] == b"aes-256-gcm"
+key = hashlib.scrypt(pw, salt=bytes.fromhex(f[b"salt"].decode()), n=2**17, r=8, p=1, maxmem=2**28, dklen=32)
+aad = text[:text.index(b"\nsecret ") + 1]
+# AES-256-GCM decryption through libcrypto's EVP interface (ctypes).
+c = ctypes.CDLL(ctypes.util.find_library("crypto"))
+c.EVP_CIPHER_CTX_new.restype = ctypes.c_void_p
+c.EVP_aes_256_gcm.restype = ctypes.c_void_p
+ctx = ctypes.c_void_p(c.EVP_CIPHER_CTX_new())
+n = ctypes.c_int(0)
+ct, tag, iv = (bytes.fromhex(f[k].decode()) for k in (b"secret", b"tag", b"nonce"))
+out = ctypes.create_string_buffer(64)
+assert c.EVP_DecryptInit_ex(ctx, ctypes.c_void_p(c.EVP_aes_256_gcm()), None, key, iv) == 1
+assert c.EVP_DecryptUpdate(ctx, None, ctypes.byref(n), aad, len(aad)) == 1
+assert c.EVP_DecryptUpdate(ctx, out, ctypes.byref(n), ct, len(ct)) == 1
+assert c.EVP_CIPHER_CTX_ctrl(ctx, 0x11, 16, tag) == 1          # EVP_CTRL_GCM_SET_TAG
+assert c.EVP_DecryptFinal_ex(ctx, ctypes.byref(out, n.value), ctypes.byref(n)) == 1
+assert out.raw[:20] == open(sys.argv[3], "rb").read()
+PY
+
+# ---- a changed boot: the TPM refuses ----
+extend_all "$t/post.txt"
+check "after the fence (PCR 12) the TPM refuses the HMAC" test -z "$(hmac_code 59)"
+reboot_tpm; extend_all "$t/pre.txt"; tpm2_pcrextend "4:sha256=$(printf '%064x' 99)"
+check "another kernel (PCR 4): the TPM refuses the HMAC" test -z "$(hmac_code 59)"
+
+# ---- remove ----
+"$MSHIM" totp remove --esp "$t/esp" >"$t/out" 2>"$t/err"; rc=$?
+check "remove: exit 0" test "$rc" = 0
+check "remove: the key is gone" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1"
+check "remove: the ESP file is gone" test ! -e "$ESP"
+refuses "remove again: nothing is enrolled" "nothing is enrolled" "$MSHIM" totp remove --esp "$t/esp"
+# Another object at the handle is never evicted.
+tpm2_createprimary -C o -G ecc -c "$t/prim.ctx" >/dev/null && tpm2_evictcontrol -C o -c "$t/prim.ctx" $H >/dev/null
+tpm2_flushcontext -t     # no resource manager: free the transient slots
+refuses "remove: refuses an object that is not a TOTP key" "not a mshim TOTP key" "$MSHIM" totp remove --esp "$t/esp"
+check "...and leaves it" tpm2_readpublic -c $H >/dev/null
+tpm2_evictcontrol -C o -c $H >/dev/null
+
+# ---- literal with a predicted state: PolicyOR of two PolicyPCR leaves ----
+# The predicted state is the TPM's after one more extend of PCR 7.
+tpm2_pcrread sha256:4,5,7,12 -o "$t/now.bin" >"$t/now.yaml"
+python3 - "$t/now.bin" "$t/pred.json" "$t/predvals.bin" <<'PY'
+import hashlib, json, sys
+now = open(sys.argv[1], "rb").read()
+vals = [now[i * 32:(i + 1) * 32] for i in range(4)]
+vals[2] = hashlib.sha256(vals[2] + bytes.fromhex("%064x" % 77)).digest()
+pcrs = {str(p): v.hex() for p, v in zip((4, 5, 7, 12), vals)}
+json.dump({"schema": "mshim-predict/1", "pcrs": {"sha256": pcrs}, "unpredictable": {}}, open(sys.argv[2], "w"))
+open(sys.argv[3], "wb").write(b"".join(vals))
+PY
+"$MSHIM" totp enroll --literal --pcrs "$t/now.yaml" --secret-file "$t/secret" --esp "$t/esp" --uri "$t/pred.json" \
+        >/dev/null 2>"$t/err" || fail "enroll --literal --pcrs PRED.json" "$(cat "$t/err")"
+tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
+        tpm2_flushcontext "$t/trial.ctx"
+tpm2_startauthsession -S "$t/trial.ctx" &&
+        tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -f "$t/predvals.bin" -L "$t/leaf1.bin" >/dev/null &&
+        tpm2_flushcontext "$t/trial.ctx"
+tpm2_startauthsession -S "$t/trial.ctx" &&
+        tpm2_policyor -S "$t/trial.ctx" -l "sha256:$t/leaf0.bin,$t/leaf1.bin" -L "$t/or.bin" >/dev/null &&
+        tpm2_flushcontext "$t/trial.ctx"
+check "two states: authPolicy = tpm2_policyor of both leaves" grep -q "^policy $(xxd -p -c 64 "$t/or.bin")\$" "$ESP"
+check "two states: two 'state' lines" test "$(grep -c '^state ' "$ESP")" = 2
+# hmac_or TIME: PolicyPCR, PolicyOR, HMAC (the loader's literal sequence).
+hmac_or() {
+        step_msg "$1"
+        rm -f "$t/mac"
+        tpm2_startauthsession --policy-session -S "$t/s.ctx" >/dev/null && tpm2_policypcr -S "$t/s.ctx" -l sha256:4,5,7,12 >/dev/null &&
+                tpm2_policyor -S "$t/s.ctx" -l "sha256:$t/leaf0.bin,$t/leaf1.bin" >/dev/null 2>&1 &&
+                tpm2_hmac -c $H -g sha1 -p "session:$t/s.ctx" -o "$t/mac" "$t/msg" 2>/dev/null
+        tpm2_flushcontext "$t/s.ctx" 2>/dev/null
+        [ -s "$t/mac" ] && xxd -p "$t/mac"
+}
+want=$(python3 -c 'import hmac,hashlib,struct,sys; print(hmac.new(open(sys.argv[1],"rb").read(), struct.pack(">Q", 1), hashlib.sha1).hexdigest())' "$t/secret")
+check "two states: the current one gives the HMAC" test "$(hmac_or 59)" = "$want"
+tpm2_pcrextend "7:sha256=$(printf '%064x' 77)"
+check "two states: the predicted one gives the HMAC" test "$(hmac_or 59)" = "$want"
+tpm2_pcrextend "7:sha256=$(printf '%064x' 77)"
+check "two states: a third one does not" test -z "$(hmac_or 59)"
+"$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the literal PRED.json enrolment"
+
+# ---- signed: PolicyAuthorize by the policy key ----
+"$MSHIM" policy init --state-dir "$t/state" >/dev/null 2>"$t/err" || fail "mshim policy init" "$(cat "$t/err")"
+tpm2_flushcontext -t
+refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --signed --state-dir "$t/nostate" --esp "$t/esp"
+"$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --uri >/dev/null 2>"$t/err" ||
+        fail "enroll --signed" "$(cat "$t/err")"
+# tpm2-tools' PolicyAuthorize digest for the same key (loaded as mshim
+# loads it: ECDSA-SHA256 signing key, userWithAuth, in the owner hierarchy
+# so that VerifySignature gives a ticket).
+tpm2_loadexternal -C o -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" -n "$t/key.name" \
+        -c "$t/key.ctx" >/dev/null 2>"$t/err" || fail "tpm2_loadexternal" "$(cat "$t/err")"
+tpm2_startauthsession -S "$t/trial.ctx" && : >"$t/empty" &&
+        tpm2_policyauthorize -S "$t/trial.ctx" -i "$t/empty" -n "$t/key.name" -L "$t/auth.bin" >/dev/null 2>"$t/err" &&
+        tpm2_flushcontext "$t/trial.ctx" || fail "tpm2_policyauthorize (trial)" "$(cat "$t/err")"
+AUTH=$(xxd -p -c 64 "$t/auth.bin")
+check "signed: authPolicy = tpm2_policyauthorize's digest, in the key and in the ESP file" bash -c \
+        "tpm2_readpublic -c $H | grep -q '^ *authorization policy: $AUTH\$' && grep -q '^policy $AUTH\$' '$ESP'"
+check "signed: the ESP file has the policy key, the counter and no states" bash -c \
+        "grep -q '^mode signed\$' '$ESP' && grep -q '^policy-key ' '$ESP' && grep -q '^nv-index 0x01804d53\$' '$ESP' &&
+         grep -q \"^nv-name \$(tpm2_nvreadpublic 0x01804d53 | sed -n 's/^ *name: //p')\$\" '$ESP' && ! grep -q '^state ' '$ESP'"
+# An approval of this state (`mshim policy approve`) opens the key through
+# tpm2-tools' own signed sequence: PolicyNV (epoch), PolicyPCR,
+# VerifySignature of aHash = SHA-256(approvedPolicy), PolicyAuthorize.
+"$MSHIM" policy approve --state-dir "$t/state" --esp "$t/esp" --select 4,5,7,12 --current >"$t/approval.path" 2>"$t/err" ||
+        fail "mshim policy approve --current" "$(cat "$t/err")"
+A=$(cat "$t/approval.path")
+sed -n 's/^policy //p' "$A" | xxd -r -p >"$t/approved.bin"
+sed -n 's/^signature //p' "$A" | xxd -r -p >"$t/sig.der"
+printf '%016x' "$(sed -n 's/^epoch //p' "$A")" | xxd -r -p >"$t/epoch.bin"
+openssl dgst -sha256 -binary "$t/approved.bin" >"$t/ahash.bin"
+# hmac_signed TIME: the code through the signed policy; empty when refused.
+hmac_signed() {
+        step_msg "$1"; rm -f "$t/mac"
+        tpm2_verifysignature -c "$t/key.ctx" -d "$t/ahash.bin" -s "$t/sig.der" -f ecdsa -t "$t/ticket.bin" >/dev/null &&
+                tpm2_startauthsession --policy-session -S "$t/s.ctx" >/dev/null &&
+                tpm2_policynv -S "$t/s.ctx" -C 0x01804d53 -i "$t/epoch.bin" 0x01804d53 ule >/dev/null 2>&1 &&
+                tpm2_policypcr -S "$t/s.ctx" -l sha256:4,5,7,12 >/dev/null &&
+                tpm2_policyauthorize -S "$t/s.ctx" -i "$t/approved.bin" -n "$t/key.name" -t "$t/ticket.bin" >/dev/null &&
+                tpm2_hmac -c $H -g sha1 -p "session:$t/s.ctx" -o "$t/mac" "$t/msg" 2>/dev/null
+        tpm2_flushcontext "$t/s.ctx" 2>/dev/null
+        [ -s "$t/mac" ] || return 0
+        local h o
+        h=$(xxd -p -c 64 "$t/mac"); o=$((16#${h:39:1}))
+        printf '%06d\n' $(((16#${h:$((2 * o)):8} & 0x7fffffff) % 1000000))
+}
+want=$(oathtool --totp -b "$B32" -N @1111111109)
+check "signed: an approval of this state gives the code (= oathtool)" test "$(hmac_signed 1111111109)" = "$want"
+"$MSHIM" policy revoke --state-dir "$t/state" --esp "$t/esp" >/dev/null 2>&1 || fail "mshim policy revoke"
+check "signed: after mshim policy revoke the approval no longer opens it" test -z "$(hmac_signed 1111111109)"
+tpm2_flushcontext -t
+"$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the signed enrolment"
+true

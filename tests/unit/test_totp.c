@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * TOTP steps and HOTP truncation (src/totp.c) against the RFCs' own test
+ * vectors: RFC 4226 Appendix D (HOTP, its HMAC values as printed there)
+ * and RFC 6238 Appendix B (TOTP, SHA-1 rows; the HMAC from OpenSSL); and
+ * the TOTP enrolment codec (src/sealfile.c) against text written here by
+ * hand, as docs/CONFIG.md describes it.
+ */
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include "testlib.h"
+#include "mb/sealfile.h"
+#include "mb/sha.h"
+#include "mb/totp.h"
+
+static const uint8_t rfc_secret[] = "12345678901234567890";
+
+static void unhex(const char *s, uint8_t *out, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                sscanf(s + 2 * i, "%2hhx", &out[i]);
+}
+
+/* RFC 4226 Appendix D: HMAC-SHA1 per count, and the 6-digit HOTP value. */
+TEST(hotp_rfc4226_truncation) {
+        static const struct { const char *hmac; uint32_t hotp; } v[] = {
+                { "cc93cf18508d94934c64b65d8ba7667fb7cde4b0", 755224 },
+                { "75a48a19d4cbe100644e8ac1397eea747a2d33ab", 287082 },
+                { "0bacb7fa082fef30782211938bc1c5e70416ff44", 359152 },
+                { "66c28227d03a2d5529262ff016a1e6ef76557ece", 969429 },
+                { "a904c900a64b35909874b33e61c5938a8e15ed1c", 338314 },
+                { "a37e783d7b7233c083d4f62926c7a25f238d0316", 254676 },
+                { "bc9cd28561042c83f219324d3c607256c03272ae", 287922 },
+                { "a4fb960c0bc06e1eabb804e5b397cdc4b45596fa", 162583 },
+                { "1b3c89f65e6c9e883012052823443f048b4332db", 399871 },
+                { "1637409809a679dc698207310c8c7fc07290d9e5", 520489 },
+        };
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+                uint8_t h[20];
+                uint32_t code = 0;
+                unhex(v[i].hmac, h, sizeof(h));
+                CHECK(mb_totp_truncate(h, sizeof(h), 6, &code) == MB_OK);
+                CHECK_EQ_INT(code, v[i].hotp);
+        }
+}
+
+/* RFC 6238 Appendix B, SHA-1: time, the step as hex, the 8-digit TOTP. */
+TEST(totp_rfc6238_sha1) {
+        static const struct { uint64_t t; const char *step; uint32_t totp; } v[] = {
+                { 59, "0000000000000001", 94287082 },
+                { 1111111109, "00000000023523EC", 7081804 },
+                { 1111111111, "00000000023523ED", 14050471 },
+                { 1234567890, "000000000273EF07", 89005924 },
+                { 2000000000, "0000000003F940AA", 69279037 },
+                { 20000000000ull, "0000000027BC86AA", 65353130 },
+        };
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+                uint8_t msg[MB_TOTP_COUNTER_SIZE], want[8], mac[EVP_MAX_MD_SIZE];
+                unsigned mac_len = 0;
+                uint32_t code = 0;
+                mb_totp_counter(v[i].t, MB_TOTP_PERIOD, msg);
+                unhex(v[i].step, want, sizeof(want));
+                CHECK(memcmp(msg, want, sizeof(want)) == 0);
+                HMAC(EVP_sha1(), rfc_secret, 20, msg, sizeof(msg), mac, &mac_len);
+                CHECK(mb_totp_truncate(mac, mac_len, 8, &code) == MB_OK);
+                CHECK_EQ_INT(code, v[i].totp);
+                /* 6 digits: the same number's last six. */
+                CHECK(mb_totp_truncate(mac, mac_len, 6, &code) == MB_OK);
+                CHECK_EQ_INT(code, v[i].totp % 1000000);
+        }
+}
+
+/* A short HMAC or a digit count outside 1..9 is refused, the output untouched. */
+TEST(truncate_refuses_bad_input) {
+        uint8_t h[32] = { 0 };
+        uint32_t code = 12345;
+        CHECK(mb_totp_truncate(h, 19, 6, &code) == MB_ERR_INVALID);
+        CHECK(mb_totp_truncate(h, 20, 0, &code) == MB_ERR_INVALID);
+        CHECK(mb_totp_truncate(h, 20, 10, &code) == MB_ERR_INVALID);
+        CHECK_EQ_INT(code, 12345);
+        /* Offset 15 from a 20-byte HMAC reads bytes 15..18: in bounds. */
+        h[19] = 0x0f;
+        h[15] = 0xff; h[16] = 0; h[17] = 0; h[18] = 1;
+        CHECK(mb_totp_truncate(h, 20, 9, &code) == MB_OK);
+        CHECK_EQ_INT(code, 0x7f000001u % 1000000000u);
+}
+
+/* docs/CONFIG.md's literal example: two PCRs, two states. */
+#define H32(c) c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
+#define NAME "000b" H32("ab")
+#define POLICY H32("cd")
+#define ST1 H32("11") H32("22")
+#define ST2 H32("33") H32("44")
+static const char literal_text[] =
+        "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY "\nmode literal\nbank sha256\n"
+        "pcrs 7,12\nstate " ST1 "\nstate " ST2 "\n";
+
+static uint8_t states[MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX];
+
+static mb_err parse(const char *text, mb_totp_enrolment *ret, size_t *line) {
+        return mb_totp_enrolment_parse(text, strlen(text), states, sizeof(states), ret, line);
+}
+
+TEST(enrolment_literal_round_trip) {
+        static mb_totp_enrolment e;
+        char out[4096];
+        size_t line = 99, len = 0;
+
+        CHECK(parse(literal_text, &e, &line) == MB_OK);
+        CHECK_EQ_INT(e.handle, 0x81004d54u);
+        CHECK(e.mode == MB_SEAL_LITERAL && e.bank == MB_ALG_SHA256 && e.pcrs == ((1u << 7) | (1u << 12)));
+        CHECK(e.name_size == 34 && e.name[0] == 0x00 && e.name[1] == 0x0b && e.name[33] == 0xab);
+        CHECK(e.policy[0] == 0xcd && e.policy[31] == 0xcd);
+        CHECK_EQ_INT(e.n_states, 2);
+        CHECK(e.states[0] == 0x11 && e.states[32] == 0x22 && e.states[64] == 0x33 && e.states[127] == 0x44);
+        CHECK(e.policy_key_size == 0 && e.nv_index == 0);
+        /* The writer gives back the same bytes. */
+        CHECK(mb_totp_enrolment_write(&e, out, sizeof(out), &len) == MB_OK);
+        CHECK(len == strlen(literal_text) && memcmp(out, literal_text, len) == 0);
+}
+
+/* Each variant breaks one rule; the parser refuses it and leaves *ret alone. */
+TEST(enrolment_refusals) {
+        static const struct { const char *why, *text; } bad[] = {
+                { "an NV handle, not persistent", "mshim-totp 1\nhandle 0x01004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "no name", "mshim-totp 1\nhandle 0x81004d54\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "a short policy", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy cdcd"
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "literal without states", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\n" },
+                { "signed with a state", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode signed\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "a state of the wrong size", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " H32("11") "\n" },
+                { "the handle twice", "mshim-totp 1\nhandle 0x81004d54\nhandle 0x81004d54\nname " NAME "\npolicy "
+                  POLICY "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "an unknown key", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\ndigits 8\n" },
+                { "upper-case hex", "mshim-totp 1\nhandle 0x81004D54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "the sealed file's first line", "mshim-sealed 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 "\n" },
+                { "no newline at the end", "mshim-totp 1\nhandle 0x81004d54\nname " NAME "\npolicy " POLICY
+                  "\nmode literal\nbank sha256\npcrs 7,12\nstate " ST1 },
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                mb_totp_enrolment e;
+                size_t line = 0;
+                memset(&e, 0x5a, sizeof(e));
+                if (parse(bad[i].text, &e, &line) == MB_OK) {
+                        fprintf(stderr, "  accepted: %s\n", bad[i].why);
+                        CHECK(0);
+                }
+                CHECK(((uint8_t *) &e)[0] == 0x5a && e.handle == 0x5a5a5a5au);
+        }
+}
+
+int main(void) {
+        RUN(hotp_rfc4226_truncation);
+        RUN(totp_rfc6238_sha1);
+        RUN(truncate_refuses_bad_input);
+        RUN(enrolment_literal_round_trip);
+        RUN(enrolment_refusals);
+        TL_EXIT();
+}
