@@ -120,6 +120,18 @@ X8_TEST_O    := $(B)/test/tools/sha512x8.o $(B)/test/tools/replay_batch.o
 $(B)/test/test_sha512x8: tests/unit/test_sha512x8.c tests/unit/testlib.h $(TEST_CORE_O) $(X8_TEST_O)
 	$(CC) $(TEST_CFLAGS) -Itools -o $@ $< $(TEST_CORE_O) $(X8_TEST_O) -lcrypto
 
+# test_tpm2 checks src/tpm2.c's bytes against tpm2-tss's own marshaller.
+$(B)/test/test_tpm2: tests/unit/test_tpm2.c tests/unit/testlib.h $(TEST_CORE_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto -ltss2-mu
+
+# src/tpm2.c's bytes sent to swtpm through a TCTI, nothing else of tpm2-tss
+# (tests/cli/test_tpm2_swtpm.sh runs it).
+$(B)/test/tpm2_swtpm: tests/tpm/tpm2_swtpm.c $(TEST_CORE_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -ltss2-tctildr
+check: $(B)/test/tpm2_swtpm
+
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * src/tpm2.c against a real TPM: the bytes its builders write go to the TPM
+ * unchanged through a tpm2-tss TCTI (Tss2_Tcti_Transmit/Receive, nothing
+ * of tpm2-tss marshals or parses them), and its parsers read the TPM's
+ * answers. tests/cli/test_tpm2_swtpm.sh starts swtpm, sets up the keys with
+ * tpm2-tools, runs this program and checks what it prints against values
+ * computed in Python. Output: one "key value" line per result; a TPM
+ * refusal is "refused STEP 0xRC NAME". Exit 0 when the sequence ran to its
+ * end or to a TPM refusal, 2 when the TPM could not be reached or answered
+ * something the parsers refused (which the test reports as a failure).
+ *
+ *   tpm2_swtpm TCTI totp KEY BANK PCRMASK COUNTER [PCRDIGEST]
+ *       StartAuthSession, PolicyPCR (with PCRDIGEST if given, else empty),
+ *       HMAC-SHA1 of COUNTER as 8 bytes big-endian with the session closing
+ *       on success, FlushContext only when something failed.
+ *   tpm2_swtpm TCTI signed KEY HIER NVINDEX EPOCH BANK PCRMASK X Y R S APPROVED COUNTER
+ *       StartAuthSession, PolicyNV (index <= EPOCH), PolicyPCR, then
+ *       LoadExternal (HIER o or n) of the P-256 key (X, Y), VerifySignature
+ *       of (R, S) over SHA-256(APPROVED), FlushContext of the key,
+ *       PolicyAuthorize, PolicyGetDigest, HMAC, FlushContext on failure.
+ *   tpm2_swtpm TCTI readpublic HANDLE
+ *
+ * Numbers are hex (0x optional); byte strings are hex. TPM2_SWTPM_DUMP:
+ * see dump().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tss2/tss2_tctildr.h>
+
+#include "mb/tpm2.h"
+#include "mb/policy.h"
+#include "mb/sha.h"
+
+static TSS2_TCTI_CONTEXT *tcti;
+static unsigned n_commands;
+static uint8_t cmd[MB_TPM2_MAX_COMMAND], rsp[MB_TPM2_MAX_COMMAND];
+
+static void die(const char *what, long code) {
+        printf("error %s 0x%lx\n", what, code);
+        exit(2);
+}
+
+static unsigned long num(const char *s) {
+        char *end;
+        unsigned long v = strtoul(s, &end, 16);
+        if (!*s || *end)
+                die("bad number argument", 0);
+        return v;
+}
+
+static size_t hex(const char *s, uint8_t *out, size_t max) {
+        size_t n = strlen(s) / 2;
+        if (strlen(s) % 2 || n > max)
+                die("bad hex argument", (long) strlen(s));
+        for (size_t i = 0; i < n; i++) {
+                unsigned v;
+                if (sscanf(s + 2 * i, "%2x", &v) != 1)
+                        die("bad hex argument", (long) i);
+                out[i] = (uint8_t) v;
+        }
+        return n;
+}
+
+static void print_hex(const char *key, const uint8_t *p, size_t n) {
+        printf("%s ", key);
+        for (size_t i = 0; i < n; i++)
+                printf("%02x", p[i]);
+        printf("\n");
+}
+
+/* With TPM2_SWTPM_DUMP=FILE, every command and response is appended to
+ * FILE as two hex lines ("> ..." and "< ..."): the fuzz seeds of
+ * tests/fuzz/corpus/tpm2_response are responses captured this way. */
+static void dump(const uint8_t *c, size_t cn, const uint8_t *r, size_t rn) {
+        const char *path = getenv("TPM2_SWTPM_DUMP");
+        FILE *f = path ? fopen(path, "a") : NULL;
+
+        if (!f)
+                return;
+        fputs(">", f);
+        for (size_t i = 0; i < cn; i++)
+                fprintf(f, "%02x", c[i]);
+        fputs("\n<", f);
+        for (size_t i = 0; i < rn; i++)
+                fprintf(f, "%02x", r[i]);
+        fputs("\n", f);
+        fclose(f);
+}
+
+/* Sends cmd[0..*n) and returns the response's length in rsp. n is a
+ * pointer because the builder call in the same argument list sets it. */
+static size_t transact(mb_err built, const size_t *n) {
+        size_t len = sizeof(rsp);
+        TSS2_RC r;
+
+        if (built != MB_OK)
+                die("builder", built);
+        n_commands++;
+        if ((r = Tss2_Tcti_Transmit(tcti, *n, cmd)) != TSS2_RC_SUCCESS)
+                die("transmit", (long) r);
+        if ((r = Tss2_Tcti_Receive(tcti, &len, rsp, TSS2_TCTI_TIMEOUT_BLOCK)) != TSS2_RC_SUCCESS)
+                die("receive", (long) r);
+        dump(cmd, *n, rsp, len);
+        return len;
+}
+
+/* A parser's verdict: malformed is fatal; a TPM refusal is reported and
+ * returns false. rc is a pointer: the parser in the same argument list
+ * sets it. */
+static bool ok(const char *step, mb_err parsed, const uint32_t *rcp) {
+        uint32_t rc = *rcp;
+        const char *name;
+
+        if (parsed != MB_OK)
+                die(step, parsed);
+        if (rc == MB_TPM2_RC_SUCCESS)
+                return true;
+        name = mb_tpm2_rc_name(rc);
+        printf("refused %s 0x%x %s\n", step, (unsigned) rc, name ? name : "?");
+        return false;
+}
+
+static void flush(uint32_t handle) {
+        size_t n = 0, len;
+        uint32_t rc;
+
+        len = transact(mb_tpm2_build_flush_context(cmd, sizeof(cmd), handle, &n), &n);
+        if (ok("FlushContext", mb_tpm2_parse_empty(rsp, len, &rc), &rc))
+                printf("flushed 0x%08x\n", (unsigned) handle);
+}
+
+static bool start_session(uint32_t *ret_session) {
+        static const uint8_t nonce[16] = "mshim tpm2 test";
+        mb_tpm2_digest nonce_tpm;
+        size_t n = 0, len;
+        uint32_t rc;
+
+        len = transact(mb_tpm2_build_start_auth_session(cmd, sizeof(cmd), nonce, sizeof(nonce), &n), &n);
+        if (!ok("StartAuthSession", mb_tpm2_parse_start_auth_session(rsp, len, &rc, ret_session, &nonce_tpm), &rc))
+                return false;
+        printf("session 0x%08x\n", (unsigned) *ret_session);
+        return true;
+}
+
+static bool policy_pcr(uint32_t session, uint16_t bank, uint32_t mask, const uint8_t *digest, size_t digest_size) {
+        size_t n = 0, len;
+        uint32_t rc;
+
+        len = transact(mb_tpm2_build_policy_pcr(cmd, sizeof(cmd), session, bank, mask, digest, digest_size, &n), &n);
+        return ok("PolicyPCR", mb_tpm2_parse_empty(rsp, len, &rc), &rc);
+}
+
+/* HMAC-SHA1 of the 8-byte big-endian counter; the session closes on success. */
+static bool hmac(uint32_t key, uint32_t session, uint64_t counter) {
+        uint8_t step[8];
+        mb_tpm2_digest out;
+        size_t n = 0, len;
+        uint32_t rc;
+
+        for (int i = 0; i < 8; i++)
+                step[i] = (uint8_t) (counter >> (56 - 8 * i));
+        len = transact(mb_tpm2_build_hmac(cmd, sizeof(cmd), key, session, 0, step, sizeof(step), MB_ALG_SHA1, &n), &n);
+        if (!ok("HMAC", mb_tpm2_parse_hmac(rsp, len, MB_ALG_SHA1, &rc, &out), &rc))
+                return false;
+        print_hex("hmac", out.b, out.size);
+        return true;
+}
+
+static void get_digest(const char *key, uint32_t session) {
+        mb_tpm2_digest d;
+        size_t n = 0, len;
+        uint32_t rc;
+
+        len = transact(mb_tpm2_build_policy_get_digest(cmd, sizeof(cmd), session, &n), &n);
+        if (ok("PolicyGetDigest", mb_tpm2_parse_policy_get_digest(rsp, len, &rc, &d), &rc))
+                print_hex(key, d.b, d.size);
+}
+
+static int totp(int argc, char **argv) {
+        uint8_t digest[MB_TPM2_DIGEST_MAX];
+        size_t digest_size = 0;
+        uint32_t session;
+
+        if (argc != 4 && argc != 5)
+                die("usage", argc);
+        if (argc == 5)
+                digest_size = hex(argv[4], digest, sizeof(digest));
+        if (!start_session(&session))
+                return 0;
+        if (policy_pcr(session, (uint16_t) num(argv[1]), (uint32_t) num(argv[2]), digest, digest_size) &&
+            hmac((uint32_t) num(argv[0]), session, num(argv[3])))
+                return 0;
+        flush(session);
+        return 0;
+}
+
+static bool policy_nv(uint32_t session, uint32_t index, uint64_t epoch) {
+        uint8_t operand[8];
+        size_t n = 0, len;
+        uint32_t rc;
+
+        for (int i = 0; i < 8; i++)
+                operand[i] = (uint8_t) (epoch >> (56 - 8 * i));
+        len = transact(mb_tpm2_build_policy_nv(cmd, sizeof(cmd), session, index, NULL, 0, operand, sizeof(operand), 0,
+                                               MB_TPM_EO_UNSIGNED_LE, &n), &n);
+        return ok("PolicyNV", mb_tpm2_parse_policy_nv(rsp, len, &rc), &rc);
+}
+
+/* LoadExternal, VerifySignature and the key flushed again: the ticket. */
+static bool verify(uint32_t hierarchy, const uint8_t *x, const uint8_t *y, const uint8_t *approved,
+                   size_t approved_size, char **sig, mb_tpm2_ticket *ret_ticket, uint8_t *ret_name) {
+        uint8_t pub[MB_TPM2_ECC_PUBLIC_SIZE], ahash[32], r[32], s[32];
+        size_t rn = hex(sig[0], r, sizeof(r)), sn = hex(sig[1], s, sizeof(s)), n = 0, len;
+        mb_tpm2_name name;
+        uint32_t rc, key;
+        bool good;
+
+        mb_tpm2_ecc_public(x, y, pub);
+        mb_tpm2_ecc_name(x, y, ret_name);
+        print_hex("ecc_name", ret_name, MB_TPM2_ECC_NAME_SIZE);
+        len = transact(mb_tpm2_build_load_external(cmd, sizeof(cmd), pub, sizeof(pub), hierarchy, &n), &n);
+        if (!ok("LoadExternal", mb_tpm2_parse_load_external(rsp, len, &rc, &key, &name), &rc))
+                return false;
+        print_hex("tpm_name", name.b, name.size);
+        /* aHash = SHA-256(approvedPolicy || policyRef), policyRef empty (Part 3 §23.16). */
+        if (mb_hash_buf(MB_ALG_SHA256, approved, approved_size, ahash) != MB_OK)
+                die("sha256", 0);
+        len = transact(mb_tpm2_build_verify_signature(cmd, sizeof(cmd), key, ahash, sizeof(ahash), r, rn, s, sn, &n), &n);
+        good = ok("VerifySignature", mb_tpm2_parse_verify_signature(rsp, len, &rc, ret_ticket), &rc);
+        if (good)
+                printf("ticket 0x%08x %u\n", (unsigned) ret_ticket->hierarchy, (unsigned) ret_ticket->digest.size);
+        flush(key);
+        return good;
+}
+
+static int signed_policy(int argc, char **argv) {
+        uint8_t x[32], y[32], approved[MB_TPM2_DIGEST_MAX], key_name[MB_TPM2_ECC_NAME_SIZE];
+        size_t approved_size, n = 0, len;
+        mb_tpm2_ticket ticket;
+        uint32_t session, rc, key, hier;
+
+        if (argc != 12)
+                die("usage", argc);
+        key = (uint32_t) num(argv[0]);
+        hier = argv[1][0] == 'n' ? MB_TPM2_RH_NULL : MB_TPM2_RH_OWNER;
+        if (hex(argv[6], x, sizeof(x)) != 32 || hex(argv[7], y, sizeof(y)) != 32)
+                die("P-256 coordinates", 0);
+        approved_size = hex(argv[10], approved, sizeof(approved));
+        if (!start_session(&session))
+                return 0;
+        if (!policy_nv(session, (uint32_t) num(argv[2]), num(argv[3])) ||
+            !policy_pcr(session, (uint16_t) num(argv[4]), (uint32_t) num(argv[5]), NULL, 0))
+                goto fail;
+        get_digest("approved", session);
+        if (!verify(hier, x, y, approved, approved_size, argv + 8, &ticket, key_name))
+                goto fail;
+        len = transact(mb_tpm2_build_policy_authorize(cmd, sizeof(cmd), session, approved, approved_size, NULL, 0,
+                                                      key_name, sizeof(key_name), &ticket, &n), &n);
+        if (!ok("PolicyAuthorize", mb_tpm2_parse_empty(rsp, len, &rc), &rc))
+                goto fail;
+        get_digest("policy", session);
+        if (hmac(key, session, num(argv[11])))
+                return 0;
+fail:
+        flush(session);
+        return 0;
+}
+
+static int read_public(int argc, char **argv) {
+        const uint8_t *pub, *name;
+        size_t pub_size, name_size, n = 0, len;
+        mb_tpm2_name computed;
+        uint32_t rc;
+
+        if (argc != 1)
+                die("usage", argc);
+        len = transact(mb_tpm2_build_read_public(cmd, sizeof(cmd), (uint32_t) num(argv[0]), &n), &n);
+        if (!ok("ReadPublic", mb_tpm2_parse_read_public(rsp, len, &rc, &pub, &pub_size, &name, &name_size), &rc))
+                return 0;
+        print_hex("public", pub, pub_size);
+        print_hex("tpm_name", name, name_size);
+        if (mb_tpm2_object_name(pub, pub_size, &computed) == MB_OK)
+                print_hex("computed_name", computed.b, computed.size);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        int r;
+
+        if (argc < 3) {
+                fprintf(stderr, "usage: %s TCTI totp|signed|readpublic ARGS...\n", argv[0]);
+                return 2;
+        }
+        if (Tss2_TctiLdr_Initialize(argv[1], &tcti) != TSS2_RC_SUCCESS)
+                die("cannot open the TCTI", 0);
+        if (strcmp(argv[2], "totp") == 0)
+                r = totp(argc - 3, argv + 3);
+        else if (strcmp(argv[2], "signed") == 0)
+                r = signed_policy(argc - 3, argv + 3);
+        else if (strcmp(argv[2], "readpublic") == 0)
+                r = read_public(argc - 3, argv + 3);
+        else
+                die("unknown sequence", 0);
+        printf("commands %u\n", n_commands);
+        Tss2_TctiLdr_Finalize(&tcti);
+        return r;
+}
