@@ -28,7 +28,7 @@ INC       := -Iinclude
 
 # ---- host CLI -------------------------------------------------------------
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) $(INC) -DMB_VERSION=\"$(VERSION)\" -D_FORTIFY_SOURCE=2 $(CFLAGS)
-HOST_LIBS    := -pthread -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc
+HOST_LIBS    := -pthread -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc -lqrencode
 HOST_CORE_O  := $(filter-out $(B)/host/src/sha_engine.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
 HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o $(B)/host/gen/help.o
 

@@ -124,6 +124,7 @@ int cmd_vars(int argc, char **argv);
 int cmd_boot_policy(int argc, char **argv);  /* tools/bootpolicy.c */
 int cmd_pcrs(int argc, char **argv);     /* tools/pcrs.c */
 int cmd_predict(int argc, char **argv);  /* tools/predict.c */
+int cmd_totp(int argc, char **argv);     /* tools/totp.c */
 
 /* Read the PCRs in mask (bit i: PCR i) of the given banks, each of which
  * must be active, or of every active bank when n_algs is 0, from the TPM

@@ -18,6 +18,7 @@ static const struct {
         { "sbat", cmd_sbat },
         { "boot-policy", cmd_boot_policy },
         { "predict", cmd_predict },
+        { "totp", cmd_totp },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

@@ -513,3 +513,53 @@ char *cli_tty_secret(int fd, const char *prompt) {
         unblock(&old);
         return s;
 }
+
+/* Password files are one line; a wrong, huge file costs no memory. */
+#define SECRET_FILE_MAX ((size_t) 1 << 20)
+
+char *cli_first_line(const uint8_t *data, size_t n) {
+        const uint8_t *nl = memchr(data, '\n', n);
+        size_t len = nl ? (size_t) (nl - data) : n;
+        char *s;
+
+        if (len && data[len - 1] == '\r')
+                len--;
+        s = malloc(len + 1);
+        if (!s) {
+                cli_error("out of memory");
+                return NULL;
+        }
+        memcpy(s, data, len);
+        s[len] = 0;
+        return s;
+}
+
+char *cli_secret_file(const char *path, const char *what) {
+        cli_file f;
+        char *s;
+
+        if (cli_file_load_max(path, SECRET_FILE_MAX, what, &f) < 0)
+                return NULL;
+        s = cli_first_line(f.data, f.size);
+        cli_file_free(&f);
+        return s;
+}
+
+/* Asked twice without echo, as mokutil and passwd do. */
+char *cli_tty_new_secret(int fd, const char *prompt, const char *again) {
+        char *a = cli_tty_secret(fd, prompt), *b = NULL;
+
+        if (a)
+                b = cli_tty_secret(fd, again);
+        if (a && b && strcmp(a, b) != 0) {
+                cli_error("the passwords do not match; nothing written");
+                cli_secret_free(a);
+                a = NULL;
+        }
+        if (!b) {
+                cli_secret_free(a);
+                a = NULL;
+        }
+        cli_secret_free(b);
+        return a;
+}

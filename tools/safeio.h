@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -76,5 +77,13 @@ int cli_run(char *const argv[], const char *hide, const char *shown);
 char *cli_tty_secret(int fd, const char *prompt);
 /* Overwrite and free a secret. */
 void cli_secret_free(char *s);
+/* A new secret (a password being set): asked twice on fd, refused when
+ * the two differ. */
+char *cli_tty_new_secret(int fd, const char *prompt, const char *again);
+/* The first line of data, without its line end (LF or CRLF), malloc()ed. */
+char *cli_first_line(const uint8_t *data, size_t n);
+/* The first line of the file at path (a --password-file), at most 1 MiB;
+ * what names it in messages ("a password file"). */
+char *cli_secret_file(const char *path, const char *what);
 
 #endif

@@ -31,7 +31,6 @@
  * The largest store is AAVMF's, padded to its 64 MiB pflash device. */
 #define STORE_MAX    ((size_t) 64 << 20)
 #define CERT_MAX     ((size_t) 1 << 20)
-#define PW_FILE_MAX  ((size_t) 1 << 20)
 #define POLICY_MAX   ((size_t) 1 << 20)
 
 /* The owner recorded in signature lists we write unless --owner says
@@ -1013,50 +1012,6 @@ out:
         return r;
 }
 
-/* The first line of data, without its line end, as a string. */
-static char *first_line(const uint8_t *data, size_t n) {
-        const uint8_t *nl = memchr(data, '\n', n);
-        size_t len = nl ? (size_t) (nl - data) : n;
-        char *s;
-
-        if (len && data[len - 1] == '\r')
-                len--;
-        s = malloc(len + 1);
-        if (!s) {
-                cli_error("out of memory");
-                return NULL;
-        }
-        memcpy(s, data, len);
-        s[len] = 0;
-        return s;
-}
-
-static char *password_from_file(const char *path) {
-        cli_file f;
-        char *s;
-
-        if (cli_file_load_max(path, PW_FILE_MAX, "a password file", &f) < 0)
-                return NULL;
-        s = first_line(f.data, f.size);
-        cli_file_free(&f);
-        return s;
-}
-
-/* On a terminal: asked twice without echo, as mokutil does. */
-static char *password_from_tty(void) {
-        char *a = cli_tty_secret(STDIN_FILENO, "MOK password: "), *b = NULL;
-
-        if (a)
-                b = cli_tty_secret(STDIN_FILENO, "MOK password again: ");
-        if (a && b && strcmp(a, b) != 0) {
-                cli_error("the passwords do not match; nothing written");
-                cli_secret_free(a);
-                a = NULL;
-        }
-        cli_secret_free(b);
-        return a;
-}
-
 /* The password from --password, --password-file, the terminal, or the
  * first line of standard input. */
 static char *read_password(const vars_opts *o) {
@@ -1071,16 +1026,16 @@ static char *read_password(const vars_opts *o) {
         if (o->password)
                 return strdup(o->password);
         if (o->password_file)
-                return password_from_file(o->password_file);
+                return cli_secret_file(o->password_file, "a password file");
         if (isatty(STDIN_FILENO))
-                return password_from_tty();
+                return cli_tty_new_secret(STDIN_FILENO, "MOK password: ", "MOK password again: ");
         n = getline(&line, &cap, stdin);
         if (n < 0) {
                 free(line);
                 cli_usage_error("vars", "vars mok-import: no --password and no password on standard input");
                 return NULL;
         }
-        s = first_line((const uint8_t *) line, (size_t) n);
+        s = cli_first_line((const uint8_t *) line, (size_t) n);
         explicit_bzero(line, cap);
         free(line);
         return s;

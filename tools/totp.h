@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mshim totp: the pieces tools/totp.c and tools/totp_recovery.c share. */
+#ifndef MB_TOOLS_TOTP_H
+#define MB_TOOLS_TOTP_H
+
+#include "cli.h"
+#include "mb/totp.h"
+
+/* A label is what an authenticator app lists the code under. */
+#define TOTP_LABEL_MAX 64u
+/* RFC 4648 §6 base32 of the 20-byte secret: 32 characters, no padding. */
+#define TOTP_BASE32_SIZE 33u
+
+/* The label's bytes are printable (no control characters) and 1..64 long:
+ * 0, or -1 with a message. */
+int totp_label_check(const char *label);
+/* RFC 4648 §6 base32 of secret, NUL-terminated. */
+void totp_base32(const uint8_t secret[MB_TOTP_SECRET_SIZE], char ret[TOTP_BASE32_SIZE]);
+/* The otpauth:// URI (Google Authenticator's key URI format) and, unless
+ * uri_only, a QR code of it, on standard output. */
+int totp_show_uri(const char *label, const uint8_t secret[MB_TOTP_SECRET_SIZE], bool uri_only);
+
+/* Write the recovery file: the secret under password_file's password
+ * (NULL: asked twice on the terminal). Never over an existing file. */
+int totp_recovery_write(const char *path, const char *password_file, const char *label,
+                        const uint8_t secret[MB_TOTP_SECRET_SIZE]);
+int cmd_totp_recover(int argc, char **argv);
+
+#endif
