@@ -121,6 +121,34 @@ it_initrd() {
         fi
 }
 
+# it_initrd_luks KDIR OUT: build (once, reproducibly) the LUKS test
+# initramfs for the kernel in KDIR (scripts/mkinitramfs-luks.sh: the
+# report, cryptsetup, mshim and the keyscript hooks/cryptroot-unseal).
+# Rebuilt when a script, the keyscript or the CLI is newer.
+it_initrd_luks() {
+        local k=$1 out=$2 f
+        if [ -s "$out" ]; then
+                for f in "$IT_REPO"/scripts/mkinitramfs*.sh "$IT_REPO/hooks/cryptroot-unseal" "$IT_CLI" "$k/VERSION"; do
+                        [ "$f" -nt "$out" ] && rm -f "$out"
+                done
+        fi
+        [ -s "$out" ] && return 0
+        mkdir -p "$(dirname "$out")"
+        MSHIM_CLI=$IT_CLI "$IT_REPO/scripts/mkinitramfs-luks.sh" "$out.$$" "$k" && mv "$out.$$" "$out"
+}
+
+# it_console_script FILE [REGEX TEXT]...: a mok_console.py script (for
+# it_qemu --console) that, for each pair, waits for REGEX on the guest's
+# console and then types TEXT and Enter, as a person answering a prompt.
+it_console_script() {
+        local f=$1; shift
+        : > "$f"
+        while [ $# -ge 2 ]; do
+                printf 'expect %s\nsleep 0.5\nsend %s<enter>\n' "$1" "$2" >> "$f"
+                shift 2
+        done
+}
+
 # it_newboot NAME [LOADER_EFI]: make $IT_DIR/NAME with the default ESP tree:
 #   /EFI/BOOT/BOOTX64.EFI   mshimx64.efi (or LOADER_EFI)
 #   /loader/loader.conf     timeout 0, default mshim-test
