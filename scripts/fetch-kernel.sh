@@ -16,9 +16,10 @@ cd "$(dirname "$0")/.."
 KDIR=${KDIR:-build/kernel}
 KMETA=${KMETA:-linux-image-amd64}
 # The LUKS guest (scripts/mkinitramfs-luks.sh): the virtio disk, the ESP's
-# FAT, efivarfs, device-mapper with dm-crypt, AES-XTS (aes itself is built
-# in), and the kernel crypto API cryptsetup uses for keyslots.
-KMODS=${KMODS:-"virtio_pci virtio_blk vfat nls_cp437 nls_ascii nls_utf8 efivarfs dm-mod dm-crypt xts af_alg algif_skcipher"}
+# FAT, efivarfs, device-mapper with dm-crypt, AES-XTS (xts over ecb(aes);
+# aes itself is built in), and the kernel crypto API cryptsetup uses for
+# keyslots.
+KMODS=${KMODS:-"virtio_pci virtio_blk vfat nls_cp437 nls_ascii nls_utf8 efivarfs dm-mod dm-crypt ecb xts af_alg algif_skcipher"}
 
 have_modules() {
         [ -s "$KDIR/modules/KMODS" ] && [ "$(cat "$KDIR/modules/KMODS")" = "$KMODS" ]

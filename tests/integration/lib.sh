@@ -328,6 +328,17 @@ it_qemu() {
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
                 -drive "if=none,id=esp,format=raw,file=$image"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
+        [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
+        # DIR/vars.in.fd, when there, is this boot's own store (boots that
+        # run side by side from different stores, e.g. test_predict_shim.sh).
+        if [ -f "$d/vars.in.fd" ]; then cp "$d/vars.in.fd" "$d/vars.fd"; else cp "$OVMF_VARS" "$d/vars.fd"; fi
+        : > "$d/serial.log"
+        if [ "$tpm" = 1 ]; then
+                it_swtpm_start "$d" || return 1
+                # shellcheck disable=SC2054
+                args+=(-chardev "socket,id=chrtpm,path=$d/tpm/sock"
+                        -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
+        fi
         local t0=$SECONDS
         qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
         local qpid=$! rc=0 m seen=
