@@ -221,11 +221,16 @@ BINDIR       ?= $(PREFIX)/bin
 LIBDIR       ?= $(PREFIX)/lib/mshim
 MANDIR       ?= $(PREFIX)/share/man
 BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+# initramfs-tools reads hooks from /usr/share (packages) and /etc (the
+# admin's): an install under /usr/local is the admin's.
+INITRAMFSHOOKDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/share/initramfs-tools/hooks,/etc/initramfs-tools/hooks)
 # Every installed file as SOURCE:DESTINATION:MODE; uninstall removes exactly
 # these, then the directories of LIBDIR if nothing else is left in them.
 INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
                 $(B)/mshimx64.efi:$(LIBDIR)/mshimx64.efi:644 \
                 hooks/README:$(LIBDIR)/hooks/README:644 \
+                hooks/cryptroot-unseal:$(LIBDIR)/cryptroot-unseal:755 \
+                hooks/initramfs-tools.hook:$(INITRAMFSHOOKDIR)/mshim:755 \
                 $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
                 $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
 

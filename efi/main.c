@@ -140,6 +140,8 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         st = open_boot_volume(image, &c.loaded, &c.device, &c.root);
         if (EFI_ERROR(st))
                 goto out;
+        /* Before anything can be booted: the initramfs reads it. */
+        mshim_bli_set_partuuid(c.device);
         conf_st = load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
         /* Known only now: whether a missing TPM may be tolerated. The
          * built-in policy sets the floor; loader.conf can only raise it. */

@@ -45,6 +45,10 @@
 #define MSHIM_SHIM_LOCK_GUID \
         { 0x605dab50, 0xe046, 0x4300, { 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23 } }
 
+/* The Boot Loader Interface's vendor GUID (systemd-boot's Loader* variables). */
+#define MSHIM_LOADER_GUID \
+        { 0x4a67b082, 0x0a4c, 0x41cf, { 0xb6, 0xc7, 0x44, 0x0b, 0x29, 0xbb, 0x8c, 0x4f } }
+
 /* PCRs and event types mshim writes (docs/MEASUREMENTS.md). */
 #define MSHIM_PCR_CONFIG   5   /* loader.conf and the entry file, like systemd-boot's loader.conf */
 #define MSHIM_PCR_CMDLINE  12  /* kernel command line, systemd-boot convention */
@@ -82,6 +86,14 @@ EFI_STATUS mshim_path_from_bls(mb_str path, CHAR16 *dst, UINTN dst_units);
 
 /* Whether the firmware enforces Secure Boot (the SecureBoot variable is 1). */
 bool mshim_secure_boot_enabled(void);
+
+/* ---- bli.c --------------------------------------------------------------- */
+
+/* Set the volatile LoaderDevicePartUUID variable to the GPT partition GUID
+ * of device (the volume mshim was loaded from) when its device path has
+ * one; otherwise set nothing. Never fails the boot: a firmware refusal is
+ * a warning. */
+void mshim_bli_set_partuuid(EFI_HANDLE device);
 
 /* ---- file.c -------------------------------------------------------------- */
 

@@ -118,6 +118,21 @@ void fh_mshim_path(const char *path);   /* default \EFI\BOOT\BOOTX64.EFI */
 /* UEFI variables (GetVariable); SecureBoot is 0 unless set. */
 void fh_var(const CHAR16 *name, const EFI_GUID *guid, const void *data, size_t size);
 void fh_secure_boot(bool on);
+/* A variable as the store holds it now (set above or by mshim's
+ * SetVariable); NULL when there is none. */
+typedef struct fh_var_value {
+        uint8_t *data;
+        size_t size;
+        uint32_t attrs;
+} fh_var_value;
+const fh_var_value *fh_var_get(const CHAR16 *name, const EFI_GUID *guid);
+/* SetVariable answers st (and stores nothing) from now on; EFI_SUCCESS:
+ * it works again. */
+void fh_set_variable_status(EFI_STATUS st);
+/* The volume's device path gets a hard drive media node (UEFI 2.10
+ * 10.3.5.1) before its end: partition 1, format (1 MBR, 2 GPT),
+ * signature type (1 MBR, 2 GUID) and signature as given. */
+void fh_volume_partition(uint8_t format, uint8_t sig_type, const uint8_t sig[16]);
 
 /* ---- TPM ------------------------------------------------------------------------ */
 
