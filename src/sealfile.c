@@ -12,10 +12,13 @@
 
 #define SEALED_MAGIC "mshim-sealed"
 #define APPROVAL_MAGIC "mshim-approval"
+#define TOTP_MAGIC "mshim-totp"
 #define FORMAT_VERSION "1"
 #define PCR_MAX 24u
 /* TPM_HT_NV_INDEX: the top octet of an NV index handle (Part 2, §7.2). */
 #define NV_INDEX_HT 0x01u
+/* TPM_HT_PERSISTENT (Part 2, §7.2). */
+#define PERSISTENT_HT 0x81u
 
 /* ---- lines ------------------------------------------------------------ */
 
@@ -378,33 +381,40 @@ static const char *const sealed_keys[SK_COUNT] = {
         [SK_NV_NAME] = "nv-name", [SK_STATE] = "state", [SK_PUBLIC] = "public", [SK_PRIVATE] = "private",
 };
 
+/* The literal mode's `state` lines, decoded back to back into a caller's
+ * buffer (the sealed file's and the TOTP enrolment's). */
+typedef struct state_list {
+        uint8_t *buf;
+        size_t cap, size;               /* size: the first state's, all must match */
+        size_t n;
+} state_list;
+
 typedef struct sealed_ctx {
         mb_sealed s;
-        uint8_t *state_buf;
-        size_t state_cap, state_size;   /* state_size: the first state's, all must match */
+        state_list states;
 } sealed_ctx;
 
 static mb_err blob(mb_str v, uint8_t *out, size_t *ret_size) {
         return hex_decode(v, out, MB_SEAL_BLOB_MAX, ret_size);
 }
 
-static mb_err sealed_state(sealed_ctx *c, mb_str v) {
-        size_t off = c->s.n_states * c->state_size, n;
+static mb_err state_add(state_list *l, mb_str v) {
+        size_t off = l->n * l->size, n;
         mb_err e;
 
-        if (c->s.n_states == MB_SEAL_STATE_MAX)
+        if (l->n == MB_SEAL_STATE_MAX)
                 return MB_ERR_TOOLONG;
         if (v.len / 2 > MB_SEAL_VALUES_MAX)
                 return MB_ERR_TOOLONG;
-        if (mb_out_of_bounds(c->state_cap, off, v.len / 2))
+        if (mb_out_of_bounds(l->cap, off, v.len / 2))
                 return MB_ERR_NOSPACE;
-        e = hex_decode(v, c->state_buf + off, MB_SEAL_VALUES_MAX, &n);
+        e = hex_decode(v, l->buf + off, MB_SEAL_VALUES_MAX, &n);
         if (e != MB_OK)
                 return e;
-        if (c->s.n_states > 0 && n != c->state_size)
+        if (l->n > 0 && n != l->size)
                 return MB_ERR_INVALID;
-        c->state_size = n;
-        c->s.n_states++;
+        l->size = n;
+        l->n++;
         return MB_OK;
 }
 
@@ -436,7 +446,9 @@ static mb_err sealed_store(void *ctx, unsigned key, mb_str v) {
         case SK_NV_NAME:
                 return hex_decode(v, s->nv_name, MB_SEAL_NAME_MAX, &s->nv_name_size);
         case SK_STATE:
-                return sealed_state(c, v);
+                if ((e = state_add(&c->states, v)) == MB_OK)
+                        s->n_states = c->states.n;
+                return e;
         case SK_PUBLIC:
                 return blob(v, s->public_, &s->public_size);
         case SK_PRIVATE:
@@ -479,14 +491,14 @@ mb_err mb_sealed_parse(const char *buf, size_t size, uint8_t *state_buf, size_t 
         mb_err e;
 
         mb_memset(&c, 0, sizeof(c));
-        c.state_buf = state_buf;
-        c.state_cap = state_buf ? state_cap : 0;
+        c.states.buf = state_buf;
+        c.states.cap = state_buf ? state_cap : 0;
         c.s.states = state_buf;
         e = sf_parse(&sealed_format, buf, size, &c, err_line);
         if (e == MB_OK) {
                 if (c.s.n_states == 0)
                         c.s.states = NULL;
-                e = sealed_check(&c.s, c.state_size);
+                e = sealed_check(&c.s, c.states.size);
                 if (e != MB_OK && err_line)
                         *err_line = 0;
         }
@@ -635,6 +647,102 @@ mb_err mb_approval_write(const mb_approval *a, char *buf, size_t cap, size_t *re
                 put_text(&b, approval_keys[AK_ENTRY_ID], a->entry_id);
         put_text(&b, approval_keys[AK_CREATED], a->created);
         return put_done(&b, ret_len);
+}
+
+/* ---- the TOTP enrolment ---------------------------------------------------- */
+
+enum { TK_HANDLE, TK_NAME, TK_MODE, TK_PCRS, TK_POLICY, TK_POLICY_KEY, TK_STATE, TK_COUNT };
+static const char *const totp_keys[TK_COUNT] = {
+        [TK_HANDLE] = "handle", [TK_NAME] = "name", [TK_MODE] = "mode", [TK_PCRS] = "pcrs",
+        [TK_POLICY] = "policy", [TK_POLICY_KEY] = "policy-key", [TK_STATE] = "state",
+};
+
+typedef struct totp_ctx {
+        mb_totp_enrol t;
+        state_list states;
+} totp_ctx;
+
+/* "81004d54": a persistent handle, 8 lower-case hex digits (as `mshim totp
+ * enroll` writes it, without "0x"). */
+static mb_err persistent_handle(mb_str v, uint32_t *ret) {
+        uint8_t b[4];
+
+        if (hex_exact(v, b, sizeof(b)) != MB_OK || b[0] != PERSISTENT_HT)
+                return MB_ERR_INVALID;
+        *ret = (uint32_t) b[0] << 24 | (uint32_t) b[1] << 16 | (uint32_t) b[2] << 8 | b[3];
+        return MB_OK;
+}
+
+static mb_err totp_store(void *ctx, unsigned key, mb_str v) {
+        totp_ctx *c = ctx;
+        mb_totp_enrol *t = &c->t;
+        int w;
+        mb_err e;
+
+        switch (key) {
+        case TK_HANDLE:
+                return persistent_handle(v, &t->handle);
+        case TK_NAME:
+                return hex_decode(v, t->name, MB_SEAL_NAME_MAX, &t->name_size);
+        case TK_MODE:
+                if ((e = choice(v, "signed", "literal", &w)) == MB_OK)
+                        t->mode = w ? MB_SEAL_LITERAL : MB_SEAL_SIGNED;
+                return e;
+        case TK_PCRS:
+                return pcr_list(v, &t->pcrs);
+        case TK_POLICY:
+                return hex_exact(v, t->policy, sizeof(t->policy));
+        case TK_POLICY_KEY:
+                return blob(v, t->policy_key, &t->policy_key_size);
+        case TK_STATE:
+                if ((e = state_add(&c->states, v)) == MB_OK)
+                        t->n_states = c->states.n;
+                return e;
+        }
+        return MB_ERR_INVALID;
+}
+
+/* The rules between keys: the mode's keys and only those, the Name's
+ * framing, each state the size of the selection. */
+static mb_err totp_check(const mb_totp_enrol *t, size_t state_size) {
+        if (!selection_ok(t->bank, t->pcrs) || !name_ok(t->name, t->name_size))
+                return MB_ERR_INVALID;
+        if (t->mode == MB_SEAL_SIGNED)
+                return tpm2b_ok(t->policy_key, t->policy_key_size) && t->n_states == 0 ? MB_OK : MB_ERR_INVALID;
+        if (t->mode == MB_SEAL_LITERAL)
+                return t->policy_key_size == 0 && t->n_states > 0 && t->states &&
+                       state_size == mb_sealed_state_size(t->bank, t->pcrs) ? MB_OK : MB_ERR_INVALID;
+        return MB_ERR_INVALID;
+}
+
+static const sf_format totp_format = {
+        .magic = TOTP_MAGIC,
+        .keys = totp_keys,
+        .n_keys = TK_COUNT,
+        .repeatable = 1u << TK_STATE,
+        .required = 1u << TK_HANDLE | 1u << TK_NAME | 1u << TK_MODE | 1u << TK_PCRS | 1u << TK_POLICY,
+        .store = totp_store,
+};
+
+mb_err mb_totp_enrol_parse(const char *buf, size_t size, uint8_t *state_buf, size_t state_cap, mb_totp_enrol *ret,
+                           size_t *err_line) {
+        totp_ctx c;
+        mb_err e;
+
+        mb_memset(&c, 0, sizeof(c));
+        c.t.bank = MB_ALG_SHA256;
+        c.states.buf = state_buf;
+        c.states.cap = state_buf ? state_cap : 0;
+        e = sf_parse(&totp_format, buf, size, &c, err_line);
+        if (e == MB_OK) {
+                c.t.states = c.t.n_states ? state_buf : NULL;
+                e = totp_check(&c.t, c.states.size);
+                if (e != MB_OK && err_line)
+                        *err_line = 0;
+        }
+        if (e == MB_OK)
+                *ret = c.t;
+        return e;
 }
 
 /* ---- the signature --------------------------------------------------------- */

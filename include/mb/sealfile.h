@@ -83,6 +83,29 @@ typedef struct mb_approval {
         char created[MB_APPROVAL_TIME_LEN + 1];
 } mb_approval;
 
+/* The TOTP enrolment `mshim totp enroll` writes to <ESP>/loader/mshim/totp
+ * (docs/CONFIG.md "The TOTP enrolment file"): the persistent HMAC key's
+ * handle and Name, the PCR policy it was created with, and what the loader
+ * needs to satisfy it: the literal mode's states (PolicyPCR each, joined by
+ * a PolicyOR tree when more than one) or the signed mode's policy key. */
+typedef struct mb_totp_enrol {
+        uint32_t handle;                /* persistent: 0x81xxxxxx */
+        size_t name_size;               /* the key's Name */
+        uint8_t name[MB_SEAL_NAME_MAX];
+        mb_seal_mode mode;
+        uint16_t bank;                  /* MB_ALG_SHA256: the file has no bank key */
+        uint32_t pcrs;
+        uint8_t policy[MB_POLICY_SIZE]; /* the key's authPolicy */
+        size_t policy_key_size;         /* signed: the policy key's TPM2B_PUBLIC */
+        uint8_t policy_key[MB_SEAL_BLOB_MAX];
+        size_t n_states;                /* literal: as mb_sealed's */
+        const uint8_t *states;
+} mb_totp_enrol;
+
+/* Parse the enrolment; states go to state_buf as for mb_sealed_parse. */
+mb_err mb_totp_enrol_parse(const char *buf, size_t size, uint8_t *state_buf, size_t state_cap, mb_totp_enrol *ret,
+                           size_t *err_line);
+
 /* Bytes of one state (or an approval's values): the number of PCRs in
  * pcrs times bank's digest size; 0 for an unknown bank. */
 size_t mb_sealed_state_size(uint16_t bank, uint32_t pcrs);

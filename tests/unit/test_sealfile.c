@@ -485,6 +485,91 @@ TEST(der_signatures_from_openssl) {
         EVP_PKEY_free(key);
 }
 
+/* The TOTP enrolment as `mshim totp enroll` writes it (tools/sealdata.c,
+ * totp_file_format): handle without "0x", no bank key. */
+static const char TOTP_LITERAL[] =
+        "mshim-totp 1\n"
+        "handle 81004d54\n"
+        "name 000b" H32("22") "\n"
+        "mode literal\n"
+        "pcrs 4,7\n"
+        "policy " H32("33") "\n"
+        "state " V64("01", "02") "\n"
+        "state " V64("03", "04") "\n";
+
+static const char TOTP_SIGNED[] =
+        "mshim-totp 1\n"
+        "handle 81004d54\n"
+        "name 000b" H32("22") "\n"
+        "mode signed\n"
+        "pcrs 4,5,7,12\n"
+        "policy " H32("33") "\n"
+        "policy-key 0002cafe\n";
+
+static mb_err parse_totp(const char *text, mb_totp_enrol *ret, size_t *line) {
+        *line = 999;
+        return mb_totp_enrol_parse(text, strlen(text), states, sizeof(states), ret, line);
+}
+
+TEST(totp_enrolment) {
+        static const struct mutation m[] = {
+                { "mshim-totp 1", "mshim-totp 2", MB_ERR_UNSUPPORTED, 1 },
+                { "mshim-totp 1", "mshim-sealed 1", MB_ERR_INVALID, 1 },
+                { "handle 81004d54", "handle 0x81004d54", MB_ERR_INVALID, 2 },
+                { "handle 81004d54", "handle 01004d54", MB_ERR_INVALID, 2 },     /* not persistent */
+                { "handle 81004d54", "handle 81004D54", MB_ERR_INVALID, 2 },
+                { "handle 81004d54\n", "", MB_ERR_INVALID, 0 },                  /* required */
+                { "name 000b", "name 000c", MB_ERR_INVALID, 0 },                 /* unknown nameAlg */
+                { "mode literal", "mode both", MB_ERR_INVALID, 4 },
+                { "pcrs 4,7", "pcrs 7,4", MB_ERR_INVALID, 5 },
+                { "pcrs 4,7", "pcrs 4,7,9", MB_ERR_INVALID, 0 },                 /* states too short */
+                { "policy 33", "policy 3", MB_ERR_INVALID, 6 },
+                { "state " V64("01", "02") "\n", "", MB_OK, 0 },
+                { "state " V64("01", "02") "\n", "policy-key 0002cafe\n", MB_ERR_INVALID, 0 },
+                { "mode literal", "mode signed", MB_ERR_INVALID, 0 },            /* no policy-key */
+                { "state " V64("03", "04") "\n", "state 0102\n", MB_ERR_INVALID, 8 },
+                { "state " V64("03", "04") "\n", "bank sha256\n", MB_ERR_INVALID, 8 },  /* unknown key */
+                { "state " V64("03", "04") "\n", "state " V64("03", "04"), MB_ERR_TRUNCATED, 8 },
+        };
+        mb_totp_enrol t, before;
+        size_t line;
+
+        CHECK_EQ_INT(parse_totp(TOTP_LITERAL, &t, &line), MB_OK);
+        CHECK_EQ_INT(t.handle, 0x81004d54u);
+        CHECK_EQ_INT(t.name_size, 34);
+        CHECK(t.name[0] == 0x00 && t.name[1] == 0x0b && t.name[2] == 0x22 && t.name[33] == 0x22);
+        CHECK_EQ_INT(t.mode, MB_SEAL_LITERAL);
+        CHECK_EQ_INT(t.bank, MB_ALG_SHA256);
+        CHECK_EQ_INT(t.pcrs, (1u << 4) | (1u << 7));
+        CHECK(t.policy[0] == 0x33 && t.policy[31] == 0x33);
+        CHECK_EQ_INT(t.n_states, 2);
+        CHECK(t.states == states && t.states[0] == 0x01 && t.states[63] == 0x02 && t.states[64] == 0x03 &&
+              t.states[127] == 0x04);
+        CHECK_EQ_INT(t.policy_key_size, 0);
+        CHECK_EQ_INT(parse_totp(TOTP_SIGNED, &t, &line), MB_OK);
+        CHECK_EQ_INT(t.mode, MB_SEAL_SIGNED);
+        CHECK_EQ_INT(t.policy_key_size, 4);
+        CHECK(t.states == NULL && t.n_states == 0);
+        for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+                char *text = mutate(TOTP_LITERAL, m[i].from, m[i].to);
+                mb_err e;
+
+                memset(&t, 0x5a, sizeof(t));
+                before = t;
+                e = parse_totp(text, &t, &line);
+                if (e != m[i].want || (e != MB_OK && line != m[i].line)) {
+                        fprintf(stderr, "  totp mutation %zu: %s at line %zu, expected %s at line %zu\n", i,
+                                mb_strerror(e), line, mb_strerror(m[i].want), m[i].line);
+                        tl_case_failed = 1;
+                }
+                if (m[i].want != MB_OK)
+                        CHECK(memcmp(&t, &before, sizeof(t)) == 0);
+                free(text);
+        }
+        /* A state buffer too small for the file: NOSPACE, not an overflow. */
+        CHECK_EQ_INT(mb_totp_enrol_parse(TOTP_LITERAL, strlen(TOTP_LITERAL), states, 64, &t, &line), MB_ERR_NOSPACE);
+}
+
 TEST(state_size) {
         CHECK_EQ_INT(mb_sealed_state_size(MB_ALG_SHA256, 0x1290), 4 * 32);
         CHECK_EQ_INT(mb_sealed_state_size(MB_ALG_SHA256, 0xFFFFFF), 24 * 32);
@@ -503,6 +588,7 @@ int main(void) {
         RUN(approval_rejections);
         RUN(approval_writer_refuses);
         RUN(der_signatures_from_openssl);
+        RUN(totp_enrolment);
         RUN(state_size);
         TL_EXIT();
 }
