@@ -143,6 +143,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         /* Before anything can be booted: the initramfs reads it. */
         mshim_bli_set_partuuid(c.device);
         conf_st = load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
+        c.conf = &conf;
         /* Known only now: whether a missing TPM may be tolerated. The
          * built-in policy sets the floor; loader.conf can only raise it. */
         st = mshim_tpm_init(&c.tpm, policy.tpm_required || conf.tpm_required == MB_YES, policy.tpm_failure_boot);
