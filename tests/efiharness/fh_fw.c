@@ -222,6 +222,10 @@ int fh_exit_status(void) {
         return fh.cases_failed ? 1 : 0;
 }
 
+bool fh_case_ok(void) {
+        return !fh.case_failed;
+}
+
 void fh_record_call(const char *service) {
         size_t i;
 
@@ -901,10 +905,78 @@ static EFI_STATUS EFIAPI fw_reset_system(EFI_RESET_TYPE type, EFI_STATUS status,
         longjmp(*fh.reset_jmp, 1);
 }
 
+/* ---- the clock and the keyboard ------------------------------------------------ */
+
+/* The RTC: a start time (fh_clock) that Stall moves on; nothing else
+ * waits. */
+static struct {
+        bool set;
+        EFI_TIME start;
+        uint64_t us;            /* stalled so far */
+        EFI_STATUS status;
+} clock;
+/* ReadKeyStroke: a key on call number key_at (0: never). */
+static unsigned key_at, key_calls;
+
+void fh_clock(uint16_t year, uint8_t month, uint8_t day, uint8_t hour, uint8_t minute, uint8_t second,
+              int16_t tz) {
+        clock.set = true;
+        clock.start = (EFI_TIME) { .Year = year, .Month = month, .Day = day, .Hour = hour, .Minute = minute,
+                                   .Second = second, .TimeZone = tz };
+}
+
+void fh_clock_status(EFI_STATUS st) {
+        clock.status = st;
+}
+
+uint64_t fh_clock_stalled_us(void) {
+        return clock.us;
+}
+
+void fh_key_after(unsigned nth) {
+        key_at = nth;
+}
+
 static EFI_STATUS EFIAPI fw_stall(UINTN us) {
         fh_record_call("Stall");
-        return EFI_SUCCESS;     /* time is not simulated: nothing waits */
+        clock.us += us;
+        return EFI_SUCCESS;
 }
+
+/* The start time plus whole seconds stalled, carried into minutes, hours
+ * and days (a test stays within one month). */
+static EFI_STATUS EFIAPI fw_get_time(EFI_TIME *t, EFI_TIME_CAPABILITIES *cap) {
+        uint64_t s;
+
+        fh_record_call("GetTime");
+        if (!t)
+                return EFI_INVALID_PARAMETER;
+        if (!clock.set) {
+                fh_error("GetTime called and the case set no clock (fh_clock)");
+                return EFI_DEVICE_ERROR;
+        }
+        if (EFI_ERROR(clock.status))
+                return clock.status;
+        *t = clock.start;
+        s = t->Second + t->Minute * 60ull + t->Hour * 3600ull + clock.us / 1000000;
+        t->Second = (UINT8) (s % 60);
+        t->Minute = (UINT8) (s / 60 % 60);
+        t->Hour = (UINT8) (s / 3600 % 24);
+        t->Day = (UINT8) (t->Day + s / 86400);
+        return EFI_SUCCESS;
+}
+
+static EFI_STATUS EFIAPI con_read_key(SIMPLE_INPUT_INTERFACE *this, EFI_INPUT_KEY *key) {
+        fh_record_call("ReadKeyStroke");
+        if (!key)
+                return EFI_INVALID_PARAMETER;
+        if (key_at == 0 || ++key_calls != key_at)
+                return EFI_NOT_READY;
+        *key = (EFI_INPUT_KEY) { .ScanCode = 0, .UnicodeChar = L' ' };
+        return EFI_SUCCESS;
+}
+
+static SIMPLE_INPUT_INTERFACE fh_conin;
 
 static EFI_STATUS EFIAPI fw_set_watchdog(UINTN timeout, UINT64 code, UINTN size, CHAR16 *data) {
         fh_record_call("SetWatchdogTimer");
@@ -965,7 +1037,7 @@ static SIMPLE_TEXT_OUTPUT_INTERFACE fh_conout;
         X(fh_bs, GetNextMonotonicCount) X(fh_bs, ConnectController) X(fh_bs, DisconnectController) \
         X(fh_bs, OpenProtocol) X(fh_bs, CloseProtocol) X(fh_bs, OpenProtocolInformation) \
         X(fh_bs, ProtocolsPerHandle) X(fh_bs, LocateHandleBuffer) X(fh_bs, CreateEventEx) \
-        X(fh_rt, GetNextVariableName) X(fh_rt, GetTime) X(fh_rt, SetTime) \
+        X(fh_rt, GetNextVariableName) X(fh_rt, SetTime) \
         X(fh_rt, GetWakeupTime) X(fh_rt, SetWakeupTime) X(fh_rt, SetVirtualAddressMap) \
         X(fh_rt, ConvertPointer) X(fh_rt, GetNextHighMonotonicCount) X(fh_rt, UpdateCapsule) \
         X(fh_rt, QueryCapsuleCapabilities) X(fh_rt, QueryVariableInfo) \
@@ -1004,7 +1076,9 @@ static void tables_init(void) {
                 .Hdr = { .Signature = EFI_RUNTIME_SERVICES_SIGNATURE, .Revision = EFI_SYSTEM_TABLE_REVISION,
                          .HeaderSize = sizeof(EFI_RUNTIME_SERVICES) },
                 .GetVariable = fw_get_variable, .SetVariable = fw_set_variable, .ResetSystem = fw_reset_system,
+                .GetTime = fw_get_time,
         };
+        fh_conin = (SIMPLE_INPUT_INTERFACE) { .ReadKeyStroke = con_read_key };
 
         fh_conout = (SIMPLE_TEXT_OUTPUT_INTERFACE) { .OutputString = con_output };
         FH_UNIMPLEMENTED(FH_SET_STUB)
@@ -1013,6 +1087,7 @@ static void tables_init(void) {
                 .Hdr = { .Signature = EFI_SYSTEM_TABLE_SIGNATURE, .Revision = EFI_SYSTEM_TABLE_REVISION,
                          .HeaderSize = sizeof(EFI_SYSTEM_TABLE) },
                 .FirmwareVendor = L"mshim harness",
+                .ConIn = &fh_conin,
                 .ConOut = &fh_conout,
                 .StdErr = &fh_conout,
                 .RuntimeServices = &fh_rt,
