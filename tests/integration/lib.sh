@@ -329,6 +329,8 @@ it_qemu() {
                 -drive "if=none,id=esp,format=raw,file=$image"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
         [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
+        # IT_QEMU_EXTRA (an array): more QEMU options, e.g. -rtc base=...
+        args+=(${IT_QEMU_EXTRA[@]+"${IT_QEMU_EXTRA[@]}"})
         # DIR/vars.in.fd, when there, is this boot's own store (boots that
         # run side by side from different stores, e.g. test_predict_shim.sh).
         if [ -f "$d/vars.in.fd" ]; then cp "$d/vars.in.fd" "$d/vars.fd"; else cp "$OVMF_VARS" "$d/vars.fd"; fi
