@@ -822,7 +822,8 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
                 p->touched |= 1u << 9;
         if (in->options)
                 p->touched |= (1u << 9) | (1u << 12);
-        if (in->loader_conf || in->bad_entries_given || in->entry)
+        /* At the TOTP point, PCR 5 lacks the firmware's ExitBootServices events. */
+        if (in->loader_conf || in->bad_entries_given || in->entry || in->totp_point)
                 p->touched |= 1u << 5;
         /* A new loader.conf may switch the TOTP fence on or off. */
         if (in->loader_conf || in->totp_point)
@@ -950,6 +951,12 @@ static mb_err rebuild5(mb_predict *p, const mb_predict_input *in) {
                         else if (!entry_done)
                                 r = extend_file(p, in, in->entry);
                         entry_done = true;
+                        break;
+                case K_FIRMWARE:
+                        /* After the entry: ExitBootServices, which comes
+                         * after the TOTP point. */
+                        if (!(in->totp_point && entry_done))
+                                pcr_extend(p, 5, it->digest);
                         break;
                 default:
                         pcr_extend(p, 5, it->digest);

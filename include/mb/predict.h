@@ -95,8 +95,9 @@ typedef struct mb_predict_input {
         const char *grub_cfg;
         size_t grub_cfg_size;
         /* The PCRs at the TOTP point (docs/CONFIG.md "TOTP"), for `mshim
-         * totp enroll --literal`: PCR 12 without the fence, and PCR 9, which
-         * the Linux stub extends only later, unpredictable. */
+         * totp enroll --literal`: PCR 12 without the fence, PCR 5 without
+         * the firmware's ExitBootServices events, and PCR 9, which the
+         * Linux stub extends only later, unpredictable. */
         bool totp_point;
         uint8_t *scratch;                       /* mb_predict_scratch_size bytes */
         size_t scratch_size;

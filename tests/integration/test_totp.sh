@@ -92,7 +92,8 @@ fi
 
 # ---- the enrolment, on the host ------------------------------------------------------
 # The PCRs at the TOTP point of a boot like base (PCR 12 without the fence).
-if "$IT_CLI" predict --log "$A/result/eventlog.bin" --totp-point --select 4,5,7,12 --json > "$IT_DIR/point.json" \
+it_pcrs_file "$A" > "$IT_DIR/base.pcrs"
+if "$IT_CLI" predict --log "$A/result/eventlog.bin" --pcrs "$IT_DIR/base.pcrs" --totp-point --select 4,5,7,12 --json > "$IT_DIR/point.json" \
         2> "$IT_DIR/predict.err" &&
    python3 - "$IT_DIR/point.json" > "$IT_DIR/point.pcrs" <<'PY'
 import json, sys
@@ -246,7 +247,8 @@ if [ "$(cat "$C/boot.rc")" = 0 ]; then
         hasnt "$C" "options: no code" "mshim: TOTP 0"
         if console "$C" | grep -aqE '^mshim: TOTP [0-9]{6} for'; then it_fail "$T: options: a code was shown"; fi
         fence_last "$C" options
-        if "$IT_CLI" predict --log "$A/result/eventlog.bin" --options "$OPTS2" --json > "$IT_DIR/options.json"; then
+        if "$IT_CLI" predict --log "$A/result/eventlog.bin" --pcrs "$IT_DIR/base.pcrs" --options "$OPTS2" \
+                --entry "$C/esp/loader/entries/mshim-test.conf" --json > "$IT_DIR/options.json"; then
                 it_predict_check "$T: options: predicted from base (fence included)" "$A" "$C" "$IT_DIR/options.json" ||
                         IT_FAILED=1
         else

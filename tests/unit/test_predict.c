@@ -435,14 +435,24 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 check_pcr(12, plain, szp, 1);
         }
-        /* The TOTP point: no fence yet, PCR 9 not final. */
+        /* The TOTP point: no fence yet, PCR 5 before ExitBootServices, PCR
+         * 9 not final. */
         {
                 mb_predict_input in = { .totp_point = true };
+                uint8_t e16[64], dc[128], de[128], ic[256], ie[256], sep[4] = { 0 };
+                size_t en = u16("\\loader\\entries\\a.conf", e16), nc = tagged(MB_TAG_LOADER_CONF, c16, cn, dc),
+                       ne = tagged(MB_TAG_BLS_ENTRY, e16, en, de);
+                memcpy(ic, dc, nc); memcpy(ic + nc, CONF_TEXT, strlen(CONF_TEXT));
+                memcpy(ie, de, ne); memcpy(ie + ne, ENTRY, strlen(ENTRY));
+                const void *in5[] = { sep, "a GPT header", ic, ie };
+                size_t sz5[] = { 4, 12, nc + strlen(CONF_TEXT), ne + strlen(ENTRY) };
+
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 1u << 9);
                 CHECK(P.reason[9] != NULL);
                 check_pcr(12, plain, szp, 1);
-                check_baseline_kept((1u << 9) | (1u << 12));
+                check_pcr(5, in5, sz5, 4);
+                check_baseline_kept((1u << 5) | (1u << 9) | (1u << 12));
         }
         /* Two fences, or the fence first: not mshim's order. */
         mshim_boot(&L, add_fence);
