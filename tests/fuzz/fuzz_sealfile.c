@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libFuzzer target: the sealed-file and approval codecs (src/sealfile.c).
- * Every input goes to both parsers. Whatever a parser accepts, its writer
+ * libFuzzer target: the sealed-file, approval and TOTP enrolment codecs
+ * (src/sealfile.c). Every input goes to the three parsers (the TOTP
+ * enrolment's has no writer: what it accepts must stay inside its
+ * buffers and hold the rules between its keys). Whatever a parser accepts, its writer
  * must write (the two share their rules), and the written text must parse
  * back to the same structure and write again to the same bytes.
  */
@@ -58,6 +60,24 @@ static void approval(const char *buf, size_t size) {
         fuzz_read(s, sizeof(s));
 }
 
+/* The loader reads this one (efi/totp.c) into a buffer of size / 2 + 1. */
+static void totp_enrol(const char *buf, size_t size) {
+        static mb_totp_enrol t;
+        size_t line = 0, cap = size / 2 + 1;
+
+        if (mb_totp_enrol_parse(buf, size, states, cap < sizeof(states) ? cap : sizeof(states), &t, &line) != MB_OK) {
+                if (line > size + 1)
+                        abort();
+                return;
+        }
+        if ((t.mode == MB_SEAL_LITERAL) != (t.n_states > 0) || (t.handle >> 24) != 0x81 || t.name_size < 2)
+                abort();
+        if (t.n_states) {
+                fuzz_inside(states, cap, t.states, t.n_states * mb_sealed_state_size(t.bank, t.pcrs));
+                fuzz_read(t.states, t.n_states * mb_sealed_state_size(t.bank, t.pcrs));
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char *buf = malloc(size ? size : 1);   /* exactly size bytes, no NUL */
 
@@ -66,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(buf, data, size);
         sealed(buf, size);
         approval(buf, size);
+        totp_enrol(buf, size);
         free(buf);
         return 0;
 }
