@@ -312,6 +312,37 @@ FH_CASE(fence_fails_closed) {
         FH_CHECK_CLEAN();
 }
 
+/* No entries: the chainload path has its TOTP point too (after its PCR 12
+ * event), so "totp require" cannot be escaped by deleting the entries. */
+FH_CASE(chainload_path) {
+        static const fh_image_spec grub = { .entry = NULL };
+        int status = 0;
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                fh_file_str("/loader/loader.conf", "totp show\ntotp-timeout 1\n");
+                fh_image("/EFI/BOOT/grubx64.efi", &grub);
+                fh_clock(2026, 1, 1, 0, 0, 0, 0);
+                fh_boot();
+                FH_CHECK(fh_console_has("no TOTP code could be made"));
+                FH_CHECK_EQ(fh_calls("StartImage"), 1);
+                FH_CHECK_EQ(count_fences(), 1);
+                FH_CHECK_CLEAN();
+                child_done();
+        }
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fh_fail(__FILE__, __LINE__, "totp show on the chainload path failed");
+        fh_file_str("/loader/loader.conf", "totp require\n");
+        fh_image("/EFI/BOOT/grubx64.efi", &grub);
+        fh_clock(2026, 1, 1, 0, 0, 0, 0);
+        fh_boot();
+        FH_CHECK(fh_console_has("totp require: refusing to boot"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
 /* totp no (the default): no TPM command, no fence. */
 FH_CASE(totp_off) {
         scenario("timeout 0\n", NULL, 0);
@@ -363,6 +394,7 @@ int main(void) {
         FH_RUN(no_enrolment_file);
         FH_RUN(malformed_answers_refuse);
         FH_RUN(fence_fails_closed);
+        FH_RUN(chainload_path);
         FH_RUN(totp_off);
         FH_RUN(rtc_local_time);
         return fh_exit_status();
