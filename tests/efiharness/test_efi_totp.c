@@ -115,10 +115,20 @@ static void learn_state(const char *conf, uint8_t out[N_PCRS * 32]) {
         FH_CHECK_EQ(got, N_PCRS * 32);
 }
 
-/* The end of a child a case forked for one more boot. */
-static void child_done(void) {
-        fflush(stderr);
-        _exit(fh_case_ok() ? 0 : 1);
+/* One more boot for a case (fh_boot runs once a process): body(arg) in a
+ * child; its failure fails the case, naming what and arg. */
+static void in_child(void (*body)(size_t), size_t arg, const char *what) {
+        int status = 0;
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                body(arg);
+                fflush(stderr);
+                _exit(fh_case_ok() ? 0 : 1);
+        }
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fh_fail(__FILE__, __LINE__, "%s %zu failed", what, arg);
 }
 
 /* RFC 6238 with RFC 4226's truncation, from OpenSSL's HMAC-SHA1. */
@@ -228,23 +238,18 @@ FH_CASE(require_refused_starts_nothing) {
 }
 
 /* No enrolment: show boots after the warning, require does not; both fence. */
-FH_CASE(no_enrolment_file) {
-        int status = 0;
-        pid_t pid = fork();
+static void no_enrolment_show(size_t unused) {
+        scenario("totp show\ntotp-timeout 1\n", NULL, 0);
+        fh_boot();
+        FH_CHECK(fh_console_has("no enrolment"));
+        FH_CHECK(fh_console_has("no TOTP code could be made: do not type secrets"));
+        FH_CHECK(k.started && k.fences == 1);
+        FH_CHECK_EQ(fh_tpm_n_commands(), 0);
+        FH_CHECK_CLEAN();
+}
 
-        if (pid == 0) {
-                scenario("totp show\ntotp-timeout 1\n", NULL, 0);
-                fh_boot();
-                FH_CHECK(fh_console_has("no enrolment"));
-                FH_CHECK(fh_console_has("no TOTP code could be made: do not type secrets"));
-                FH_CHECK(k.started && k.fences == 1);
-                FH_CHECK_EQ(fh_tpm_n_commands(), 0);
-                FH_CHECK_CLEAN();
-                child_done();
-        }
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                fh_fail(__FILE__, __LINE__, "totp show without an enrolment failed");
+FH_CASE(no_enrolment_file) {
+        in_child(no_enrolment_show, 0, "totp show without an enrolment");
         scenario("totp require\n", NULL, 0);
         fh_boot();
         FH_CHECK_EQ(fh_calls("StartImage"), 0);
@@ -269,33 +274,27 @@ static void hmac_short(uint8_t *rsp, size_t cap) {
 /* A TPM answer whose size field is above the buffer, below a header, or
  * whose HMAC has the wrong length: no code (the warning), no crash; with
  * require nothing starts. */
+static const struct { uint32_t cc; fh_tpm_tamper_fn fn; } tampering[] = {
+        { CC_HMAC, size_too_big }, { CC_START_AUTH_SESSION, size_too_small }, { CC_HMAC, hmac_short },
+        { CC_POLICY_PCR, size_too_big },
+};
+static uint8_t learned[N_PCRS * 32];
+
+static void tampered_boot(size_t i) {
+        scenario("totp require\n", learned, 1);
+        fh_tpm_tamper(tampering[i].cc, tampering[i].fn);
+        fh_boot();
+        FH_CHECK(fh_console_has("no TOTP code could be made"));
+        FH_CHECK(!fh_console_has("mshim: TOTP "));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
 FH_CASE(malformed_answers_refuse) {
-        static const struct { uint32_t cc; fh_tpm_tamper_fn fn; } t[] = {
-                { CC_HMAC, size_too_big }, { CC_START_AUTH_SESSION, size_too_small }, { CC_HMAC, hmac_short },
-                { CC_POLICY_PCR, size_too_big },
-        };
-        uint8_t st[N_PCRS * 32];
-
-        learn_state("totp require\n", st);
-        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-                pid_t pid = fork();
-                int status = 0;
-
-                if (pid == 0) {
-                        scenario("totp require\n", st, 1);
-                        fh_tpm_tamper(t[i].cc, t[i].fn);
-                        fh_boot();
-                        FH_CHECK(fh_console_has("no TOTP code could be made"));
-                        FH_CHECK(!fh_console_has("mshim: TOTP "));
-                        FH_CHECK_EQ(fh_calls("StartImage"), 0);
-                        FH_CHECK_EQ(count_fences(), 1);
-                        FH_CHECK_CLEAN();
-                        child_done();
-                }
-                waitpid(pid, &status, 0);
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        fh_fail(__FILE__, __LINE__, "tampering %zu failed", i);
-        }
+        learn_state("totp require\n", learned);
+        for (size_t i = 0; i < sizeof(tampering) / sizeof(tampering[0]); i++)
+                in_child(tampered_boot, i, "tampering");
 }
 
 /* The fence is a measurement like the others: when it fails, nothing starts. */
@@ -314,29 +313,27 @@ FH_CASE(fence_fails_closed) {
 
 /* No entries: the chainload path has its TOTP point too (after its PCR 12
  * event), so "totp require" cannot be escaped by deleting the entries. */
-FH_CASE(chainload_path) {
-        static const fh_image_spec grub = { .entry = NULL };
-        int status = 0;
-        pid_t pid = fork();
+static const fh_image_spec grub = { .entry = NULL };
 
-        if (pid == 0) {
-                fh_file_str("/loader/loader.conf", "totp show\ntotp-timeout 1\n");
-                fh_image("/EFI/BOOT/grubx64.efi", &grub);
-                fh_clock(2026, 1, 1, 0, 0, 0, 0);
-                fh_boot();
-                FH_CHECK(fh_console_has("no TOTP code could be made"));
-                FH_CHECK_EQ(fh_calls("StartImage"), 1);
-                FH_CHECK_EQ(count_fences(), 1);
-                FH_CHECK_CLEAN();
-                child_done();
-        }
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                fh_fail(__FILE__, __LINE__, "totp show on the chainload path failed");
-        fh_file_str("/loader/loader.conf", "totp require\n");
+/* No entries, GRUB next to mshim; totp show (0) or require (1). */
+static void chainload_boot(size_t require) {
+        fh_file_str("/loader/loader.conf", require ? "totp require\n" : "totp show\ntotp-timeout 1\n");
         fh_image("/EFI/BOOT/grubx64.efi", &grub);
         fh_clock(2026, 1, 1, 0, 0, 0, 0);
         fh_boot();
+}
+
+static void chainload_show(size_t unused) {
+        chainload_boot(0);
+        FH_CHECK(fh_console_has("no TOTP code could be made"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(chainload_path) {
+        in_child(chainload_show, 0, "totp show on the chainload path");
+        chainload_boot(1);
         FH_CHECK(fh_console_has("totp require: refusing to boot"));
         FH_CHECK_EQ(fh_calls("StartImage"), 0);
         FH_CHECK_EQ(count_fences(), 1);
@@ -355,35 +352,28 @@ FH_CASE(totp_off) {
 
 /* The RTC in local time: the firmware's TimeZone (Localtime = UTC -
  * TimeZone) or rtc-offset; with neither known, no code. */
-FH_CASE(rtc_local_time) {
+static void local_clock_boot(size_t i) {
         static const char *const confs[] = { "totp show\ntotp-timeout 1\nrtc local\n",
                                              "totp show\ntotp-timeout 1\nrtc-offset +01:00\n",
                                              "totp show\ntotp-timeout 1\nrtc local\n" };
         static const int16_t tz[] = { -60, 0x7ff, 0x7ff };
+        uint8_t st[N_PCRS * 32] = { 0 };
 
-        for (size_t i = 0; i < 3; i++) {
-                pid_t pid = fork();
-                int status = 0;
+        if (i < 2)
+                learn_state(confs[i], st);
+        scenario(confs[i], st, 1);
+        fh_clock(2026, 1, 1, 1, 0, 0, tz[i]);   /* 01:00 local */
+        fh_boot();
+        if (i < 2)
+                FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        else
+                FH_CHECK(fh_console_has("set rtc-offset in loader.conf"));
+        FH_CHECK_CLEAN();
+}
 
-                if (pid == 0) {
-                        uint8_t st[N_PCRS * 32] = { 0 };
-
-                        if (i < 2)
-                                learn_state(confs[i], st);
-                        scenario(confs[i], st, 1);
-                        fh_clock(2026, 1, 1, 1, 0, 0, tz[i]);   /* 01:00 local */
-                        fh_boot();
-                        if (i < 2)
-                                FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
-                        else
-                                FH_CHECK(fh_console_has("set rtc-offset in loader.conf"));
-                        FH_CHECK_CLEAN();
-                        child_done();
-                }
-                waitpid(pid, &status, 0);
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        fh_fail(__FILE__, __LINE__, "configuration %zu failed", i);
-        }
+FH_CASE(rtc_local_time) {
+        for (size_t i = 0; i < 3; i++)
+                in_child(local_clock_boot, i, "clock configuration");
 }
 
 int main(void) {
