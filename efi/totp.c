@@ -159,13 +159,12 @@ static EFI_STATUS totp_policy_or_path(totp_tpm *t, uint32_t session, const mb_po
         size_t counts[MB_POLICY_TREE_MAX_DEPTH], n_steps = 0;
         uint32_t rc = 0;
         mb_err e = mb_policy_tree_path(leaves, n, index, steps, counts, &n_steps);
-        EFI_STATUS st;
 
         if (e != MB_OK)
                 return mshim_log(mb_efi_status(e), L"TOTP: no PolicyOR path for state %ld: %a", (UINT64) index,
                                  mb_strerror(e));
         for (size_t k = 0; k < n_steps; k++) {
-                st = totp_empty(t, L"PolicyOR",
+                EFI_STATUS st = totp_empty(t, L"PolicyOR",
                                 mb_tpm2_build_policy_or(t->cmd, sizeof(t->cmd), session, steps[k]->d, counts[k],
                                                         MB_POLICY_SIZE, &t->cmd_size), &rc);
                 if (EFI_ERROR(st))
@@ -180,11 +179,9 @@ static EFI_STATUS totp_policy_or_path(totp_tpm *t, uint32_t session, const mb_po
  * TPM accepts, then its OR path. *ret_match false: no state holds. */
 static EFI_STATUS totp_literal(totp_tpm *t, uint32_t session, const mb_totp_enrol *en, const mb_policy *leaves,
                                bool *ret_match) {
-        EFI_STATUS st;
-
         *ret_match = false;
         for (size_t i = 0; i < en->n_states; i++) {
-                st = totp_policy_pcr(t, session, en, i, ret_match);
+                EFI_STATUS st = totp_policy_pcr(t, session, en, i, ret_match);
                 if (EFI_ERROR(st))
                         return st;
                 if (*ret_match)
@@ -341,7 +338,7 @@ typedef struct totp_job {
 /* Show the code of each step until a key or the timeout; returns the first
  * result that is not a code (the TPM stopped agreeing), else TOTP_CODE. */
 static totp_result totp_loop(totp_job *j) {
-        uint64_t polls = (uint64_t) j->conf->totp_timeout * TOTP_POLLS_PER_S, step = 0, now;
+        uint64_t polls = (uint64_t) j->conf->totp_timeout * TOTP_POLLS_PER_S, step = 0, now = 0;
         bool shown = false;
         uint32_t code;
         totp_result r;

@@ -1074,9 +1074,6 @@ static bool next_fence(const mb_predict *p, const mb_predict_input *in) {
  * enables TOTP (docs/MEASUREMENTS.md "The TOTP fence"); at the TOTP point
  * (in->totp_point) the fence is not there yet. */
 static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
-        uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
-        digest_set d;
-
         if (p->seq12.n < 1 || p->seq12.n > 2 || p->seq12.items[0].kind != K_CMDLINE ||
             (p->seq12.n == 2 && p->seq12.items[1].kind != K_FENCE)) {
                 unpredictable(p, 12, "PCR 12 does not hold exactly mshim's one EV_IPL for the command line "
@@ -1089,6 +1086,9 @@ static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
         else
                 pcr_extend(p, 12, p->seq12.items[0].digest);
         if (next_fence(p, in) && !in->totp_point) {
+                uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
+                digest_set d;
+
                 mb_totp_fence_event(fence);
                 hash_buf(p, fence, sizeof(fence), d);
                 pcr_extend_set(p, 12, d);

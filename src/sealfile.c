@@ -76,8 +76,9 @@ static mb_err hex_decode(mb_str v, uint8_t *out, size_t cap, size_t *ret_n) {
         for (size_t i = 0; i < v.len; i++)
                 if (mb_hexval(v.p[i]) < 0 || (v.p[i] >= 'A' && v.p[i] <= 'F'))
                         return MB_ERR_INVALID;
+        /* Every digit was checked above: mb_hexval is 0..15 here. */
         for (size_t i = 0; i < v.len / 2; i++)
-                out[i] = (uint8_t) (mb_hexval(v.p[2 * i]) << 4 | mb_hexval(v.p[2 * i + 1]));
+                out[i] = (uint8_t) ((unsigned) mb_hexval(v.p[2 * i]) << 4 | (unsigned) mb_hexval(v.p[2 * i + 1]));
         *ret_n = v.len / 2;
         return MB_OK;
 }
