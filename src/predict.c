@@ -1058,15 +1058,17 @@ static void rebuild9(mb_predict *p, const mb_predict_input *in, fresh *f) {
 /* ---- rebuilding PCR 12: mshim's EV_IPL ------------------------------------- */
 
 /* Will the next boot's mshim extend the TOTP fence? When it reads a new
- * loader.conf: when that enables totp (a file that does not parse means
- * the defaults, totp no, as in the loader); else as the baseline did. */
+ * loader.conf: when that enables totp, or exists but cannot be read or
+ * parsed (the loader then assumes "totp show", efi/main.c); not when there
+ * is none. Else as the baseline did. */
 static bool next_fence(const mb_predict *p, const mb_predict_input *in) {
         mb_loader_conf conf;
 
         if (!in->loader_conf)
                 return p->seq12.n == 2;
-        return in->loader_conf->tag == MB_TAG_LOADER_CONF &&
-               mb_loader_conf_parse(in->loader_conf->data, in->loader_conf->size, &conf) == MB_OK &&
+        if (in->loader_conf->tag != MB_TAG_LOADER_CONF)
+                return in->loader_conf->tag == MB_TAG_FILE_UNREADABLE;
+        return mb_loader_conf_parse(in->loader_conf->data, in->loader_conf->size, &conf) != MB_OK ||
                conf.totp != MB_TOTP_NO;
 }
 

@@ -340,6 +340,25 @@ FH_CASE(chainload_path) {
         FH_CHECK_CLEAN();
 }
 
+/* totp require under memory pressure: whichever allocation fails, the
+ * kernel never starts silently: after its code, or (when loader.conf
+ * itself could not be read, and its defaults say "totp show") after the
+ * warning; nothing leaks. */
+static void require_scenario(void) {
+        scenario("totp require\ntotp-timeout 1\n", learned, 1);
+        fh_boot();
+        if (fh_calls("StartImage"))
+                FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC") ||
+                         fh_console_has("do not type secrets"));
+        FH_CHECK(count_fences() <= 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(require_under_allocation_failures) {
+        learn_state("totp require\ntotp-timeout 1\n", learned);
+        fh_each_alloc_failure(require_scenario);
+}
+
 /* totp no (the default): no TPM command, no fence. */
 FH_CASE(totp_off) {
         scenario("timeout 0\n", NULL, 0);
@@ -385,6 +404,7 @@ int main(void) {
         FH_RUN(malformed_answers_refuse);
         FH_RUN(fence_fails_closed);
         FH_RUN(chainload_path);
+        FH_RUN(require_under_allocation_failures);
         FH_RUN(totp_off);
         FH_RUN(rtc_local_time);
         return fh_exit_status();

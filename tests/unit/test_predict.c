@@ -419,7 +419,7 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(P.unpredictable, 0);
                 check_pcr(12, fenced_new, szn, 2);
         }
-        /* Switched off, or a loader.conf the loader would not parse. */
+        /* Switched off, or no loader.conf at all. */
         conf.data = off;
         conf.size = strlen(off);
         {
@@ -428,12 +428,25 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(P.unpredictable, 0);
                 check_pcr(12, plain, szp, 1);
         }
+        {
+                mb_predict_file absent = { MB_TAG_FILE_ABSENT, c16, cn, NULL, 0 };
+                mb_predict_input in = { .loader_conf = &absent };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                check_pcr(12, plain, szp, 1);
+        }
+        /* A loader.conf the loader cannot parse or read: it assumes totp show. */
         conf.data = bad;
         conf.size = strlen(bad);
         {
                 mb_predict_input in = { .loader_conf = &conf };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
-                check_pcr(12, plain, szp, 1);
+                check_pcr(12, fenced, szf, 2);
+        }
+        {
+                mb_predict_file unreadable = { MB_TAG_FILE_UNREADABLE, c16, cn, NULL, 0 };
+                mb_predict_input in = { .loader_conf = &unreadable };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                check_pcr(12, fenced, szf, 2);
         }
         /* The TOTP point: no fence yet, PCR 5 before ExitBootServices, PCR
          * 9 not final. */
