@@ -18,10 +18,10 @@
 #              the guest's own events for PCRs 4, 5, 7 and 12 (its log)
 #              logged before the fence give the same code through the
 #              loader's very commands (tests/tpm/tpm2_swtpm, src/tpm2.c's
-#              bytes); with the fence and the rest too (the guest's final
-#              PCR values, checked against what the guest read) the TPM
-#              refuses the policy: after mshim, root included, nobody gets
-#              a code (PCRs are only ever extended).
+#              bytes); the fence alone makes the TPM refuse; with the
+#              rest too (the guest's final PCR values, checked against what
+#              the guest read) the TPM refuses the policy: after mshim,
+#              root included, nobody gets a code (PCRs only ever extend).
 #   options    one byte of the command line changed: no code, the warning,
 #              the kernel starts; its PCRs equal `mshim predict --options`'s
 #              (the fence included).
@@ -39,6 +39,7 @@ fi
 
 BASE_TIME=2026-01-01T00:00:00
 BASE_UNIX=$(date -u -d "${BASE_TIME}Z" +%s)
+# shellcheck disable=SC2034 # read by lib.sh's it_qemu
 IT_QEMU_EXTRA=(-rtc "base=$BASE_TIME,clock=host")
 SHOW_CONF='# mshim integration test 0
 timeout 0
@@ -65,7 +66,7 @@ hasnt() {
 # fence_last DIR NAME: PCR 12's last event in the guest's log is the fence
 # (tag 0x6d736808, "mshim TOTP fence"), bytes as docs/MEASUREMENTS.md spells them.
 fence_last() {
-        python3 - "$IT_REPO/tests/integration" "$1/result/eventlog.bin" <<'PY'
+        if python3 - "$IT_REPO/tests/integration" "$1/result/eventlog.bin" <<'PY'
 import struct, sys, hashlib
 sys.path.insert(0, sys.argv[1])
 import oracle
@@ -74,7 +75,7 @@ ev = [e for e in oracle.load_log(sys.argv[2]) if e.pcr == 12 and e.type != oracl
 ok = ev and ev[-1].type == 6 and ev[-1].data == want and ev[-1].digests.get("sha256") == hashlib.sha256(want).digest()
 sys.exit(0 if ok and sum(e.data == want for e in ev) == 1 else 1)
 PY
-        if [ $? = 0 ]; then it_pass "$T: $2: the fence is PCR 12's last event, once"; else
+        then it_pass "$T: $2: the fence is PCR 12's last event, once"; else
                 it_fail "$T: $2: PCR 12's events do not end with the one fence"; fi
 }
 
@@ -196,12 +197,13 @@ sys.path.insert(0, sys.argv[1])
 import oracle
 fence = b"\x08\x68\x73\x6d\x11\x00\x00\x00mshim TOTP fence\x00"
 # The TOTP point is right before the fence: what the log holds before it
-# ("event"), and the fence and what follows (ExitBootServices in PCR 5).
+# ("event"), the fence itself, and what follows (ExitBootServices in PCR 5).
 after = False
 for e in oracle.load_log(sys.argv[2] + "/eventlog.bin"):
+    kind = "fence" if e.data == fence else "after" if after else "event"
     after = after or e.data == fence
     if e.pcr in (4, 5, 7, 12) and e.type != oracle.EV_NO_ACTION:
-        print("%s %d %s" % ("after" if after else "event", e.pcr, e.digests["sha256"].hex()))
+        print("%s %d %s" % (kind, e.pcr, e.digests["sha256"].hex()))
 r = oracle.load_result(sys.argv[2])
 print("guest %s" % "".join(oracle.tpm_pcr(r, "sha256", n).hex() for n in (4, 5, 7, 12)))
 PY
@@ -213,7 +215,17 @@ PY
                 [ "$kind" = event ] && tpm2_pcrextend "$pcr:sha256=$dig"
         done < "$IT_DIR/replay.txt"
         step=$(( $(date +%s) / 30 ))
-        out=$("$TPM2_SWTPM" "$TCTI" totp 0x81004d54 0xb 0x10b0 "$(printf %x "$step")" "$STATE_DIGEST" 2>&1)
+        # host_code: the loader's sequence on the host TPM now.
+        host_code() { "$TPM2_SWTPM" "$TCTI" totp 0x81004d54 0xb 0x10b0 "$(printf %x "$step")" "$STATE_DIGEST" 2>&1; }
+        # refused NAME OUTPUT: the TPM refused PolicyPCR, no HMAC came back.
+        refused() {
+                if echo "$2" | grep -q '^refused PolicyPCR .* VALUE' && ! echo "$2" | grep -q '^hmac '; then
+                        it_pass "$T: fence: $1"
+                else
+                        it_fail "$T: fence: $1: $2"
+                fi
+        }
+        out=$(host_code)
         mac=$(echo "$out" | sed -n 's/^hmac //p')
         code=$(python3 -c '
 import sys
@@ -225,6 +237,11 @@ print("%06d" % ((int.from_bytes(h[o:o + 4], "big") & 0x7fffffff) % 1000000))' "$
         else
                 it_fail "$T: fence: before the fence the host gets no code ($out; want $want)"
         fi
+        # The fence alone (no ExitBootServices events yet) closes the door.
+        while read -r kind pcr dig; do
+                [ "$kind" = fence ] && tpm2_pcrextend "$pcr:sha256=$dig"
+        done < "$IT_DIR/replay.txt"
+        refused "the fence alone makes the TPM refuse the policy" "$(host_code)"
         while read -r kind pcr dig; do
                 [ "$kind" = after ] && tpm2_pcrextend "$pcr:sha256=$dig"
         done < "$IT_DIR/replay.txt"
@@ -234,12 +251,7 @@ print("%06d" % ((int.from_bytes(h[o:o + 4], "big") & 0x7fffffff) % 1000000))' "$
         else
                 it_fail "$T: fence: host PCRs $host are not the guest's"
         fi
-        out=$("$TPM2_SWTPM" "$TCTI" totp 0x81004d54 0xb 0x10b0 "$(printf %x "$step")" "$STATE_DIGEST" 2>&1)
-        if echo "$out" | grep -q '^refused PolicyPCR .* VALUE' && ! echo "$out" | grep -q '^hmac '; then
-                it_pass "$T: fence: with the guest's final PCRs the TPM refuses the policy: no code after mshim"
-        else
-                it_fail "$T: fence: after the fence: $out"
-        fi
+        refused "with the guest's final PCRs the TPM refuses the policy: no code after mshim" "$(host_code)"
         host_tpm_stop "$H"
         unset TPM2TOOLS_TCTI
 else
@@ -272,4 +284,4 @@ if [ "$D_RC" = 0 ] || [ "$D_RC" = 125 ]; then
 else
         it_fail "$T: require: boot status $D_RC"; it_show_serial "$D"
 fi
-exit $IT_FAILED
+exit "$IT_FAILED"
