@@ -63,9 +63,10 @@ EFI_CFLAGS   := -std=gnu11 -O2 -g $(WARN) $(INC) -I$(EFI_INC) -I$(EFI_INC)/x86_6
 # efi/mshim.lds: gnu-efi's layout plus a page-aligned .sbat section.
 EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
-# The predictor (src/predict*.c) and the sealed-file codec (src/sealfile.c)
-# are the host's: the loader never links them.
-EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o $(B)/efi/src/sealfile.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
+# The predictor (src/predict*.c) is the host's: the loader never links it.
+# The sealed-file codec (src/sealfile.c) is linked for the TOTP enrolment
+# file the loader reads (mb_totp_enrol_parse).
+EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
 EFI_O        := $(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o)
 EFI_SBAT_O   := $(B)/efi/efi/sbat.o $(B)/efi/efi/mpolicy.o
 # The built-in boot policy (docs/CONFIG.md): a packager or admin may build
@@ -221,11 +222,16 @@ BINDIR       ?= $(PREFIX)/bin
 LIBDIR       ?= $(PREFIX)/lib/mshim
 MANDIR       ?= $(PREFIX)/share/man
 BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+# initramfs-tools reads hooks from /usr/share (packages) and /etc (the
+# admin's): an install under /usr/local is the admin's.
+INITRAMFSHOOKDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/share/initramfs-tools/hooks,/etc/initramfs-tools/hooks)
 # Every installed file as SOURCE:DESTINATION:MODE; uninstall removes exactly
 # these, then the directories of LIBDIR if nothing else is left in them.
 INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
                 $(B)/mshimx64.efi:$(LIBDIR)/mshimx64.efi:644 \
                 hooks/README:$(LIBDIR)/hooks/README:644 \
+                hooks/cryptroot-unseal:$(LIBDIR)/cryptroot-unseal:755 \
+                hooks/initramfs-tools.hook:$(INITRAMFSHOOKDIR)/mshim:755 \
                 $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
                 $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
 

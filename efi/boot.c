@@ -143,6 +143,11 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
                 if (EFI_ERROR(st))
                         goto out;
         }
+        /* The TOTP point: everything the code vouches for (PCRs 4, 5, 7,
+         * 12) is final, and nothing of the entry has run yet. */
+        st = mshim_totp_run(c);
+        if (EFI_ERROR(st))
+                goto out;
 
         /* SHIM_LOCK only for EFI programs: a Linux kernel never asks for
          * it, and offering it would only widen what could call Verify. */

@@ -14,11 +14,16 @@ typedef enum conf_state { CONF_ABSENT, CONF_UNREADABLE, CONF_READ } conf_state;
 /* Defaults when loader.conf is absent: no default pattern, no timeout, TPM
  * not required. When it is present but cannot be read or parsed, we cannot
  * know whether it asked for a TPM, so it is assumed to have asked: fail
- * closed on the one setting that guards measurements. */
+ * closed on the one setting that guards measurements. Nor whether it asked
+ * for a TOTP code: "totp show", so the user sees a code or the warning
+ * rather than a silent boot (not "require": a typo must not brick the
+ * machine; src/predict.c's next_fence follows this). */
 static void loader_conf_defaults(mb_loader_conf *conf, bool present) {
         mb_memset(conf, 0, sizeof(*conf));
         conf->timeout = MB_TIMEOUT_UNSET;
         conf->tpm_required = present ? MB_YES : MB_UNSET;
+        conf->totp = present ? MB_TOTP_SHOW : MB_TOTP_NO;
+        conf->totp_timeout = MB_TOTP_TIMEOUT_DEFAULT;
 }
 
 /* Read and parse loader.conf; *ret_buf stays NULL unless CONF_READ. Never
@@ -36,7 +41,7 @@ static conf_state load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *
                 return CONF_ABSENT;
         }
         if (EFI_ERROR(st)) {
-                mshim_log(st, L"warning: cannot read %s; using defaults with tpm-required yes",
+                mshim_log(st, L"warning: cannot read %s; using defaults with tpm-required yes and totp show",
                           MSHIM_LOADER_CONF_PATH);
                 loader_conf_defaults(ret_conf, true);
                 return CONF_UNREADABLE;
@@ -45,7 +50,7 @@ static conf_state load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf, UINTN *
         if (r != MB_OK) {
                 /* Still measured by the caller: the PCR records these bytes
                  * whether or not we understood them. */
-                mshim_log(mb_efi_status(r), L"warning: %s: %a at line %ld; using defaults with tpm-required yes",
+                mshim_log(mb_efi_status(r), L"warning: %s: %a at line %ld; using defaults with tpm-required yes and totp show",
                           MSHIM_LOADER_CONF_PATH, mb_strerror(r), (UINT64) ret_conf->err_line);
                 loader_conf_defaults(ret_conf, true);
         }
@@ -140,7 +145,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         st = open_boot_volume(image, &c.loaded, &c.device, &c.root);
         if (EFI_ERROR(st))
                 goto out;
+        /* Before anything can be booted: the initramfs reads it. */
+        mshim_bli_set_partuuid(c.device);
         conf_st = load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
+        c.conf = &conf;
         /* Known only now: whether a missing TPM may be tolerated. The
          * built-in policy sets the floor; loader.conf can only raise it. */
         st = mshim_tpm_init(&c.tpm, policy.tpm_required || conf.tpm_required == MB_YES, policy.tpm_failure_boot);

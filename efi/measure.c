@@ -14,6 +14,7 @@
 #include "mshim.h"
 #include "mb/mboot.h"
 #include "mb/tcglog.h"
+#include "mb/totp.h"
 
 static EFI_GUID tcg2_guid = MSHIM_TCG2_PROTOCOL_GUID;
 
@@ -185,6 +186,15 @@ void mshim_tpm_measure_exit(mshim_tpm *t) {
          * nothing: mshim is already returning an error. */
         measure_tag(t, L"the exit marker", MSHIM_PCR_CONFIG, MB_TAG_EXIT, NULL, 0);
         measure_tag(t, L"the exit marker", MSHIM_PCR_CMDLINE, MB_TAG_EXIT, NULL, 0);
+}
+
+EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t) {
+        uint8_t event[MB_TOTP_FENCE_EVENT_SIZE];
+
+        /* The very bytes the predictor adds (mb_totp_fence_event). */
+        mb_totp_fence_event(event);
+        return tpm_extend(t, L"the TOTP fence", MB_TOTP_FENCE_PCR, MB_EV_EVENT_TAG, event, sizeof(event), event,
+                          sizeof(event));
 }
 
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size) {

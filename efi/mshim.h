@@ -45,6 +45,10 @@
 #define MSHIM_SHIM_LOCK_GUID \
         { 0x605dab50, 0xe046, 0x4300, { 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23 } }
 
+/* The Boot Loader Interface's vendor GUID (systemd-boot's Loader* variables). */
+#define MSHIM_LOADER_GUID \
+        { 0x4a67b082, 0x0a4c, 0x41cf, { 0xb6, 0xc7, 0x44, 0x0b, 0x29, 0xbb, 0x8c, 0x4f } }
+
 /* PCRs and event types mshim writes (docs/MEASUREMENTS.md). */
 #define MSHIM_PCR_CONFIG   5   /* loader.conf and the entry file, like systemd-boot's loader.conf */
 #define MSHIM_PCR_CMDLINE  12  /* kernel command line, systemd-boot convention */
@@ -82,6 +86,14 @@ EFI_STATUS mshim_path_from_bls(mb_str path, CHAR16 *dst, UINTN dst_units);
 
 /* Whether the firmware enforces Secure Boot (the SecureBoot variable is 1). */
 bool mshim_secure_boot_enabled(void);
+
+/* ---- bli.c --------------------------------------------------------------- */
+
+/* Set the volatile LoaderDevicePartUUID variable to the GPT partition GUID
+ * of device (the volume mshim was loaded from) when its device path has
+ * one; otherwise set nothing. Never fails the boot: a firmware refusal is
+ * a warning. */
+void mshim_bli_set_partuuid(EFI_HANDLE device);
 
 /* ---- file.c -------------------------------------------------------------- */
 
@@ -129,6 +141,9 @@ EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN 
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size);
 /* PCR 5 and 12 MB_TAG_EXIT: mshim returns to the firmware. */
 void mshim_tpm_measure_exit(mshim_tpm *t);
+/* PCR 12 EV_EVENT_TAG MB_TAG_TOTP_FENCE (mb_totp_fence_event): the TOTP
+ * code can no longer be made for the rest of this boot. */
+EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t);
 /* PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION for a PE image in memory, as
  * shim's tpm_log_pe logs what SHIM_LOCK Verify is given: the firmware
  * computes the Authenticode digest (PE_COFF_IMAGE). An error when the TPM
@@ -153,6 +168,7 @@ EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r);
 /* ---- boot.c -------------------------------------------------------------- */
 
 typedef struct mshim_ctx {
+        const mb_loader_conf *conf; /* loader.conf as parsed (defaults when absent or bad) */
         EFI_HANDLE image;           /* mshim's own image handle */
         EFI_HANDLE device;          /* the volume mshim was loaded from */
         EFI_LOADED_IMAGE *loaded;   /* mshim's own LoadedImage */
@@ -193,6 +209,18 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
  * point to (or NULL), freed only when the child cannot still use it.
  * Returns (after a message) only when it returned. */
 EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock, void *options);
+
+/* ---- totp.c -------------------------------------------------------------- */
+
+#define MSHIM_TOTP_PATH L"\\loader\\mshim\\totp"
+
+/* With loader.conf's "totp show|require": at the TOTP point (everything
+ * the code vouches for measured, the image not yet started) show the
+ * TPM's TOTP code large, refreshed each step, until a key or totp-timeout;
+ * or the warning when the TPM refuses; then extend the fence (PCR 12).
+ * EFI_SECURITY_VIOLATION when nothing may be started: "totp require" and
+ * no code, or the fence could not be measured. docs/CONFIG.md "TOTP". */
+EFI_STATUS mshim_totp_run(mshim_ctx *c);
 
 /* ---- chain.c ------------------------------------------------------------- */
 

@@ -65,12 +65,19 @@ typedef EFI_STATUS (EFIAPI *MSHIM_TCG2_HASH_LOG_EXTEND_EVENT)(
         MSHIM_TCG2_PROTOCOL *This, UINT64 Flags, EFI_PHYSICAL_ADDRESS DataToHash,
         UINT64 DataToHashLen, MSHIM_TCG2_EVENT *EfiTcgEvent);
 
-/* Only the two members mshim calls are typed; the rest keep their slots. */
+/* TCG EFI Protocol Spec 6.7: one TPM command in, its response out. The
+ * response's length is only in its own header (the caller checks it
+ * against OutputParameterBlockSize before trusting it). */
+typedef EFI_STATUS (EFIAPI *MSHIM_TCG2_SUBMIT_COMMAND)(
+        MSHIM_TCG2_PROTOCOL *This, UINT32 InputParameterBlockSize, UINT8 *InputParameterBlock,
+        UINT32 OutputParameterBlockSize, UINT8 *OutputParameterBlock);
+
+/* Only the members mshim calls are typed; the rest keep their slots. */
 struct _MSHIM_TCG2_PROTOCOL {
         MSHIM_TCG2_GET_CAPABILITY GetCapability;
         VOID *GetEventLog;
         MSHIM_TCG2_HASH_LOG_EXTEND_EVENT HashLogExtendEvent;
-        VOID *SubmitCommand;
+        MSHIM_TCG2_SUBMIT_COMMAND SubmitCommand;
         VOID *GetActivePcrBanks;
         VOID *SetActivePcrBanks;
         VOID *GetResultOfSetActivePcrBanks;

@@ -9,14 +9,19 @@ cd "$(dirname "$0")/.."
 PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
 libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
 clang cppcheck python3 python3-jsonschema pesign grub-efi-amd64-bin systemd-boot-efi groff-base man-db
-strace libtss2-tcti-pcap0 openssl libqrencode-dev oathtool"
+strace libtss2-tcti-pcap0 openssl libqrencode-dev oathtool cryptsetup-bin fdisk kmod
+python3-cryptography"
 # strace: tests/cli/test_safety.sh checks fsync/rename order. libtss2-tcti-pcap0:
 # tests/cli/test_seal.sh counts unseal's TPM commands from its capture; openssl
 # (the command) checks the approvals' signatures there. libqrencode-dev: mshim
-# totp's QR code; oathtool: tests/cli/test_totp.sh's TOTP oracle. python3-jsonschema: tests/cli/test_json_schema.sh validates every --json
+# totp's QR code; oathtool: the TOTP oracle of tests/cli/test_totp.sh and
+# tests/integration/test_totp.sh. python3-jsonschema: tests/cli/test_json_schema.sh validates every --json
 # output. groff-base and man-db: tests/cli/test_man.sh checks the manual pages
 # (made from man/*.txt by scripts/mkman.py, in python3) with groff -ww and
-# man --warnings.
+# man --warnings. cryptsetup-bin, fdisk (sfdisk), python3-cryptography:
+# tests/integration/test_luks.sh's GPT disk with a LUKS2 volume made on the
+# host (and its marker sector, AES-XTS); the guest runs the same cryptsetup.
+# kmod: depmod for the test kernel's modules (scripts/fetch-kernel.sh).
 # Debian's signed shim, MokManager and GRUB are not installed (installing
 # shim-signed on an EFI host re-runs grub-install on its ESP): the tests
 # use copies unpacked by scripts/fetch-efi.sh.

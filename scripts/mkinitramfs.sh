@@ -13,6 +13,11 @@
 #   EVENTLOG-BEGIN / base64 lines / EVENTLOG-END   (binary_bios_measurements)
 #   MSHIM-RESULT-END
 #
+# EXTRA=PROGRAM (optional) adds to the tree: it runs as `PROGRAM --stage
+# DIR` once the base tree is in DIR (scripts/mkinitramfs-luks.sh). An
+# executable DIR/init.pre it leaves there runs first thing in /init, on the
+# console, before the report.
+#
 # Reproducible: no root needed (device nodes come from devtmpfs at boot),
 # every mtime is 0, files are listed in sorted order, owners are 0:0, so
 # the same busybox gives the same bytes (tests predict its hash).
@@ -39,6 +44,7 @@ mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 echo 1 > /proc/sys/kernel/printk
 exec > /dev/console 2>&1 </dev/console
 echo
+[ -x /init.pre ] && /init.pre
 echo MSHIM-RESULT-BEGIN
 t=/sys/class/tpm/tpm0
 if [ -d "$t" ]; then
@@ -74,6 +80,9 @@ sleep 1
 poweroff -f
 INIT
 chmod 0755 "$stage/init" "$stage/bin/busybox"
+if [ -n "${EXTRA:-}" ]; then
+        "$EXTRA" --stage "$stage"
+fi
 find "$stage" -exec touch -h -d @0 {} +
 (
         cd "$stage"

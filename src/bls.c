@@ -396,7 +396,89 @@ static mb_err parse_bool(mb_str v, mb_tristate *ret) {
         return MB_ERR_INVALID;
 }
 
+/* "no", "show", "require". */
+static mb_err parse_totp(mb_str v, mb_totp_mode *ret) {
+        static const char *const words[] = { [MB_TOTP_NO] = "no", [MB_TOTP_SHOW] = "show",
+                                             [MB_TOTP_REQUIRE] = "require" };
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(words); i++)
+                if (mb_str_eq(v, words[i])) {
+                        *ret = (mb_totp_mode) i;
+                        return MB_OK;
+                }
+        return MB_ERR_INVALID;
+}
+
+/* Decimal seconds, 0..MB_TOTP_TIMEOUT_MAX. */
+static mb_err parse_totp_timeout(mb_str v, uint32_t *ret) {
+        uint32_t t = 0;
+
+        if (v.len == 0 || v.len > 4)
+                return MB_ERR_INVALID;
+        for (size_t i = 0; i < v.len; i++) {
+                if (!ver_is_digit(v.p[i]))
+                        return MB_ERR_INVALID;
+                t = t * 10 + (uint32_t) (v.p[i] - '0');
+        }
+        if (t > MB_TOTP_TIMEOUT_MAX)
+                return MB_ERR_INVALID;
+        *ret = t;
+        return MB_OK;
+}
+
+/* "utc" or "local". */
+static mb_err parse_rtc(mb_str v, bool *ret_local) {
+        if (mb_str_eq(v, "utc") || mb_str_eq(v, "local")) {
+                *ret_local = mb_str_eq(v, "local");
+                return MB_OK;
+        }
+        return MB_ERR_INVALID;
+}
+
+/* "+HH:MM" or "-HH:MM" (ISO 8601's UTC offset): at most 24:00. */
+static mb_err parse_rtc_offset(mb_str v, int32_t *ret_min) {
+        int32_t h, m;
+
+        if (v.len != 6 || (v.p[0] != '+' && v.p[0] != '-') || v.p[3] != ':' || !ver_is_digit(v.p[1]) ||
+            !ver_is_digit(v.p[2]) || !ver_is_digit(v.p[4]) || !ver_is_digit(v.p[5]))
+                return MB_ERR_INVALID;
+        h = (v.p[1] - '0') * 10 + (v.p[2] - '0');
+        m = (v.p[4] - '0') * 10 + (v.p[5] - '0');
+        if (m > 59 || h * 60 + m > 24 * 60)
+                return MB_ERR_INVALID;
+        *ret_min = v.p[0] == '-' ? -(h * 60 + m) : h * 60 + m;
+        return MB_OK;
+}
+
+static mb_err loader_conf_totp(mb_loader_conf *c, const mb_conf_line *l, bool *ret_known) {
+        mb_err r = MB_OK;
+
+        *ret_known = true;
+        if (mb_str_eq(l->key, "totp"))
+                r = parse_totp(l->value, &c->totp);
+        else if (mb_str_eq(l->key, "totp-timeout"))
+                r = parse_totp_timeout(l->value, &c->totp_timeout);
+        else if (mb_str_eq(l->key, "rtc")) {
+                /* The last line wins: "rtc utc" drops an earlier offset. */
+                r = parse_rtc(l->value, &c->rtc_local);
+                if (r == MB_OK && !c->rtc_local)
+                        c->rtc_offset_set = false;
+        }
+        else if (mb_str_eq(l->key, "rtc-offset")) {
+                r = parse_rtc_offset(l->value, &c->rtc_offset_min);
+                if (r == MB_OK)
+                        c->rtc_offset_set = c->rtc_local = true;
+        } else
+                *ret_known = false;
+        return r;
+}
+
 static mb_err loader_conf_apply(mb_loader_conf *c, const mb_conf_line *l) {
+        bool known;
+        mb_err r = loader_conf_totp(c, l, &known);
+
+        if (known)
+                return r;
         if (mb_str_eq(l->key, "default")) {
                 c->default_glob = l->value;
                 return MB_OK;
@@ -445,6 +527,7 @@ mb_err mb_loader_conf_parse(const char *buf, size_t size, mb_loader_conf *ret) {
 
         mb_memset(&c, 0, sizeof(c));
         c.timeout = MB_TIMEOUT_UNSET;
+        c.totp_timeout = MB_TOTP_TIMEOUT_DEFAULT;
         r = mb_conf_each(buf, size, loader_conf_line, &c, &ret->err_line);
         if (r == MB_OK)
                 *ret = c;

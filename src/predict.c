@@ -13,6 +13,7 @@
 #include "mb/pe.h"
 #include "mb/varstore.h"
 #include "mb/predict_grub.h"
+#include "mb/totp.h"
 
 /* What a baseline event of PCR 4, 5, 9 or 12 is, as far as the rules know. */
 enum {
@@ -26,6 +27,7 @@ enum {
         K_INITRD,       /* PCR 9: "Linux initrd" */
         K_LOADOPT,      /* PCR 9: the stub's LoadOptions */
         K_CMDLINE,      /* PCR 12: mshim's EV_IPL */
+        K_FENCE,        /* PCR 12: mshim's TOTP fence */
         K_SHIM_IMAGE,   /* PCR 4: shim, started by the firmware right before shim started mshim */
         K_MOKLIST,      /* PCR 14: shim's "MokList" EV_IPL */
         K_SHIM14,       /* PCR 14: shim's other EV_IPL events (MokListX, ...) */
@@ -148,7 +150,7 @@ static bool mshim_tag(const mb_tcglog_event *ev, uint32_t *ret_tag) {
         if (ev->type != MB_EV_EVENT_TAG || ev->data_size < 8 || mb_le32(ev->data + 4) != ev->data_size - 8)
                 return false;
         tag = mb_le32(ev->data);
-        if (tag < MB_TAG_LOADER_CONF || tag > MB_TAG_EXIT)
+        if (tag < MB_TAG_LOADER_CONF || tag > MB_TAG_TOTP_FENCE)
                 return false;
         *ret_tag = tag;
         return true;
@@ -221,6 +223,8 @@ static uint8_t kind12(mb_predict *p, const mb_tcglog_event *ev) {
 
         if (ev->type == MB_EV_IPL)
                 return K_CMDLINE;
+        if (mshim_tag(ev, &tag) && tag == MB_TAG_TOTP_FENCE)
+                return K_FENCE;
         if (mshim_tag(ev, &tag) && (tag == MB_TAG_CHAINLOAD || tag == MB_TAG_EXIT))
                 p->mshim_left = true;
         if (mshim_tag(ev, &tag) && tag == MB_TAG_CHAINLOAD)
@@ -818,8 +822,16 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
                 p->touched |= 1u << 9;
         if (in->options)
                 p->touched |= (1u << 9) | (1u << 12);
-        if (in->loader_conf || in->bad_entries_given || in->entry)
+        /* At the TOTP point, PCR 5 lacks the firmware's ExitBootServices events. */
+        if (in->loader_conf || in->bad_entries_given || in->entry || in->totp_point)
                 p->touched |= 1u << 5;
+        /* A new loader.conf may switch the TOTP fence on or off. */
+        if (in->loader_conf || in->totp_point)
+                p->touched |= 1u << 12;
+        if (in->totp_point) {
+                p->touched |= 1u << 9;
+                unpredictable(p, 9, "at the TOTP point the Linux stub has not measured into PCR 9 yet");
+        }
         if (sb_changes(p, in))
                 p->touched |= 1u << 7;
         if (in->next_stage_unsupported) {
@@ -940,6 +952,12 @@ static mb_err rebuild5(mb_predict *p, const mb_predict_input *in) {
                                 r = extend_file(p, in, in->entry);
                         entry_done = true;
                         break;
+                case K_FIRMWARE:
+                        /* After the entry: ExitBootServices, which comes
+                         * after the TOTP point. */
+                        if (!(in->totp_point && entry_done))
+                                pcr_extend(p, 5, it->digest);
+                        break;
                 default:
                         pcr_extend(p, 5, it->digest);
                 }
@@ -1039,13 +1057,44 @@ static void rebuild9(mb_predict *p, const mb_predict_input *in, fresh *f) {
 
 /* ---- rebuilding PCR 12: mshim's EV_IPL ------------------------------------- */
 
-static void rebuild12(mb_predict *p, fresh *f) {
-        if (p->seq12.n != 1 || p->seq12.items[0].kind != K_CMDLINE) {
-                unpredictable(p, 12, "PCR 12 does not hold exactly mshim's one EV_IPL for the command line");
+/* Will the next boot's mshim extend the TOTP fence? When it reads a new
+ * loader.conf: when that enables totp, or exists but cannot be read or
+ * parsed (the loader then assumes "totp show", efi/main.c); not when there
+ * is none. Else as the baseline did. */
+static bool next_fence(const mb_predict *p, const mb_predict_input *in) {
+        mb_loader_conf conf;
+
+        if (!in->loader_conf)
+                return p->seq12.n == 2;
+        if (in->loader_conf->tag != MB_TAG_LOADER_CONF)
+                return in->loader_conf->tag == MB_TAG_FILE_UNREADABLE;
+        return mb_loader_conf_parse(in->loader_conf->data, in->loader_conf->size, &conf) != MB_OK ||
+               conf.totp != MB_TOTP_NO;
+}
+
+/* mshim's command line, then the fence when the next boot's loader.conf
+ * enables TOTP (docs/MEASUREMENTS.md "The TOTP fence"); at the TOTP point
+ * (in->totp_point) the fence is not there yet. */
+static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        if (p->seq12.n < 1 || p->seq12.n > 2 || p->seq12.items[0].kind != K_CMDLINE ||
+            (p->seq12.n == 2 && p->seq12.items[1].kind != K_FENCE)) {
+                unpredictable(p, 12, "PCR 12 does not hold exactly mshim's one EV_IPL for the command line "
+                                     "(and its TOTP fence)");
                 return;
         }
         pcr_reset(p, 12);
-        pcr_extend_set(p, 12, f->options);
+        if (in->options)
+                pcr_extend_set(p, 12, f->options);
+        else
+                pcr_extend(p, 12, p->seq12.items[0].digest);
+        if (next_fence(p, in) && !in->totp_point) {
+                uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
+                digest_set d;
+
+                mb_totp_fence_event(fence);
+                hash_buf(p, fence, sizeof(fence), d);
+                pcr_extend_set(p, 12, d);
+        }
 }
 
 /* ---- rebuilding PCR 7: Secure Boot db/dbx updates, authority events -------- */
@@ -1895,7 +1944,7 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
         if ((p->touched & (1u << 9)) && !(p->unpredictable & (1u << 9)))
                 rebuild9(p, in, f);
         if ((p->touched & (1u << 12)) && !(p->unpredictable & (1u << 12)))
-                rebuild12(p, f);
+                rebuild12(p, in, f);
         if ((p->touched & (1u << 14)) && !(p->unpredictable & (1u << 14)))
                 rebuild14(p, f);
         return r;

@@ -283,6 +283,18 @@ static mb_err rsp_open(const uint8_t *b, size_t n, bool has_handle, bool session
         return MB_OK;
 }
 
+mb_err mb_tpm2_response_size(const uint8_t *rsp_buf, size_t cap, size_t *ret_size) {
+        uint32_t size;
+
+        if (cap < MB_TPM2_HEADER_SIZE)
+                return MB_ERR_TRUNCATED;
+        size = be32(rsp_buf + 2);
+        if (size < MB_TPM2_HEADER_SIZE || size > cap)
+                return MB_ERR_INVALID;
+        *ret_size = size;
+        return MB_OK;
+}
+
 mb_err mb_tpm2_parse_empty(const uint8_t *rsp_buf, size_t n, uint32_t *ret_rc) {
         rsp s;
         mb_err e = rsp_open(rsp_buf, n, false, false, &s);

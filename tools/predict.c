@@ -35,6 +35,7 @@ typedef struct predict_opts {
         const char *db_append, *dbx_append;
         const char *shim, *mok;
         bool tpm, json;
+        bool totp_point;        /* --totp-point: the PCRs when mshim makes the TOTP code */
         uint32_t select;        /* 0: every PCR */
 } predict_opts;
 
@@ -681,6 +682,7 @@ static int predict(predict_run *r) {
                 return EXIT_BAD_INPUT;
         r->in.log = r->log.data;
         r->in.log_size = r->log.size;
+        r->in.totp_point = r->o->totp_point;
         err = mb_predict_scratch_size(&r->in, &scratch);
         if (err == MB_OK && !(r->scratch = malloc(scratch ? scratch : 1)))
                 err = MB_ERR_NOSPACE;
@@ -745,6 +747,7 @@ int cmd_predict(int argc, char **argv) {
                 { "db-append", required_argument, NULL, 'D' },
                 { "dbx-append", required_argument, NULL, 'X' },
                 { "mok", required_argument, NULL, 'M' },
+                { "totp-point", no_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -760,6 +763,7 @@ int cmd_predict(int argc, char **argv) {
                 case 'l': once = cli_opt_once(&o.log_given, "--log", optarg); o.log = optarg; break;
                 case 'p': once = cli_opt_once(&o.pcrs_file, "--pcrs", optarg); break;
                 case 't': o.tpm = true; break;
+                case 'T': o.totp_point = true; break;
                 case 'E': once = cli_opt_once(&o.esp, "--esp", optarg); break;
                 case 'I': once = cli_opt_once(&o.entry_id, "--entry-id", optarg); break;
                 case 'k': once = cli_opt_once(&o.kernel, "--kernel", optarg); break;

@@ -76,11 +76,22 @@ int mb_vercmp(mb_str a, mb_str b);
 
 typedef enum mb_tristate { MB_UNSET = 0, MB_NO, MB_YES } mb_tristate;
 
+/* "totp" (mshim, docs/CONFIG.md "TOTP"): show a TPM-made TOTP code before
+ * the kernel starts; with REQUIRE, boot nothing when no code can be made. */
+typedef enum mb_totp_mode { MB_TOTP_NO = 0, MB_TOTP_SHOW, MB_TOTP_REQUIRE } mb_totp_mode;
+#define MB_TOTP_TIMEOUT_DEFAULT 30u
+#define MB_TOTP_TIMEOUT_MAX     3600u
+
 typedef struct mb_loader_conf {
         mb_str default_glob;    /* "default" */
         int64_t timeout;        /* "timeout" seconds, -1 when unset */
         mb_tristate tpm_required;  /* "tpm-required yes|no" (mshim) */
         mb_str chainload;       /* "chainload PATH" (mshim): next stage when there are no entries */
+        mb_totp_mode totp;      /* "totp no|show|require" (mshim), default no */
+        uint32_t totp_timeout;  /* "totp-timeout SECONDS" 0..MB_TOTP_TIMEOUT_MAX (0: until a key) */
+        bool rtc_local;         /* "rtc local" (or an rtc-offset): the RTC keeps local time */
+        bool rtc_offset_set;    /* "rtc-offset +HH:MM": the offset, not EFI_TIME.TimeZone */
+        int32_t rtc_offset_min; /* local = UTC + this */
         size_t err_line;
 } mb_loader_conf;
 
@@ -94,7 +105,9 @@ typedef struct mb_loader_conf {
 #define MB_TIMEOUT_MENU_FORCE INT64_MAX
 
 /* Keys: default, timeout, tpm-required (yes/no/true/false/on/off/1/0, else
- * MB_ERR_INVALID), chainload (non-empty path, else MB_ERR_INVALID); other
+ * MB_ERR_INVALID), chainload (non-empty path, else MB_ERR_INVALID), totp
+ * (no|show|require), totp-timeout (decimal seconds), rtc (utc|local),
+ * rtc-offset ([+-]HH:MM, at most 24:00; implies rtc local); other
  * keys are systemd-boot's (editor, console-mode, ...) and are ignored. On
  * failure only ret->err_line is written (0 when no line is to blame). */
 mb_err mb_loader_conf_parse(const char *buf, size_t size, mb_loader_conf *ret);

@@ -94,6 +94,11 @@ typedef struct mb_predict_input {
         size_t next_stage_size;
         const char *grub_cfg;
         size_t grub_cfg_size;
+        /* The PCRs at the TOTP point (docs/CONFIG.md "TOTP"), for `mshim
+         * totp enroll --literal`: PCR 12 without the fence, PCR 5 without
+         * the firmware's ExitBootServices events, and PCR 9, which the
+         * Linux stub extends only later, unpredictable. */
+        bool totp_point;
         uint8_t *scratch;                       /* mb_predict_scratch_size bytes */
         size_t scratch_size;
 } mb_predict_input;

@@ -65,6 +65,7 @@
 #define MB_TAG_BLS_ENTRY_BAD   0x6d736805u  /* PCR 5: an entry file that does not parse, skipped */
 #define MB_TAG_CHAINLOAD       0x6d736806u  /* PCR 12: the chainload path's LoadOptions */
 #define MB_TAG_EXIT            0x6d736807u  /* PCR 5 and 12: mshim returns to the firmware */
+#define MB_TAG_TOTP_FENCE      0x6d736808u  /* PCR 12: the TOTP code can no longer be made (mb/totp.h) */
 /* Linux EFI stub tags in PCR 9 (drivers/firmware/efi/libstub). */
 #define MB_TAG_LINUX_INITRD       0x8F3B22ECu
 #define MB_TAG_LINUX_LOAD_OPTIONS 0x8F3B22EDu

@@ -29,4 +29,41 @@ void mb_totp_counter(uint64_t unix_time, uint32_t period, uint8_t ret_msg[MB_TOT
  * or longer, RFC 6238 §1.2) to `digits` (1..9) decimal digits. */
 mb_err mb_totp_truncate(const uint8_t *hmac, size_t hmac_size, unsigned digits, uint32_t *ret_code);
 
+/* ---- the fence (docs/MEASUREMENTS.md, "The TOTP fence") ------------------ */
+
+/* Once the code has been shown (or could not be made), the loader extends
+ * this constant event into PCR 12, which every TOTP policy covers: from
+ * then on no PolicyPCR over the enrolled state can succeed, so nothing that
+ * runs later (the kernel, root) can make the TPM compute a code. The
+ * predictor adds the same bytes to PCR 12 when the next boot's loader.conf
+ * enables TOTP, so sealed disk keys expect it. EV_EVENT_TAG, a tagged event
+ * (tag MB_TAG_TOTP_FENCE, data MB_TOTP_FENCE_TEXT with its NUL), the digest
+ * over the event data itself. */
+#define MB_TOTP_FENCE_PCR 12u
+#define MB_TOTP_FENCE_TEXT "mshim TOTP fence"
+#define MB_TOTP_FENCE_EVENT_SIZE (8u + sizeof(MB_TOTP_FENCE_TEXT))
+void mb_totp_fence_event(uint8_t ret_event[MB_TOTP_FENCE_EVENT_SIZE]);
+
+/* ---- the clock ---------------------------------------------------------- */
+
+/* What the RTC says (EFI_TIME's fields), read as local time at offset_min
+ * minutes from UTC (local = UTC + offset; 0 for an RTC that keeps UTC). */
+typedef struct mb_civil_time {
+        uint16_t year;          /* 1970..9999 */
+        uint8_t month, day, hour, minute, second;
+} mb_civil_time;
+/* The largest offset a time zone has (UEFI's EFI_TIME.TimeZone range,
+ * +-24 h). */
+#define MB_TOTP_OFFSET_MAX (24 * 60)
+
+/* Seconds since the Unix epoch (RFC 6238's T0) of t at offset_min; leap
+ * seconds as POSIX counts them (none; a :60 second is the next minute's
+ * first). MB_ERR_INVALID for a field out of range (February 30th, hour 24,
+ * an offset beyond MB_TOTP_OFFSET_MAX) or a result before the epoch. */
+mb_err mb_totp_unix_time(const mb_civil_time *t, int32_t offset_min, uint64_t *ret_unix);
+
+/* "YYYY-MM-DD HH:MM:SS UTC" of a Unix time before year 10000, NUL-terminated. */
+#define MB_TOTP_TIME_TEXT_SIZE 24u
+mb_err mb_totp_time_text(uint64_t unix_time, char ret[MB_TOTP_TIME_TEXT_SIZE]);
+
 #endif

@@ -208,6 +208,13 @@ mb_err mb_tpm2_parse_read_public(const uint8_t *rsp, size_t n, uint32_t *ret_rc,
 mb_err mb_tpm2_build_policy_get_digest(uint8_t *buf, size_t cap, uint32_t session, size_t *ret_size);
 mb_err mb_tpm2_parse_policy_get_digest(const uint8_t *rsp, size_t n, uint32_t *ret_rc, mb_tpm2_digest *ret_digest);
 
+/* The length of the response in rsp (cap bytes received into): the size
+ * its header gives (Part 1 §18.2: the whole response), for a transport
+ * that returns no length of its own (EFI_TCG2_PROTOCOL.SubmitCommand).
+ * MB_ERR_TRUNCATED when cap cannot hold a header, MB_ERR_INVALID when the
+ * size is below a header's or above cap; *ret_size untouched then. */
+mb_err mb_tpm2_response_size(const uint8_t *rsp_buf, size_t cap, size_t *ret_size);
+
 /* The answer of a command whose response has no handles and no
  * parameters (PolicyPCR, PolicyOR, PolicyAuthorize, FlushContext). */
 mb_err mb_tpm2_parse_empty(const uint8_t *rsp, size_t n, uint32_t *ret_rc);

@@ -16,11 +16,14 @@ mk() { make --no-print-directory -s B="$B" "$@" >"$t/make.log" 2>&1 || { cat "$t
 
 # The layout, written out here rather than derived from the Makefile.
 expected() {
-        local p=$1
+        local p=$1 ihooks=etc/initramfs-tools/hooks
+        [ "$p" = usr ] && ihooks=usr/share/initramfs-tools/hooks
         cat <<EOF2 | sort
 $p/bin/mshim 755
 $p/lib/mshim/mshimx64.efi 644
 $p/lib/mshim/hooks/README 644
+$p/lib/mshim/cryptroot-unseal 755
+$ihooks/mshim 755
 $p/share/man/man1/mshim.1 644
 $p/share/man/man1/mshim-log.1 644
 $p/share/man/man1/mshim-pcrs.1 644
@@ -55,6 +58,8 @@ else fail "the tree is exactly the layout, with its modes" "$(diff <(expected us
 check "installed mshim --version is mshim $VERSION" test "$("$R/usr/bin/mshim" --version)" = "mshim $VERSION"
 check "installed mshimx64.efi is the built one" cmp -s "$B/mshimx64.efi" "$R/usr/lib/mshim/mshimx64.efi"
 check "installed mshimx64.efi is a PE image" bash -c "'$R/usr/bin/mshim' pe-hash '$R/usr/lib/mshim/mshimx64.efi' >/dev/null"
+check "installed keyscript is hooks/cryptroot-unseal, which test_luks.sh boots" cmp -s hooks/cryptroot-unseal "$R/usr/lib/mshim/cryptroot-unseal"
+check "installed initramfs hook is hooks/initramfs-tools.hook" cmp -s hooks/initramfs-tools.hook "$R/usr/share/initramfs-tools/hooks/mshim"
 check "man finds mshim-pcrs(1) there" test "$(man --manpath="$R/usr/share/man" -w mshim-pcrs)" = "$R/usr/share/man/man1/mshim-pcrs.1"
 check "man finds mshim-loader.conf(5) there" test "$(man --manpath="$R/usr/share/man" -w 5 mshim-loader.conf)" = "$R/usr/share/man/man5/mshim-loader.conf.5"
 check "the installed completion defines _mshim" bash -c "source '$R/usr/share/bash-completion/completions/mshim' && complete -p mshim | grep -q _mshim"

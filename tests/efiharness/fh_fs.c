@@ -371,20 +371,44 @@ static EFI_STATUS EFIAPI open_volume(EFI_SIMPLE_FILE_SYSTEM_PROTOCOL *this, EFI_
         return EFI_SUCCESS;
 }
 
-/* The volume's device path: one vendor hardware node (any GUID) + end. */
-static struct {
-        VENDOR_DEVICE_PATH vendor;
-        EFI_DEVICE_PATH end;
-} __attribute__((packed)) volume_dp = {
-        .vendor = {
-                .Header = { .Type = HARDWARE_DEVICE_PATH, .SubType = HW_VENDOR_DP,
-                            .Length = { sizeof(VENDOR_DEVICE_PATH), 0 } },
-                .Guid = { 0x6d73686d, 0x6861, 0x726e, { 'e', 's', 's', 'v', 'o', 'l', 'u', 'm' } },
-        },
-        .end = { .Type = END_DEVICE_PATH_TYPE, .SubType = END_ENTIRE_DEVICE_PATH_SUBTYPE,
-                 .Length = { sizeof(EFI_DEVICE_PATH), 0 } },
+/* The volume's device path: one vendor hardware node (any GUID) + end,
+ * with room for a hard drive node in between (fh_volume_partition). */
+#define FH_HD_NODE 42
+static const VENDOR_DEVICE_PATH volume_vendor = {
+        .Header = { .Type = HARDWARE_DEVICE_PATH, .SubType = HW_VENDOR_DP,
+                    .Length = { sizeof(VENDOR_DEVICE_PATH), 0 } },
+        .Guid = { 0x6d73686d, 0x6861, 0x726e, { 'e', 's', 's', 'v', 'o', 'l', 'u', 'm' } },
 };
-EFI_DEVICE_PATH *fh_volume_dp = (EFI_DEVICE_PATH *) &volume_dp;
+static uint8_t volume_dp[sizeof(VENDOR_DEVICE_PATH) + FH_HD_NODE + sizeof(EFI_DEVICE_PATH)];
+EFI_DEVICE_PATH *fh_volume_dp = (EFI_DEVICE_PATH *) volume_dp;
+
+static void volume_dp_end(size_t off) {
+        EFI_DEVICE_PATH *end = (EFI_DEVICE_PATH *) (volume_dp + off);
+
+        end->Type = END_DEVICE_PATH_TYPE;
+        end->SubType = END_ENTIRE_DEVICE_PATH_SUBTYPE;
+        end->Length[0] = sizeof(EFI_DEVICE_PATH);
+        end->Length[1] = 0;
+}
+
+void fh_volume_partition(uint8_t format, uint8_t sig_type, const uint8_t sig[16]) {
+        uint8_t *hd = volume_dp + sizeof(VENDOR_DEVICE_PATH);
+
+        memcpy(volume_dp, &volume_vendor, sizeof(volume_vendor));
+        /* UEFI 2.10, 10.3.5.1: header, PartitionNumber, PartitionStart,
+         * PartitionSize, PartitionSignature, PartitionFormat, SignatureType. */
+        memset(hd, 0, FH_HD_NODE);
+        hd[0] = MEDIA_DEVICE_PATH;
+        hd[1] = MEDIA_HARDDRIVE_DP;
+        hd[2] = FH_HD_NODE;
+        hd[4] = 1;
+        hd[9] = 0x08;           /* starts at LBA 2048 */
+        hd[18] = 0x01;          /* 65536 sectors */
+        memcpy(hd + 24, sig, 16);
+        hd[40] = format;
+        hd[41] = sig_type;
+        volume_dp_end(sizeof(VENDOR_DEVICE_PATH) + FH_HD_NODE);
+}
 
 fh_handle *fh_fs_volume(void) {
         static EFI_SIMPLE_FILE_SYSTEM_PROTOCOL sfs = {
@@ -394,6 +418,11 @@ fh_handle *fh_fs_volume(void) {
         static fh_handle *vol;
 
         if (!vol) {
+                /* Unless the case gave it a partition node already. */
+                if (volume_dp[0] == 0) {
+                        memcpy(volume_dp, &volume_vendor, sizeof(volume_vendor));
+                        volume_dp_end(sizeof(VENDOR_DEVICE_PATH));
+                }
                 vol = fh_handle_new();
                 fh_install(vol, &gEfiSimpleFileSystemProtocolGuid, &sfs);
                 fh_install(vol, &gEfiDevicePathProtocolGuid, fh_volume_dp);

@@ -61,8 +61,9 @@ static struct {
         struct { EFI_GUID guid; EFI_STATUS st; } uninstall_fail[8];
         size_t n_uninstall_fail;
         /* variables */
-        struct { CHAR16 name[64]; EFI_GUID guid; uint8_t *data; size_t size; } vars[16];
+        struct { CHAR16 name[64]; EFI_GUID guid; fh_var_value v; } vars[16];
         size_t n_vars;
+        EFI_STATUS set_variable_status;
         /* mshim itself */
         uint8_t *mshim_options;
         size_t mshim_options_size;
@@ -219,6 +220,10 @@ void fh_each_tpm_failure(fh_case_fn scenario, EFI_STATUS st) {
 
 int fh_exit_status(void) {
         return fh.cases_failed ? 1 : 0;
+}
+
+bool fh_case_ok(void) {
+        return !fh.case_failed;
 }
 
 void fh_record_call(const char *service) {
@@ -779,18 +784,44 @@ EFI_IMAGE_LOAD fh_firmware_load_image(void) {
 
 /* ---- variables, reset, misc ------------------------------------------------------ */
 
-void fh_var(const CHAR16 *name, const EFI_GUID *guid, const void *data, size_t size) {
-        size_t n = 0;
+static bool str16_eq(const CHAR16 *a, const CHAR16 *b) {
+        while (*a && *a == *b)
+                a++, b++;
+        return *a == *b;
+}
 
-        if (fh.n_vars == 16)
-                abort();
+/* The store's slot for (name, guid); fh.n_vars when there is none. */
+static size_t var_find(const CHAR16 *name, const EFI_GUID *guid) {
+        for (size_t i = 0; i < fh.n_vars; i++)
+                if (str16_eq(fh.vars[i].name, name) && fh_guid_eq(&fh.vars[i].guid, guid))
+                        return i;
+        return fh.n_vars;
+}
+
+static void var_put(const CHAR16 *name, const EFI_GUID *guid, uint32_t attrs, const void *data, size_t size) {
+        size_t i = var_find(name, guid), n = 0;
+
+        if (i == fh.n_vars) {
+                if (fh.n_vars == 16)
+                        abort();
+                fh.n_vars++;
+        } else {
+                free(fh.vars[i].v.data);
+        }
         while (name[n] && n < 63)
                 n++;
-        memcpy(fh.vars[fh.n_vars].name, name, n * sizeof(CHAR16));
-        fh.vars[fh.n_vars].guid = *guid;
-        fh.vars[fh.n_vars].data = memcpy(fh_xmalloc(size), data, size);
-        fh.vars[fh.n_vars].size = size;
-        fh.n_vars++;
+        memset(fh.vars[i].name, 0, sizeof(fh.vars[i].name));
+        memcpy(fh.vars[i].name, name, n * sizeof(CHAR16));
+        fh.vars[i].guid = *guid;
+        fh.vars[i].v.data = fh_xmalloc(size ? size : 1);
+        if (size)
+                memcpy(fh.vars[i].v.data, data, size);
+        fh.vars[i].v.size = size;
+        fh.vars[i].v.attrs = attrs;
+}
+
+void fh_var(const CHAR16 *name, const EFI_GUID *guid, const void *data, size_t size) {
+        var_put(name, guid, EFI_VARIABLE_BOOTSERVICE_ACCESS | EFI_VARIABLE_RUNTIME_ACCESS, data, size);
 }
 
 void fh_secure_boot(bool on) {
@@ -800,32 +831,66 @@ void fh_secure_boot(bool on) {
         fh_var(L"SecureBoot", &global, &v, 1);
 }
 
-static bool str16_eq(const CHAR16 *a, const CHAR16 *b) {
-        while (*a && *a == *b)
-                a++, b++;
-        return *a == *b;
+const fh_var_value *fh_var_get(const CHAR16 *name, const EFI_GUID *guid) {
+        size_t i = var_find(name, guid);
+
+        return i < fh.n_vars ? &fh.vars[i].v : NULL;
+}
+
+void fh_set_variable_status(EFI_STATUS st) {
+        fh.set_variable_status = st;
 }
 
 static EFI_STATUS EFIAPI fw_get_variable(CHAR16 *name, EFI_GUID *guid, UINT32 *attrs, UINTN *size, VOID *data) {
+        size_t i;
+
         fh_record_call("GetVariable");
         if (!name || !guid || !size)
                 return EFI_INVALID_PARAMETER;
-        for (size_t i = fh.n_vars; i-- > 0;) {
-                if (!str16_eq(fh.vars[i].name, name) || !fh_guid_eq(&fh.vars[i].guid, guid))
-                        continue;
-                if (*size < fh.vars[i].size) {
-                        *size = fh.vars[i].size;
-                        return EFI_BUFFER_TOO_SMALL;
-                }
-                if (!data)
-                        return EFI_INVALID_PARAMETER;
-                memcpy(data, fh.vars[i].data, fh.vars[i].size);
-                *size = fh.vars[i].size;
-                if (attrs)
-                        *attrs = EFI_VARIABLE_BOOTSERVICE_ACCESS | EFI_VARIABLE_RUNTIME_ACCESS;
+        i = var_find(name, guid);
+        if (i == fh.n_vars)
+                return EFI_NOT_FOUND;
+        if (*size < fh.vars[i].v.size) {
+                *size = fh.vars[i].v.size;
+                return EFI_BUFFER_TOO_SMALL;
+        }
+        if (!data)
+                return EFI_INVALID_PARAMETER;
+        memcpy(data, fh.vars[i].v.data, fh.vars[i].v.size);
+        *size = fh.vars[i].v.size;
+        if (attrs)
+                *attrs = fh.vars[i].v.attrs;
+        return EFI_SUCCESS;
+}
+
+/* UEFI 2.10, 8.2.3 SetVariable, for volatile variables (what a loader may
+ * set): runtime access needs boot services access; size 0 or no access
+ * attributes deletes. Authenticated writes are not modelled (an error). */
+static EFI_STATUS EFIAPI fw_set_variable(CHAR16 *name, EFI_GUID *guid, UINT32 attrs, UINTN size, VOID *data) {
+        const UINT32 known = EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS | EFI_VARIABLE_RUNTIME_ACCESS;
+        size_t i;
+
+        fh_record_call("SetVariable");
+        if (!name || !name[0] || !guid || (size && !data))
+                return EFI_INVALID_PARAMETER;
+        if (attrs & ~known) {
+                fh_error("SetVariable with attributes 0x%x: not modelled by the fake", (unsigned) attrs);
+                return EFI_UNSUPPORTED;
+        }
+        if ((attrs & EFI_VARIABLE_RUNTIME_ACCESS) && !(attrs & EFI_VARIABLE_BOOTSERVICE_ACCESS))
+                return EFI_INVALID_PARAMETER;
+        if (fh.set_variable_status != EFI_SUCCESS)
+                return fh.set_variable_status;
+        i = var_find(name, guid);
+        if (size == 0 || !(attrs & EFI_VARIABLE_BOOTSERVICE_ACCESS)) {
+                if (i == fh.n_vars)
+                        return EFI_NOT_FOUND;
+                free(fh.vars[i].v.data);
+                fh.vars[i] = fh.vars[--fh.n_vars];
                 return EFI_SUCCESS;
         }
-        return EFI_NOT_FOUND;
+        var_put(name, guid, attrs, data, size);
+        return EFI_SUCCESS;
 }
 
 static EFI_STATUS EFIAPI fw_reset_system(EFI_RESET_TYPE type, EFI_STATUS status, UINTN size, CHAR16 *data) {
@@ -840,10 +905,78 @@ static EFI_STATUS EFIAPI fw_reset_system(EFI_RESET_TYPE type, EFI_STATUS status,
         longjmp(*fh.reset_jmp, 1);
 }
 
+/* ---- the clock and the keyboard ------------------------------------------------ */
+
+/* The RTC: a start time (fh_clock) that Stall moves on; nothing else
+ * waits. */
+static struct {
+        bool set;
+        EFI_TIME start;
+        uint64_t us;            /* stalled so far */
+        EFI_STATUS status;
+} clock;
+/* ReadKeyStroke: a key on call number key_at (0: never). */
+static unsigned key_at, key_calls;
+
+void fh_clock(uint16_t year, uint8_t month, uint8_t day, uint8_t hour, uint8_t minute, uint8_t second,
+              int16_t tz) {
+        clock.set = true;
+        clock.start = (EFI_TIME) { .Year = year, .Month = month, .Day = day, .Hour = hour, .Minute = minute,
+                                   .Second = second, .TimeZone = tz };
+}
+
+void fh_clock_status(EFI_STATUS st) {
+        clock.status = st;
+}
+
+uint64_t fh_clock_stalled_us(void) {
+        return clock.us;
+}
+
+void fh_key_after(unsigned nth) {
+        key_at = nth;
+}
+
 static EFI_STATUS EFIAPI fw_stall(UINTN us) {
         fh_record_call("Stall");
-        return EFI_SUCCESS;     /* time is not simulated: nothing waits */
+        clock.us += us;
+        return EFI_SUCCESS;
 }
+
+/* The start time plus whole seconds stalled, carried into minutes, hours
+ * and days (a test stays within one month). */
+static EFI_STATUS EFIAPI fw_get_time(EFI_TIME *t, EFI_TIME_CAPABILITIES *cap) {
+        uint64_t s;
+
+        fh_record_call("GetTime");
+        if (!t)
+                return EFI_INVALID_PARAMETER;
+        if (!clock.set) {
+                fh_error("GetTime called and the case set no clock (fh_clock)");
+                return EFI_DEVICE_ERROR;
+        }
+        if (EFI_ERROR(clock.status))
+                return clock.status;
+        *t = clock.start;
+        s = t->Second + t->Minute * 60ull + t->Hour * 3600ull + clock.us / 1000000;
+        t->Second = (UINT8) (s % 60);
+        t->Minute = (UINT8) (s / 60 % 60);
+        t->Hour = (UINT8) (s / 3600 % 24);
+        t->Day = (UINT8) (t->Day + s / 86400);
+        return EFI_SUCCESS;
+}
+
+static EFI_STATUS EFIAPI con_read_key(SIMPLE_INPUT_INTERFACE *this, EFI_INPUT_KEY *key) {
+        fh_record_call("ReadKeyStroke");
+        if (!key)
+                return EFI_INVALID_PARAMETER;
+        if (key_at == 0 || ++key_calls != key_at)
+                return EFI_NOT_READY;
+        *key = (EFI_INPUT_KEY) { .ScanCode = 0, .UnicodeChar = L' ' };
+        return EFI_SUCCESS;
+}
+
+static SIMPLE_INPUT_INTERFACE fh_conin;
 
 static EFI_STATUS EFIAPI fw_set_watchdog(UINTN timeout, UINT64 code, UINTN size, CHAR16 *data) {
         fh_record_call("SetWatchdogTimer");
@@ -904,7 +1037,7 @@ static SIMPLE_TEXT_OUTPUT_INTERFACE fh_conout;
         X(fh_bs, GetNextMonotonicCount) X(fh_bs, ConnectController) X(fh_bs, DisconnectController) \
         X(fh_bs, OpenProtocol) X(fh_bs, CloseProtocol) X(fh_bs, OpenProtocolInformation) \
         X(fh_bs, ProtocolsPerHandle) X(fh_bs, LocateHandleBuffer) X(fh_bs, CreateEventEx) \
-        X(fh_rt, SetVariable) X(fh_rt, GetNextVariableName) X(fh_rt, GetTime) X(fh_rt, SetTime) \
+        X(fh_rt, GetNextVariableName) X(fh_rt, SetTime) \
         X(fh_rt, GetWakeupTime) X(fh_rt, SetWakeupTime) X(fh_rt, SetVirtualAddressMap) \
         X(fh_rt, ConvertPointer) X(fh_rt, GetNextHighMonotonicCount) X(fh_rt, UpdateCapsule) \
         X(fh_rt, QueryCapsuleCapabilities) X(fh_rt, QueryVariableInfo) \
@@ -942,8 +1075,10 @@ static void tables_init(void) {
         fh_rt = (EFI_RUNTIME_SERVICES) {
                 .Hdr = { .Signature = EFI_RUNTIME_SERVICES_SIGNATURE, .Revision = EFI_SYSTEM_TABLE_REVISION,
                          .HeaderSize = sizeof(EFI_RUNTIME_SERVICES) },
-                .GetVariable = fw_get_variable, .ResetSystem = fw_reset_system,
+                .GetVariable = fw_get_variable, .SetVariable = fw_set_variable, .ResetSystem = fw_reset_system,
+                .GetTime = fw_get_time,
         };
+        fh_conin = (SIMPLE_INPUT_INTERFACE) { .ReadKeyStroke = con_read_key };
 
         fh_conout = (SIMPLE_TEXT_OUTPUT_INTERFACE) { .OutputString = con_output };
         FH_UNIMPLEMENTED(FH_SET_STUB)
@@ -952,6 +1087,7 @@ static void tables_init(void) {
                 .Hdr = { .Signature = EFI_SYSTEM_TABLE_SIGNATURE, .Revision = EFI_SYSTEM_TABLE_REVISION,
                          .HeaderSize = sizeof(EFI_SYSTEM_TABLE) },
                 .FirmwareVendor = L"mshim harness",
+                .ConIn = &fh_conin,
                 .ConOut = &fh_conout,
                 .StdErr = &fh_conout,
                 .RuntimeServices = &fh_rt,

@@ -6,6 +6,7 @@
  * SHA-256 bank. Faults: a given status on the Nth call, or on every call.
  */
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fh_internal.h"
@@ -129,9 +130,220 @@ static EFI_STATUS EFIAPI tcg2_hash_log_extend(MSHIM_TCG2_PROTOCOL *this, UINT64 
         return st;
 }
 
+/* ---- SubmitCommand: a small TPM for the TOTP sequence ---------------------------- */
+
+#define CC_HMAC 0x155u
+#define CC_FLUSH_CONTEXT 0x165u
+#define CC_POLICY_OR 0x171u
+#define CC_START_AUTH_SESSION 0x176u
+#define CC_POLICY_PCR 0x17Fu
+/* Part 2 §6.6: format-one codes with their parameter, session or handle. */
+#define RC_VALUE_P1 (0x084u | 0x040u | 0x100u)
+#define RC_POLICY_FAIL_S1 (0x09Du | 0x800u | 0x100u)
+#define RC_HANDLE_H1 (0x08Bu | 0x100u)
+#define RC_COMMAND_CODE 0x143u
+#define RC_COMMAND_SIZE 0x142u
+#define MAX_SESSIONS 3
+
+const uint8_t fh_tpm_hmac_key[20] = "12345678901234567890";  /* RFC 6238's SHA-1 secret */
+
+static fh_tpm_cmd *cmds;
+static size_t n_cmds, cap_cmds;
+static struct { bool open, pcr_ok; } sessions[MAX_SESSIONS];
+static bool policy_pcr_seen;
+static uint8_t policy_pcr_snapshot[24][32];
+static uint32_t tamper_cc;
+static fh_tpm_tamper_fn tamper_fn;
+
+size_t fh_tpm_n_commands(void) {
+        return n_cmds;
+}
+
+const fh_tpm_cmd *fh_tpm_command_at(size_t i) {
+        return i < n_cmds ? &cmds[i] : NULL;
+}
+
+size_t fh_tpm_open_sessions(void) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < MAX_SESSIONS; i++)
+                n += sessions[i].open;
+        return n;
+}
+
+bool fh_tpm_policy_pcr_values(uint32_t mask, uint8_t *out) {
+        size_t k = 0;
+
+        for (uint32_t i = 0; i < 24; i++)
+                if (mask & (1u << i))
+                        memcpy(out + 32 * k++, policy_pcr_snapshot[i], 32);
+        return policy_pcr_seen;
+}
+
+void fh_tpm_tamper(uint32_t cc, fh_tpm_tamper_fn fn) {
+        tamper_cc = cc;
+        tamper_fn = fn;
+}
+
+static uint32_t be32at(const uint8_t *p) {
+        return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+
+static uint16_t be16at(const uint8_t *p) {
+        return (uint16_t) (p[0] << 8 | p[1]);
+}
+
+static void put_be32(uint8_t *p, uint32_t v) {
+        p[0] = (uint8_t) (v >> 24); p[1] = (uint8_t) (v >> 16); p[2] = (uint8_t) (v >> 8); p[3] = (uint8_t) v;
+}
+
+static void put_be16(uint8_t *p, uint16_t v) {
+        p[0] = (uint8_t) (v >> 8); p[1] = (uint8_t) v;
+}
+
+/* A response: header (tag, size, rc) then body. */
+static size_t answer(uint8_t *out, uint16_t tag, uint32_t rc, const uint8_t *body, size_t n) {
+        put_be16(out, rc ? 0x8001 : tag);
+        put_be32(out + 2, (uint32_t) (10 + (rc ? 0 : n)));
+        put_be32(out + 6, rc);
+        if (!rc && n)
+                memcpy(out + 10, body, n);
+        return 10 + (rc ? 0 : n);
+}
+
+static int session_index(uint32_t h) {
+        uint32_t i = h - 0x03000000u;
+
+        return h >= 0x03000000u && i < MAX_SESSIONS && sessions[i].open ? (int) i : -1;
+}
+
+static uint32_t tpm_start_session(uint8_t *body, size_t *n) {
+        for (uint32_t i = 0; i < MAX_SESSIONS; i++)
+                if (!sessions[i].open) {
+                        sessions[i].open = true;
+                        sessions[i].pcr_ok = false;
+                        put_be32(body, 0x03000000u + i);
+                        put_be16(body + 4, 16);
+                        memset(body + 6, 0xa5, 16);
+                        *n = 22;
+                        return 0;
+                }
+        return 0x902u;  /* TPM_RC_SESSION_MEMORY */
+}
+
+/* pcrDigest (TPM2B) then one TPMS_PCR_SELECTION of SHA-256, 3 octets. */
+static uint32_t tpm_policy_pcr(const uint8_t *c, size_t size) {
+        int s = session_index(be32at(c + 10));
+        uint16_t dn = be16at(c + 14);
+        uint8_t concat[24 * 32], d[32];
+        unsigned len, k = 0;
+        uint32_t mask;
+
+        if (s < 0)
+                return RC_HANDLE_H1;
+        if (size != 16u + dn + 10u || dn != 32 || be32at(c + 16 + dn) != 1 || be16at(c + 20 + dn) != 0x000b ||
+            c[22 + dn] != 3)
+                return RC_VALUE_P1;
+        mask = c[23 + dn] | (uint32_t) c[24 + dn] << 8 | (uint32_t) c[25 + dn] << 16;
+        for (uint32_t i = 0; i < 24; i++)
+                if (mask & (1u << i))
+                        memcpy(concat + 32 * k++, pcrs[i], 32);
+        if (!policy_pcr_seen)
+                memcpy(policy_pcr_snapshot, pcrs, sizeof(pcrs));
+        policy_pcr_seen = true;
+        EVP_Digest(concat, 32 * k, d, &len, EVP_sha256(), NULL);
+        if (memcmp(d, c + 16, 32) != 0)
+                return RC_VALUE_P1;
+        sessions[s].pcr_ok = true;
+        return 0;
+}
+
+/* keyHandle, the authorization area (one session: handle, nonce, attrs,
+ * hmac), buffer (TPM2B), hashAlg. */
+static uint32_t tpm_hmac(const uint8_t *c, size_t size, uint8_t *body, size_t *n) {
+        size_t off = 18;
+        int s = session_index(be32at(c + off));
+        const uint8_t *data;
+        uint16_t dn;
+        uint8_t attrs;
+        unsigned len = 0;
+
+        if (be32at(c + 10) != FH_TPM_HMAC_HANDLE)
+                return RC_HANDLE_H1;
+        if (s < 0)
+                return 0x98Bu;  /* TPM_RC_HANDLE, session 1 */
+        off += 4;
+        off += 2 + be16at(c + off);
+        attrs = c[off++];
+        off += 2 + be16at(c + off);
+        dn = be16at(c + off);
+        data = c + off + 2;
+        if (off + 2 + dn + 2 != size)
+                return RC_COMMAND_SIZE;
+        if (!sessions[s].pcr_ok) {
+                sessions[s].open = false;  /* a policy failure ends the session (Part 1 §19.7.1) */
+                return RC_POLICY_FAIL_S1;
+        }
+        put_be32(body, 22);
+        put_be16(body + 4, 20);
+        HMAC(EVP_sha1(), fh_tpm_hmac_key, sizeof(fh_tpm_hmac_key), data, dn, body + 6, &len);
+        /* The session's answer: a new nonceTPM, its attributes, no HMAC. */
+        put_be16(body + 26, 16);
+        memset(body + 28, 0x5a, 16);
+        body[44] = attrs;
+        put_be16(body + 45, 0);
+        *n = 47;
+        if (!(attrs & 1))
+                sessions[s].open = false;
+        return 0;
+}
+
+static EFI_STATUS EFIAPI tcg2_submit(MSHIM_TCG2_PROTOCOL *this, UINT32 in_size, UINT8 *in, UINT32 out_size,
+                                     UINT8 *out) {
+        uint8_t body[128];
+        size_t n = 0;
+        uint32_t cc, rc;
+        uint16_t tag;
+        int s;
+
+        fh_record_call("TCG2.SubmitCommand");
+        if (!in || !out || in_size < 10 || be32at(in + 2) != in_size || out_size < 64) {
+                fh_error("SubmitCommand: bad buffers (in %u bytes, size field %u, out %u)", in_size,
+                         in && in_size >= 6 ? be32at(in + 2) : 0, out_size);
+                return EFI_INVALID_PARAMETER;
+        }
+        cc = be32at(in + 6);
+        tag = 0x8001;
+        switch (cc) {
+        case CC_START_AUTH_SESSION: rc = tpm_start_session(body, &n); break;
+        case CC_POLICY_PCR: rc = tpm_policy_pcr(in, in_size); break;
+        case CC_POLICY_OR: rc = session_index(be32at(in + 10)) < 0 ? RC_HANDLE_H1 : 0; break;
+        case CC_HMAC: rc = tpm_hmac(in, in_size, body, &n); tag = 0x8002; break;
+        case CC_FLUSH_CONTEXT:
+                s = session_index(be32at(in + 10));
+                rc = s < 0 ? 0x184u /* TPM_RC_VALUE, parameter 1 */ : 0;
+                if (s >= 0)
+                        sessions[s].open = false;
+                break;
+        default: rc = RC_COMMAND_CODE;
+        }
+        answer(out, tag, rc, body, n);
+        if (tamper_fn && (tamper_cc == 0 || tamper_cc == cc))
+                tamper_fn(out, out_size);
+        if (n_cmds == cap_cmds) {
+                cap_cmds = cap_cmds ? 2 * cap_cmds : 16;
+                cmds = realloc(cmds, cap_cmds * sizeof(*cmds));
+                if (!cmds)
+                        abort();
+        }
+        cmds[n_cmds++] = (fh_tpm_cmd) { cc, rc };
+        return EFI_SUCCESS;
+}
+
 static MSHIM_TCG2_PROTOCOL tcg2 = {
         .GetCapability = tcg2_get_capability,
         .HashLogExtendEvent = tcg2_hash_log_extend,
+        .SubmitCommand = tcg2_submit,
 };
 
 void fh_tpm_install(void) {

@@ -45,6 +45,9 @@ void fh_run_case(const char *name, fh_case_fn fn, const char *xfail);
 #define FH_RUN_XFAIL(name, why) fh_run_case(#name, name, why)
 /* Exit status for main(): 1 when any case failed. */
 int fh_exit_status(void);
+/* No check of the running case has failed (so far): for a case that
+ * forks a boot of its own, as that child's exit status. */
+bool fh_case_ok(void);
 
 /* Assertions inside a case: a failed one is reported and fails the case,
  * which goes on (later checks still say what else is wrong). */
@@ -118,6 +121,21 @@ void fh_mshim_path(const char *path);   /* default \EFI\BOOT\BOOTX64.EFI */
 /* UEFI variables (GetVariable); SecureBoot is 0 unless set. */
 void fh_var(const CHAR16 *name, const EFI_GUID *guid, const void *data, size_t size);
 void fh_secure_boot(bool on);
+/* A variable as the store holds it now (set above or by mshim's
+ * SetVariable); NULL when there is none. */
+typedef struct fh_var_value {
+        uint8_t *data;
+        size_t size;
+        uint32_t attrs;
+} fh_var_value;
+const fh_var_value *fh_var_get(const CHAR16 *name, const EFI_GUID *guid);
+/* SetVariable answers st (and stores nothing) from now on; EFI_SUCCESS:
+ * it works again. */
+void fh_set_variable_status(EFI_STATUS st);
+/* The volume's device path gets a hard drive media node (UEFI 2.10
+ * 10.3.5.1) before its end: partition 1, format (1 MBR, 2 GPT),
+ * signature type (1 MBR, 2 GUID) and signature as given. */
+void fh_volume_partition(uint8_t format, uint8_t sig_type, const uint8_t sig[16]);
 
 /* ---- TPM ------------------------------------------------------------------------ */
 
@@ -145,6 +163,42 @@ const fh_event *fh_event_at(size_t i);
 size_t fh_count_events(uint32_t pcr, uint32_t type);
 /* The simulated SHA-256 PCR. */
 void fh_pcr_sha256(uint32_t pcr, uint8_t out[32]);
+
+/* TPM2 commands through SubmitCommand (EFI_TCG2_PROTOCOL 6.7), answered
+ * by a small TPM: StartAuthSession (policy sessions), PolicyPCR (accepts
+ * a pcrDigest equal to SHA-256 over the simulated PCRs it selects, else
+ * TPM_RC_VALUE), PolicyOR, HMAC (HMAC-SHA1 with fh_tpm_hmac_key under the
+ * persistent handle fh_tpm_hmac_handle, only in a session whose PolicyPCR
+ * held, else TPM_RC_POLICY_FAIL) and FlushContext; anything else is
+ * TPM_RC_COMMAND_CODE. */
+#define FH_TPM_HMAC_HANDLE 0x81004d54u
+extern const uint8_t fh_tpm_hmac_key[20];
+typedef struct fh_tpm_cmd {
+        uint32_t code;             /* TPM_CC */
+        uint32_t rc;               /* what the fake answered */
+} fh_tpm_cmd;
+size_t fh_tpm_n_commands(void);
+const fh_tpm_cmd *fh_tpm_command_at(size_t i);
+/* Sessions started and not closed (by FlushContext or a successful
+ * command without continueSession). */
+size_t fh_tpm_open_sessions(void);
+/* The simulated PCRs' values (ascending, SHA-256) for mask at the first
+ * PolicyPCR of the boot; false when there was none. */
+bool fh_tpm_policy_pcr_values(uint32_t mask, uint8_t *out);
+/* Tamper with every answer of command code cc (0: all): fn edits the
+ * response in place (cap bytes of buffer). */
+typedef void (*fh_tpm_tamper_fn)(uint8_t *rsp, size_t cap);
+void fh_tpm_tamper(uint32_t cc, fh_tpm_tamper_fn fn);
+
+/* ---- the clock and the keyboard ---------------------------------------------------- */
+
+/* GetTime's start (TimeZone as EFI_TIME has it; 0x7FF unspecified); each
+ * Stall moves it on. Without fh_clock, GetTime is an error. */
+void fh_clock(uint16_t year, uint8_t month, uint8_t day, uint8_t hour, uint8_t minute, uint8_t second, int16_t tz);
+void fh_clock_status(EFI_STATUS st);
+uint64_t fh_clock_stalled_us(void);
+/* ReadKeyStroke returns a key on its nth call (default never). */
+void fh_key_after(unsigned nth);
 
 /* ---- faults ---------------------------------------------------------------------- */
 

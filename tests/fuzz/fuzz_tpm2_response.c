@@ -42,8 +42,11 @@ static void parse_all(const uint8_t *buf, size_t size) {
         mb_tpm2_name name;
         mb_tpm2_ticket tk;
         const uint8_t *pub, *nm;
-        size_t pub_size, nm_size;
+        size_t pub_size, nm_size, rsp_len;
 
+        /* SubmitCommand's answer: the header's size, never past what came. */
+        if (mb_tpm2_response_size(buf, size, &rsp_len) == MB_OK && (rsp_len < MB_TPM2_HEADER_SIZE || rsp_len > size))
+                abort();
         if (mb_tpm2_parse_empty(buf, size, &rc) == MB_OK)
                 accepted(buf, size, rc);
         if (mb_tpm2_parse_policy_nv(buf, size, &rc) == MB_OK)

@@ -121,6 +121,34 @@ it_initrd() {
         fi
 }
 
+# it_initrd_luks KDIR OUT: build (once, reproducibly) the LUKS test
+# initramfs for the kernel in KDIR (scripts/mkinitramfs-luks.sh: the
+# report, cryptsetup, mshim and the keyscript hooks/cryptroot-unseal).
+# Rebuilt when a script, the keyscript or the CLI is newer.
+it_initrd_luks() {
+        local k=$1 out=$2 f
+        if [ -s "$out" ]; then
+                for f in "$IT_REPO"/scripts/mkinitramfs*.sh "$IT_REPO/hooks/cryptroot-unseal" "$IT_CLI" "$k/VERSION"; do
+                        [ "$f" -nt "$out" ] && rm -f "$out"
+                done
+        fi
+        [ -s "$out" ] && return 0
+        mkdir -p "$(dirname "$out")"
+        MSHIM_CLI=$IT_CLI "$IT_REPO/scripts/mkinitramfs-luks.sh" "$out.$$" "$k" && mv "$out.$$" "$out"
+}
+
+# it_console_script FILE [REGEX TEXT]...: a mok_console.py script (for
+# it_qemu --console) that, for each pair, waits for REGEX on the guest's
+# console and then types TEXT and Enter, as a person answering a prompt.
+it_console_script() {
+        local f=$1; shift
+        : > "$f"
+        while [ $# -ge 2 ]; do
+                printf 'expect %s\nsleep 0.5\nsend %s<enter>\n' "$1" "$2" >> "$f"
+                shift 2
+        done
+}
+
 # it_newboot NAME [LOADER_EFI]: make $IT_DIR/NAME with the default ESP tree:
 #   /EFI/BOOT/BOOTX64.EFI   mshimx64.efi (or LOADER_EFI)
 #   /loader/loader.conf     timeout 0, default mshim-test
@@ -141,23 +169,101 @@ it_newboot() {
         echo "$d"
 }
 
-# it_mkesp DIR: DIR/esp.img, a FAT image (no partition table) holding DIR/esp.
+# it_mkesp DIR [SECTORS]: DIR/esp.img, a FAT image (no partition table)
+# holding DIR/esp; SECTORS (512 bytes) fixes its size, else it fits the files.
 it_mkesp() {
-        local d=$1 kib sectors
-        kib=$(du -sk "$d/esp" | cut -f1)
-        sectors=$(( (kib + 8192) * 2 ))
-        [ "$sectors" -lt 65536 ] && sectors=65536
+        local d=$1 kib sectors=${2:-}
+        if [ -z "$sectors" ]; then
+                kib=$(du -sk "$d/esp" | cut -f1)
+                sectors=$(( (kib + 8192) * 2 ))
+                [ "$sectors" -lt 65536 ] && sectors=65536
+        fi
         rm -f "$d/esp.img"
         mformat -i "$d/esp.img" -C -T "$sectors" -h 64 -s 32 -v MSHIMESP :: >/dev/null &&
                 mcopy -i "$d/esp.img" -s -Q -m "$d"/esp/* ::/
 }
 
-# it_swtpm_start DIR: fresh TPM 2.0 state in DIR/tpm with IT_BANKS active,
-# then the QEMU-facing daemon on DIR/tpm/sock.
+# ---- a GPT disk: the ESP and a LUKS2 volume (test_luks.sh) ----------------------
+
+# Fixed GUIDs, so every disk (and the PCR 5 GPT event the firmware logs
+# for it) is the same whatever the test or the run.
+IT_DISK_GUID=6D736869-6D00-4000-8000-6469736B0001
+IT_ESP_PARTUUID=6D736869-6D00-4000-8000-657370000001
+IT_LUKS_PARTUUID=6D736869-6D00-4000-8000-6C756B730002
+IT_LUKS_UUID=6d736869-6d00-4000-8000-6c756b730003
+# Partition sizes in 512-byte sectors: fixed for the same reason (the
+# ESP must hold both test kernels and the LUKS initramfs).
+IT_DISK_ESP_SECTORS=${IT_DISK_ESP_SECTORS:-131072}    # 64 MiB
+IT_DISK_LUKS_SECTORS=4096                             # 2 MiB: 1 MiB header, 1 MiB data
+# The data segment starts 1 MiB into the volume; its first sector holds
+# IT_LUKS_MARKER, encrypted on the host (it_mkluks), which the guest reads
+# back after opening the volume.
+IT_LUKS_OFFSET=2048
+IT_LUKS_MARKER="MSHIM-LUKS-MARKER c3a1f0e2"
+
+# it_mkluks DIR PASSPHRASE: DIR/luks.img, a LUKS2 volume made by Debian's
+# cryptsetup on a plain file (no device-mapper needed): aes-xts-plain64,
+# 512-byte sectors, the volume key DIR/luks.vk (random) so the host can
+# write the marker sector itself (XTS, tweak = sector number,
+# as dm-crypt's plain64 IV), and one keyslot for PASSPHRASE. PBKDF2 with
+# 1000 iterations (cryptsetup's floor) instead of argon2id's tuned cost:
+# the test's speed only; a real volume keeps cryptsetup's defaults.
+it_mkluks() {
+        local d=$1 pass=$2 sector
+        rm -f "$d/luks.img"
+        head -c 64 /dev/urandom > "$d/luks.vk" &&
+        truncate -s $((IT_DISK_LUKS_SECTORS * 512)) "$d/luks.img" &&
+        printf '%s' "$pass" | cryptsetup luksFormat --batch-mode --type luks2 --uuid "$IT_LUKS_UUID" \
+                --cipher aes-xts-plain64 --key-size 512 --sector-size 512 --volume-key-file "$d/luks.vk" \
+                --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --hash sha256 \
+                --offset "$IT_LUKS_OFFSET" --luks2-metadata-size 16k --luks2-keyslots-size 512k \
+                --key-file - "$d/luks.img" >"$d/luks.log" 2>&1 || { cat "$d/luks.log" >&2; return 1; }
+        # Sector 0 of the data segment: the marker, NUL-padded to 512 bytes,
+        # AES-256-XTS (python3-cryptography) with tweak 0 (plain64: the
+        # sector number, little-endian).
+        python3 - "$d/luks.vk" "$IT_LUKS_MARKER" "$d/luks.img" $((IT_LUKS_OFFSET * 512)) <<'PY'
+import sys
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+vk, marker, img, off = open(sys.argv[1], "rb").read(), sys.argv[2].encode(), sys.argv[3], int(sys.argv[4])
+enc = Cipher(algorithms.AES(vk), modes.XTS(bytes(16))).encryptor()
+ct = enc.update(marker.ljust(512, b"\0")) + enc.finalize()
+with open(img, "r+b") as f:
+    f.seek(off)
+    f.write(ct)
+PY
+}
+
+# it_mkdisk DIR LUKS_IMG: DIR/disk.img, a GPT disk (sfdisk) with the fixed
+# GUIDs above: partition 1 the ESP (type EFI System, DIR/esp as it_mkesp
+# makes it, IT_DISK_ESP_SECTORS), partition 2 a copy of LUKS_IMG (type
+# Linux LUKS). The images are written into the partitions at their offsets.
+it_mkdisk() {
+        local d=$1 luks=$2 esp_start=2048
+        local luks_start=$((esp_start + IT_DISK_ESP_SECTORS))
+        local total=$((luks_start + IT_DISK_LUKS_SECTORS + 2048))
+        it_mkesp "$d" "$IT_DISK_ESP_SECTORS" || return 1
+        rm -f "$d/disk.img"
+        truncate -s $((total * 512)) "$d/disk.img" || return 1
+        printf '%s\n' "label: gpt" "label-id: $IT_DISK_GUID" "first-lba: 2048" \
+                "start=$esp_start, size=$IT_DISK_ESP_SECTORS, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, uuid=$IT_ESP_PARTUUID, name=\"ESP\"" \
+                "start=$luks_start, size=$IT_DISK_LUKS_SECTORS, type=CA7D7CCB-63ED-4C53-861C-1742536059CC, uuid=$IT_LUKS_PARTUUID, name=\"root\"" |
+                sfdisk --quiet --no-reread --no-tell-kernel "$d/disk.img" >"$d/sfdisk.log" 2>&1 ||
+                { cat "$d/sfdisk.log" >&2; return 1; }
+        dd if="$d/esp.img" of="$d/disk.img" bs=512 seek="$esp_start" conv=notrunc status=none &&
+        dd if="$luks" of="$d/disk.img" bs=512 seek="$luks_start" conv=notrunc status=none &&
+        rm -f "$d/esp.img"
+}
+
+# it_swtpm_start DIR: fresh TPM 2.0 state in DIR/tpm with IT_BANKS active
+# (or, when DIR/tpm.in exists, a copy of that state directory: a TPM
+# provisioned on the host, see it_swtpm_provision), then the QEMU-facing
+# daemon on DIR/tpm/sock.
 it_swtpm_start() {
         local t=$1/tpm
         mkdir -p "$t/state"
-        if ! swtpm_setup --tpm2 --tpmstate "$t/state" --pcr-banks "$IT_BANKS" \
+        if [ -d "$1/tpm.in" ]; then
+                rm -rf "$t/state" && cp -a "$1/tpm.in" "$t/state" || return 1
+        elif ! swtpm_setup --tpm2 --tpmstate "$t/state" --pcr-banks "$IT_BANKS" \
                         --overwrite --logfile "$t/setup.log" >/dev/null 2>&1; then
                 echo "swtpm_setup failed:" >&2; cat "$t/setup.log" >&2
                 return 1
@@ -184,33 +290,47 @@ it_swtpm_stop() {
         rm -f "$t/pid"
 }
 
-# it_qemu DIR [--no-tpm] [--stop REGEX] [--timeout S]: run the VM until it
+# it_qemu DIR [--no-tpm] [--stop REGEX] [--timeout S] [--image FILE]
+#         [--console SCRIPT]: run the VM until it
 # powers off, the time limit passes, or (with --stop) REGEX (grep -E -i)
 # appears on the serial console; IT_FALLTHROUGH (boot fell through to the
 # UEFI shell) also stops it. The variable store is a copy of DIR/vars.in.fd
-# if that exists, else of OVMF_VARS. Returns 0 when QEMU exited by itself or --stop matched,
+# if that exists, else of OVMF_VARS. The boot disk is DIR/esp.img, or FILE
+# (e.g. it_mkdisk's DIR/disk.img). With --console, the serial port is a
+# unix socket that mok_console.py drives with SCRIPT (typing a passphrase
+# after a prompt, say), recording into DIR/serial.log until the report's
+# end (MSHIM-RESULT-END); a step that does not match is a failure (1).
+# Returns 0 when QEMU exited by itself or --stop matched,
 # 124 on timeout, 125 when the firmware fell back to its shell.
 it_qemu() {
         local d=$1; shift
-        local tpm=1 stop='' limit=$IT_TIMEOUT
+        local tpm=1 stop='' limit=$IT_TIMEOUT image=$d/esp.img console=''
         while [ $# -gt 0 ]; do
                 case "$1" in
                 --no-tpm) tpm=0 ;;
                 --stop) stop=$2; shift ;;
                 --timeout) limit=$2; shift ;;
+                --image) image=$2; shift ;;
+                --console) console=$2; shift ;;
                 esac
                 shift
         done
-        local machine=q35,accel=tcg
+        local machine=q35,accel=tcg serial="file:$d/serial.log"
         [ "${IT_SECURE_BOOT:-0}" = 1 ] && machine=q35,smm=on,accel=tcg
+        if [ -n "$console" ]; then
+                rm -f "$d/serial.sock"
+                serial="unix:$d/serial.sock,server=on,wait=on"
+        fi
         # shellcheck disable=SC2054 # commas belong to QEMU options
         local args=(-machine "$machine" -m 1024 -smp 1 -display none -monitor none
-                -no-reboot -nic none -serial "file:$d/serial.log"
+                -no-reboot -nic none -serial "$serial"
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE"
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
-                -drive "if=none,id=esp,format=raw,file=$d/esp.img"
+                -drive "if=none,id=esp,format=raw,file=$image"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
         [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
+        # IT_QEMU_EXTRA (an array): more QEMU options, e.g. -rtc base=...
+        args+=(${IT_QEMU_EXTRA[@]+"${IT_QEMU_EXTRA[@]}"})
         # DIR/vars.in.fd, when there, is this boot's own store (boots that
         # run side by side from different stores, e.g. test_predict_shim.sh).
         if [ -f "$d/vars.in.fd" ]; then cp "$d/vars.in.fd" "$d/vars.fd"; else cp "$OVMF_VARS" "$d/vars.fd"; fi
@@ -226,7 +346,18 @@ it_qemu() {
         local qpid=$! rc=0 m seen=
         IT_PIDS="$IT_PIDS $qpid"
         echo "$qpid" > "$d/qemu.pid"
-        while kill -0 "$qpid" 2>/dev/null; do
+        if [ -n "$console" ]; then
+                python3 "$IT_REPO/tests/integration/mok_console.py" --socket "$d/serial.sock" \
+                        --log "$d/serial.log" --script "$console" --until 'MSHIM-RESULT-END' \
+                        --deadline "$limit" --timeout "$limit" --until-timeout "$limit" >&2 || rc=1
+                # The guest powers off right after its report.
+                local i=0
+                while kill -0 "$qpid" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.5; i=$((i + 1)); done
+                # A socket-backed UART drains slowly: kernel messages can
+                # land inside the report (it_strip_kmsg). The raw log stays.
+                cp "$d/serial.log" "$d/serial.raw.log" && it_strip_kmsg "$d/serial.raw.log" "$d/serial.log"
+        fi
+        while [ "$rc" = 0 ] && kill -0 "$qpid" 2>/dev/null; do
                 if [ $((SECONDS - t0)) -ge "$limit" ]; then
                         rc=124; break
                 fi
@@ -269,12 +400,21 @@ it_show_serial() {
         echo "---- end ----" >&2
 }
 
-# it_boot DIR [it_qemu options]: ESP image, boot, parse the report into
-# DIR/result/. Returns non-zero (and prints the serial log) when the boot
-# timed out or the report is missing.
+# it_boot DIR [--disk LUKS_IMG] [it_qemu options]: ESP image, boot, parse
+# the report into DIR/result/. With --disk, the boot disk is it_mkdisk's
+# DIR/disk.img (the ESP and LUKS_IMG) instead of the bare ESP image.
+# Returns non-zero (and prints the serial log) when the boot timed out or
+# the report is missing. IT_BOOT_ARGS (an array), when set, comes first.
 it_boot() {
         local d=$1; shift
-        it_mkesp "$d" || { echo "it_mkesp failed" >&2; return 1; }
+        set -- ${IT_BOOT_ARGS[@]+"${IT_BOOT_ARGS[@]}"} "$@"
+        if [ "${1:-}" = --disk ]; then
+                it_mkdisk "$d" "$2" || { echo "it_mkdisk failed" >&2; return 1; }
+                shift 2
+                set -- --image "$d/disk.img" "$@"
+        else
+                it_mkesp "$d" || { echo "it_mkesp failed" >&2; return 1; }
+        fi
         it_log "booting $(basename "$d") ..."
         it_qemu "$d" "$@"
         local rc=$?

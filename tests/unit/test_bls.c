@@ -449,6 +449,41 @@ TEST(loader_conf) {
         CHECK_EQ_INT(c.err_line, 1);
 }
 
+/* The TOTP keys (docs/CONFIG.md "TOTP"): defaults, each value, refusals. */
+TEST(loader_conf_totp) {
+        static const struct { const char *text; size_t line; } bad[] = {
+                { "totp yes\n", 1 }, { "totp\n", 1 }, { "totp Show\n", 1 },
+                { "totp-timeout -1\n", 1 }, { "totp-timeout 3601\n", 1 }, { "totp-timeout 1x\n", 1 },
+                { "totp-timeout 99999\n", 1 }, { "rtc gmt\n", 1 }, { "rtc-offset 01:00\n", 1 },
+                { "rtc-offset +1:00\n", 1 }, { "rtc-offset +01:60\n", 1 }, { "rtc-offset +24:01\n", 1 },
+                { "totp show\nrtc-offset +0100\n", 2 },
+        };
+        mb_loader_conf c;
+
+        CHECK_EQ_INT(lconf("timeout 3\n", &c), MB_OK);
+        CHECK_EQ_INT(c.totp, MB_TOTP_NO);
+        CHECK_EQ_INT(c.totp_timeout, 30);
+        CHECK(!c.rtc_local && !c.rtc_offset_set);
+        CHECK_EQ_INT(lconf("totp show\ntotp-timeout 0\n", &c), MB_OK);
+        CHECK_EQ_INT(c.totp, MB_TOTP_SHOW);
+        CHECK_EQ_INT(c.totp_timeout, 0);
+        CHECK_EQ_INT(lconf("totp require\ntotp-timeout 3600\nrtc local\n", &c), MB_OK);
+        CHECK_EQ_INT(c.totp, MB_TOTP_REQUIRE);
+        CHECK_EQ_INT(c.totp_timeout, 3600);
+        CHECK(c.rtc_local && !c.rtc_offset_set);
+        CHECK_EQ_INT(lconf("totp no\nrtc-offset -05:30\n", &c), MB_OK);
+        CHECK_EQ_INT(c.totp, MB_TOTP_NO);
+        CHECK(c.rtc_local && c.rtc_offset_set);
+        CHECK_EQ_INT(c.rtc_offset_min, -330);
+        CHECK_EQ_INT(lconf("rtc-offset +24:00\nrtc utc\n", &c), MB_OK);
+        CHECK(!c.rtc_local && !c.rtc_offset_set);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                memset(&c, 0x5A, sizeof(c));
+                CHECK_EQ_INT(lconf(bad[i].text, &c), MB_ERR_INVALID);
+                CHECK_EQ_INT(c.err_line, bad[i].line);
+        }
+}
+
 static mb_err to16(const char *s, uint8_t *dst, size_t dst_size, size_t *ret) {
         return mb_utf8_to_utf16le(s, strlen(s), dst, dst_size, ret);
 }
@@ -529,6 +564,7 @@ int main(void) {
         RUN(glob);
         RUN(is_default);
         RUN(loader_conf);
+        RUN(loader_conf_totp);
         RUN(utf16_valid);
         RUN(utf16_invalid_and_nospace);
         TL_EXIT();

@@ -376,6 +376,107 @@ TEST(new_config_rebuilds_pcr5_in_place) {
         CHECK_EQ_INT(P.err_what, MB_PREDICT_SCRATCH);
 }
 
+/* The TOTP fence as docs/MEASUREMENTS.md spells it, byte by byte. */
+static const uint8_t FENCE[] = { 0x08, 0x68, 0x73, 0x6d, 17, 0, 0, 0, 'm', 's', 'h', 'i', 'm', ' ', 'T', 'O', 'T',
+                                 'P', ' ', 'f', 'e', 'n', 'c', 'e', 0 };
+
+static void add_fence(hlog *l) {
+        event_self(l, 12, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
+}
+
+/* The fence follows the next boot's loader.conf: added when it enables
+ * totp, dropped when it does not (or does not parse), kept when it is
+ * unchanged; the TOTP point is PCR 12 without it, PCR 9 unknown. */
+TEST(totp_fence) {
+        static const char show[] = "timeout 0\ntotp show\n", off[] = "totp no\n", bad[] = "totp maybe\n";
+        uint8_t c16[64], o16[64], n16[64];
+        size_t cn = u16("\\loader\\loader.conf", c16), on = u16("quiet", o16), nn = u16("quiet x", n16);
+        mb_predict_file conf = { MB_TAG_LOADER_CONF, c16, cn, show, strlen(show) };
+        const void *fenced[] = { o16, FENCE }, *plain[] = { o16 }, *fenced_new[] = { n16, FENCE };
+        size_t szf[] = { on, sizeof(FENCE) }, szp[] = { on }, szn[] = { nn, sizeof(FENCE) };
+
+        /* Switched on by a new loader.conf. */
+        mshim_boot(&L, NULL);
+        {
+                mb_predict_input in = { .loader_conf = &conf };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                CHECK_EQ_INT(P.changed, (1u << 5) | (1u << 12));
+                check_pcr(12, fenced, szf, 2);
+        }
+        /* A baseline with the fence: unchanged, new options keep it. */
+        mshim_boot(&L, add_fence);
+        {
+                mb_predict_input in = { 0 };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                CHECK_EQ_INT(P.changed, 0);
+                check_pcr(12, fenced, szf, 2);
+        }
+        {
+                mb_predict_input in = { .options = "quiet x", .options_len = 7 };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                check_pcr(12, fenced_new, szn, 2);
+        }
+        /* Switched off, or no loader.conf at all. */
+        conf.data = off;
+        conf.size = strlen(off);
+        {
+                mb_predict_input in = { .loader_conf = &conf };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                check_pcr(12, plain, szp, 1);
+        }
+        {
+                mb_predict_file absent = { MB_TAG_FILE_ABSENT, c16, cn, NULL, 0 };
+                mb_predict_input in = { .loader_conf = &absent };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                check_pcr(12, plain, szp, 1);
+        }
+        /* A loader.conf the loader cannot parse or read: it assumes totp show. */
+        conf.data = bad;
+        conf.size = strlen(bad);
+        {
+                mb_predict_input in = { .loader_conf = &conf };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                check_pcr(12, fenced, szf, 2);
+        }
+        {
+                mb_predict_file unreadable = { MB_TAG_FILE_UNREADABLE, c16, cn, NULL, 0 };
+                mb_predict_input in = { .loader_conf = &unreadable };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                check_pcr(12, fenced, szf, 2);
+        }
+        /* The TOTP point: no fence yet, PCR 5 before ExitBootServices, PCR
+         * 9 not final. */
+        {
+                mb_predict_input in = { .totp_point = true };
+                uint8_t e16[64], dc[128], de[128], ic[256], ie[256], sep[4] = { 0 };
+                size_t en = u16("\\loader\\entries\\a.conf", e16), nc = tagged(MB_TAG_LOADER_CONF, c16, cn, dc),
+                       ne = tagged(MB_TAG_BLS_ENTRY, e16, en, de);
+                memcpy(ic, dc, nc); memcpy(ic + nc, CONF_TEXT, strlen(CONF_TEXT));
+                memcpy(ie, de, ne); memcpy(ie + ne, ENTRY, strlen(ENTRY));
+                const void *in5[] = { sep, "a GPT header", ic, ie };
+                size_t sz5[] = { 4, 12, nc + strlen(CONF_TEXT), ne + strlen(ENTRY) };
+
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 1u << 9);
+                CHECK(P.reason[9] != NULL);
+                check_pcr(12, plain, szp, 1);
+                check_pcr(5, in5, sz5, 4);
+                check_baseline_kept((1u << 5) | (1u << 9) | (1u << 12));
+        }
+        /* Two fences, or the fence first: not mshim's order. */
+        mshim_boot(&L, add_fence);
+        add_fence(&L);
+        {
+                mb_predict_input in = { .options = "quiet x", .options_len = 7 };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK(P.unpredictable & (1u << 12));
+        }
+}
+
 static void add_grub(hlog *l) {
         event_self(l, 8, MB_EV_IPL, "grub_cmd: linux", 15);
 }
@@ -1161,6 +1262,7 @@ int main(void) {
         RUN(new_options_change_9_and_12);
         RUN(new_initrd_and_no_initrd);
         RUN(new_config_rebuilds_pcr5_in_place);
+        RUN(totp_fence);
         RUN(uncovered_cases_are_unpredictable);
         RUN(sb_db_append_rebuilds_pcr7);
         RUN(sb_dbx_append_auth2_and_revocations);

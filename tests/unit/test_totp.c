@@ -11,7 +11,9 @@
 #include "testlib.h"
 #include "mb/sealfile.h"
 #include "mb/sha.h"
+#include <time.h>
 #include "mb/totp.h"
+#include "mb/tcglog.h"
 
 static const uint8_t rfc_secret[] = "12345678901234567890";
 
@@ -156,7 +158,68 @@ TEST(enrolment_refusals) {
         }
 }
 
+/* The fence's bytes as docs/MEASUREMENTS.md spells them: tag 0x6d736808,
+ * size 17, "mshim TOTP fence" and its NUL, little endian. */
+TEST(fence_event_bytes) {
+        static const uint8_t want[] = { 0x08, 0x68, 0x73, 0x6d, 17, 0, 0, 0, 'm', 's', 'h', 'i', 'm', ' ', 'T',
+                                        'O', 'T', 'P', ' ', 'f', 'e', 'n', 'c', 'e', 0 };
+        uint8_t ev[MB_TOTP_FENCE_EVENT_SIZE];
+
+        CHECK_EQ_INT(sizeof(ev), sizeof(want));
+        mb_totp_fence_event(ev);
+        CHECK(memcmp(ev, want, sizeof(want)) == 0);
+}
+
+/* Civil time to Unix time against libc's timegm, every month of some
+ * years (leap and not), and the offset's sign (local = UTC + offset). */
+TEST(unix_time_against_timegm) {
+        static const int years[] = { 1970, 1999, 2000, 2024, 2026, 2100, 2400, 9999 };
+        mb_civil_time c;
+        uint64_t u = 7;
+
+        for (size_t i = 0; i < sizeof(years) / sizeof(years[0]); i++)
+                for (int m = 1; m <= 12; m++) {
+                        struct tm tm = { .tm_year = years[i] - 1900, .tm_mon = m - 1, .tm_mday = 28,
+                                         .tm_hour = 23, .tm_min = 59, .tm_sec = 58 };
+                        c = (mb_civil_time) { (uint16_t) years[i], (uint8_t) m, 28, 23, 59, 58 };
+                        CHECK(mb_totp_unix_time(&c, 0, &u) == MB_OK);
+                        CHECK_EQ_INT(u, timegm(&tm));
+                }
+        c = (mb_civil_time) { 2026, 1, 1, 1, 0, 0 };
+        CHECK(mb_totp_unix_time(&c, 60, &u) == MB_OK);      /* 01:00 at +01:00 is midnight UTC */
+        CHECK_EQ_INT(u, 1767225600);
+        CHECK(mb_totp_unix_time(&c, -90, &u) == MB_OK);
+        CHECK_EQ_INT(u, 1767225600 + 3600 + 5400);
+        u = 7;
+        c = (mb_civil_time) { 2025, 2, 29, 0, 0, 0 };
+        CHECK(mb_totp_unix_time(&c, 0, &u) == MB_ERR_INVALID);
+        c = (mb_civil_time) { 1970, 1, 1, 0, 0, 0 };
+        CHECK(mb_totp_unix_time(&c, 1, &u) == MB_ERR_INVALID);   /* before the epoch */
+        c = (mb_civil_time) { 2026, 1, 1, 24, 0, 0 };
+        CHECK(mb_totp_unix_time(&c, 0, &u) == MB_ERR_INVALID);
+        c = (mb_civil_time) { 2026, 13, 1, 0, 0, 0 };
+        CHECK(mb_totp_unix_time(&c, 0, &u) == MB_ERR_INVALID);
+        c = (mb_civil_time) { 2026, 1, 1, 0, 0, 0 };
+        CHECK(mb_totp_unix_time(&c, 24 * 60 + 1, &u) == MB_ERR_INVALID);
+        CHECK_EQ_INT(u, 7);
+}
+
+TEST(time_text) {
+        char t[MB_TOTP_TIME_TEXT_SIZE];
+
+        CHECK(mb_totp_time_text(0, t) == MB_OK);
+        CHECK(strcmp(t, "1970-01-01 00:00:00 UTC") == 0);
+        CHECK(mb_totp_time_text(1767225630, t) == MB_OK);
+        CHECK(strcmp(t, "2026-01-01 00:00:30 UTC") == 0);
+        CHECK(mb_totp_time_text(951782400 + 86399, t) == MB_OK);
+        CHECK(strcmp(t, "2000-02-29 23:59:59 UTC") == 0);
+        CHECK(mb_totp_time_text(253402300800ull, t) == MB_ERR_INVALID);    /* year 10000 */
+}
+
 int main(void) {
+        RUN(fence_event_bytes);
+        RUN(unix_time_against_timegm);
+        RUN(time_text);
         RUN(hotp_rfc4226_truncation);
         RUN(totp_rfc6238_sha1);
         RUN(truncate_refuses_bad_input);

@@ -725,6 +725,28 @@ TEST(response_code_names) {
         CHECK(mb_tpm2_rc_text(0xBFF) == NULL);
 }
 
+/* The response's length from its header (SubmitCommand returns none):
+ * the header's size when it fits what was received, else a refusal. */
+TEST(response_size_from_header) {
+        uint8_t r[16] = { 0x80, 0x01, 0, 0, 0, 10, 0, 0, 0, 0 };
+        size_t n = 77;
+
+        CHECK(mb_tpm2_response_size(r, sizeof(r), &n) == MB_OK);
+        CHECK_EQ_INT(n, 10);
+        r[5] = 16;
+        CHECK(mb_tpm2_response_size(r, sizeof(r), &n) == MB_OK);
+        CHECK_EQ_INT(n, 16);
+        n = 77;
+        r[5] = 17;      /* longer than the buffer */
+        CHECK(mb_tpm2_response_size(r, sizeof(r), &n) == MB_ERR_INVALID);
+        r[5] = 9;       /* shorter than a header */
+        CHECK(mb_tpm2_response_size(r, sizeof(r), &n) == MB_ERR_INVALID);
+        r[2] = 0xff; r[5] = 10;         /* 4 GiB */
+        CHECK(mb_tpm2_response_size(r, sizeof(r), &n) == MB_ERR_INVALID);
+        CHECK(mb_tpm2_response_size(r, 9, &n) == MB_ERR_TRUNCATED);
+        CHECK_EQ_INT(n, 77);
+}
+
 int main(void) {
         setup();
         RUN(builders_match_libtss2_mu);
@@ -737,5 +759,6 @@ int main(void) {
         RUN(parsers_refuse_bad_fields);
         RUN(parsers_hand_back_error_codes);
         RUN(response_code_names);
+        RUN(response_size_from_header);
         TL_EXIT();
 }

@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The TOTP code at boot (issue 12, docs/CONFIG.md "TOTP"): the TPM computes
+ * HMAC-SHA1 over the current time step with the key `mshim totp enroll`
+ * made persistent, authorized by a policy session that only the enrolled
+ * PCR values satisfy; mshim truncates it to 6 digits (RFC 4226) and shows
+ * it. Then the fence: a constant event in PCR 12 so nothing later in this
+ * boot can satisfy the policy again.
+ *
+ * TPM commands (docs/MEASUREMENTS.md "TPM commands at the TOTP point"),
+ * bytes from src/tpm2.c, sent through EFI_TCG2_PROTOCOL.SubmitCommand:
+ * literal mode, one state: StartAuthSession, PolicyPCR (with the state's
+ * digest: the TPM refuses at once when the PCRs differ), HMAC with
+ * continueSession clear (the TPM closes the session), so 3; FlushContext
+ * of the session only when something failed after StartAuthSession: at
+ * most 4. Several states: one PolicyPCR per state tried until one holds,
+ * then that leaf's PolicyOR path (at most MB_POLICY_TREE_MAX_DEPTH).
+ */
+#include "mshim.h"
+#include "mb/policy.h"
+#include "mb/sealfile.h"
+#include "mb/sha.h"
+#include "mb/totp.h"
+#include "mb/tpm2.h"
+
+/* The enrolment file is a few kilobytes (512 states of 4 PCRs: 130 KiB). */
+#define TOTP_FILE_MAX (1024u * 1024)
+/* Polling the keyboard and the clock this often while the code is shown. */
+#define TOTP_POLL_US 100000u
+#define TOTP_POLLS_PER_S (1000000u / TOTP_POLL_US)
+/* The session's nonceCaller. The session is unsalted and unbound and its
+ * commands carry no HMAC (a policy session authorizes through its policy
+ * digest alone, Part 1 §19.7), so the nonce protects nothing: any 16 bytes
+ * the TPM accepts will do, and a constant keeps the loader free of an RNG. */
+static const uint8_t totp_nonce[16] = "mshim TOTP nonce";
+
+typedef enum totp_result {
+        TOTP_CODE,      /* *code made */
+        TOTP_REFUSED,   /* the TPM refused the policy: not the enrolled boot */
+        TOTP_ERROR,     /* no code could be made for another reason (said why) */
+} totp_result;
+
+typedef struct totp_tpm {
+        MSHIM_TCG2_PROTOCOL *tcg2;
+        uint8_t cmd[MB_TPM2_MAX_COMMAND];
+        size_t cmd_size;
+        uint8_t rsp[MB_TPM2_MAX_COMMAND];
+        size_t rsp_size;
+} totp_tpm;
+
+/* ---- one command ------------------------------------------------------- */
+
+/* Send t->cmd, receive t->rsp: t->rsp_size is the size the response's own
+ * header gives, refused when it is shorter than a header or longer than
+ * the buffer the firmware was given (Part 1 §18.2: the size field counts
+ * the whole response). */
+static EFI_STATUS totp_submit(totp_tpm *t, const CHAR16 *what) {
+        EFI_STATUS st;
+
+        mb_memset(t->rsp, 0, sizeof(t->rsp));
+        st = t->tcg2->SubmitCommand(t->tcg2, (UINT32) t->cmd_size, t->cmd, (UINT32) sizeof(t->rsp), t->rsp);
+        if (EFI_ERROR(st))
+                return mshim_log(st, L"TOTP: the TPM did not take %s (%r)", what, st);
+        if (mb_tpm2_response_size(t->rsp, sizeof(t->rsp), &t->rsp_size) != MB_OK)
+                return mshim_log(EFI_PROTOCOL_ERROR, L"TOTP: the TPM's answer to %s has a bad size (%d)", what,
+                                 (UINT32) t->rsp[2] << 24 | (UINT32) t->rsp[3] << 16 | (UINT32) t->rsp[4] << 8 |
+                                 t->rsp[5]);
+        return EFI_SUCCESS;
+}
+
+/* A response that does not parse is an error like a failed transport. */
+static EFI_STATUS totp_parsed(mb_err e, const CHAR16 *what) {
+        if (e != MB_OK)
+                return mshim_log(EFI_PROTOCOL_ERROR, L"TOTP: the TPM's answer to %s is malformed: %a", what,
+                                 mb_strerror(e));
+        return EFI_SUCCESS;
+}
+
+static EFI_STATUS totp_rc_error(const CHAR16 *what, uint32_t rc) {
+        const char *name = mb_tpm2_rc_name(rc);
+
+        return mshim_log(EFI_DEVICE_ERROR, L"TOTP: the TPM refused %s: TPM_RC_%a (0x%x)", what,
+                         name ? name : "?", rc);
+}
+
+/* A command whose answer is empty (PolicyPCR, PolicyOR, FlushContext):
+ * *ret_rc is the TPM's code. */
+static EFI_STATUS totp_empty(totp_tpm *t, const CHAR16 *what, mb_err built, uint32_t *ret_rc) {
+        EFI_STATUS st;
+
+        if (built != MB_OK)
+                return mshim_log(mb_efi_status(built), L"TOTP: cannot build %s: %a", what, mb_strerror(built));
+        st = totp_submit(t, what);
+        if (EFI_ERROR(st))
+                return st;
+        return totp_parsed(mb_tpm2_parse_empty(t->rsp, t->rsp_size, ret_rc), what);
+}
+
+/* ---- the policy session ------------------------------------------------ */
+
+static EFI_STATUS totp_start_session(totp_tpm *t, uint32_t *ret_session) {
+        mb_tpm2_digest nonce_tpm;
+        uint32_t rc = 0;
+        mb_err e;
+        EFI_STATUS st;
+
+        e = mb_tpm2_build_start_auth_session(t->cmd, sizeof(t->cmd), totp_nonce, sizeof(totp_nonce), &t->cmd_size);
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: cannot build StartAuthSession: %a", mb_strerror(e));
+        st = totp_submit(t, L"StartAuthSession");
+        if (!EFI_ERROR(st))
+                st = totp_parsed(mb_tpm2_parse_start_auth_session(t->rsp, t->rsp_size, &rc, ret_session, &nonce_tpm),
+                                 L"StartAuthSession");
+        if (!EFI_ERROR(st) && rc != 0)
+                st = totp_rc_error(L"StartAuthSession", rc);
+        return st;
+}
+
+static void totp_flush(totp_tpm *t, uint32_t handle) {
+        uint32_t rc = 0;
+        EFI_STATUS st;
+
+        st = totp_empty(t, L"FlushContext",
+                        mb_tpm2_build_flush_context(t->cmd, sizeof(t->cmd), handle, &t->cmd_size), &rc);
+        /* Nothing depends on it: a session left open is gone at the next
+         * TPM reset, and the kernel's resource manager flushes it. */
+        if (!EFI_ERROR(st) && rc != 0)
+                totp_rc_error(L"FlushContext", rc);
+}
+
+/* PolicyPCR with state i's digest: TPM_RC_VALUE (the PCRs are not state
+ * i's, Part 3 §23.7) is *ret_match false, not an error. */
+static EFI_STATUS totp_policy_pcr(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, size_t i,
+                                  bool *ret_match) {
+        size_t state_size = mb_sealed_state_size(en->bank, en->pcrs);
+        uint8_t digest[MB_POLICY_SIZE];
+        uint32_t rc = 0;
+        mb_err e;
+        EFI_STATUS st;
+
+        e = mb_policy_pcr_digest(en->states + i * state_size, state_size / mb_hash_size(en->bank),
+                                 mb_hash_size(en->bank), digest);
+        if (e == MB_OK)
+                e = mb_tpm2_build_policy_pcr(t->cmd, sizeof(t->cmd), session, en->bank, en->pcrs, digest,
+                                             sizeof(digest), &t->cmd_size);
+        st = totp_empty(t, L"PolicyPCR", e, &rc);
+        if (EFI_ERROR(st))
+                return st;
+        if (rc != 0 && mb_tpm2_rc_base(rc) != MB_TPM2_RC_VALUE)
+                return totp_rc_error(L"PolicyPCR", rc);
+        *ret_match = rc == 0;
+        return EFI_SUCCESS;
+}
+
+/* The PolicyOR steps from leaf `index` up to the root (mb_policy_tree_path). */
+static EFI_STATUS totp_policy_or_path(totp_tpm *t, uint32_t session, const mb_policy *leaves, size_t n,
+                                      size_t index) {
+        mb_policy steps[MB_POLICY_TREE_MAX_DEPTH][MB_POLICY_OR_MAX];
+        size_t counts[MB_POLICY_TREE_MAX_DEPTH], n_steps = 0;
+        uint32_t rc = 0;
+        mb_err e = mb_policy_tree_path(leaves, n, index, steps, counts, &n_steps);
+
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: no PolicyOR path for state %ld: %a", (UINT64) index,
+                                 mb_strerror(e));
+        for (size_t k = 0; k < n_steps; k++) {
+                EFI_STATUS st = totp_empty(t, L"PolicyOR",
+                                mb_tpm2_build_policy_or(t->cmd, sizeof(t->cmd), session, steps[k]->d, counts[k],
+                                                        MB_POLICY_SIZE, &t->cmd_size), &rc);
+                if (EFI_ERROR(st))
+                        return st;
+                if (rc != 0)
+                        return totp_rc_error(L"PolicyOR", rc);
+        }
+        return EFI_SUCCESS;
+}
+
+/* The literal policy in the session: the first state whose PolicyPCR the
+ * TPM accepts, then its OR path. *ret_match false: no state holds. */
+static EFI_STATUS totp_literal(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, const mb_policy *leaves,
+                               bool *ret_match) {
+        *ret_match = false;
+        for (size_t i = 0; i < en->n_states; i++) {
+                EFI_STATUS st = totp_policy_pcr(t, session, en, i, ret_match);
+                if (EFI_ERROR(st))
+                        return st;
+                if (*ret_match)
+                        return en->n_states > 1 ? totp_policy_or_path(t, session, leaves, en->n_states, i)
+                                                : EFI_SUCCESS;
+        }
+        return EFI_SUCCESS;
+}
+
+/* TPM2_HMAC over the step's counter; the session closes with it.
+ * TPM_RC_POLICY_FAIL: the session's digest is not the key's authPolicy. */
+static EFI_STATUS totp_hmac(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, uint64_t step,
+                            totp_result *ret, uint32_t *ret_code) {
+        uint8_t msg[MB_TOTP_COUNTER_SIZE];
+        mb_tpm2_digest mac;
+        uint32_t rc = 0;
+        mb_err e;
+        EFI_STATUS st;
+
+        mb_totp_counter(step, 1, msg);
+        e = mb_tpm2_build_hmac(t->cmd, sizeof(t->cmd), en->handle, session, 0, msg, sizeof(msg), MB_ALG_SHA1,
+                               &t->cmd_size);
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: cannot build HMAC: %a", mb_strerror(e));
+        st = totp_submit(t, L"HMAC");
+        if (!EFI_ERROR(st))
+                st = totp_parsed(mb_tpm2_parse_hmac(t->rsp, t->rsp_size, MB_ALG_SHA1, &rc, &mac), L"HMAC");
+        if (EFI_ERROR(st))
+                return st;
+        if (mb_tpm2_rc_base(rc) == MB_TPM2_RC_POLICY_FAIL) {
+                *ret = TOTP_REFUSED;
+                return EFI_SUCCESS;
+        }
+        if (rc != 0)
+                return totp_rc_error(L"HMAC", rc);
+        e = mb_totp_truncate(mac.b, mac.size, MB_TOTP_DIGITS, ret_code);
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: the TPM's HMAC cannot be truncated: %a", mb_strerror(e));
+        *ret = TOTP_CODE;
+        return EFI_SUCCESS;
+}
+
+/* One code: a session, the policy, the HMAC. */
+static totp_result totp_make(totp_tpm *t, const mb_totp_enrolment *en, const mb_policy *leaves, uint64_t step,
+                             uint32_t *ret_code) {
+        totp_result r = TOTP_REFUSED;
+        uint32_t session = 0;
+        bool match = false;
+        EFI_STATUS st;
+
+        st = totp_start_session(t, &session);
+        if (EFI_ERROR(st))
+                return TOTP_ERROR;
+        st = totp_literal(t, session, en, leaves, &match);
+        if (!EFI_ERROR(st) && match)
+                st = totp_hmac(t, session, en, step, &r, ret_code);
+        /* A successful HMAC closed the session (continueSession clear). */
+        if (EFI_ERROR(st) || r != TOTP_CODE)
+                totp_flush(t, session);
+        return EFI_ERROR(st) ? TOTP_ERROR : r;
+}
+
+/* ---- the clock ----------------------------------------------------------- */
+
+/* Unix time from the RTC: UTC unless loader.conf says local, with its
+ * offset or the firmware's (UEFI §8.3: Localtime = UTC - TimeZone). */
+static EFI_STATUS totp_now(const mb_loader_conf *conf, uint64_t *ret_unix) {
+        EFI_TIME tm;
+        mb_civil_time ct;
+        int32_t offset = 0;
+        EFI_STATUS st;
+
+        mb_memset(&tm, 0, sizeof(tm));
+        st = RT->GetTime(&tm, NULL);
+        if (EFI_ERROR(st))
+                return mshim_log(st, L"TOTP: cannot read the clock (%r)", st);
+        if (conf->rtc_offset_set) {
+                offset = conf->rtc_offset_min;
+        } else if (conf->rtc_local) {
+                if (tm.TimeZone == EFI_UNSPECIFIED_TIMEZONE)
+                        return mshim_log(EFI_NOT_READY, L"TOTP: the clock keeps local time and the firmware "
+                                         L"does not know its offset: set rtc-offset in loader.conf");
+                offset = -tm.TimeZone;
+        }
+        ct = (mb_civil_time) { tm.Year, tm.Month, tm.Day, tm.Hour, tm.Minute, tm.Second };
+        if (mb_totp_unix_time(&ct, offset, ret_unix) != MB_OK)
+                return mshim_log(EFI_DEVICE_ERROR, L"TOTP: the clock says %d-%d-%d %d:%d:%d, not a usable time",
+                                 tm.Year, tm.Month, tm.Day, tm.Hour, tm.Minute, tm.Second);
+        return EFI_SUCCESS;
+}
+
+/* ---- the display ----------------------------------------------------------- */
+
+/* 5x7 digits, one bit per column (bit 4 leftmost), seven rows. */
+static const uint8_t totp_font[10][7] = {
+        { 0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e }, { 0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e },
+        { 0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f }, { 0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e },
+        { 0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02 }, { 0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e },
+        { 0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e }, { 0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08 },
+        { 0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e }, { 0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c },
+};
+
+/* The code in big digits (two characters per dot, a gap in the middle
+ * like an authenticator app's "123 456"), then the line scripts read. */
+static void totp_show(uint32_t code, uint64_t step) {
+        char digits[MB_TOTP_DIGITS], when[MB_TOTP_TIME_TEXT_SIZE];
+        CHAR16 line[MB_TOTP_DIGITS * 12 + 8];
+        uint32_t v = code;
+
+        for (int i = MB_TOTP_DIGITS - 1; i >= 0; i--, v /= 10)
+                digits[i] = (char) ('0' + v % 10);
+        Print(L"\n");
+        for (unsigned row = 0; row < 7; row++) {
+                UINTN k = 0;
+
+                line[k++] = L' ';
+                for (unsigned d = 0; d < MB_TOTP_DIGITS; d++) {
+                        for (int col = 4; col >= 0; col--) {
+                                CHAR16 ch = totp_font[digits[d] - '0'][row] >> col & 1 ? L'#' : L' ';
+                                line[k++] = ch;
+                                line[k++] = ch;
+                        }
+                        line[k++] = L' ';
+                        line[k++] = L' ';
+                        if (d == MB_TOTP_DIGITS / 2 - 1) {
+                                line[k++] = L' ';
+                                line[k++] = L' ';
+                        }
+                }
+                line[k] = 0;
+                Print(L"%s\n", line);
+        }
+        if (mb_totp_time_text(step * MB_TOTP_PERIOD, when) != MB_OK)
+                mb_memcpy(when, "(time out of range)", sizeof("(time out of range)"));
+        mshim_log(EFI_SUCCESS, L"TOTP %06d for %a", code, when);
+}
+
+/* A key waiting? It is read (and dropped), so it does not reach the kernel. */
+static bool totp_key_pressed(void) {
+        EFI_INPUT_KEY key;
+
+        return ST->ConIn && ST->ConIn->ReadKeyStroke(ST->ConIn, &key) == EFI_SUCCESS;
+}
+
+/* ---- the whole ------------------------------------------------------------- */
+
+typedef struct totp_job {
+        const mb_loader_conf *conf;
+        totp_tpm *tpm;
+        mb_totp_enrolment en;
+        mb_policy *leaves;      /* the states' PolicyPCR digests, literal mode */
+} totp_job;
+
+/* Show the code of each step until a key or the timeout; returns the first
+ * result that is not a code (the TPM stopped agreeing), else TOTP_CODE. */
+static totp_result totp_loop(totp_job *j) {
+        uint64_t polls = (uint64_t) j->conf->totp_timeout * TOTP_POLLS_PER_S, step = 0, now = 0;
+        bool shown = false;
+        uint32_t code;
+        totp_result r;
+
+        mshim_log(EFI_SUCCESS, L"TOTP: compare this code with your authenticator before typing any secret; "
+                  L"press a key to go on");
+        for (uint64_t i = 0; j->conf->totp_timeout == 0 || i < polls; i++) {
+                if (EFI_ERROR(totp_now(j->conf, &now)))
+                        return TOTP_ERROR;
+                if (!shown || now / MB_TOTP_PERIOD != step) {
+                        step = now / MB_TOTP_PERIOD;
+                        r = totp_make(j->tpm, &j->en, j->leaves, step, &code);
+                        if (r != TOTP_CODE)
+                                return r;
+                        totp_show(code, step);
+                        shown = true;
+                }
+                if (totp_key_pressed())
+                        break;
+                BS->Stall(TOTP_POLL_US);
+        }
+        return TOTP_CODE;
+}
+
+/* Not the enrolled boot, or no code: say so and give the user the time to
+ * read it. */
+static void totp_wait(const mb_loader_conf *conf) {
+        for (uint64_t i = 0; conf->totp_timeout == 0 || i < (uint64_t) conf->totp_timeout * TOTP_POLLS_PER_S; i++) {
+                if (totp_key_pressed())
+                        return;
+                BS->Stall(TOTP_POLL_US);
+        }
+}
+
+/* Read and parse the enrolment file, and the literal mode's leaves. */
+static EFI_STATUS totp_load(EFI_FILE_HANDLE root, totp_job *j, void **ret_file, uint8_t **ret_states) {
+        UINTN size = 0, cap;
+        size_t line = 0;
+        mb_err e;
+        EFI_STATUS st;
+
+        st = mshim_file_load(root, MSHIM_TOTP_PATH, TOTP_FILE_MAX, ret_file, &size);
+        if (st == EFI_NOT_FOUND)
+                return mshim_log(st, L"TOTP: no enrolment (%s): run mshim totp enroll", MSHIM_TOTP_PATH);
+        if (EFI_ERROR(st))
+                return st;
+        /* Hex: two characters per state byte, so size / 2 always holds them. */
+        cap = size / 2 + 1;
+        *ret_states = AllocatePool(cap);
+        if (!*ret_states)
+                return mshim_log(EFI_OUT_OF_RESOURCES, L"TOTP: out of memory");
+        e = mb_totp_enrolment_parse(*ret_file, size, *ret_states, cap, &j->en, &line);
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: %s: %a at line %ld", MSHIM_TOTP_PATH, mb_strerror(e),
+                                 (UINT64) line);
+        if (j->en.mode != MB_SEAL_LITERAL)
+                return mshim_log(EFI_UNSUPPORTED, L"TOTP: %s: the signed mode is not supported by this loader yet",
+                                 MSHIM_TOTP_PATH);
+        j->leaves = AllocatePool(j->en.n_states * sizeof(mb_policy));
+        if (!j->leaves)
+                return mshim_log(EFI_OUT_OF_RESOURCES, L"TOTP: out of memory");
+        for (size_t i = 0; i < j->en.n_states; i++) {
+                size_t ss = mb_sealed_state_size(j->en.bank, j->en.pcrs), hs = mb_hash_size(j->en.bank);
+                uint8_t digest[MB_POLICY_SIZE];
+
+                mb_policy_reset(&j->leaves[i]);
+                e = mb_policy_pcr_digest(j->en.states + i * ss, ss / hs, hs, digest);
+                if (e == MB_OK)
+                        e = mb_policy_pcr(&j->leaves[i], j->en.bank, j->en.pcrs, digest);
+                if (e != MB_OK)
+                        return mshim_log(mb_efi_status(e), L"TOTP: state %ld: %a", (UINT64) i, mb_strerror(e));
+        }
+        return EFI_SUCCESS;
+}
+
+static totp_result totp_attempt(mshim_ctx *c, totp_job *j) {
+        void *file = NULL;
+        uint8_t *states = NULL;
+        totp_result r = TOTP_ERROR;
+
+        if (!c->tpm.tcg2) {
+                mshim_log(EFI_NOT_FOUND, L"TOTP: no usable TPM");
+                return TOTP_ERROR;
+        }
+        j->tpm = AllocatePool(sizeof(*j->tpm));
+        if (!j->tpm) {
+                mshim_log(EFI_OUT_OF_RESOURCES, L"TOTP: out of memory");
+                return TOTP_ERROR;
+        }
+        j->tpm->tcg2 = c->tpm.tcg2;
+        if (!EFI_ERROR(totp_load(c->root, j, &file, &states)))
+                r = totp_loop(j);
+        FreePool(j->tpm);
+        if (j->leaves)
+                FreePool(j->leaves);
+        if (states)
+                FreePool(states);
+        if (file)
+                FreePool(file);
+        return r;
+}
+
+EFI_STATUS mshim_totp_run(mshim_ctx *c) {
+        totp_job j = { .conf = c->conf };
+        totp_result r;
+        EFI_STATUS st;
+
+        if (!c->conf || c->conf->totp == MB_TOTP_NO)
+                return EFI_SUCCESS;
+        r = totp_attempt(c, &j);
+        if (r == TOTP_REFUSED)
+                mshim_log(EFI_SECURITY_VIOLATION, L"this boot is not the enrolled one: do not type secrets");
+        else if (r == TOTP_ERROR)
+                mshim_log(EFI_SECURITY_VIOLATION, L"no TOTP code could be made: do not type secrets");
+        if (r != TOTP_CODE && c->conf->totp == MB_TOTP_SHOW)
+                totp_wait(c->conf);
+        /* The door closes whatever happened: no code is made after this. */
+        st = mshim_tpm_measure_totp_fence(&c->tpm);
+        if (EFI_ERROR(st))
+                return st;
+        if (r != TOTP_CODE && c->conf->totp == MB_TOTP_REQUIRE) {
+                /* Nothing else may be tried either: another entry would
+                 * start without the code the user expects. */
+                c->tpm.failed = true;
+                return mshim_log(EFI_SECURITY_VIOLATION, L"totp require: refusing to boot");
+        }
+        return EFI_SUCCESS;
+}

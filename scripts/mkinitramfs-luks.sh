@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Build the LUKS test initramfs (tests/integration/test_luks.sh): the
+# reporting initramfs of scripts/mkinitramfs.sh plus what unlocks a LUKS2
+# volume the way a Debian system does with mshim's keyscript:
+#
+#   scripts/mkinitramfs-luks.sh OUT.cpio [KDIR]
+#
+# Adds: Debian's cryptsetup and util-linux's blkid with their libraries
+# (ldd), the host-built mshim CLI (MSHIM_CLI, default build/mshim) with its
+# libraries and tpm2-tss's dlopen'ed libtss2-tcti-device.so.0, the
+# keyscript hooks/cryptroot-unseal as it is (the file installed on real
+# systems, not a copy), the kernel modules scripts/fetch-kernel.sh kept in
+# KDIR (default build/kernel; the initramfs only works with that kernel),
+# and a test askpass (/lib/cryptsetup/askpass: Debian's is in the
+# cryptsetup package, which the test host does not install) that reads the
+# console and gives up after MSHIM_ASKPASS_TIMEOUT seconds (default 60), so
+# a boot nobody types into still ends.
+#
+# Before the report, /init (init.pre) prints on the console:
+#   MSHIM-LUKS MODULE-FAILED <module>       a module that would not load
+#   MSHIM-LUKS PARTUUID <text> ATTRS <hex>  LoaderDevicePartUUID from efivarfs
+#                                           (text without its NUL; attributes
+#                                           as 4 hex bytes), or PARTUUID NONE
+#   MSHIM-LUKS FALLBACK <reason>            the keyscript asked for the passphrase
+#   MSHIM-LUKS MARKER <text>                the volume's first sector, decrypted
+#   MSHIM-LUKS UNLOCKED                     `cryptsetup open` took the key
+#   MSHIM-LUKS FAILED <cryptsetup's message> it did not
+# The volume is the partition blkid calls crypto_LUKS, opened as crypttab
+# name "root" with the keyscript's output as key (--key-file=-).
+# Reproducible as mkinitramfs.sh is: the same inputs give the same bytes.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+
+if [ "${1:-}" != --stage ]; then
+        out=${1:?usage: mkinitramfs-luks.sh OUT.cpio [KDIR]}
+        KDIR=${2:-$repo/build/kernel}
+        case "$KDIR" in /*) ;; *) KDIR=$PWD/$KDIR ;; esac
+        export MSHIM_LUKS_KDIR=$KDIR
+        EXTRA=$here/mkinitramfs-luks.sh exec "$here/mkinitramfs.sh" "$out"
+fi
+stage=${2:?}
+KDIR=${MSHIM_LUKS_KDIR:?}
+MSHIM_CLI=${MSHIM_CLI:-$repo/build/mshim}
+case "$MSHIM_CLI" in /*) ;; *) MSHIM_CLI=$repo/$MSHIM_CLI ;; esac
+version=$(cat "$KDIR/VERSION")
+mods=$KDIR/modules/lib/modules/$version
+for f in "$MSHIM_CLI" "$mods/modules.dep" /usr/sbin/cryptsetup; do
+        [ -e "$f" ] || { echo "mkinitramfs-luks: missing $f (make; make deps)" >&2; exit 1; }
+done
+
+# put SRC DEST: SRC at DEST in the tree, and every library ldd lists for
+# it at the path ldd gives (symbolic links resolved: one file each).
+put() {
+        local lib
+        mkdir -p "$stage/$(dirname "$2")"
+        cp -L "$1" "$stage/$2"
+        for lib in $(ldd "$1" 2>/dev/null | grep -o '/[^ ]*' | sort -u); do
+                [ -e "$stage/$lib" ] && continue
+                mkdir -p "$stage/$(dirname "$lib")"
+                cp -L "$lib" "$stage/$lib"
+        done
+}
+
+put "$MSHIM_CLI" /bin/mshim
+put /usr/sbin/cryptsetup /sbin/cryptsetup
+put "$(command -v blkid || echo /usr/sbin/blkid)" /sbin/blkid
+tcti=$(ls /usr/lib/*/libtss2-tcti-device.so.0 /lib/*/libtss2-tcti-device.so.0 2>/dev/null | head -n1)
+[ -n "$tcti" ] || { echo "mkinitramfs-luks: libtss2-tcti-device.so.0 is missing" >&2; exit 1; }
+put "$tcti" "$tcti"
+put "$repo/hooks/cryptroot-unseal" /lib/mshim/cryptroot-unseal
+mkdir -p "$stage/run" "$stage/lib/cryptsetup" "$stage/etc"
+
+# The modules, and the order to load them in: each after what it depends
+# on (modules.dep), in KMODS's order otherwise.
+mkdir -p "$stage/lib/modules/$version"
+cp -a "$mods/." "$stage/lib/modules/$version/"
+python3 - "$mods/modules.dep" > "$stage/etc/mshim-modules" <<'PY'
+import sys
+dep = {}
+for line in open(sys.argv[1]):
+    mod, _, deps = line.partition(":")
+    dep[mod.strip()] = deps.split()
+done = []
+def visit(m):
+    if m in done:
+        return
+    for d in dep[m]:
+        visit(d)
+    done.append(m)
+for m in sorted(dep):
+    visit(m)
+print("\n".join(done))
+PY
+
+cat > "$stage/lib/cryptsetup/askpass" <<'ASK'
+#!/bin/sh
+# Test stand-in for Debian's askpass: the prompt, then one line from the
+# console without echo, printed without its newline; nothing after
+# MSHIM_ASKPASS_TIMEOUT seconds.
+exec </dev/console
+printf '%s' "$1" >/dev/console
+stty -echo 2>/dev/null
+IFS= read -r -t "${MSHIM_ASKPASS_TIMEOUT:-60}" pass || pass=
+stty echo 2>/dev/null
+printf '\n' >/dev/console
+printf '%s' "$pass"
+ASK
+
+cat > "$stage/init.pre" <<'PRE'
+#!/bin/sh
+# LUKS test steps (scripts/mkinitramfs-luks.sh), before the report.
+export PATH=/sbin:/bin
+# No udev here: libdevmapper makes the /dev/mapper nodes itself.
+export DM_DISABLE_UDEV=1
+while read -r m; do
+        insmod "/lib/modules/$(uname -r)/$m" 2>/dev/null || echo "MSHIM-LUKS MODULE-FAILED $m"
+done < /etc/mshim-modules
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t efivarfs efivarfs /sys/firmware/efi/efivars 2>/dev/null
+v=/sys/firmware/efi/efivars/LoaderDevicePartUUID-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f
+if [ -r "$v" ]; then
+        echo "MSHIM-LUKS PARTUUID $(tail -c +5 "$v" | tr -d '\000') ATTRS $(head -c 4 "$v" | od -An -tx1 | tr -d ' \n')"
+else
+        echo "MSHIM-LUKS PARTUUID NONE"
+fi
+# The virtio disk shows up a moment after its driver loads.
+n=0
+while [ $n -lt 50 ]; do
+        src=$(blkid -l -o device -t TYPE=crypto_LUKS 2>/dev/null)
+        [ -n "$src" ] && break
+        sleep 0.2
+        n=$((n + 1))
+done
+if [ -z "$src" ]; then
+        echo "MSHIM-LUKS FAILED no crypto_LUKS partition"
+        exit 0
+fi
+# What Debian's cryptroot script hands a keyscript.
+export CRYPTTAB_NAME=root CRYPTTAB_SOURCE="$src" CRYPTTAB_KEY=none CRYPTTAB_TRIED=0 \
+        CRYPTTAB_OPTIONS=luks,keyscript=/lib/mshim/cryptroot-unseal
+/lib/mshim/cryptroot-unseal none | cryptsetup open --type luks2 --key-file=- "$src" root 2>/tmp/cryptsetup.err
+st=$?
+o=$(cat /run/mshim/unlock-root 2>/dev/null)
+case "$o" in
+"fallback "*) echo "MSHIM-LUKS FALLBACK ${o#fallback }" ;;
+esac
+if [ "$st" = 0 ]; then
+        echo "MSHIM-LUKS MARKER $(head -c 512 /dev/mapper/root | tr -d '\000')"
+        echo "MSHIM-LUKS UNLOCKED"
+        cryptsetup close root
+else
+        echo "MSHIM-LUKS FAILED $(head -n 1 /tmp/cryptsetup.err)"
+fi
+PRE
+chmod 0755 "$stage/init.pre" "$stage/lib/cryptsetup/askpass" "$stage/lib/mshim/cryptroot-unseal"

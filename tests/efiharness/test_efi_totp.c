@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The TOTP code at boot (efi/totp.c) on the fake firmware: the code shown
+ * is HMAC-SHA1 (OpenSSL, here) of the time step with the fake TPM's key,
+ * truncated per RFC 4226 (written out here); a policy the TPM refuses
+ * gives the warning, and with "totp require" nothing starts; the fence
+ * (its bytes spelled out from docs/MEASUREMENTS.md) is extended into PCR
+ * 12 in every path, before the kernel; a malformed TPM answer is a
+ * refusal, never a crash (ASan). The enrolled state is what the fake TPM's
+ * PCRs are at the TOTP point, learned from a first boot in a child process
+ * (the enrolment file is not measured, so both boots measure the same).
+ */
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "harness.h"
+
+#define EV_EVENT_TAG 0x00000006
+#define EV_IPL       0x0000000d
+#define CC_HMAC 0x155u
+#define CC_FLUSH_CONTEXT 0x165u
+#define CC_POLICY_OR 0x171u
+#define CC_START_AUTH_SESSION 0x176u
+#define CC_POLICY_PCR 0x17Fu
+#define MASK ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 12))
+#define N_PCRS 4
+#define JAN1_2026 1767225600ull
+
+static const uint8_t FENCE[] = { 0x08, 0x68, 0x73, 0x6d, 17, 0, 0, 0, 'm', 's', 'h', 'i', 'm', ' ', 'T', 'O', 'T',
+                                 'P', ' ', 'f', 'e', 'n', 'c', 'e', 0 };
+
+/* What the kernel saw when it started: the fences already in PCR 12. */
+static struct {
+        bool started;
+        size_t fences;
+} k;
+
+static size_t count_fences(void) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+                n += e->pcr == 12 && e->type == EV_EVENT_TAG && !EFI_ERROR(e->status) &&
+                     e->event_size == sizeof(FENCE) && memcmp(e->event, FENCE, sizeof(FENCE)) == 0 &&
+                     e->data_size == sizeof(FENCE) && memcmp(e->data, FENCE, sizeof(FENCE)) == 0;
+        }
+        return n;
+}
+
+static EFI_STATUS kernel_entry(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        k.started = true;
+        k.fences = count_fences();
+        return EFI_LOAD_ERROR;
+}
+
+static const fh_image_spec kernel = { .entry = kernel_entry };
+
+static void hex(const uint8_t *p, size_t n, char *out) {
+        for (size_t i = 0; i < n; i++)
+                sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+/* The ESP: loader.conf, one entry, the kernel, the clock at 2026-01-01
+ * 00:00:00 UTC; the enrolment file with these states (NULL: none). */
+static void scenario(const char *conf, const uint8_t *states, size_t n_states) {
+        static char text[8192];
+        int off;
+
+        fh_file_str("/loader/loader.conf", conf);
+        fh_file_str("/loader/entries/a.conf", "title A\nlinux /vmlinuz\noptions quiet\n");
+        fh_image("/vmlinuz", &kernel);
+        fh_clock(2026, 1, 1, 0, 0, 0, 0x7ff);
+        if (!states)
+                return;
+        off = snprintf(text, sizeof(text),
+                       "mshim-totp 1\nhandle 81004d54\nname 000b%064d\nmode literal\npcrs 4,5,7,12\npolicy %064d\n",
+                       0, 0);
+        for (size_t i = 0; i < n_states; i++) {
+                off += snprintf(text + off, sizeof(text) - off, "state ");
+                hex(states + i * N_PCRS * 32, N_PCRS * 32, text + off);
+                off += 2 * N_PCRS * 32;
+                off += snprintf(text + off, sizeof(text) - off, "\n");
+        }
+        fh_file_str("/loader/mshim/totp", text);
+}
+
+/* The PCRs at the TOTP point of a boot of this loader.conf, from a boot
+ * in a child whose enrolment holds a state that cannot match. */
+static void learn_state(const char *conf, uint8_t out[N_PCRS * 32]) {
+        int fd[2];
+        pid_t pid;
+        ssize_t got;
+
+        if (pipe(fd) != 0 || (pid = fork()) < 0)
+                abort();
+        if (pid == 0) {
+                uint8_t junk[N_PCRS * 32] = { 1 }, v[N_PCRS * 32];
+
+                close(fd[0]);
+                scenario(conf, junk, 1);
+                fh_clock(2026, 1, 1, 0, 0, 0, 0);       /* a known offset for "rtc local" */
+                fh_key_after(1);
+                fh_boot();
+                if (fh_tpm_policy_pcr_values(MASK, v) && write(fd[1], v, sizeof(v)) == (ssize_t) sizeof(v))
+                        _exit(0);
+                _exit(1);
+        }
+        close(fd[1]);
+        got = read(fd[0], out, N_PCRS * 32);
+        close(fd[0]);
+        waitpid(pid, NULL, 0);
+        FH_CHECK_EQ(got, N_PCRS * 32);
+}
+
+/* One more boot for a case (fh_boot runs once a process): body(arg) in a
+ * child; its failure fails the case, naming what and arg. */
+static void in_child(void (*body)(size_t), size_t arg, const char *what) {
+        int status = 0;
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                body(arg);
+                fflush(stderr);
+                _exit(fh_case_ok() ? 0 : 1);
+        }
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fh_fail(__FILE__, __LINE__, "%s %zu failed", what, arg);
+}
+
+/* RFC 6238 with RFC 4226's truncation, from OpenSSL's HMAC-SHA1. */
+static unsigned expected_code(uint64_t unix_time) {
+        uint8_t msg[8], mac[20];
+        uint64_t t = unix_time / 30;
+        unsigned len = 0, off;
+
+        for (int i = 7; i >= 0; i--, t >>= 8)
+                msg[i] = (uint8_t) t;
+        HMAC(EVP_sha1(), fh_tpm_hmac_key, sizeof(fh_tpm_hmac_key), msg, sizeof(msg), mac, &len);
+        off = mac[19] & 0xf;
+        return (((unsigned) (mac[off] & 0x7f) << 24) | ((unsigned) mac[off + 1] << 16) |
+                ((unsigned) mac[off + 2] << 8) | mac[off + 3]) % 1000000;
+}
+
+static bool shows(unsigned code, const char *when) {
+        char line[128];
+
+        snprintf(line, sizeof(line), "mshim: TOTP %06u for %s", code, when);
+        return fh_console_has(line);
+}
+
+static void check_commands(const uint32_t *want, size_t n) {
+        FH_CHECK_EQ(fh_tpm_n_commands(), n);
+        for (size_t i = 0; i < n && i < fh_tpm_n_commands(); i++)
+                FH_CHECK_EQ(fh_tpm_command_at(i)->code, want[i]);
+        FH_CHECK_EQ(fh_tpm_open_sessions(), 0);
+}
+
+static const char SHOW45[] = "totp show\ntotp-timeout 45\n";
+
+/* The enrolled boot: the code of each step the 45 s spanned, big and on
+ * its line, 3 TPM commands each; the fence before the kernel. */
+FH_CASE(code_shown_and_refreshed) {
+        static const uint32_t want[] = { CC_START_AUTH_SESSION, CC_POLICY_PCR, CC_HMAC,
+                                         CC_START_AUTH_SESSION, CC_POLICY_PCR, CC_HMAC };
+        uint8_t st[N_PCRS * 32];
+
+        learn_state(SHOW45, st);
+        scenario(SHOW45, st, 1);
+        fh_boot();
+        FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        FH_CHECK(shows(expected_code(JAN1_2026 + 30), "2026-01-01 00:00:30 UTC"));
+        FH_CHECK(!fh_console_has("not the enrolled one"));
+        /* The big digits: a row of blocks two characters wide per dot. */
+        FH_CHECK(fh_console_has("##"));
+        check_commands(want, 2 * 3);
+        FH_CHECK_EQ(fh_clock_stalled_us(), 45ull * 1000000);
+        FH_CHECK(k.started);
+        FH_CHECK_EQ(k.fences, 1);
+        FH_CHECK_CLEAN();
+}
+
+/* A key ends the wait at once; several states: the matching one's
+ * PolicyPCR after a refused one, then its PolicyOR path. */
+FH_CASE(key_and_or_path) {
+        static const uint32_t want[] = { CC_START_AUTH_SESSION, CC_POLICY_PCR, CC_POLICY_PCR, CC_POLICY_OR, CC_HMAC };
+        uint8_t st[3 * N_PCRS * 32];
+
+        learn_state("totp require\ntotp-timeout 0\n", st + N_PCRS * 32);
+        memset(st, 0x11, N_PCRS * 32);
+        memset(st + 2 * N_PCRS * 32, 0x22, N_PCRS * 32);
+        scenario("totp require\ntotp-timeout 0\n", st, 3);
+        fh_key_after(3);
+        fh_boot();
+        FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        check_commands(want, 5);
+        FH_CHECK_EQ(fh_clock_stalled_us(), 2ull * 100000);
+        FH_CHECK(k.started);
+        FH_CHECK_EQ(k.fences, 1);
+        FH_CHECK_CLEAN();
+}
+
+/* Another boot (the state is not this one's): the warning, a wait, the
+ * fence, and the kernel starts; 3 commands, the session flushed. */
+FH_CASE(refused_warns) {
+        static const uint32_t want[] = { CC_START_AUTH_SESSION, CC_POLICY_PCR, CC_FLUSH_CONTEXT };
+        uint8_t st[N_PCRS * 32];
+
+        memset(st, 0x33, sizeof(st));
+        scenario("totp show\ntotp-timeout 2\n", st, 1);
+        fh_boot();
+        FH_CHECK(fh_console_has("mshim: this boot is not the enrolled one: do not type secrets"));
+        FH_CHECK(!fh_console_has("mshim: TOTP "));
+        check_commands(want, 3);
+        FH_CHECK_EQ(fh_tpm_command_at(1)->rc & 0xbf, 0x84);      /* TPM_RC_VALUE */
+        FH_CHECK_EQ(fh_clock_stalled_us(), 2ull * 1000000);
+        FH_CHECK(k.started);
+        FH_CHECK_EQ(k.fences, 1);
+        FH_CHECK_CLEAN();
+}
+
+/* totp require and a refusal: no StartImage, the fence extended all the same. */
+FH_CASE(require_refused_starts_nothing) {
+        uint8_t st[N_PCRS * 32];
+
+        memset(st, 0x33, sizeof(st));
+        scenario("totp require\n", st, 1);
+        fh_boot();
+        FH_CHECK(fh_console_has("not the enrolled one"));
+        FH_CHECK(fh_console_has("totp require: refusing to boot"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK(!k.started);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
+/* No enrolment: show boots after the warning, require does not; both fence. */
+static void no_enrolment_show(size_t unused) {
+        scenario("totp show\ntotp-timeout 1\n", NULL, 0);
+        fh_boot();
+        FH_CHECK(fh_console_has("no enrolment"));
+        FH_CHECK(fh_console_has("no TOTP code could be made: do not type secrets"));
+        FH_CHECK(k.started && k.fences == 1);
+        FH_CHECK_EQ(fh_tpm_n_commands(), 0);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(no_enrolment_file) {
+        in_child(no_enrolment_show, 0, "totp show without an enrolment");
+        scenario("totp require\n", NULL, 0);
+        fh_boot();
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
+static void size_too_big(uint8_t *rsp, size_t cap) {
+        rsp[2] = 0x7f;
+}
+
+static void size_too_small(uint8_t *rsp, size_t cap) {
+        rsp[2] = rsp[3] = rsp[4] = 0;
+        rsp[5] = 4;
+}
+
+static void hmac_short(uint8_t *rsp, size_t cap) {
+        if (rsp[9] == 0 && rsp[5] > 20)
+                rsp[15] = 19;   /* outHMAC's size: one byte short of SHA-1's */
+}
+
+/* A TPM answer whose size field is above the buffer, below a header, or
+ * whose HMAC has the wrong length: no code (the warning), no crash; with
+ * require nothing starts. */
+static const struct { uint32_t cc; fh_tpm_tamper_fn fn; } tampering[] = {
+        { CC_HMAC, size_too_big }, { CC_START_AUTH_SESSION, size_too_small }, { CC_HMAC, hmac_short },
+        { CC_POLICY_PCR, size_too_big },
+};
+static uint8_t learned[N_PCRS * 32];
+
+static void tampered_boot(size_t i) {
+        scenario("totp require\n", learned, 1);
+        fh_tpm_tamper(tampering[i].cc, tampering[i].fn);
+        fh_boot();
+        FH_CHECK(fh_console_has("no TOTP code could be made"));
+        FH_CHECK(!fh_console_has("mshim: TOTP "));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(malformed_answers_refuse) {
+        learn_state("totp require\n", learned);
+        for (size_t i = 0; i < sizeof(tampering) / sizeof(tampering[0]); i++)
+                in_child(tampered_boot, i, "tampering");
+}
+
+/* The fence is a measurement like the others: when it fails, nothing starts. */
+FH_CASE(fence_fails_closed) {
+        uint8_t st[N_PCRS * 32];
+
+        learn_state("totp show\ntotp-timeout 1\n", st);
+        scenario("totp show\ntotp-timeout 1\n", st, 1);
+        /* loader.conf, the entry, the command line, then the fence. */
+        fh_tpm_fail(4, EFI_DEVICE_ERROR);
+        fh_boot();
+        FH_CHECK(fh_console_has("the TPM failed to measure the TOTP fence into PCR 12"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_CLEAN();
+}
+
+/* No entries: the chainload path has its TOTP point too (after its PCR 12
+ * event), so "totp require" cannot be escaped by deleting the entries. */
+static const fh_image_spec grub = { .entry = NULL };
+
+/* No entries, GRUB next to mshim; totp show (0) or require (1). */
+static void chainload_boot(size_t require) {
+        fh_file_str("/loader/loader.conf", require ? "totp require\n" : "totp show\ntotp-timeout 1\n");
+        fh_image("/EFI/BOOT/grubx64.efi", &grub);
+        fh_clock(2026, 1, 1, 0, 0, 0, 0);
+        fh_boot();
+}
+
+static void chainload_show(size_t unused) {
+        chainload_boot(0);
+        FH_CHECK(fh_console_has("no TOTP code could be made"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(chainload_path) {
+        in_child(chainload_show, 0, "totp show on the chainload path");
+        chainload_boot(1);
+        FH_CHECK(fh_console_has("totp require: refusing to boot"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
+/* totp require under memory pressure: whichever allocation fails, the
+ * kernel never starts silently: after its code, or (when loader.conf
+ * itself could not be read, and its defaults say "totp show") after the
+ * warning; nothing leaks. */
+static void require_scenario(void) {
+        scenario("totp require\ntotp-timeout 1\n", learned, 1);
+        fh_boot();
+        if (fh_calls("StartImage"))
+                FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC") ||
+                         fh_console_has("do not type secrets"));
+        FH_CHECK(count_fences() <= 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(require_under_allocation_failures) {
+        learn_state("totp require\ntotp-timeout 1\n", learned);
+        fh_each_alloc_failure(require_scenario);
+}
+
+/* totp no (the default): no TPM command, no fence. */
+FH_CASE(totp_off) {
+        scenario("timeout 0\n", NULL, 0);
+        fh_boot();
+        FH_CHECK_EQ(fh_tpm_n_commands(), 0);
+        FH_CHECK_EQ(count_fences(), 0);
+        FH_CHECK(k.started);
+        FH_CHECK_CLEAN();
+}
+
+/* The RTC in local time: the firmware's TimeZone (Localtime = UTC -
+ * TimeZone) or rtc-offset; with neither known, no code. */
+static void local_clock_boot(size_t i) {
+        static const char *const confs[] = { "totp show\ntotp-timeout 1\nrtc local\n",
+                                             "totp show\ntotp-timeout 1\nrtc-offset +01:00\n",
+                                             "totp show\ntotp-timeout 1\nrtc local\n" };
+        static const int16_t tz[] = { -60, 0x7ff, 0x7ff };
+        uint8_t st[N_PCRS * 32] = { 0 };
+
+        if (i < 2)
+                learn_state(confs[i], st);
+        scenario(confs[i], st, 1);
+        fh_clock(2026, 1, 1, 1, 0, 0, tz[i]);   /* 01:00 local */
+        fh_boot();
+        if (i < 2)
+                FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        else
+                FH_CHECK(fh_console_has("set rtc-offset in loader.conf"));
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(rtc_local_time) {
+        for (size_t i = 0; i < 3; i++)
+                in_child(local_clock_boot, i, "clock configuration");
+}
+
+int main(void) {
+        FH_RUN(code_shown_and_refreshed);
+        FH_RUN(key_and_or_path);
+        FH_RUN(refused_warns);
+        FH_RUN(require_refused_starts_nothing);
+        FH_RUN(no_enrolment_file);
+        FH_RUN(malformed_answers_refuse);
+        FH_RUN(fence_fails_closed);
+        FH_RUN(chainload_path);
+        FH_RUN(require_under_allocation_failures);
+        FH_RUN(totp_off);
+        FH_RUN(rtc_local_time);
+        return fh_exit_status();
+}

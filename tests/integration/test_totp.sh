@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The TOTP code at boot (issue 12, docs/CONFIG.md "TOTP"), proven by
+# booting OVMF + swtpm + the Debian kernel with the guest's RTC starting at
+# a fixed time (-rtc base=...).
+#
+#   base       loader.conf "totp show", no enrolment: the warning, the
+#              kernel starts, the fence is PCR 12's last event; its log is
+#              the baseline for the prediction the enrolment uses.
+#   (host)     a TPM state provisioned on the host (swtpm_setup), the key
+#              enrolled into it with `mshim totp enroll --literal --pcrs`
+#              from `mshim predict --totp-point` of base's log and a known
+#              secret; every later boot starts from that state (DIR/tpm.in).
+#   enrolled   the same ESP and the enrolment file: each code on the
+#              console is oathtool's for that secret at the step it names,
+#              a step inside the guest clock's span; the kernel starts.
+#              The fence, on the host: on a copy of the enrolled TPM state,
+#              the guest's own events for PCRs 4, 5, 7 and 12 (its log)
+#              logged before the fence give the same code through the
+#              loader's very commands (tests/tpm/tpm2_swtpm, src/tpm2.c's
+#              bytes); the fence alone makes the TPM refuse; with the
+#              rest too (the guest's final PCR values, checked against what
+#              the guest read) the TPM refuses the policy: after mshim,
+#              root included, nobody gets a code (PCRs only ever extend).
+#   options    one byte of the command line changed: no code, the warning,
+#              the kernel starts; its PCRs equal `mshim predict --options`'s
+#              (the fence included).
+#   require    loader.conf "totp require" (a changed loader.conf: PCR 5):
+#              the warning and the refusal, the kernel never starts.
+set -u
+. "$(dirname "$0")/lib.sh"
+T=totp
+it_init "$T"
+TPM2_SWTPM=$IT_B/test/tpm2_swtpm
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$TPM2_SWTPM" || ! command -v oathtool >/dev/null ||
+   ! command -v tpm2_pcrextend >/dev/null; then
+        it_fail "$T: prerequisites (make build/mshim $TPM2_SWTPM; oathtool, tpm2-tools: make deps)"; exit 1
+fi
+
+BASE_TIME=2026-01-01T00:00:00
+BASE_UNIX=$(date -u -d "${BASE_TIME}Z" +%s)
+# shellcheck disable=SC2034 # read by lib.sh's it_qemu
+IT_QEMU_EXTRA=(-rtc "base=$BASE_TIME,clock=host")
+SHOW_CONF='# mshim integration test 0
+timeout 0
+default mshim-test
+totp show
+totp-timeout 2
+'
+# The secret (20 bytes) and its base32, as an authenticator app gets it.
+head -c 20 /dev/urandom > "$IT_DIR/secret"
+B32=$(python3 -c 'import base64,sys; print(base64.b32encode(open(sys.argv[1],"rb").read()).decode())' "$IT_DIR/secret")
+
+# console DIR: the serial log without carriage returns.
+console() { tr -d '\r' < "$1/serial.log"; }
+
+# has DIR NAME TEXT / hasnt DIR NAME TEXT: the console holds TEXT or not.
+has() {
+        if console "$1" | grep -aqF -- "$3"; then it_pass "$T: $2"; else
+                it_fail "$T: $2: no '$3' on the console"; console "$1" | grep -a '^mshim:' >&2; fi
+}
+hasnt() {
+        if console "$1" | grep -aqF -- "$3"; then it_fail "$T: $2: '$3' is on the console"; else it_pass "$T: $2"; fi
+}
+
+# fence_last DIR NAME: PCR 12's last event in the guest's log is the fence
+# (tag 0x6d736808, "mshim TOTP fence"), bytes as docs/MEASUREMENTS.md spells them.
+fence_last() {
+        if python3 - "$IT_REPO/tests/integration" "$1/result/eventlog.bin" <<'PY'
+import struct, sys, hashlib
+sys.path.insert(0, sys.argv[1])
+import oracle
+want = struct.pack("<II", 0x6d736808, 17) + b"mshim TOTP fence\0"
+ev = [e for e in oracle.load_log(sys.argv[2]) if e.pcr == 12 and e.type != oracle.EV_NO_ACTION]
+ok = ev and ev[-1].type == 6 and ev[-1].data == want and ev[-1].digests.get("sha256") == hashlib.sha256(want).digest()
+sys.exit(0 if ok and sum(e.data == want for e in ev) == 1 else 1)
+PY
+        then it_pass "$T: $2: the fence is PCR 12's last event, once"; else
+                it_fail "$T: $2: PCR 12's events do not end with the one fence"; fi
+}
+
+# ---- base: totp show without an enrolment --------------------------------------------
+A=$(it_newboot base) || { it_fail "$T: set-up base"; exit 1; }
+printf '%s' "$SHOW_CONF" > "$A/esp/loader/loader.conf"
+if it_boot "$A"; then
+        it_pass "$T: base: the kernel starts with totp show and no enrolment"
+        has "$A" "base: the loader says why there is no code" "mshim: TOTP: no enrolment"
+        has "$A" "base: the warning" "mshim: no TOTP code could be made: do not type secrets"
+        fence_last "$A" base
+        it_check_replay "$A" "$T: base"
+else
+        it_fail "$T: base: boot"; exit 1
+fi
+
+# ---- the enrolment, on the host ------------------------------------------------------
+# The PCRs at the TOTP point of a boot like base (PCR 12 without the fence).
+it_pcrs_file "$A" > "$IT_DIR/base.pcrs"
+if "$IT_CLI" predict --log "$A/result/eventlog.bin" --pcrs "$IT_DIR/base.pcrs" --totp-point --select 4,5,7,12 --json > "$IT_DIR/point.json" \
+        2> "$IT_DIR/predict.err" &&
+   python3 - "$IT_DIR/point.json" > "$IT_DIR/point.pcrs" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert not p.get("unpredictable"), p.get("unpredictable")
+for n in (4, 5, 7, 12):
+    print("sha256:%d=%s" % (n, p["pcrs"]["sha256"][str(n)]))
+PY
+then
+        it_pass "$T: mshim predict --totp-point predicts PCRs 4, 5, 7, 12 at the TOTP point"
+else
+        it_fail "$T: mshim predict --totp-point"; cat "$IT_DIR/predict.err" "$IT_DIR/point.json" >&2; exit 1
+fi
+TPMIN=$IT_DIR/tpm.in
+mkdir -p "$TPMIN"
+swtpm_setup --tpm2 --tpmstate "$TPMIN" --pcr-banks "$IT_BANKS" --overwrite --logfile "$IT_DIR/setup.log" >/dev/null 2>&1 ||
+        { it_fail "$T: swtpm_setup"; cat "$IT_DIR/setup.log" >&2; exit 1; }
+
+# host_tpm_start DIR: swtpm on state DIR for the host's tools (TCTI printed).
+host_tpm_start() {
+        swtpm socket --tpm2 --tpmstate dir="$1" --server type=unixio,path="$1/srv" \
+                --ctrl type=unixio,path="$1/srv.ctrl" --flags not-need-init,startup-clear --daemon || return 1
+        local i=0
+        while [ ! -S "$1/srv" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+        echo "swtpm:path=$1/srv"
+}
+host_tpm_stop() { swtpm_ioctl --unix "$1/srv.ctrl" -s 2>/dev/null; rm -f "$1/srv" "$1/srv.ctrl"; }
+
+mkdir -p "$IT_DIR/enrol-esp" "$IT_DIR/state"
+TCTI=$(host_tpm_start "$TPMIN") || { it_fail "$T: swtpm for the enrolment"; exit 1; }
+if TPM2TOOLS_TCTI=$TCTI "$IT_CLI" totp enroll --literal --pcrs "$IT_DIR/point.pcrs" --select 4,5,7,12 \
+        --secret-file "$IT_DIR/secret" --esp "$IT_DIR/enrol-esp" --state-dir "$IT_DIR/state" --uri \
+        > "$IT_DIR/enroll.out" 2>&1; then
+        it_pass "$T: mshim totp enroll --literal into the provisioned TPM state"
+else
+        it_fail "$T: mshim totp enroll"; cat "$IT_DIR/enroll.out" >&2
+fi
+host_tpm_stop "$TPMIN"
+ENROL=$IT_DIR/enrol-esp/loader/mshim/totp
+[ -s "$ENROL" ] || { it_fail "$T: no enrolment file"; exit 1; }
+# The enrolled state is the prediction (one state: the --pcrs values).
+STATE_DIGEST=$(python3 -c '
+import hashlib, sys
+v = dict(l.strip().split("=") for l in open(sys.argv[1]))
+print(hashlib.sha256(b"".join(bytes.fromhex(v["sha256:%d" % n]) for n in (4, 5, 7, 12))).hexdigest())' "$IT_DIR/point.pcrs")
+
+# enrolled_boot NAME CONF OPTIONS: a boot from the enrolled TPM state with
+# the enrolment file.
+enrolled_boot() {
+        local d
+        d=$(it_newboot "$1") || return 1
+        printf '%s' "$2" > "$d/esp/loader/loader.conf"
+        sed -i "s/^options .*/options $3/" "$d/esp/loader/entries/mshim-test.conf"
+        mkdir -p "$d/esp/loader/mshim" && cp "$ENROL" "$d/esp/loader/mshim/totp" && cp -a "$TPMIN" "$d/tpm.in" &&
+                rm -f "$d/tpm.in/srv" "$d/tpm.in/srv.ctrl" && echo "$d"
+}
+OPTS2=${IT_OPTIONS/mshim.test=0/mshim.test=1}
+B=$(enrolled_boot enrolled "$SHOW_CONF" "$IT_OPTIONS") || { it_fail "$T: set-up enrolled"; exit 1; }
+C=$(enrolled_boot options "$SHOW_CONF" "$OPTS2") || { it_fail "$T: set-up options"; exit 1; }
+D=$(enrolled_boot require "${SHOW_CONF/totp show/totp require}" "$IT_OPTIONS") || { it_fail "$T: set-up require"; exit 1; }
+
+IT_JOBS=2 it_boot_all "$B" "$C"
+# require: the loader returns to the firmware, which would go on to its
+# other boot options: stop at the refusal, and see that no kernel ran.
+it_mkesp "$D" && it_qemu "$D" --stop 'totp require: refusing to boot|Linux version' --timeout 240
+D_RC=$?
+
+# ---- enrolled ------------------------------------------------------------------------
+if [ "$(cat "$B/boot.rc")" = 0 ]; then
+        it_pass "$T: enrolled: the kernel starts"
+        # Each "mshim: TOTP CODE for YYYY-MM-DD HH:MM:SS UTC": oathtool's code
+        # for that time, a step inside [BASE, BASE + the boot's length].
+        n=0 bad=0
+        while read -r code when; do
+                n=$((n + 1))
+                t=$(date -u -d "$when UTC" +%s)
+                want=$(oathtool --totp -b "$B32" --now "$when UTC")
+                if [ "$code" != "$want" ]; then
+                        bad=1; echo "  code $code for $when, oathtool says $want" >&2
+                fi
+                if [ "$t" -lt $((BASE_UNIX / 30 * 30)) ] || [ "$t" -gt $((BASE_UNIX + $(cat "$B/seconds") + 30)) ]; then
+                        bad=1; echo "  $when is outside the guest clock's span" >&2
+                fi
+        done < <(console "$B" | sed -n 's/^mshim: TOTP \([0-9]\{6\}\) for \(.*\) UTC$/\1 \2/p')
+        if [ "$n" -ge 1 ] && [ "$bad" = 0 ]; then
+                it_pass "$T: enrolled: the $n code(s) on the console are oathtool's at the steps they name"
+        else
+                it_fail "$T: enrolled: codes on the console ($n) differ from oathtool's"; console "$B" | grep -a '^mshim:' >&2
+        fi
+        hasnt "$B" "enrolled: no warning" "do not type secrets"
+        fence_last "$B" enrolled
+        it_check_replay "$B" "$T: enrolled"
+        # The fence, on the host: the guest's events replayed onto the
+        # enrolled TPM state, up to the fence (the TOTP point), then the
+        # fence and the rest (the guest's final PCRs).
+        python3 - "$IT_REPO/tests/integration" "$B/result" > "$IT_DIR/replay.txt" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+fence = b"\x08\x68\x73\x6d\x11\x00\x00\x00mshim TOTP fence\x00"
+# The TOTP point is right before the fence: what the log holds before it
+# ("event"), the fence itself, and what follows (ExitBootServices in PCR 5).
+after = False
+for e in oracle.load_log(sys.argv[2] + "/eventlog.bin"):
+    kind = "fence" if e.data == fence else "after" if after else "event"
+    after = after or e.data == fence
+    if e.pcr in (4, 5, 7, 12) and e.type != oracle.EV_NO_ACTION:
+        print("%s %d %s" % (kind, e.pcr, e.digests["sha256"].hex()))
+r = oracle.load_result(sys.argv[2])
+print("guest %s" % "".join(oracle.tpm_pcr(r, "sha256", n).hex() for n in (4, 5, 7, 12)))
+PY
+        H=$IT_DIR/host-tpm
+        rm -rf "$H" && cp -a "$TPMIN" "$H" && rm -f "$H/srv" "$H/srv.ctrl"
+        TCTI=$(host_tpm_start "$H") || it_fail "$T: swtpm for the fence check"
+        export TPM2TOOLS_TCTI=$TCTI
+        while read -r kind pcr dig; do
+                [ "$kind" = event ] && tpm2_pcrextend "$pcr:sha256=$dig"
+        done < "$IT_DIR/replay.txt"
+        step=$(( $(date +%s) / 30 ))
+        # host_code: the loader's sequence on the host TPM now.
+        host_code() { "$TPM2_SWTPM" "$TCTI" totp 0x81004d54 0xb 0x10b0 "$(printf %x "$step")" "$STATE_DIGEST" 2>&1; }
+        # refused NAME OUTPUT: the TPM refused PolicyPCR, no HMAC came back.
+        refused() {
+                if echo "$2" | grep -q '^refused PolicyPCR .* VALUE' && ! echo "$2" | grep -q '^hmac '; then
+                        it_pass "$T: fence: $1"
+                else
+                        it_fail "$T: fence: $1: $2"
+                fi
+        }
+        out=$(host_code)
+        mac=$(echo "$out" | sed -n 's/^hmac //p')
+        code=$(python3 -c '
+import sys
+h = bytes.fromhex(sys.argv[1]); o = h[-1] & 15
+print("%06d" % ((int.from_bytes(h[o:o + 4], "big") & 0x7fffffff) % 1000000))' "${mac:-00}" 2>/dev/null)
+        want=$(oathtool --totp -b "$B32" --now "@$((step * 30))")
+        if [ -n "$mac" ] && [ "$code" = "$want" ]; then
+                it_pass "$T: fence: the guest's PCRs before the fence still give the code (host, the loader's commands)"
+        else
+                it_fail "$T: fence: before the fence the host gets no code ($out; want $want)"
+        fi
+        # The fence alone (no ExitBootServices events yet) closes the door.
+        while read -r kind pcr dig; do
+                [ "$kind" = fence ] && tpm2_pcrextend "$pcr:sha256=$dig"
+        done < "$IT_DIR/replay.txt"
+        refused "the fence alone makes the TPM refuse the policy" "$(host_code)"
+        while read -r kind pcr dig; do
+                [ "$kind" = after ] && tpm2_pcrextend "$pcr:sha256=$dig"
+        done < "$IT_DIR/replay.txt"
+        host=$(tpm2_pcrread sha256:4,5,7,12 -o "$IT_DIR/pcrs.bin" >/dev/null 2>&1 && od -An -tx1 -v "$IT_DIR/pcrs.bin" | tr -d ' \n')
+        if [ "$host" = "$(sed -n 's/^guest //p' "$IT_DIR/replay.txt")" ]; then
+                it_pass "$T: fence: the host's PCRs 4, 5, 7, 12 are the guest's final ones"
+        else
+                it_fail "$T: fence: host PCRs $host are not the guest's"
+        fi
+        refused "with the guest's final PCRs the TPM refuses the policy: no code after mshim" "$(host_code)"
+        host_tpm_stop "$H"
+        unset TPM2TOOLS_TCTI
+else
+        it_fail "$T: enrolled: boot"
+fi
+
+# ---- options ---------------------------------------------------------------------------
+if [ "$(cat "$C/boot.rc")" = 0 ]; then
+        it_pass "$T: options: the kernel starts (totp show)"
+        has "$C" "options: the warning" "mshim: this boot is not the enrolled one: do not type secrets"
+        hasnt "$C" "options: no code" "mshim: TOTP 0"
+        if console "$C" | grep -aqE '^mshim: TOTP [0-9]{6} for'; then it_fail "$T: options: a code was shown"; fi
+        fence_last "$C" options
+        if "$IT_CLI" predict --log "$A/result/eventlog.bin" --pcrs "$IT_DIR/base.pcrs" --options "$OPTS2" \
+                --entry "$C/esp/loader/entries/mshim-test.conf" --json > "$IT_DIR/options.json"; then
+                it_predict_check "$T: options: predicted from base (fence included)" "$A" "$C" "$IT_DIR/options.json" ||
+                        IT_FAILED=1
+        else
+                it_fail "$T: options: mshim predict"
+        fi
+else
+        it_fail "$T: options: boot"
+fi
+
+# ---- require ---------------------------------------------------------------------------
+if [ "$D_RC" = 0 ] || [ "$D_RC" = 125 ]; then
+        has "$D" "require: the warning" "mshim: this boot is not the enrolled one: do not type secrets"
+        has "$D" "require: the refusal" "mshim: totp require: refusing to boot"
+        hasnt "$D" "require: the kernel never starts" "Linux version"
+else
+        it_fail "$T: require: boot status $D_RC"; it_show_serial "$D"
+fi
+exit "$IT_FAILED"
