@@ -124,6 +124,20 @@ int cmd_vars(int argc, char **argv);
 int cmd_boot_policy(int argc, char **argv);  /* tools/bootpolicy.c */
 int cmd_pcrs(int argc, char **argv);     /* tools/pcrs.c */
 int cmd_predict(int argc, char **argv);  /* tools/predict.c */
+int cmd_policy(int argc, char **argv);   /* tools/policycmd.c */
+int cmd_seal(int argc, char **argv);     /* tools/seal.c */
+int cmd_unseal(int argc, char **argv);   /* tools/unseal.c */
+
+/* The events of a log (data, size) that extended PCR pcr, with their alg
+ * digests, as `mshim log --pcrs` lists them under a mismatching PCR
+ * (through out_*: capture them to print elsewhere). */
+void cli_log_pcr_events(const uint8_t *data, size_t size, uint32_t pcr, uint16_t alg);
+
+/* "0-7,9,12": PCR numbers 0-23 and ranges, comma-separated, into a mask
+ * (bit i: PCR i): 0, or -1 (no message). And back, ascending, no ranges. */
+int cli_pcr_select_parse(const char *arg, uint32_t *ret);
+#define CLI_PCR_LIST_MAX 80
+void cli_pcr_select_print(uint32_t mask, char buf[CLI_PCR_LIST_MAX]);
 
 /* Read the PCRs in mask (bit i: PCR i) of the given banks, each of which
  * must be active, or of every active bank when n_algs is 0, from the TPM

@@ -232,14 +232,14 @@ static bool compared_pcr(const mb_pcr_bank *bank, uint32_t i) {
         return (bank->extended & (1u << i)) || (i <= 15 && i != 10);
 }
 
-static void list_pcr_events(log_run *r, uint32_t pcr, uint16_t alg) {
+void cli_log_pcr_events(const uint8_t *data, size_t size, uint32_t pcr, uint16_t alg) {
         mb_tcglog log;
         mb_tcglog_event ev;
         char lb[16], line[64];
 
         bool any = false;
 
-        if (mb_tcglog_open(&log, r->file.data, r->file.size) != MB_OK)
+        if (mb_tcglog_open(&log, data, size) != MB_OK)
                 return;
         out_puts("    events extended into it:\n");
         while (mb_tcglog_next(&log, &ev) == MB_OK) {
@@ -290,7 +290,7 @@ static void compare_bank(log_run *r, const mb_pcr_bank *bank) {
                         out_puts("\n    actual:   ");
                         out_hex(actual, bank->size);
                         out_putc('\n');
-                        list_pcr_events(r, i, bank->alg);
+                        cli_log_pcr_events(r->file.data, r->file.size, i, bank->alg);
                 }
         }
 }

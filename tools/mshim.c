@@ -18,6 +18,9 @@ static const struct {
         { "sbat", cmd_sbat },
         { "boot-policy", cmd_boot_policy },
         { "predict", cmd_predict },
+        { "policy", cmd_policy },
+        { "seal", cmd_seal },
+        { "unseal", cmd_unseal },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

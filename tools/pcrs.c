@@ -48,46 +48,10 @@ static int parse_banks(const char *arg, pcrs_opts *o) {
         }
 }
 
-/* A PCR number 0-23 at *p, advancing p past it. */
-static int parse_index(const char **p, uint32_t *ret) {
-        char *end;
-        unsigned long v;
-
-        if (**p < '0' || **p > '9')
-                return -1;
-        errno = 0;
-        v = strtoul(*p, &end, 10);
-        if (errno || v >= MB_PCR_COUNT)
-                return -1;
-        *p = end;
-        *ret = (uint32_t) v;
-        return 0;
-}
-
 /* "0-7,14": numbers and ranges, comma-separated. */
 static int parse_select(const char *arg, uint32_t *ret) {
-        uint32_t mask = 0, a, b;
-        const char *p = arg;
-
-        for (;;) {
-                if (parse_index(&p, &a) < 0)
-                        goto bad;
-                b = a;
-                if (*p == '-') {
-                        p++;
-                        if (parse_index(&p, &b) < 0 || b < a)
-                                goto bad;
-                }
-                for (uint32_t i = a; i <= b; i++)
-                        mask |= 1u << i;
-                if (!*p)
-                        break;
-                if (*p++ != ',')
-                        goto bad;
-        }
-        *ret = mask;
-        return 0;
-bad:
+        if (cli_pcr_select_parse(arg, ret) == 0)
+                return 0;
         return cli_usage_error("pcrs", "--select wants PCR numbers 0-23 and ranges, as 0-7,14, not '%s'", arg);
 }
 

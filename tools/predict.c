@@ -724,33 +724,6 @@ static void run_free(predict_run *r) {
         cli_file_free(&r->log);
 }
 
-/* "0-7,9,12": a PCR set. */
-static int parse_select(const char *s, uint32_t *ret) {
-        uint32_t set = 0;
-        char *end;
-
-        for (;;) {
-                unsigned long a = strtoul(s, &end, 10), b = a;
-                if (end == s || a >= MB_PCR_COUNT)
-                        return -1;
-                if (*end == '-') {
-                        s = end + 1;
-                        b = strtoul(s, &end, 10);
-                        if (end == s || b >= MB_PCR_COUNT || b < a)
-                                return -1;
-                }
-                for (unsigned long i = a; i <= b; i++)
-                        set |= 1u << i;
-                if (*end == 0)
-                        break;
-                if (*end != ',')
-                        return -1;
-                s = end + 1;
-        }
-        *ret = set;
-        return 0;
-}
-
 int cmd_predict(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "log", required_argument, NULL, 'l' },
@@ -802,7 +775,7 @@ int cmd_predict(int argc, char **argv) {
                         o.initrd[o.n_initrd++] = optarg;
                         break;
                 case 's':
-                        if (parse_select(optarg, &o.select) < 0)
+                        if (cli_pcr_select_parse(optarg, &o.select) < 0)
                                 return cli_usage_error("predict", "--select %s: want PCR numbers 0-23 and ranges, "
                                                        "e.g. 0-7,9,12", optarg);
                         break;

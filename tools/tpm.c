@@ -9,6 +9,7 @@
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 #include "cli.h"
+#include "tpmseal.h"
 
 /* The environment variables tpm2-tools users already set, in its order. */
 static const char *tcti_conf(void) {
@@ -64,8 +65,6 @@ static int store(TPML_PCR_SELECTION *want, const TPML_PCR_SELECTION *got, const 
         return k ? 0 : -1;
 }
 
-static int tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret);
-
 static int read_loop(ESYS_CONTEXT *ctx, const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret) {
         TPML_PCR_SELECTION want;
 
@@ -115,15 +114,6 @@ static void watchdog_start(void) {
                  mb_prog, secs);
         signal(SIGALRM, tpm_timed_out);
         alarm((unsigned) secs);
-}
-
-int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret) {
-        int r;
-
-        watchdog_start();
-        r = tpm_read_pcrs(algs, n_algs, mask, ret);
-        alarm(0);
-        return r;
 }
 
 /* The banks the TPM has PCRs allocated in (TPM2_CAP_PCRS, TPM 2.0 Part 3,
@@ -178,35 +168,66 @@ static int choose_banks(ESYS_CONTEXT *ctx, const uint16_t *want, uint32_t n_want
         return *n ? 0 : -1;
 }
 
-static int tpm_read_pcrs(const uint16_t *want, uint32_t n_want, uint32_t mask, mb_pcr_values *ret) {
-        TSS2_TCTI_CONTEXT *tcti = NULL;
-        ESYS_CONTEXT *ctx = NULL;
-        mb_pcr_values v = { 0 };
-        uint16_t algs[MB_TCGLOG_MAX_ALGS];
-        uint32_t n_algs;
+int cli_tpm_connect(cli_tpm *t) {
         const char *conf = tcti_conf();
         TSS2_RC rc;
-        int r = -1;
 
+        t->tcti = NULL;
+        t->esys = NULL;
         /* tpm2-tss logs its own errors to stderr; ours say the same once. */
         setenv("TSS2_LOG", "all+none", 0);
-        rc = Tss2_TctiLdr_Initialize(conf, &tcti);
+        watchdog_start();
+        rc = Tss2_TctiLdr_Initialize(conf, &t->tcti);
         if (rc != TSS2_RC_SUCCESS) {
+                alarm(0);
                 cli_error("cannot reach a TPM%s%s: %s", conf ? " through TCTI " : "", conf ? conf : "", Tss2_RC_Decode(rc));
                 return -1;
         }
-        rc = Esys_Initialize(&ctx, tcti, NULL);
+        rc = Esys_Initialize(&t->esys, t->tcti, NULL);
         if (rc != TSS2_RC_SUCCESS) {
                 cli_error("cannot initialise ESAPI: %s", Tss2_RC_Decode(rc));
-                goto out;
+                cli_tpm_disconnect(t);
+                return -1;
         }
-        if (choose_banks(ctx, want, n_want, algs, &n_algs) == 0 && read_loop(ctx, algs, n_algs, mask, &v) == 0) {
-                *ret = v;
-                r = 0;
-        }
-out:
-        Esys_Finalize(&ctx);
-        Tss2_TctiLdr_Finalize(&tcti);
+        return 0;
+}
+
+void cli_tpm_disconnect(cli_tpm *t) {
+        Esys_Finalize(&t->esys);
+        Tss2_TctiLdr_Finalize(&t->tcti);
+        alarm(0);
+}
+
+int cli_tpm_pcr_read(cli_tpm *t, const uint16_t *want, uint32_t n_want, uint32_t mask, mb_pcr_values *ret) {
+        mb_pcr_values v = { 0 };
+        uint16_t algs[MB_TCGLOG_MAX_ALGS];
+        uint32_t n_algs;
+
+        if (choose_banks(t->esys, want, n_want, algs, &n_algs) < 0 || read_loop(t->esys, algs, n_algs, mask, &v) < 0)
+                return -1;
+        *ret = v;
+        return 0;
+}
+
+int cli_tpm_pcr_read_bank(cli_tpm *t, uint16_t alg, uint32_t mask, mb_pcr_values *ret) {
+        mb_pcr_values v = { 0 };
+
+        /* No GetCapability first: unseal counts its commands. An inactive
+         * bank returns no values, which read_loop reports. */
+        if (read_loop(t->esys, &alg, 1, mask, &v) < 0)
+                return -1;
+        *ret = v;
+        return 0;
+}
+
+int cli_tpm_read_pcrs(const uint16_t *algs, uint32_t n_algs, uint32_t mask, mb_pcr_values *ret) {
+        cli_tpm t;
+        int r;
+
+        if (cli_tpm_connect(&t) < 0)
+                return -1;
+        r = cli_tpm_pcr_read(&t, algs, n_algs, mask, ret);
+        cli_tpm_disconnect(&t);
         return r;
 }
 

@@ -366,3 +366,52 @@ void out_hex(const uint8_t *p, size_t n) {
                 n -= k;
         }
 }
+
+/* A PCR number 0-23 at *p, advancing p past it. */
+static int parse_index(const char **p, uint32_t *ret) {
+        char *end;
+        unsigned long v;
+
+        if (**p < '0' || **p > '9')
+                return -1;
+        errno = 0;
+        v = strtoul(*p, &end, 10);
+        if (errno || v >= MB_PCR_COUNT)
+                return -1;
+        *p = end;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+int cli_pcr_select_parse(const char *arg, uint32_t *ret) {
+        uint32_t mask = 0, a, b;
+        const char *p = arg;
+
+        for (;;) {
+                if (parse_index(&p, &a) < 0)
+                        return -1;
+                b = a;
+                if (*p == '-') {
+                        p++;
+                        if (parse_index(&p, &b) < 0 || b < a)
+                                return -1;
+                }
+                for (uint32_t i = a; i <= b; i++)
+                        mask |= 1u << i;
+                if (!*p)
+                        break;
+                if (*p++ != ',')
+                        return -1;
+        }
+        *ret = mask;
+        return 0;
+}
+
+void cli_pcr_select_print(uint32_t mask, char buf[CLI_PCR_LIST_MAX]) {
+        size_t len = 0;
+
+        buf[0] = 0;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                if (mask & (1u << i))
+                        len += (size_t) snprintf(buf + len, CLI_PCR_LIST_MAX - len, "%s%u", len ? "," : "", i);
+}

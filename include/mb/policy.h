@@ -27,6 +27,7 @@
 
 /* TPM_EO (Part 2, §6.8): the PolicyNV comparison mshim uses. */
 #define MB_TPM_EO_UNSIGNED_LE 0x0009u
+#define MB_TPM_EO_BITCLEAR    0x000Bu /* the highest TPM_EO */
 
 /* TPM2_PolicyOR takes 2 to 8 digests (Part 3, §23.6: pHashList). */
 #define MB_POLICY_OR_MAX 8u
@@ -50,19 +51,23 @@ mb_err mb_policy_pcr_digest(const uint8_t *values, size_t n_pcrs, size_t value_s
  * PCRs 0-23 in pcr_mask) and the pcrDigest. */
 mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8_t pcr_digest[MB_POLICY_SIZE]);
 
-/* TPM2_PolicyOR: p must equal one of the n (2..8) branches. */
+/* TPM2_PolicyOR: n must be 2..8 (MB_ERR_INVALID) and p must equal one of
+ * the branches (MB_ERR_NOTFOUND), as the TPM checks (TPM_RC_VALUE). */
 mb_err mb_policy_or(mb_policy *p, const mb_policy *branches, size_t n);
 
 /* TPM2_PolicyAuthorize by a key whose TPM Name is key_name (nameAlg ||
- * digest of its TPMT_PUBLIC), with policyRef ref (may be empty). */
+ * digest of its TPMT_PUBLIC), with policyRef ref (may be empty, at most 32
+ * octets). The TPM clears the digest first, so the result does not depend
+ * on *p (the ticket check against approvedPolicy is the TPM's). */
 mb_err mb_policy_authorize(mb_policy *p, const uint8_t *key_name, size_t key_name_size, const uint8_t *ref, size_t ref_size);
 
 /* aHash, the digest the policy key signs for TPM2_VerifySignature:
  * SHA-256(approvedPolicy || policyRef) (Part 3, §23.16). */
 void mb_policy_authorize_ahash(const mb_policy *approved, const uint8_t *ref, size_t ref_size, uint8_t ret_ahash[MB_POLICY_SIZE]);
 
-/* TPM2_PolicyNV: operandB compared with the NV index named nv_name at
- * offset, by operation (TPM_EO). */
+/* TPM2_PolicyNV: operandB (at most 64 octets) compared with the NV index
+ * named nv_name at offset, by operation (TPM_EO). Names are checked: a
+ * known nameAlg followed by exactly its digest. */
 mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, const uint8_t *operand_b, size_t operand_b_size, uint16_t offset, uint16_t operation);
 
 /* TPM2_PolicyAuthValue (a PIN). */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The policy key (tools/policykey.c) and writing sealing files. */
+#ifndef MB_POLICYKEY_H
+#define MB_POLICYKEY_H
+
+#include <sys/types.h>
+#include "tpmseal.h"
+
+/* cli_write_file, refusing an existing path. 0, or -1 with a message. */
+int seal_write_new(const char *path, mode_t mode, const void *p, size_t n);
+
+/* A new ECDSA P-256 pair: key_path (PEM, 0600), pub_path (PEM). Refuses
+ * when either exists. */
+int pk_generate(const char *key_path, const char *pub_path);
+/* A PEM public key as the TPM2B_PUBLIC mshim loads it with. */
+int pk_load_public(const char *path, TPM2B_PUBLIC *ret);
+/* ECDSA over digest (32 bytes, not hashed again) with the private key at
+ * key_path, which must be expect's (NULL: any). */
+int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t ret_r[32],
+            uint8_t ret_s[32]);
+
+#endif

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* What mshim seal, unseal and policy share: policies, PCR values, PINs,
+ * the approvals directory (docs/SEALING.md). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#include "safeio.h"
+#include "sealcmd.h"
+
+char *seal_path(const char *dir, const char *name) {
+        size_t n = strlen(dir) + strlen(name) + 2;
+        char *s = malloc(n);
+
+        if (!s) {
+                cli_error("out of memory");
+                return NULL;
+        }
+        snprintf(s, n, "%s/%s", dir, name);
+        return s;
+}
+
+char *seal_key_path(const char *state_dir, bool pub) {
+        return seal_path(state_dir, pub ? "policy.pub" : "policy.key");
+}
+
+/* ---- policies ---------------------------------------------------------- */
+
+static mb_err pcr_step(mb_policy *p, uint32_t mask, const uint8_t *values) {
+        uint8_t digest[MB_POLICY_SIZE];
+        mb_err e = mb_policy_pcr_digest(values, seal_pcr_count(mask), SEAL_PCR_VALUE, digest);
+
+        return e == MB_OK ? mb_policy_pcr(p, MB_ALG_SHA256, mask, digest) : e;
+}
+
+static int policy_error(mb_err e) {
+        cli_error("cannot compute the policy: %s", mb_strerror(e));
+        return -1;
+}
+
+int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mask, const uint8_t *values,
+                         mb_policy *ret) {
+        uint8_t b[TS_COUNTER_SIZE];
+        mb_policy p;
+        mb_err e;
+
+        for (size_t i = 0; i < TS_COUNTER_SIZE; i++)
+                b[i] = (uint8_t) (epoch >> (8 * (TS_COUNTER_SIZE - 1 - i)));
+        mb_policy_reset(&p);
+        e = mb_policy_nv(&p, nv_name->name, nv_name->size, b, sizeof(b), 0, MB_TPM_EO_UNSIGNED_LE);
+        if (e == MB_OK)
+                e = pcr_step(&p, mask, values);
+        if (e != MB_OK)
+                return policy_error(e);
+        *ret = p;
+        return 0;
+}
+
+int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret) {
+        TPM2B_NAME name;
+        mb_policy p;
+        mb_err e;
+
+        if (ts_public_name(key, &name) < 0) {
+                cli_error("cannot compute the policy key's Name");
+                return -1;
+        }
+        mb_policy_reset(&p);
+        e = mb_policy_authorize(&p, name.name, name.size, NULL, 0);
+        if (e != MB_OK)
+                return policy_error(e);
+        if (pin)
+                mb_policy_auth_value(&p);
+        *ret = p;
+        return 0;
+}
+
+int seal_state_leaf(uint32_t mask, const uint8_t *values, mb_policy *ret) {
+        mb_policy p;
+        mb_err e;
+
+        mb_policy_reset(&p);
+        e = pcr_step(&p, mask, values);
+        if (e != MB_OK)
+                return policy_error(e);
+        *ret = p;
+        return 0;
+}
+
+int seal_literal_policy(const seal_file *f, mb_policy *ret) {
+        mb_policy *leaves = calloc(f->n_states ? f->n_states : 1, sizeof(*leaves)), root;
+        mb_err e = MB_ERR_NOSPACE;
+        int r = -1;
+
+        for (size_t i = 0; leaves && i < f->n_states; i++)
+                if (seal_state_leaf(f->pcrs, f->states[i], &leaves[i]) < 0)
+                        goto out;
+        if (leaves)
+                e = mb_policy_tree_root(leaves, f->n_states, &root);
+        if (e != MB_OK) {
+                policy_error(e);
+                goto out;
+        }
+        if (f->pin)
+                mb_policy_auth_value(&root);
+        *ret = root;
+        r = 0;
+out:
+        free(leaves);
+        return r;
+}
+
+/* ---- PCR values -------------------------------------------------------- */
+
+int seal_values_from(const mb_pcr_values *v, const char *what, uint32_t mask, uint8_t *values) {
+        size_t k = 0;
+
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *x;
+                if (!(mask & (1u << i)))
+                        continue;
+                x = mb_pcrs_get(v, MB_ALG_SHA256, i);
+                if (!x) {
+                        cli_error("%s: no sha256 value for PCR %u", what, i);
+                        return -1;
+                }
+                memcpy(values + SEAL_PCR_VALUE * k++, x, SEAL_PCR_VALUE);
+        }
+        return 0;
+}
+
+int seal_current_values(cli_tpm *t, const char *pcrs_file, uint32_t mask, uint8_t *values) {
+        mb_pcr_values *v = calloc(1, sizeof(*v));
+        cli_file f;
+        int r = -1;
+
+        if (!v) {
+                cli_error("out of memory");
+                return -1;
+        }
+        if (!pcrs_file) {
+                if (cli_tpm_pcr_read_bank(t, MB_ALG_SHA256, mask, v) == 0)
+                        r = seal_values_from(v, "the TPM", mask, values);
+        } else if (cli_file_load_max(pcrs_file, (size_t) 1 << 20, "a PCR values file", &f) == 0) {
+                if (mb_pcrs_parse((const char *) f.data, f.size, v) != MB_OK)
+                        cli_error("%s: not PCR values (tpm2_pcrread YAML or \"sha256:7=<hex>\" lines)", pcrs_file);
+                else
+                        r = seal_values_from(v, pcrs_file, mask, values);
+                cli_file_free(&f);
+        }
+        free(v);
+        return r;
+}
+
+/* ---- PINs ------------------------------------------------------------------ */
+
+#define PIN_MAX 256
+
+static char *pin_file_read(const char *path) {
+        cli_file f;
+        size_t n = 0;
+        char *s = NULL;
+
+        if (cli_file_load_max(path, (size_t) 1 << 20, "a PIN file", &f) < 0)
+                return NULL;
+        while (n < f.size && f.data[n] != '\n')
+                n++;
+        if (n > 0 && f.data[n - 1] == '\r')
+                n--;
+        if (n == 0 || n > PIN_MAX || memchr(f.data, 0, n))
+                cli_error("%s: the PIN (its first line) must be 1 to %d bytes, no NUL", path, PIN_MAX);
+        else if ((s = malloc(n + 1))) {
+                memcpy(s, f.data, n);
+                s[n] = 0;
+        } else
+                cli_error("out of memory");
+        cli_file_free(&f);
+        return s;
+}
+
+static char *pin_ask(const char *prompt) {
+        int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        char *s;
+
+        if (fd < 0) {
+                cli_error("there is no terminal to ask the PIN on; give --pin-file FILE");
+                return NULL;
+        }
+        s = cli_tty_secret(fd, prompt);
+        close(fd);
+        if (s && (!*s || strlen(s) > PIN_MAX)) {
+                cli_error("the PIN must be 1 to %d bytes", PIN_MAX);
+                cli_secret_free(s);
+                s = NULL;
+        }
+        return s;
+}
+
+char *seal_pin_read(const char *pin_file, bool confirm) {
+        char *a, *b;
+
+        if (pin_file)
+                return pin_file_read(pin_file);
+        a = pin_ask("PIN: ");
+        if (!a || !confirm)
+                return a;
+        b = pin_ask("PIN again: ");
+        if (b && strcmp(a, b) == 0) {
+                cli_secret_free(b);
+                return a;
+        }
+        if (b)
+                cli_error("the PINs differ");
+        cli_secret_free(a);
+        cli_secret_free(b);
+        return NULL;
+}
+
+/* ---- approvals ------------------------------------------------------------- */
+
+static int by_name(const void *a, const void *b) {
+        return strcmp(((const approval_entry *) a)->name, ((const approval_entry *) b)->name);
+}
+
+static bool is_approval_name(const char *n) {
+        size_t l = strlen(n);
+        return l > 9 && n[0] != '.' && strcmp(n + l - 9, ".approval") == 0;
+}
+
+int approvals_load_dir(const char *dir, approval_entry **ret, size_t *ret_n, size_t *ret_bad) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        approval_entry *e = NULL;
+        size_t n = 0, bad = 0;
+
+        if (!d) {
+                cli_error("%s: cannot list the approvals: %s", dir, strerror(errno));
+                return -1;
+        }
+        while ((de = readdir(d))) {
+                approval_entry x = { 0 };
+                void *ne;
+
+                if (!is_approval_name(de->d_name))
+                        continue;
+                x.path = seal_path(dir, de->d_name);
+                x.name = strdup(de->d_name);
+                ne = x.path && x.name ? realloc(e, (n + 1) * sizeof(*e)) : NULL;
+                if (!ne) {
+                        free(x.path);
+                        free(x.name);
+                        approvals_free(e, n);
+                        closedir(d);
+                        cli_error("out of memory");
+                        return -1;
+                }
+                e = ne;
+                if (approval_load(x.path, &x.a) < 0) {
+                        cli_error("warning: %s skipped", x.path);
+                        free(x.path);
+                        free(x.name);
+                        bad++;
+                        continue;
+                }
+                e[n++] = x;
+        }
+        closedir(d);
+        if (n)
+                qsort(e, n, sizeof(*e), by_name);
+        *ret = e;
+        *ret_n = n;
+        if (ret_bad)
+                *ret_bad = bad;
+        return 0;
+}
+
+void approvals_free(approval_entry *e, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(e[i].path);
+                free(e[i].name);
+        }
+        free(e);
+}
+
+/* mkdir -p, 0755 (the ESP's directories are public). */
+static int make_dirs(const char *path) {
+        char *s = strdup(path);
+        int r = 0;
+
+        if (!s) {
+                cli_error("out of memory");
+                return -1;
+        }
+        for (char *p = s + 1; r == 0; p++) {
+                if (*p && *p != '/')
+                        continue;
+                char c = *p;
+                *p = 0;
+                if (mkdir(s, 0755) < 0 && errno != EEXIST) {
+                        cli_error("cannot create %s: %s", s, strerror(errno));
+                        r = -1;
+                }
+                *p = c;
+                if (!c)
+                        break;
+        }
+        free(s);
+        return r;
+}
+
+/* NAME.approval: the entry id (or label, or "boot") in file-name-safe
+ * characters, the epoch and the start of approvedPolicy, so approvals of
+ * different states or epochs never share a name. */
+static char *approval_name(const approval *a) {
+        const char *id = a->entry_id[0] ? a->entry_id : a->label[0] ? a->label : "boot";
+        char safe[SEAL_TEXT_MAX + 1], *s;
+        size_t k = 0, n;
+
+        for (; *id && k < 64; id++) {
+                bool ok = (*id && strchr("._-", *id)) || (*id >= '0' && *id <= '9') || (*id >= 'a' && *id <= 'z') ||
+                          (*id >= 'A' && *id <= 'Z');
+                safe[k] = ok && !(k == 0 && *id == '.') ? *id : '_';
+                k++;
+        }
+        safe[k] = 0;
+        n = k + 64;
+        s = malloc(n);
+        if (s)
+                snprintf(s, n, "%s-e%llu-%02x%02x%02x%02x.approval", safe, (unsigned long long) a->epoch, a->policy.d[0],
+                         a->policy.d[1], a->policy.d[2], a->policy.d[3]);
+        return s;
+}
+
+static int text_ok(const char *what, const char *s) {
+        if (strlen(s) > SEAL_TEXT_MAX) {
+                cli_error("%s is longer than %d bytes", what, SEAL_TEXT_MAX);
+                return -1;
+        }
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f) {
+                        cli_error("%s has a control character", what);
+                        return -1;
+                }
+        return 0;
+}
+
+static int sign_approval(cli_tpm *t, const char *state_dir, approval *a) {
+        char *key = seal_key_path(state_dir, false), *pub_path = seal_key_path(state_dir, true);
+        TPM2B_PUBLIC pub;
+        TPM2B_NAME nv_name;
+        ESYS_TR nv = ESYS_TR_NONE;
+        uint8_t ahash[MB_POLICY_SIZE];
+        int r = -1;
+
+        if (!key || !pub_path || pk_load_public(pub_path, &pub) < 0)
+                goto out;
+        if (ts_counter_open(t, &nv, &nv_name, &a->epoch))
+                goto out;
+        Esys_TR_Close(t->esys, &nv);
+        if (seal_approved_policy(&nv_name, a->epoch, a->pcrs, a->values, &a->policy) < 0)
+                goto out;
+        mb_policy_authorize_ahash(&a->policy, NULL, 0, ahash);
+        r = pk_sign(key, &pub, ahash, a->sig_r, a->sig_s);
+out:
+        free(key);
+        free(pub_path);
+        return r;
+}
+
+int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
+                 const char *label, const char *entry_id) {
+        approval a;
+        char *text = NULL, *name = NULL, *path = NULL;
+        time_t now = time(NULL);
+        int r = -1;
+
+        memset(&a, 0, sizeof(a));
+        if (text_ok("--label", label) < 0 || text_ok("--entry-id", entry_id) < 0)
+                return -1;
+        a.pcrs = mask;
+        memcpy(a.values, values, seal_pcr_count(mask) * SEAL_PCR_VALUE);
+        strcpy(a.label, label);
+        strcpy(a.entry_id, entry_id);
+        strftime(a.created, sizeof(a.created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        if (sign_approval(t, state_dir, &a) < 0)
+                goto out;
+        text = approval_format(&a);
+        name = approval_name(&a);
+        if (!text || !name) {
+                cli_error("out of memory");
+                goto out;
+        }
+        if (make_dirs(approvals_dir) < 0 || !(path = seal_path(approvals_dir, name)))
+                goto out;
+        if (seal_write_new(path, CLI_MODE_PUBLIC, text, strlen(text)) < 0)
+                goto out;
+        printf("%s\n", path);
+        r = 0;
+out:
+        free(text);
+        free(name);
+        free(path);
+        return r;
+}

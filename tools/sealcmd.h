@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* What mshim seal, unseal and policy share (tools/sealcmd.c). */
+#ifndef MB_SEALCMD_H
+#define MB_SEALCMD_H
+
+#include "policykey.h"
+#include "sealdata.h"
+
+#define SEAL_STATE_DIR "/var/lib/mshim"
+#define SEAL_ESP "/boot/efi"
+#define SEAL_APPROVALS "loader/mshim/approvals"
+#define SEAL_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
+/* docs/SEALING.md "The default PCR set": 4, 5, 7, 9, 12. */
+#define SEAL_DEFAULT_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))
+
+/* dir "/" name, malloc()ed (a message and NULL when out of memory). */
+char *seal_path(const char *dir, const char *name);
+/* DIR/policy.key and DIR/policy.pub. */
+char *seal_key_path(const char *state_dir, bool pub);
+
+/* approvedPolicy: PolicyNV(counter <= epoch) then PolicyPCR(sha256, mask,
+ * values). */
+int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mask, const uint8_t *values,
+                         mb_policy *ret);
+/* The signed object's authPolicy: PolicyAuthorize(policy key) [then
+ * PolicyAuthValue]. */
+int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret);
+/* A literal state's leaf: PolicyPCR(sha256, mask, values). */
+int seal_state_leaf(uint32_t mask, const uint8_t *values, mb_policy *ret);
+/* The literal object's authPolicy over all states. */
+int seal_literal_policy(const seal_file *f, mb_policy *ret);
+
+/* The selected PCRs' sha256 values, in order (32 bytes each): from
+ * pcrs_file, or with pcrs_file NULL from the TPM t. */
+int seal_current_values(cli_tpm *t, const char *pcrs_file, uint32_t mask, uint8_t *values);
+/* The same from PCR values already read. */
+int seal_values_from(const mb_pcr_values *v, const char *what, uint32_t mask, uint8_t *values);
+
+/* A PIN from the first line of pin_file, or asked on the terminal
+ * (twice when confirm). malloc()ed; cli_secret_free it. */
+char *seal_pin_read(const char *pin_file, bool confirm);
+
+/* The approvals in a directory, in name order. */
+typedef struct approval_entry {
+        char *path, *name;
+        approval a;
+} approval_entry;
+/* -1 (message) when dir cannot be read; a file that does not parse is
+ * skipped with a warning (counted in *ret_bad). */
+int approvals_load_dir(const char *dir, approval_entry **ret, size_t *ret_n, size_t *ret_bad);
+void approvals_free(approval_entry *e, size_t n);
+
+/* A new approval of (mask, values) at the counter's epoch, signed with
+ * the policy key in state_dir, written into approvals_dir; prints its
+ * path. */
+int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
+                 const char *label, const char *entry_id);
+
+#endif

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mshim unseal: the secret of a sealed file, on standard output, when the
+ * TPM's PCRs hold an approved boot state (docs/SEALING.md "Unsealing").
+ * Exit 0; 1 the TPM refused the policy (the message names the PCRs that
+ * differ from the closest approval and the log's events that extended
+ * them); 2 anything else.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#include <tss2/tss2_rc.h>
+#include "safeio.h"
+#include "sealcmd.h"
+
+/* TPM_RC_PCR_CHANGED between PolicyPCR and Unseal: tried again this often. */
+#define PCR_CHANGED_TRIES 3
+
+typedef struct unseal_opts {
+        const char *esp, *approvals, *pin_file, *log, *file;
+} unseal_opts;
+
+/* A boot state the secret may open for: an approval, or a literal state. */
+typedef struct candidate {
+        const char *name;       /* for messages */
+        uint32_t pcrs;
+        const uint8_t *values;
+        const approval *a;      /* signed */
+        size_t state;           /* literal: its index */
+} candidate;
+
+typedef struct unseal_run {
+        const unseal_opts *o;
+        seal_file f;
+        approval_entry *ap;
+        size_t n_ap;
+        candidate *c;
+        size_t n_c;
+        mb_pcr_values *now;
+        cli_tpm t;
+        bool connected;
+        ESYS_TR srk, nv, key;
+        TPM2B_NAME nv_name, key_name;
+        ts_unsealer u;
+        bool loaded;
+        TPM2B_AUTH auth;
+        mb_policy *leaves;      /* literal */
+        uint8_t secret[TS_SECRET_MAX];
+        size_t secret_size;
+        bool revoked_seen;      /* a state that matched failed PolicyNV */
+} unseal_run;
+
+/* ---- the refusal message ------------------------------------------------- */
+
+static size_t differing(const candidate *c, const mb_pcr_values *now, uint32_t *ret_mask) {
+        size_t k = 0, n = 0;
+
+        *ret_mask = 0;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *v;
+                if (!(c->pcrs & (1u << i)))
+                        continue;
+                v = mb_pcrs_get(now, MB_ALG_SHA256, i);
+                if (!v || memcmp(v, c->values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE)) {
+                        *ret_mask |= 1u << i;
+                        n++;
+                }
+                k++;
+        }
+        return n;
+}
+
+static void hex_err(const uint8_t *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fprintf(stderr, "%02x", p[i]);
+}
+
+/* The log's events for each differing PCR, as `mshim log --pcrs` lists
+ * them (captured: standard output is the secret's). */
+static void explain_events(const unseal_run *r, uint32_t mask) {
+        const char *path = r->o->log ? r->o->log : SEAL_LOG;
+        out_capture cap = { 0 };
+        cli_file f;
+
+        if (access(path, R_OK) < 0 && !r->o->log) {
+                fprintf(stderr, "  (no event log at %s to name the events: give --log FILE)\n", path);
+                return;
+        }
+        if (cli_file_load(path, &f) < 0)
+                return;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                if (!(mask & (1u << i)))
+                        continue;
+                fprintf(stderr, "  PCR %u, in %s:\n", i, path);
+                out_capture_begin(&cap);
+                cli_log_pcr_events(f.data, f.size, i, MB_ALG_SHA256);
+                out_capture_end(&cap);
+                fwrite(cap.buf, 1, cap.len, stderr);
+        }
+        out_capture_free(&cap);
+        cli_file_free(&f);
+}
+
+static int refuse(const unseal_run *r) {
+        const candidate *best = NULL;
+        size_t best_n = SIZE_MAX;
+        uint32_t mask = 0, m;
+        char list[CLI_PCR_LIST_MAX];
+        size_t k = 0;
+
+        for (size_t i = 0; i < r->n_c; i++) {
+                size_t n = differing(&r->c[i], r->now, &m);
+                if (n < best_n) {
+                        best = &r->c[i];
+                        best_n = n;
+                        mask = m;
+                }
+        }
+        if (!best_n && r->revoked_seen) {
+                cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
+                          "epoch counter: 'mshim policy revoke' ended them)");
+                return EXIT_CHECK_FAILED;
+        }
+        if (!best_n) {
+                cli_error("unseal refused: the TPM refused the policy of %s although its PCR values match", best->name);
+                return EXIT_CHECK_FAILED;
+        }
+        cli_pcr_select_print(mask, list);
+        cli_error("unseal refused: PCR%s %s differ%s from the closest %s (%s)", best_n > 1 ? "s" : "", list,
+                  best_n > 1 ? "" : "s", best->a ? "approval" : "sealed state", best->name);
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *v;
+                if (!(best->pcrs & (1u << i)))
+                        continue;
+                if (mask & (1u << i)) {
+                        v = mb_pcrs_get(r->now, MB_ALG_SHA256, i);
+                        fprintf(stderr, "  PCR %u: approved ", i);
+                        hex_err(best->values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE);
+                        fprintf(stderr, "\n         TPM      ");
+                        if (v)
+                                hex_err(v, SEAL_PCR_VALUE);
+                        fputc('\n', stderr);
+                }
+                k++;
+        }
+        explain_events(r, mask);
+        return EXIT_CHECK_FAILED;
+}
+
+/* ---- TPM errors -------------------------------------------------------------- */
+
+/* How many more wrong PINs the TPM takes (TPM_PT_MAX_AUTH_FAIL less
+ * TPM_PT_LOCKOUT_COUNTER), or -1 when it does not say. */
+static long tries_left(cli_tpm *t) {
+        TPMS_CAPABILITY_DATA *cap = NULL;
+        TPMI_YES_NO more;
+        long max = -1, count = -1;
+
+        if (Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_TPM_PROPERTIES,
+                               TPM2_PT_LOCKOUT_COUNTER, 2, &more, &cap) != TSS2_RC_SUCCESS)
+                return -1;
+        for (uint32_t i = 0; i < cap->data.tpmProperties.count; i++) {
+                if (cap->data.tpmProperties.tpmProperty[i].property == TPM2_PT_LOCKOUT_COUNTER)
+                        count = cap->data.tpmProperties.tpmProperty[i].value;
+                if (cap->data.tpmProperties.tpmProperty[i].property == TPM2_PT_MAX_AUTH_FAIL)
+                        max = cap->data.tpmProperties.tpmProperty[i].value;
+        }
+        Esys_Free(cap);
+        return max >= 0 && count >= 0 && max >= count ? max - count : -1;
+}
+
+static int lockout(void) {
+        cli_error("the TPM is in dictionary-attack lockout: it refuses PIN-protected objects until its "
+                  "lockout time passes (or the owner resets it with the lockout authorization, "
+                  "e.g. tpm2_dictionarylockout --clear-lockout)");
+        return EXIT_BAD_INPUT;
+}
+
+/* An error that ends the attempts: wrong PIN, lockout, anything not the
+ * policy's. */
+static int fatal(unseal_run *r, TSS2_RC rc, const char *what) {
+        TSS2_RC b = ts_rc_base(rc);
+
+        if (b == TPM2_RC_LOCKOUT)
+                return lockout();
+        if (b == TPM2_RC_AUTH_FAIL || b == TPM2_RC_BAD_AUTH) {
+                long left = tries_left(&r->t);
+                if (left >= 0)
+                        cli_error("wrong PIN (the TPM counts it: %ld more wrong PIN%s before dictionary-attack lockout)",
+                                  left, left == 1 ? "" : "s");
+                else
+                        cli_error("wrong PIN (the TPM counts failures toward its dictionary-attack lockout)");
+                return EXIT_BAD_INPUT;
+        }
+        cli_error("%s failed: %s", what, Tss2_RC_Decode(rc));
+        return EXIT_BAD_INPUT;
+}
+
+/* ---- one attempt ----------------------------------------------------------- */
+
+static TSS2_RC signed_steps(unseal_run *r, const candidate *c, const char **what) {
+        uint8_t digest[MB_POLICY_SIZE];
+        TSS2_RC rc;
+
+        *what = "PolicyNV (the epoch counter)";
+        rc = ts_policy_nv(&r->u, r->nv, c->a->epoch);
+        if (ts_rc_is_policy(rc))
+                r->revoked_seen = true;
+        if (rc)
+                return rc;
+        *what = "PolicyPCR";
+        if (mb_policy_pcr_digest(c->values, seal_pcr_count(c->pcrs), SEAL_PCR_VALUE, digest) != MB_OK)
+                return TSS2_ESYS_RC_BAD_VALUE;
+        rc = ts_policy_pcr(&r->u, c->pcrs, digest);
+        if (rc)
+                return rc;
+        if (r->key == ESYS_TR_NONE) {
+                *what = "loading the policy key (LoadExternal)";
+                rc = ts_load_verify_key(&r->t, &r->f.policy_key, &r->key);
+                if (rc)
+                        return rc;
+        }
+        *what = "PolicyAuthorize (the approval's signature)";
+        return ts_policy_authorize(&r->u, r->key, &r->key_name, &c->a->policy, c->a->sig_r, c->a->sig_s,
+                                   sizeof(c->a->sig_r));
+}
+
+static TSS2_RC literal_steps(unseal_run *r, const candidate *c, const char **what) {
+        mb_policy steps[MB_POLICY_TREE_MAX_DEPTH][MB_POLICY_OR_MAX];
+        size_t counts[MB_POLICY_TREE_MAX_DEPTH], n_steps = 0;
+        uint8_t digest[MB_POLICY_SIZE];
+        TSS2_RC rc;
+
+        *what = "PolicyPCR";
+        if (mb_policy_pcr_digest(c->values, seal_pcr_count(c->pcrs), SEAL_PCR_VALUE, digest) != MB_OK ||
+            mb_policy_tree_path(r->leaves, r->f.n_states, c->state, steps, counts, &n_steps) != MB_OK)
+                return TSS2_ESYS_RC_BAD_VALUE;
+        rc = ts_policy_pcr(&r->u, c->pcrs, digest);
+        *what = "PolicyOR";
+        for (size_t i = 0; rc == TSS2_RC_SUCCESS && i < n_steps; i++)
+                rc = ts_policy_or(&r->u, steps[i], counts[i]);
+        return rc;
+}
+
+/* 0: unsealed; 1: the policy failed (try the next state); else an exit
+ * status. */
+static int attempt(unseal_run *r, const candidate *c) {
+        for (int tries = 0;; tries++) {
+                const char *what = "starting a policy session salted to the SRK";
+                TSS2_RC rc = ts_session_start(&r->u);
+
+                if (rc == TSS2_RC_SUCCESS)
+                        rc = r->f.literal ? literal_steps(r, c, &what) : signed_steps(r, c, &what);
+                if (rc == TSS2_RC_SUCCESS) {
+                        what = "Unseal";
+                        rc = ts_unseal_now(&r->u, r->secret, &r->secret_size);
+                }
+                ts_session_end(&r->u);
+                if (rc == TSS2_RC_SUCCESS)
+                        return 0;
+                /* Part 3 §23.7: a PCR changed between PolicyPCR and its use. */
+                if (ts_rc_base(rc) == TPM2_RC_PCR_CHANGED && tries + 1 < PCR_CHANGED_TRIES)
+                        continue;
+                if (ts_rc_is_policy(rc) || ts_rc_base(rc) == TPM2_RC_PCR_CHANGED)
+                        return 1;
+                return fatal(r, rc, what);
+        }
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+static int matches(const candidate *c, const mb_pcr_values *now) {
+        uint32_t m;
+        return differing(c, now, &m) == 0;
+}
+
+/* Approvals whose approvedPolicy is what their fields and this TPM's
+ * counter make: anything else cannot pass PolicyAuthorize. */
+static int signed_candidates(unseal_run *r) {
+        for (size_t i = 0; i < r->n_ap; i++) {
+                const approval *a = &r->ap[i].a;
+                mb_policy p;
+                if (seal_approved_policy(&r->nv_name, a->epoch, a->pcrs, a->values, &p) < 0)
+                        return -1;
+                if (memcmp(p.d, a->policy.d, MB_POLICY_SIZE)) {
+                        cli_error("warning: %s: its policy is not its own fields' (damaged, or for another TPM); skipped",
+                                  r->ap[i].path);
+                        continue;
+                }
+                r->c[r->n_c++] = (candidate) { r->ap[i].name, a->pcrs, a->values, a, 0 };
+        }
+        if (!r->n_c)
+                cli_error("no usable approval for %s", r->o->file);
+        return r->n_c ? 0 : -1;
+}
+
+static int literal_candidates(unseal_run *r) {
+        static char names[SEAL_MAX_STATES][32];
+
+        r->leaves = calloc(r->f.n_states, sizeof(*r->leaves));
+        if (!r->leaves) {
+                cli_error("out of memory");
+                return -1;
+        }
+        for (size_t i = 0; i < r->f.n_states; i++) {
+                if (seal_state_leaf(r->f.pcrs, r->f.states[i], &r->leaves[i]) < 0)
+                        return -1;
+                snprintf(names[i], sizeof(names[i]), "state %zu", i + 1);
+                r->c[r->n_c++] = (candidate) { names[i], r->f.pcrs, r->f.states[i], NULL, i };
+        }
+        return 0;
+}
+
+static int load_approvals(unseal_run *r) {
+        char *dir = r->o->approvals ? strdup(r->o->approvals) : seal_path(r->o->esp ? r->o->esp : SEAL_ESP, SEAL_APPROVALS);
+        size_t bad = 0;
+        int ret = -1;
+
+        if (dir && approvals_load_dir(dir, &r->ap, &r->n_ap, &bad) == 0) {
+                if (!r->n_ap)
+                        cli_error("no approvals in %s: approve a boot state with 'mshim policy approve'", dir);
+                ret = r->n_ap ? 0 : -1;
+        }
+        free(dir);
+        return ret;
+}
+
+static uint32_t pcrs_needed(const unseal_run *r) {
+        uint32_t m = r->f.pcrs;
+
+        for (size_t i = 0; !r->f.literal && i < r->n_ap; i++)
+                m |= r->ap[i].a.pcrs;
+        return m;
+}
+
+/* Everything up to the first attempt: files, PIN, TPM objects. */
+static int prepare(unseal_run *r) {
+        char *pin = NULL;
+        int e;
+
+        if (seal_file_load(r->o->file, &r->f) < 0)
+                return EXIT_BAD_INPUT;
+        if (!r->f.literal && load_approvals(r) < 0)
+                return EXIT_BAD_INPUT;
+        r->c = calloc(r->f.literal ? r->f.n_states : r->n_ap, sizeof(*r->c));
+        r->now = calloc(1, sizeof(*r->now));
+        if (!r->c || !r->now) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        if (r->f.pin) {
+                if (!(pin = seal_pin_read(r->o->pin_file, false)))
+                        return EXIT_BAD_INPUT;
+                ts_pin_auth(pin, &r->auth);
+                cli_secret_free(pin);
+        }
+        if (cli_tpm_connect(&r->t) < 0)
+                return EXIT_BAD_INPUT;
+        r->connected = true;
+        /* The TPM's PCRs first: only approvals that match them are tried. */
+        if (cli_tpm_pcr_read_bank(&r->t, MB_ALG_SHA256, pcrs_needed(r), r->now) < 0)
+                return EXIT_BAD_INPUT;
+        if ((e = ts_srk_open(&r->t, &r->f.srk, &r->srk)))
+                return e;
+        if (!r->f.literal) {
+                if ((e = ts_counter_deserialize(&r->t, r->f.counter, r->f.counter_size, &r->nv, &r->nv_name)))
+                        return e;
+                if (ts_public_name(&r->f.policy_key, &r->key_name) < 0) {
+                        cli_error("%s: the policy key is not one the TPM can load", r->o->file);
+                        return EXIT_BAD_INPUT;
+                }
+        }
+        if (r->f.literal ? literal_candidates(r) < 0 : signed_candidates(r) < 0)
+                return EXIT_BAD_INPUT;
+        if ((e = ts_unsealer_load(&r->u, &r->t, r->srk, &r->f.pub, &r->f.priv, r->f.pin ? &r->auth : NULL)))
+                return e;
+        r->loaded = true;
+        return 0;
+}
+
+static int run(unseal_run *r) {
+        int e = prepare(r);
+
+        for (size_t i = 0; e == 0 && i < r->n_c; i++) {
+                if (!matches(&r->c[i], r->now))
+                        continue;
+                e = attempt(r, &r->c[i]);
+                if (e == 0) {
+                        /* Flushed now: the secret is written after the TPM is done. */
+                        ts_flush(&r->t, &r->key);
+                        ts_unsealer_done(&r->u);
+                        r->loaded = false;
+                        return 0;
+                }
+                if (e == 1)
+                        e = 0;
+                else
+                        return e;
+        }
+        return e ? e : refuse(r);
+}
+
+static int write_all(const uint8_t *p, size_t n) {
+        while (n) {
+                ssize_t k = write(STDOUT_FILENO, p, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        cli_error("cannot write the secret to standard output: %s", strerror(errno));
+                        return -1;
+                }
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+static void run_free(unseal_run *r) {
+        if (r->connected) {
+                ts_flush(&r->t, &r->key);
+                if (r->loaded)
+                        ts_unsealer_done(&r->u);
+                if (r->srk != ESYS_TR_NONE)
+                        Esys_TR_Close(r->t.esys, &r->srk);
+                if (r->nv != ESYS_TR_NONE)
+                        Esys_TR_Close(r->t.esys, &r->nv);
+                cli_tpm_disconnect(&r->t);
+        }
+        OPENSSL_cleanse(r->secret, sizeof(r->secret));
+        OPENSSL_cleanse(&r->auth, sizeof(r->auth));
+        approvals_free(r->ap, r->n_ap);
+        seal_file_free(&r->f);
+        free(r->c);
+        free(r->now);
+        free(r->leaves);
+}
+
+int cmd_unseal(int argc, char **argv) {
+        static const struct option longopts[] = {
+                { "esp", required_argument, NULL, 'E' },
+                { "approvals", required_argument, NULL, 'A' },
+                { "pin-file", required_argument, NULL, 'F' },
+                { "log", required_argument, NULL, 'l' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        unseal_opts o = { 0 };
+        unseal_run r = { .o = &o, .srk = ESYS_TR_NONE, .nv = ESYS_TR_NONE, .key = ESYS_TR_NONE };
+        int c, e;
+
+        optind = 1;
+        while ((c = cli_getopt(argc, argv, "h", longopts, "unseal")) != -1) {
+                int once = 0;
+
+                switch (c) {
+                case 'E': once = cli_opt_once(&o.esp, "--esp", optarg); break;
+                case 'A': once = cli_opt_once(&o.approvals, "--approvals", optarg); break;
+                case 'F': once = cli_opt_once(&o.pin_file, "--pin-file", optarg); break;
+                case 'l': once = cli_opt_once(&o.log, "--log", optarg); break;
+                case 'h': cli_help(stdout, "unseal"); return 0;
+                default: return EXIT_BAD_INPUT;
+                }
+                if (once < 0)
+                        return EXIT_BAD_INPUT;
+        }
+        if (o.esp && o.approvals)
+                return cli_usage_error("unseal", "--esp and --approvals cannot be used together");
+        if (argc - optind != 1)
+                return cli_usage_error("unseal", "unseal takes one FILE (the sealed file)");
+        o.file = argv[optind];
+        e = run(&r);
+        if (e == 0)
+                e = write_all(r.secret, r.secret_size) < 0 ? EXIT_BAD_INPUT : 0;
+        run_free(&r);
+        return e;
+}
