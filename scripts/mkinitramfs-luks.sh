@@ -14,7 +14,7 @@
 # KDIR (default build/kernel; the initramfs only works with that kernel),
 # and a test askpass (/lib/cryptsetup/askpass: Debian's is in the
 # cryptsetup package, which the test host does not install) that reads the
-# console and gives up after MSHIM_ASKPASS_TIMEOUT seconds (default 60), so
+# console and gives up after MSHIM_ASKPASS_TIMEOUT seconds (default 30), so
 # a boot nobody types into still ends.
 #
 # Before the report, /init (init.pre) prints on the console:
@@ -120,7 +120,7 @@ cat > "$stage/lib/cryptsetup/askpass" <<'ASK'
 exec </dev/console
 printf '%s' "$1" >/dev/console
 stty -echo 2>/dev/null
-IFS= read -r -t "${MSHIM_ASKPASS_TIMEOUT:-60}" pass || pass=
+IFS= read -r -t "${MSHIM_ASKPASS_TIMEOUT:-30}" pass || pass=
 stty echo 2>/dev/null
 printf '\n' >/dev/console
 printf '%s' "$pass"

@@ -22,7 +22,9 @@
 #   approved      A's PCRs approved (`mshim policy approve --current
 #                 --pcrs`), the sealed key: UNLOCKED with no passphrase.
 #   kernel        Debian's RT kernel and its own LUKS initramfs, approved
-#                 from `mshim predict --esp` on A's log: UNLOCKED.
+#                 from `mshim predict --esp` on A's log: UNLOCKED. Its
+#                 options gain efi=runtime: Debian's RT kernels turn EFI
+#                 runtime services (and so every EFI variable) off.
 # Tampered, each with A's approval only: the keyscript falls back naming
 # the PCRs that differ from it, which must be exactly those that differ
 # between A's and this boot's TPM (and those the change is known to
@@ -118,7 +120,8 @@ check_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
 
 k=$(luks_boot kernel) || { it_fail "$T: set-up kernel"; exit 1; }
 it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" &&
-        cp "$IT_KERNEL_RT" "$k/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$k/esp/initrd.img" ||
+        cp "$IT_KERNEL_RT" "$k/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$k/esp/initrd.img" &&
+        sed -i 's|^options .*|& efi=runtime|' "$k/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
 "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$k/esp" --json \
         > "$k/predict.json" 2> "$k/predict.err"
