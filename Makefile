@@ -63,8 +63,9 @@ EFI_CFLAGS   := -std=gnu11 -O2 -g $(WARN) $(INC) -I$(EFI_INC) -I$(EFI_INC)/x86_6
 # efi/mshim.lds: gnu-efi's layout plus a page-aligned .sbat section.
 EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
-# The predictor (src/predict*.c) is the host's: the loader never links it.
-EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
+# The predictor (src/predict*.c) and the sealed-file codec (src/sealfile.c)
+# are the host's: the loader never links them.
+EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o $(B)/efi/src/sealfile.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
 EFI_O        := $(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o)
 EFI_SBAT_O   := $(B)/efi/efi/sbat.o $(B)/efi/efi/mpolicy.o
 # The built-in boot policy (docs/CONFIG.md): a packager or admin may build
@@ -123,6 +124,14 @@ $(B)/test/test_sha512x8: tests/unit/test_sha512x8.c tests/unit/testlib.h $(TEST_
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -lcrypto
+
+# src/policy.c against the TPM's PolicyGetDigest in trial and policy
+# sessions (tests/tpm/policy_trial.c, run by tests/cli/test_policy_tpm.sh
+# on a swtpm). Not test_*: it needs a TPM, so run-all.sh must not start it.
+$(B)/test/policy_trial: tests/tpm/policy_trial.c $(TEST_CORE_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) $(HOST_LIBS)
+check: $(B)/test/policy_trial
 
 $(B)/efi/%.o: %.c $(wildcard include/mb/*.h) $(wildcard efi/*.h)
 	@mkdir -p $(dir $@)

@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
 libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
 clang cppcheck python3 python3-jsonschema pesign grub-efi-amd64-bin systemd-boot-efi groff-base man-db
-strace cryptsetup-bin fdisk kmod python3-cryptography"
-# strace: tests/cli/test_safety.sh checks fsync/rename order. python3-jsonschema: tests/cli/test_json_schema.sh validates every --json
+strace libtss2-tcti-pcap0 openssl cryptsetup-bin fdisk kmod python3-cryptography"
+# strace: tests/cli/test_safety.sh checks fsync/rename order. libtss2-tcti-pcap0:
+# tests/cli/test_seal.sh counts unseal's TPM commands from its capture; openssl
+# (the command) checks the approvals' signatures there. python3-jsonschema: tests/cli/test_json_schema.sh validates every --json
 # output. groff-base and man-db: tests/cli/test_man.sh checks the manual pages
 # (made from man/*.txt by scripts/mkman.py, in python3) with groff -ww and
 # man --warnings. cryptsetup-bin, fdisk (sfdisk), python3-cryptography:

@@ -41,13 +41,6 @@ static mb_str trim(const char *p, size_t n) {
         return (mb_str) { p, n };
 }
 
-static int hexval(char c) {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-}
-
 /* Hex digits with an optional 0x prefix into out; returns bytes or -1. */
 static int parse_hex(mb_str s, uint8_t *out, size_t cap) {
         if (s.len >= 2 && s.p[0] == '0' && (s.p[1] == 'x' || s.p[1] == 'X'))
@@ -55,7 +48,7 @@ static int parse_hex(mb_str s, uint8_t *out, size_t cap) {
         if (s.len % 2 || s.len / 2 > cap)
                 return -1;
         for (size_t i = 0; i < s.len / 2; i++) {
-                int hi = hexval(s.p[2 * i]), lo = hexval(s.p[2 * i + 1]);
+                int hi = mb_hexval(s.p[2 * i]), lo = mb_hexval(s.p[2 * i + 1]);
                 if (hi < 0 || lo < 0)
                         return -1;
                 out[i] = (uint8_t) (hi << 4 | lo);

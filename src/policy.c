@@ -2,7 +2,8 @@
 /*
  * TPM 2.0 policy digests (include/mb/policy.h), computed as the TPM's
  * policy commands update a session's policyDigest (TPM 2.0 Part 3, §23).
- * Every number the TPM hashes is big-endian (Part 1, §16.1 "Byte order").
+ * Every number the TPM hashes is marshalled big-endian, as in its commands
+ * (Part 2's canonical form).
  * Each function computes the new digest in a local first and writes *p
  * only on success.
  */
@@ -12,9 +13,10 @@
 /* TPMS_PCR_SELECT.sizeofSelect for PCRs 0-23 (Part 2, §10.6.1: at least
  * PCR_SELECT_MIN = 3 octets on a PC Client TPM). */
 #define PCR_SELECT_SIZE 3u
-/* TPM2B_NONCE and TPM2B_OPERAND carry at most sizeof(TPMU_HA) octets
- * (Part 2, §10.4.4 and §10.4.8); a policyRef beyond the session's digest
- * size is refused (Part 3, §23.16: TPM_RC_SIZE). */
+/* TPM2B_OPERAND and TPM2B_NONCE carry at most sizeof(TPMU_HA) octets (Part
+ * 2): 64 for operandB. mshim's policyRef is empty; this module allows at
+ * most the session's digest size, the most a TPM that only does SHA-256
+ * accepts. */
 #define OPERAND_MAX MB_HASH_MAX
 #define POLICY_REF_MAX MB_POLICY_SIZE
 
@@ -39,15 +41,32 @@ static void start(mb_hash *h, const mb_policy *old, uint32_t cc) {
         mb_hash_update(h, b, sizeof(b));
 }
 
-/* A TPM Name (Part 1, §16: nameAlg || H_nameAlg(public area)) as the TPM
- * checks one: a known algorithm followed by exactly its digest. */
-static bool is_name(const uint8_t *name, size_t size) {
+/* A TPM Name (Part 1, §16: nameAlg || H_nameAlg(public area)). */
+bool mb_policy_is_name(const uint8_t *name, size_t size) {
         size_t n;
 
         if (!name || size < 2)
                 return false;
         n = mb_hash_size((uint16_t) (name[0] << 8 | name[1]));
         return n != 0 && size - 2 == n;
+}
+
+mb_err mb_policy_name(const uint8_t *tpm2b, size_t size, bool nv_index, uint8_t ret_name[MB_POLICY_NAME_MAX],
+                      size_t *ret_size) {
+        /* nameAlg's offset in the public area: TPMT_PUBLIC.type (2 bytes)
+         * or TPMS_NV_PUBLIC.nvIndex (4 bytes) comes first. */
+        size_t at = nv_index ? 4 : 2, n;
+        uint16_t alg;
+
+        if (!tpm2b || size < 2 || (size_t) (tpm2b[0] << 8 | tpm2b[1]) != size - 2 || mb_out_of_bounds(size - 2, at, 2))
+                return MB_ERR_INVALID;
+        alg = (uint16_t) (tpm2b[2 + at] << 8 | tpm2b[2 + at + 1]);
+        n = mb_hash_size(alg);
+        if (n == 0 || mb_hash_buf(alg, tpm2b + 2, size - 2, ret_name + 2) != MB_OK)
+                return MB_ERR_INVALID;
+        put_be16(ret_name, alg);
+        *ret_size = 2 + n;
+        return MB_OK;
 }
 
 void mb_policy_reset(mb_policy *p) {
@@ -117,7 +136,7 @@ mb_err mb_policy_authorize(mb_policy *p, const uint8_t *key_name, size_t key_nam
         mb_policy next;
         mb_hash h;
 
-        if (!is_name(key_name, key_name_size) || ref_size > POLICY_REF_MAX || (ref_size && !ref))
+        if (!mb_policy_is_name(key_name, key_name_size) || ref_size > POLICY_REF_MAX || (ref_size && !ref))
                 return MB_ERR_INVALID;
         start(&h, &zero, MB_TPM_CC_POLICY_AUTHORIZE);
         mb_hash_update(&h, key_name, key_name_size);
@@ -149,7 +168,7 @@ mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, c
         uint8_t args[MB_POLICY_SIZE], tail[4];
         mb_hash h;
 
-        if (!is_name(nv_name, nv_name_size) || operand_b_size > OPERAND_MAX || (operand_b_size && !operand_b) ||
+        if (!mb_policy_is_name(nv_name, nv_name_size) || operand_b_size > OPERAND_MAX || (operand_b_size && !operand_b) ||
             operation > MB_TPM_EO_BITCLEAR)
                 return MB_ERR_INVALID;
         put_be16(tail, offset);
@@ -165,13 +184,37 @@ mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, c
         return MB_OK;
 }
 
-/* Part 3, §23.18 TPM2_PolicyAuthValue:
+/* Part 3, §23.17 TPM2_PolicyAuthValue:
  *   policyDigest' = H(policyDigest || TPM_CC_PolicyAuthValue) */
 void mb_policy_auth_value(mb_policy *p) {
         mb_hash h;
 
         start(&h, p, MB_TPM_CC_POLICY_AUTH_VALUE);
         mb_hash_final(&h, p->d);
+}
+
+mb_err mb_policy_approved(const uint8_t *nv_name, size_t nv_name_size, uint64_t epoch, uint16_t bank,
+                          uint32_t pcr_mask, const uint8_t *values, size_t value_size, mb_policy *ret) {
+        uint8_t operand[8], digest[MB_POLICY_SIZE];
+        size_t n_pcrs = 0;
+        mb_policy p;
+        mb_err e;
+
+        for (uint32_t m = pcr_mask; m; m &= m - 1)
+                n_pcrs++;
+        if (value_size != mb_hash_size(bank))
+                return MB_ERR_INVALID;
+        for (unsigned i = 0; i < sizeof(operand); i++)
+                operand[i] = (uint8_t) (epoch >> (56 - 8 * i));
+        mb_policy_reset(&p);
+        e = mb_policy_nv(&p, nv_name, nv_name_size, operand, sizeof(operand), 0, MB_TPM_EO_UNSIGNED_LE);
+        if (e == MB_OK)
+                e = mb_policy_pcr_digest(values, n_pcrs, value_size, digest);
+        if (e == MB_OK)
+                e = mb_policy_pcr(&p, bank, pcr_mask, digest);
+        if (e == MB_OK)
+                *ret = p;
+        return e;
 }
 
 /* One node of an OR tree: PolicyOR over a group of 1..8 digests, a group

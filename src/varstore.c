@@ -100,16 +100,6 @@ bool mb_guid_eq(const mb_guid *a, const mb_guid *b) {
         return mb_memcmp(a->b, b->b, sizeof(a->b)) == 0;
 }
 
-static int hex_val(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 mb_err mb_guid_parse(const char *s, size_t len, mb_guid *ret) {
         /* Text order of the 16 bytes; the first three fields are stored
          * little-endian, so their bytes are reversed. */
@@ -127,8 +117,8 @@ mb_err mb_guid_parse(const char *s, size_t len, mb_guid *ret) {
                                 return MB_ERR_INVALID;
                         i++;
                 }
-                hi = hex_val(s[i]);
-                lo = hex_val(s[i + 1]);
+                hi = mb_hexval(s[i]);
+                lo = mb_hexval(s[i + 1]);
                 if (hi < 0 || lo < 0)
                         return MB_ERR_INVALID;
                 g.b[pos[k]] = (uint8_t) (hi << 4 | lo);

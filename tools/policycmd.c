@@ -117,7 +117,7 @@ static void hexs(const uint8_t *p, size_t n) {
 }
 
 static void list_json(const approval_entry *e, size_t n) {
-        printf("{\"schema\":\"mshim-approvals/1\",\"approvals\":[");
+        printf("{\"schema\":\"mshim-approvals/1\",\"mshim_version\":\"%s\",\"approvals\":[", MB_VERSION);
         for (size_t i = 0; i < n; i++) {
                 const approval *a = &e[i].a;
                 size_t k = 0;
@@ -130,7 +130,7 @@ static void list_json(const approval_entry *e, size_t n) {
                 printf(",\"created\":");
                 json_str(a->created);
                 printf(",\"policy\":\"");
-                hexs(a->policy.d, MB_POLICY_SIZE);
+                hexs(a->policy, MB_POLICY_SIZE);
                 printf("\",\"pcrs\":{");
                 for (uint32_t pcr = 0; pcr < MB_PCR_COUNT; pcr++)
                         if (a->pcrs & (1u << pcr)) {

@@ -138,15 +138,13 @@ int pk_load_public(const char *path, TPM2B_PUBLIC *ret) {
         return r;
 }
 
-int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t ret_r[32],
-            uint8_t ret_s[32]) {
+int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t *ret_sig, size_t max,
+            size_t *ret_size) {
         EVP_PKEY *key = cred_load_key(key_path, NULL);
         EVP_PKEY_CTX *c = NULL;
-        ECDSA_SIG *sig = NULL;
         TPM2B_PUBLIC pub;
-        uint8_t der[80], x[32], y[32];
-        const unsigned char *p = der;
-        size_t n = sizeof(der);
+        uint8_t x[32], y[32];
+        size_t n = max;
         int r = -1;
 
         if (!key)
@@ -159,17 +157,15 @@ int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t dige
                 goto out;
         }
         /* aHash is already a digest: ECDSA over it as given (no hashing
-         * again, as EVP_DigestSign would). */
+         * again, as EVP_DigestSign would); OpenSSL writes DER. */
         c = EVP_PKEY_CTX_new(key, NULL);
-        if (!c || EVP_PKEY_sign_init(c) <= 0 || EVP_PKEY_sign(c, der, &n, digest, 32) <= 0 ||
-            !(sig = d2i_ECDSA_SIG(NULL, &p, (long) n)) ||
-            BN_bn2binpad(ECDSA_SIG_get0_r(sig), ret_r, 32) != 32 || BN_bn2binpad(ECDSA_SIG_get0_s(sig), ret_s, 32) != 32) {
+        if (!c || EVP_PKEY_sign_init(c) <= 0 || EVP_PKEY_sign(c, ret_sig, &n, digest, 32) <= 0) {
                 cli_error("signing with %s failed: %s", key_path, ERR_reason_error_string(ERR_get_error()));
                 goto out;
         }
+        *ret_size = n;
         r = 0;
 out:
-        ECDSA_SIG_free(sig);
         EVP_PKEY_CTX_free(c);
         EVP_PKEY_free(key);
         return r;

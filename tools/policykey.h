@@ -15,8 +15,9 @@ int pk_generate(const char *key_path, const char *pub_path);
 /* A PEM public key as the TPM2B_PUBLIC mshim loads it with. */
 int pk_load_public(const char *path, TPM2B_PUBLIC *ret);
 /* ECDSA over digest (32 bytes, not hashed again) with the private key at
- * key_path, which must be expect's (NULL: any). */
-int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t ret_r[32],
-            uint8_t ret_s[32]);
+ * key_path, which must be expect's (NULL: any): a DER ECDSA-Sig-Value of
+ * at most max bytes. */
+int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t *ret_sig, size_t max,
+            size_t *ret_size);
 
 #endif

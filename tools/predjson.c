@@ -196,149 +196,141 @@ static bool pcr_key(jp *p, const char *key, uint32_t *ret) {
         return true;
 }
 
-/* A bank: {"<pcr>": "<hex>"...}. */
-static bool bank(jp *p, uint16_t alg, pred_json *ret) {
-        static char key[MAX_STRING + 1], hex[MAX_STRING + 1];
-        size_t size = mb_hash_size(alg);
-        uint32_t seen = 0;
+/* An object: '{', then each member's key (decoded) to fn, which parses
+ * the value after the ':'; duplicate keys are fn's to refuse. */
+typedef bool (*member_fn)(jp *p, const char *key, void *ctx);
+
+static bool object(jp *p, member_fn fn, void *ctx) {
+        char key[MAX_STRING + 1];
 
         if (!expect(p, '{'))
                 return false;
         if (lit(p, '}'))
                 return true;
         do {
-                uint8_t v[MB_HASH_MAX];
-                uint32_t pcr;
-
-                if (!string(p, key) || !pcr_key(p, key, &pcr) || !expect(p, ':') || !string(p, hex))
-                        return false;
-                if (seen & (1u << pcr))
-                        return fail(p, "a PCR given twice");
-                seen |= 1u << pcr;
-                if (strlen(hex) != 2 * size)
-                        return fail(p, "a PCR value of the wrong length for its bank");
-                for (size_t i = 0; i < size; i++) {
-                        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-                        if (hi < 0 || lo < 0)
-                                return fail(p, "a PCR value that is not hex");
-                        v[i] = (uint8_t) (hi << 4 | lo);
-                }
-                if (mb_pcrs_set(&ret->pcrs, alg, pcr, v, size) != MB_OK)
-                        return fail(p, "too many banks");
-        } while (lit(p, ','));
-        return expect(p, '}');
-}
-
-static bool pcrs(jp *p, pred_json *ret) {
-        static char key[MAX_STRING + 1];
-
-        if (!expect(p, '{'))
-                return false;
-        if (lit(p, '}'))
-                return true;
-        do {
-                uint16_t alg;
-                if (!string(p, key) || !expect(p, ':'))
-                        return false;
-                alg = mb_hash_alg_by_name(key);
-                if (!alg) {
-                        if (!skip_value(p, 2))
-                                return false;
-                        continue;
-                }
-                for (uint32_t b = 0; b < ret->pcrs.n_banks; b++)
-                        if (ret->pcrs.banks[b].alg == alg)
-                                return fail(p, "a bank given twice");
-                if (!bank(p, alg, ret))
+                if (!string(p, key) || !expect(p, ':') || !fn(p, key, ctx))
                         return false;
         } while (lit(p, ','));
         return expect(p, '}');
 }
 
-static bool unpredictable(jp *p, pred_json *ret) {
-        static char key[MAX_STRING + 1];
+typedef struct bank_ctx {
+        pred_json *ret;
+        uint16_t alg;
+        uint32_t seen;
+} bank_ctx;
 
-        if (!expect(p, '{'))
+/* A bank's member: "<pcr>": "<hex>". */
+static bool bank_member(jp *p, const char *key, void *ctx) {
+        static char hex[MAX_STRING + 1];
+        bank_ctx *b = ctx;
+        size_t size = mb_hash_size(b->alg);
+        uint8_t v[MB_HASH_MAX];
+        uint32_t pcr;
+
+        if (!pcr_key(p, key, &pcr) || !string(p, hex))
                 return false;
-        if (lit(p, '}'))
+        if (b->seen & (1u << pcr))
+                return fail(p, "a PCR given twice");
+        b->seen |= 1u << pcr;
+        if (strlen(hex) != 2 * size)
+                return fail(p, "a PCR value of the wrong length for its bank");
+        for (size_t i = 0; i < size; i++) {
+                int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+                if (hi < 0 || lo < 0)
+                        return fail(p, "a PCR value that is not hex");
+                v[i] = (uint8_t) (hi << 4 | lo);
+        }
+        return mb_pcrs_set(&b->ret->pcrs, b->alg, pcr, v, size) == MB_OK || fail(p, "too many banks");
+}
+
+/* "pcrs"' member: a bank mshim knows, or another one, skipped. */
+static bool pcrs_member(jp *p, const char *key, void *ctx) {
+        bank_ctx b = { .ret = ctx, .alg = mb_hash_alg_by_name(key) };
+
+        if (!b.alg)
+                return skip_value(p, 2);
+        for (uint32_t i = 0; i < b.ret->pcrs.n_banks; i++)
+                if (b.ret->pcrs.banks[i].alg == b.alg)
+                        return fail(p, "a bank given twice");
+        return object(p, bank_member, &b);
+}
+
+/* "unpredictable"' member: "<pcr>": "<reason>". */
+static bool unpredictable_member(jp *p, const char *key, void *ctx) {
+        static char reason[MAX_STRING + 1];
+        pred_json *ret = ctx;
+        uint32_t pcr;
+
+        if (!pcr_key(p, key, &pcr) || !string(p, reason))
+                return false;
+        if (ret->unpredictable & (1u << pcr))
+                return fail(p, "a PCR given twice");
+        ret->unpredictable |= 1u << pcr;
+        return true;
+}
+
+static bool changed(jp *p) {
+        long v;
+
+        if (!expect(p, '['))
+                return false;
+        if (lit(p, ']'))
                 return true;
         do {
-                uint32_t pcr;
-                if (!string(p, key) || !pcr_key(p, key, &pcr) || !expect(p, ':'))
-                        return false;
-                if (ret->unpredictable & (1u << pcr))
-                        return fail(p, "a PCR given twice");
-                ret->unpredictable |= 1u << pcr;
-                if (!string(p, key))
+                if (!integer(p, &v))
                         return false;
         } while (lit(p, ','));
-        return expect(p, '}');
+        return expect(p, ']');
+}
+
+typedef struct doc_ctx {
+        pred_json *ret;
+        uint32_t seen;
+} doc_ctx;
+
+static const char *const known[] = { "schema", "mshim_version", "baseline", "pcrs", "changed", "unpredictable",
+                                     "refused" };
+
+static bool doc_member(jp *p, const char *key, void *ctx) {
+        static char val[MAX_STRING + 1];
+        doc_ctx *d = ctx;
+        size_t k;
+
+        for (k = 0; k < MB_ARRAY_SIZE(known) && strcmp(key, known[k]); k++)
+                ;
+        if (k == MB_ARRAY_SIZE(known))
+                return skip_value(p, 1);        /* a member a later mshim-predict/1 may add */
+        if (d->seen & (1u << k))
+                return fail(p, "a member given twice");
+        d->seen |= 1u << k;
+        switch (k) {
+        case 0:
+                return string(p, val) && (!strcmp(val, "mshim-predict/1") || fail(p, "not schema mshim-predict/1"));
+        case 3:
+                return object(p, pcrs_member, d->ret);
+        case 4:
+                return changed(p);
+        case 5:
+                return object(p, unpredictable_member, d->ret);
+        case 6:
+                d->ret->refused = true;
+                return string(p, val);
+        default:
+                return string(p, val);
+        }
 }
 
 static bool document(jp *p, pred_json *ret) {
-        static const char *known[] = { "schema", "mshim_version", "baseline", "pcrs", "changed", "unpredictable",
-                                       "refused" };
-        static char key[MAX_STRING + 1], val[MAX_STRING + 1];
-        uint32_t seen = 0;
+        doc_ctx d = { .ret = ret };
 
-        if (!expect(p, '{'))
-                return false;
-        do {
-                size_t k;
-                if (!string(p, key) || !expect(p, ':'))
-                        return false;
-                for (k = 0; k < MB_ARRAY_SIZE(known) && strcmp(key, known[k]); k++)
-                        ;
-                if (k < MB_ARRAY_SIZE(known)) {
-                        if (seen & (1u << k))
-                                return fail(p, "a member given twice");
-                        seen |= 1u << k;
-                }
-                switch (k) {
-                case 0:
-                        if (!string(p, val))
-                                return false;
-                        if (strcmp(val, "mshim-predict/1"))
-                                return fail(p, "not schema mshim-predict/1");
-                        break;
-                case 1: case 2: case 6:
-                        if (!string(p, val))
-                                return false;
-                        ret->refused |= k == 6;
-                        break;
-                case 3:
-                        if (!pcrs(p, ret))
-                                return false;
-                        break;
-                case 4:
-                        if (!expect(p, '['))
-                                return false;
-                        if (!lit(p, ']')) {
-                                do {
-                                        long v;
-                                        if (!integer(p, &v))
-                                                return false;
-                                } while (lit(p, ','));
-                                if (!expect(p, ']'))
-                                        return false;
-                        }
-                        break;
-                case 5:
-                        if (!unpredictable(p, ret))
-                                return false;
-                        break;
-                default:
-                        if (!skip_value(p, 1))
-                                return false;
-                }
-        } while (lit(p, ','));
-        if (!expect(p, '}'))
+        if (!object(p, doc_member, &d))
                 return false;
         ws(p);
         if (p->off != p->n)
                 return fail(p, "text after the JSON object");
         /* schema, pcrs and unpredictable are required. */
-        if ((seen & 0x29) != 0x29)
+        if ((d.seen & 0x29) != 0x29)
                 return fail(p, "no schema, pcrs or unpredictable member: not `mshim predict --json` output");
         return true;
 }

@@ -77,12 +77,12 @@ out:
 static int signed_setup(const seal_opts *o, cli_tpm *t, seal_file *f) {
         char *pub = seal_key_path(o->state_dir ? o->state_dir : SEAL_STATE_DIR, true);
         ESYS_TR nv = ESYS_TR_NONE;
-        TPM2B_NAME name;
         int r = -1;
 
-        if (pub && pk_load_public(pub, &f->policy_key) == 0 && ts_counter_open(t, &nv, &name, NULL) == 0) {
-                r = ts_counter_serialize(t, nv, f->counter, sizeof(f->counter), &f->counter_size) ? -1 : 0;
+        if (pub && pk_load_public(pub, &f->policy_key) == 0 && ts_counter_open(t, &nv, &f->nv_name, NULL) == 0) {
+                f->nv_index = TS_COUNTER_INDEX;
                 Esys_TR_Close(t->esys, &nv);
+                r = 0;
         }
         if (r < 0 && pub && access(pub, F_OK) < 0)
                 cli_error("(run 'mshim policy init' first, or seal with --literal)");

@@ -45,20 +45,9 @@ static int policy_error(mb_err e) {
 
 int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mask, const uint8_t *values,
                          mb_policy *ret) {
-        uint8_t b[TS_COUNTER_SIZE];
-        mb_policy p;
-        mb_err e;
+        mb_err e = mb_policy_approved(nv_name->name, nv_name->size, epoch, MB_ALG_SHA256, mask, values, SEAL_PCR_VALUE, ret);
 
-        for (size_t i = 0; i < TS_COUNTER_SIZE; i++)
-                b[i] = (uint8_t) (epoch >> (8 * (TS_COUNTER_SIZE - 1 - i)));
-        mb_policy_reset(&p);
-        e = mb_policy_nv(&p, nv_name->name, nv_name->size, b, sizeof(b), 0, MB_TPM_EO_UNSIGNED_LE);
-        if (e == MB_OK)
-                e = pcr_step(&p, mask, values);
-        if (e != MB_OK)
-                return policy_error(e);
-        *ret = p;
-        return 0;
+        return e == MB_OK ? 0 : policy_error(e);
 }
 
 int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret) {
@@ -318,7 +307,7 @@ static int make_dirs(const char *path) {
  * different states or epochs never share a name. */
 static char *approval_name(const approval *a) {
         const char *id = a->entry_id[0] ? a->entry_id : a->label[0] ? a->label : "boot";
-        char safe[SEAL_TEXT_MAX + 1], *s;
+        char safe[MB_APPROVAL_ID_MAX + 1], *s;
         size_t k = 0, n;
 
         for (; *id && k < 64; id++) {
@@ -328,24 +317,30 @@ static char *approval_name(const approval *a) {
                 k++;
         }
         safe[k] = 0;
-        n = k + 64;
+        n = sizeof(safe) + 64;
         s = malloc(n);
         if (s)
-                snprintf(s, n, "%s-e%llu-%02x%02x%02x%02x.approval", safe, (unsigned long long) a->epoch, a->policy.d[0],
-                         a->policy.d[1], a->policy.d[2], a->policy.d[3]);
+                snprintf(s, n, "%s-e%llu-%02x%02x%02x%02x.approval", safe, (unsigned long long) a->epoch, a->policy[0],
+                         a->policy[1], a->policy[2], a->policy[3]);
         return s;
 }
 
-static int text_ok(const char *what, const char *s) {
-        if (strlen(s) > SEAL_TEXT_MAX) {
-                cli_error("%s is longer than %d bytes", what, SEAL_TEXT_MAX);
+/* The codec's rules for --label and --entry-id, said before anything is
+ * signed (docs/SEALING.md "Approval"). */
+static int text_ok(const char *what, const char *s, size_t max, const char *extra) {
+        if (strlen(s) > max) {
+                cli_error("%s is longer than %zu characters", what, max);
                 return -1;
         }
-        for (; *s; s++)
-                if ((unsigned char) *s < 0x20 || *s == 0x7f) {
-                        cli_error("%s has a control character", what);
+        for (const char *c = s; *c; c++) {
+                bool ok = extra ? (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                                          strchr(extra, *c)
+                                : *c >= 0x20 && *c < 0x7f;
+                if (!ok) {
+                        cli_error("%s '%s': %s only", what, s, extra ? "letters, digits and ._+~@:-" : "printable ASCII");
                         return -1;
                 }
+        }
         return 0;
 }
 
@@ -355,6 +350,7 @@ static int sign_approval(cli_tpm *t, const char *state_dir, approval *a) {
         TPM2B_NAME nv_name;
         ESYS_TR nv = ESYS_TR_NONE;
         uint8_t ahash[MB_POLICY_SIZE];
+        mb_policy policy;
         int r = -1;
 
         if (!key || !pub_path || pk_load_public(pub_path, &pub) < 0)
@@ -362,10 +358,11 @@ static int sign_approval(cli_tpm *t, const char *state_dir, approval *a) {
         if (ts_counter_open(t, &nv, &nv_name, &a->epoch))
                 goto out;
         Esys_TR_Close(t->esys, &nv);
-        if (seal_approved_policy(&nv_name, a->epoch, a->pcrs, a->values, &a->policy) < 0)
+        if (seal_approved_policy(&nv_name, a->epoch, a->pcrs, a->values, &policy) < 0)
                 goto out;
-        mb_policy_authorize_ahash(&a->policy, NULL, 0, ahash);
-        r = pk_sign(key, &pub, ahash, a->sig_r, a->sig_s);
+        memcpy(a->policy, policy.d, MB_POLICY_SIZE);
+        mb_policy_authorize_ahash(&policy, NULL, 0, ahash);
+        r = pk_sign(key, &pub, ahash, a->signature, sizeof(a->signature), &a->signature_size);
 out:
         free(key);
         free(pub_path);
@@ -380,8 +377,10 @@ int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, u
         int r = -1;
 
         memset(&a, 0, sizeof(a));
-        if (text_ok("--label", label) < 0 || text_ok("--entry-id", entry_id) < 0)
+        if (text_ok("--label", label, MB_APPROVAL_LABEL_MAX, NULL) < 0 ||
+            text_ok("--entry-id", entry_id, MB_APPROVAL_ID_MAX, "._+~@:-") < 0)
                 return -1;
+        a.bank = MB_ALG_SHA256;
         a.pcrs = mask;
         memcpy(a.values, values, seal_pcr_count(mask) * SEAL_PCR_VALUE);
         strcpy(a.label, label);

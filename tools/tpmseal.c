@@ -259,42 +259,60 @@ int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t 
         return 0;
 }
 
-int ts_counter_serialize(cli_tpm *t, ESYS_TR nv, uint8_t *buf, size_t max, size_t *ret_size) {
-        uint8_t *b = NULL;
-        size_t n = 0;
-        TSS2_RC rc = Esys_TR_Serialize(t->esys, nv, &b, &n);
+/* ESAPI's serialization of an ESYS_TR (Esys_TR_Serialize, the form of
+ * tpm2-tools' .tr files): handle, TPM2B_NAME, resource type (2: an NV
+ * index), TPM2B_NV_PUBLIC. */
+#define IESYS_NV_RSRC 2u
 
-        if (rc != TSS2_RC_SUCCESS || n > max) {
-                Esys_Free(b);
-                return tpm_fail("serializing the epoch counter's handle", rc ? rc : TSS2_ESYS_RC_INSUFFICIENT_BUFFER);
-        }
-        memcpy(buf, b, n);
-        *ret_size = n;
-        Esys_Free(b);
+static int counter_blob(uint32_t index, const TPM2B_NAME *name, uint8_t *buf, size_t max, size_t *ret_size) {
+        TPM2B_NV_PUBLIC pub = counter_public;
+        TPM2B_NAME want = { 0 };
+        uint8_t tmp[sizeof(TPMS_NV_PUBLIC)];
+        size_t off = 0, n = 0;
+        unsigned int dl = 0;
+
+        /* The public area the counter has once written; its Name must be
+         * the recorded one (else the TPM's is asked for). */
+        pub.nvPublic.nvIndex = index;
+        pub.nvPublic.attributes |= TPMA_NV_WRITTEN;
+        if (Tss2_MU_TPMS_NV_PUBLIC_Marshal(&pub.nvPublic, tmp, sizeof(tmp), &n) != TSS2_RC_SUCCESS)
+                return -1;
+        want.name[0] = TPM2_ALG_SHA256 >> 8;
+        want.name[1] = TPM2_ALG_SHA256 & 0xff;
+        if (!EVP_Digest(tmp, n, want.name + 2, &dl, EVP_sha256(), NULL))
+                return -1;
+        want.size = (UINT16) (2 + dl);
+        if (want.size != name->size || memcmp(want.name, name->name, want.size))
+                return -1;
+        if (Tss2_MU_TPM2_HANDLE_Marshal(index, buf, max, &off) != TSS2_RC_SUCCESS ||
+            Tss2_MU_TPM2B_NAME_Marshal(name, buf, max, &off) != TSS2_RC_SUCCESS ||
+            Tss2_MU_UINT32_Marshal(IESYS_NV_RSRC, buf, max, &off) != TSS2_RC_SUCCESS ||
+            Tss2_MU_TPM2B_NV_PUBLIC_Marshal(&pub, buf, max, &off) != TSS2_RC_SUCCESS)
+                return -1;
+        *ret_size = off;
         return 0;
 }
 
-int ts_counter_deserialize(cli_tpm *t, const uint8_t *buf, size_t size, ESYS_TR *ret_nv, TPM2B_NAME *ret_name) {
+int ts_counter_from_name(cli_tpm *t, uint32_t index, const TPM2B_NAME *name, ESYS_TR *ret_nv, TPM2B_NAME *ret_name) {
+        uint8_t buf[sizeof(TPM2B_NAME) + sizeof(TPM2B_NV_PUBLIC) + 8];
+        size_t n = 0;
         ESYS_TR nv = ESYS_TR_NONE;
-        TPM2B_NAME *name = NULL;
-        TPM2_HANDLE h = 0;
-        TSS2_RC rc = Esys_TR_Deserialize(t->esys, buf, size, &nv);
 
-        if (rc == TSS2_RC_SUCCESS)
-                rc = Esys_TR_GetTpmHandle(t->esys, nv, &h);
-        if (rc == TSS2_RC_SUCCESS)
-                rc = Esys_TR_GetName(t->esys, nv, &name);
-        if (rc != TSS2_RC_SUCCESS || h != TS_COUNTER_INDEX) {
-                if (nv != ESYS_TR_NONE)
-                        Esys_TR_Close(t->esys, &nv);
-                Esys_Free(name);
-                cli_error("the sealed file's epoch counter is not NV index 0x01804D53 (damaged file)");
+        if (index != TS_COUNTER_INDEX) {
+                cli_error("the sealed file names NV index 0x%08x, not the epoch counter 0x01804D53 (damaged file)", index);
                 return EXIT_BAD_INPUT;
         }
-        *ret_name = *name;
-        Esys_Free(name);
-        *ret_nv = nv;
-        return 0;
+        /* No TPM command: the handle is made from the recorded Name. The
+         * TPM still decides: PolicyNV extends the session with the Name of
+         * the index the TPM has, so another index fails PolicyAuthorize. */
+        if (counter_blob(index, name, buf, sizeof(buf), &n) == 0 &&
+            Esys_TR_Deserialize(t->esys, buf, n, &nv) == TSS2_RC_SUCCESS) {
+                *ret_nv = nv;
+                *ret_name = *name;
+                return 0;
+        }
+        /* A Name of other attributes: the TPM's own (NV_ReadPublic). */
+        return ts_counter_open(t, ret_nv, ret_name, NULL);
 }
 
 int ts_counter_value(cli_tpm *t, ESYS_TR nv, uint64_t *ret_value) {

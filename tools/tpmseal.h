@@ -45,12 +45,9 @@ int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk);
 int ts_counter_provision(cli_tpm *t, uint64_t *ret_value);
 /* Its handle (NV_ReadPublic) and Name; ret_value (NULL: not read) its value. */
 int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t *ret_value);
-/* Its handle as ESAPI serializes it (Esys_TR_Serialize: handle, Name,
- * public area), for unseal to open it without NV_ReadPublic, and back. The
- * TPM still checks it: PolicyNV extends the policy with the Name of the
- * index the TPM has, whatever the file says. */
-int ts_counter_serialize(cli_tpm *t, ESYS_TR nv, uint8_t *buf, size_t max, size_t *ret_size);
-int ts_counter_deserialize(cli_tpm *t, const uint8_t *buf, size_t size, ESYS_TR *ret_nv, TPM2B_NAME *ret_name);
+/* Its handle from the Name a sealed file recorded, without a TPM command
+ * when that Name is the counter's as mshim defines it (else NV_ReadPublic). */
+int ts_counter_from_name(cli_tpm *t, uint32_t index, const TPM2B_NAME *name, ESYS_TR *ret_nv, TPM2B_NAME *ret_name);
 /* Its value, on an open handle. */
 int ts_counter_value(cli_tpm *t, ESYS_TR nv, uint64_t *ret_value);
 /* Increment it (revoke); ret_value: the new value. */

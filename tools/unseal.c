@@ -119,6 +119,10 @@ static int refuse(const unseal_run *r) {
                         mask = m;
                 }
         }
+        if (!best) {
+                cli_error("no boot state to try for %s", r->o->file);
+                return EXIT_BAD_INPUT;
+        }
         if (!best_n && r->revoked_seen) {
                 cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
                           "epoch counter: 'mshim policy revoke' ended them)");
@@ -137,7 +141,7 @@ static int refuse(const unseal_run *r) {
                         continue;
                 if (mask & (1u << i)) {
                         v = mb_pcrs_get(r->now, MB_ALG_SHA256, i);
-                        fprintf(stderr, "  PCR %u: approved ", i);
+                        fprintf(stderr, "  PCR %u: expected ", i);
                         hex_err(best->values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE);
                         fprintf(stderr, "\n         TPM      ");
                         if (v)
@@ -202,7 +206,8 @@ static int fatal(unseal_run *r, TSS2_RC rc, const char *what) {
 /* ---- one attempt ----------------------------------------------------------- */
 
 static TSS2_RC signed_steps(unseal_run *r, const candidate *c, const char **what) {
-        uint8_t digest[MB_POLICY_SIZE];
+        uint8_t digest[MB_POLICY_SIZE], sig_r[32], sig_s[32];
+        mb_policy approved;
         TSS2_RC rc;
 
         *what = "PolicyNV (the epoch counter)";
@@ -224,8 +229,10 @@ static TSS2_RC signed_steps(unseal_run *r, const candidate *c, const char **what
                         return rc;
         }
         *what = "PolicyAuthorize (the approval's signature)";
-        return ts_policy_authorize(&r->u, r->key, &r->key_name, &c->a->policy, c->a->sig_r, c->a->sig_s,
-                                   sizeof(c->a->sig_r));
+        memcpy(approved.d, c->a->policy, MB_POLICY_SIZE);
+        if (mb_approval_sig_rs(c->a->signature, c->a->signature_size, sig_r, sig_s) != MB_OK)
+                return TSS2_ESYS_RC_BAD_VALUE;
+        return ts_policy_authorize(&r->u, r->key, &r->key_name, &approved, sig_r, sig_s, sizeof(sig_r));
 }
 
 static TSS2_RC literal_steps(unseal_run *r, const candidate *c, const char **what) {
@@ -285,7 +292,8 @@ static int signed_candidates(unseal_run *r) {
                 mb_policy p;
                 if (seal_approved_policy(&r->nv_name, a->epoch, a->pcrs, a->values, &p) < 0)
                         return -1;
-                if (memcmp(p.d, a->policy.d, MB_POLICY_SIZE)) {
+                if (memcmp(p.d, a->policy, MB_POLICY_SIZE) || mb_approval_sig_rs(a->signature, a->signature_size,
+                                                                                  (uint8_t[32]) { 0 }, (uint8_t[32]) { 0 }) != MB_OK) {
                         cli_error("warning: %s: its policy is not its own fields' (damaged, or for another TPM); skipped",
                                   r->ap[i].path);
                         continue;
@@ -366,7 +374,7 @@ static int prepare(unseal_run *r) {
         if ((e = ts_srk_open(&r->t, &r->f.srk, &r->srk)))
                 return e;
         if (!r->f.literal) {
-                if ((e = ts_counter_deserialize(&r->t, r->f.counter, r->f.counter_size, &r->nv, &r->nv_name)))
+                if ((e = ts_counter_from_name(&r->t, r->f.nv_index, &r->f.nv_name, &r->nv, &r->nv_name)))
                         return e;
                 if (ts_public_name(&r->f.policy_key, &r->key_name) < 0) {
                         cli_error("%s: the policy key is not one the TPM can load", r->o->file);

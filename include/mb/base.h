@@ -74,6 +74,17 @@ static inline size_t mb_strnlen(const char *s, size_t max) {
         return n;
 }
 
+/* The value of a hex digit (either case), -1 for anything else. */
+static inline int mb_hexval(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 /* A borrowed, non-NUL-terminated string slice. */
 typedef struct mb_str {
         const char *p;

@@ -39,6 +39,21 @@ typedef struct mb_policy {
         uint8_t d[MB_POLICY_SIZE];
 } mb_policy;
 
+/* The largest TPM Name: nameAlg and a SHA-512 digest. */
+#define MB_POLICY_NAME_MAX 66u
+
+/* The TPM Name (Part 1, §16) of an object or NV index: nameAlg ||
+ * H_nameAlg(public area), from its marshalled TPM2B_PUBLIC (nv_index
+ * false: nameAlg is the TPMT_PUBLIC's second field) or TPM2B_NV_PUBLIC
+ * (true: after the 4-byte nvIndex). MB_ERR_INVALID for a TPM2B whose size
+ * is not the rest of the buffer or a nameAlg mshim cannot compute. */
+mb_err mb_policy_name(const uint8_t *tpm2b, size_t size, bool nv_index, uint8_t ret_name[MB_POLICY_NAME_MAX],
+                      size_t *ret_size);
+
+/* A Name as the TPM checks one: a known nameAlg followed by exactly its
+ * digest. */
+bool mb_policy_is_name(const uint8_t *name, size_t size);
+
 /* A fresh session's policyDigest: all zero. */
 void mb_policy_reset(mb_policy *p);
 
@@ -72,6 +87,13 @@ mb_err mb_policy_nv(mb_policy *p, const uint8_t *nv_name, size_t nv_name_size, c
 
 /* TPM2_PolicyAuthValue (a PIN). */
 void mb_policy_auth_value(mb_policy *p);
+
+/* The approvedPolicy of docs/SEALING.md's signed mode, from a fresh
+ * session: PolicyNV(nv_name, operandB = epoch as 8 bytes big-endian,
+ * offset 0, UNSIGNED_LE), then PolicyPCR(bank, pcr_mask, pcrDigest of
+ * values: one value_size-byte value per PCR in pcr_mask, ascending). */
+mb_err mb_policy_approved(const uint8_t *nv_name, size_t nv_name_size, uint64_t epoch, uint16_t bank,
+                          uint32_t pcr_mask, const uint8_t *values, size_t value_size, mb_policy *ret);
 
 /* A PolicyOR tree over n leaves (1..MB_POLICY_TREE_MAX_LEAVES): leaves in
  * groups of up to 8 per node, each level's nodes grouped again, until one

@@ -40,6 +40,9 @@ for f in sorted(glob.glob("docs/schema/*.schema.json")):
 LOG, DIFF, VARS, PCRS, PREDICT = ("urn:mshim:schema:mshim-log-1", "urn:mshim:schema:mshim-log-diff-1",
                                   "urn:mshim:schema:mshim-vars-1", "urn:mshim:schema:mshim-pcrs-1",
                                   "urn:mshim:schema:mshim-predict-1")
+# mshim policy list --json: validated by tests/cli/test_seal.sh, which has
+# a TPM to make approvals with.
+APPROVALS = "urn:mshim:schema:mshim-approvals-1"
 
 
 def validator(sid):
@@ -68,7 +71,7 @@ def validate_file(sid, path):
 
 
 def schema_checks():
-    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT}, sorted(SCHEMAS)
+    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS}, sorted(SCHEMAS)
     for sid, s in SCHEMAS.items():
         try:
             jsonschema.Draft202012Validator.check_schema(s)
@@ -277,7 +280,8 @@ def drift():
 def documented():
     """Every member name the schemas allow is named in the prose docs, so
     neither can grow without the other."""
-    prose = open("docs/log-json.md").read() + open("docs/VARS.md").read() + open("docs/predict.md").read()
+    prose = open("docs/log-json.md").read() + open("docs/VARS.md").read() + open("docs/predict.md").read() + \
+        open("docs/SEALING.md").read()
     names = set()
 
     def walk(o):

@@ -81,6 +81,12 @@ def main():
     out["nv_then_pcr"] = policy_pcr(nv, 0x001290, mask_values(0x001290))
     out["auth_value"] = policy_auth_value(ZERO)
     out["authorize_then_auth_value"] = policy_auth_value(policy_authorize(key_name, b""))
+    # Names (Part 1, §16) of a made-up TPM2B_PUBLIC (type ECC, nameAlg
+    # SHA-256) and TPM2B_NV_PUBLIC (nvIndex, nameAlg SHA-256).
+    tpmt = struct.pack(">HHI", 0x0023, SHA256, 0x00040072) + bytes(range(40))
+    out["name_object"] = struct.pack(">H", SHA256) + h(tpmt)
+    nvpub = struct.pack(">IHIHH", 0x01804D53, SHA256, 0x2006000A, 0, 8)
+    out["name_nv"] = struct.pack(">H", SHA256) + h(nvpub)
     for n in (1, 2, 8, 9, 64, 65, 512):
         out["tree_%d" % n] = tree_root([leaf(i) for i in range(n)])
     for k, v in out.items():

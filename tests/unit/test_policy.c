@@ -29,6 +29,8 @@ static const struct { const char *name, *hex; } oracle[] = {
         { "nv_then_pcr", "872eedb641ca6c882a67142b3b5e38a17ec6eb8cf444571ebcb7355a8222b5e5" },
         { "auth_value", "8fcd2169ab92694e0c633f1ab772842b8241bbc20288981fc7ac1eddc1fddb0e" },
         { "authorize_then_auth_value", "06c0133692cebd46e1620f33600ac1f6dd8b2bd396901035d973c6ea021eedf0" },
+        { "name_object", "000bfa9724279196486c6029ff13daec3a2598f30ec7ab5130dcd6963d5218f70064" },
+        { "name_nv", "000b9299540c509d8150b6c6950fb076bf49586b5956b30da2b667e82f65721cb6e9" },
         { "tree_1", "15677ade31c49d041aed645935ce55c315487c4199e78dd45e35f009e7495dff" },
         { "tree_2", "cb767481b8ac5c90860387eaf01a8afb3a9890fc28b1181e6e7aba9901bf66ba" },
         { "tree_8", "d33354801f1dd0afd80b1a84dd6d67901c09aa15a9e2ad380bd46a78d57bc05a" },
@@ -39,11 +41,11 @@ static const struct { const char *name, *hex; } oracle[] = {
 };
 
 static const uint8_t *expect(const char *name) {
-        static uint8_t out[MB_POLICY_SIZE];
+        static uint8_t out[MB_POLICY_NAME_MAX];
 
         for (size_t i = 0; i < MB_ARRAY_SIZE(oracle); i++)
                 if (strcmp(oracle[i].name, name) == 0) {
-                        for (size_t k = 0; k < MB_POLICY_SIZE; k++)
+                        for (size_t k = 0; k < strlen(oracle[i].hex) / 2 && k < sizeof(out); k++)
                                 sscanf(oracle[i].hex + 2 * k, "%2hhx", &out[k]);
                         return out;
                 }
@@ -194,12 +196,55 @@ TEST(nv_unsigned_le) {
         CHECK_DIGEST(p.d, "nv_epoch5");
         CHECK_EQ_INT(pcr_policy(&p, 0x001290), MB_OK);
         CHECK_DIGEST(p.d, "nv_then_pcr");
+        /* The same in one call: the signed mode's approvedPolicy. */
+        {
+                uint8_t values[24 * 32];
+                size_t n = mask_values(0x001290, values);
+                mb_policy q, q_before;
+
+                memset(&q, 0x33, sizeof(q));
+                q_before = q;
+                CHECK_EQ_INT(mb_policy_approved(name, sizeof(name), 5, MB_ALG_SHA256, 0x001290, values, 32, &q), MB_OK);
+                CHECK_DIGEST(q.d, "nv_then_pcr");
+                CHECK_EQ_INT(n, 4);
+                memset(&q, 0x33, sizeof(q));
+                CHECK_EQ_INT(mb_policy_approved(name, sizeof(name), 5, MB_ALG_SHA256, 0x001290, values, 20, &q), MB_ERR_INVALID);
+                CHECK_EQ_INT(mb_policy_approved(name, sizeof(name), 5, MB_ALG_SHA256, 0, values, 32, &q), MB_ERR_INVALID);
+                CHECK_EQ_INT(mb_policy_approved(name, 3, 5, MB_ALG_SHA256, 0x001290, values, 32, &q), MB_ERR_INVALID);
+                CHECK(memcmp(&q, &q_before, sizeof(q)) == 0);
+        }
         before = p;
         CHECK_EQ_INT(mb_policy_nv(&p, name, 33, epoch, 8, 0, MB_TPM_EO_UNSIGNED_LE), MB_ERR_INVALID);
         CHECK_EQ_INT(mb_policy_nv(&p, name, 34, big, sizeof(big), 0, MB_TPM_EO_UNSIGNED_LE), MB_ERR_INVALID);
         CHECK_EQ_INT(mb_policy_nv(&p, name, 34, NULL, 8, 0, MB_TPM_EO_UNSIGNED_LE), MB_ERR_INVALID);
         CHECK_EQ_INT(mb_policy_nv(&p, name, 34, epoch, 8, 0, MB_TPM_EO_BITCLEAR + 1), MB_ERR_INVALID);
         CHECK(memcmp(&p, &before, sizeof(p)) == 0);
+}
+
+/* The same made-up public areas as the oracle's. */
+TEST(names) {
+        uint8_t pub[2 + 8 + 40], nv[2 + 14], name[MB_POLICY_NAME_MAX];
+        size_t n = 0;
+
+        pub[0] = 0;
+        pub[1] = sizeof(pub) - 2;
+        memcpy(pub + 2, "\x00\x23\x00\x0b\x00\x04\x00\x72", 8);
+        for (int i = 0; i < 40; i++)
+                pub[10 + i] = (uint8_t) i;
+        CHECK_EQ_INT(mb_policy_name(pub, sizeof(pub), false, name, &n), MB_OK);
+        CHECK(n == 34 && memcmp(name, expect("name_object"), 34) == 0);
+        CHECK(mb_policy_is_name(name, n));
+        memcpy(nv, "\x00\x0e\x01\x80\x4d\x53\x00\x0b\x20\x06\x00\x0a\x00\x00\x00\x08", sizeof(nv));
+        CHECK_EQ_INT(mb_policy_name(nv, sizeof(nv), true, name, &n), MB_OK);
+        CHECK(n == 34 && memcmp(name, expect("name_nv"), 34) == 0);
+        /* A TPM2B whose size is not the rest, too short, an unknown nameAlg. */
+        n = 4242;
+        CHECK_EQ_INT(mb_policy_name(nv, sizeof(nv) - 1, true, name, &n), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_policy_name((const uint8_t *) "\x00\x03\x00\x23\x00", 5, false, name, &n), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_policy_name((const uint8_t *) "\x00\x04\x00\x23\x00\x99", 6, false, name, &n), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_policy_name(NULL, 0, false, name, &n), MB_ERR_INVALID);
+        CHECK_EQ_INT(n, 4242);
+        CHECK(!mb_policy_is_name(name, 33) && !mb_policy_is_name(name, 1) && !mb_policy_is_name(NULL, 34));
 }
 
 TEST(auth_value) {
@@ -266,6 +311,7 @@ int main(void) {
         RUN(or_two_and_eight);
         RUN(authorize_empty_and_ref);
         RUN(nv_unsigned_le);
+        RUN(names);
         RUN(auth_value);
         RUN(or_trees);
         RUN(tree_refusals);

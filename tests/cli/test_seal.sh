@@ -1,0 +1,333 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim seal / unseal / policy against a real TPM (swtpm, started here and
+# stopped by the trap). The boot states are extended into the TPM with
+# tpm2_pcrextend and their values computed independently with hashlib
+# (tests/cli/seal_fixture.py); tpm2-tools is the oracle for the TPM's
+# objects; the TPM commands of an unseal are counted from a capture of the
+# tpm2-tss pcap TCTI (tests/cli/tpm_pcap.py).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+MSHIM=${MSHIM:-build/test/mshim}
+mkdir -p build
+tmp=$(mktemp -d "$PWD/build/sealtest.XXXXXX")
+pass() { echo "PASS: seal: $1"; }
+fail() { echo "FAIL: seal: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+cleanup() {
+        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+for tool in swtpm swtpm_ioctl tpm2_pcrextend tpm2_evictcontrol python3; do
+        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
+done
+fix() { python3 tests/cli/seal_fixture.py "$@"; }
+st=$tmp/state esp=$tmp/esp apdir=$tmp/esp/loader/mshim/approvals
+mkdir -p "$tmp/b0" "$tmp/b1"
+fix boot "$tmp/b0"; fix boot "$tmp/b1" 1
+# The secret: binary, with NUL bytes, 64 bytes.
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(0, 256, 4)))' >"$tmp/secret"
+echo 1234 >"$tmp/pin"; echo 9999 >"$tmp/wrongpin"
+
+# ---- no TPM: a clear error, exit 2, no hang ----------------------------------
+out=$(TPM2TOOLS_TCTI="swtpm:path=$tmp/none" timeout 60 "$MSHIM" policy init --state-dir "$st" 2>&1); rc=$?
+if [ "$rc" = 2 ] && grep -q "cannot reach a TPM" <<<"$out"; then pass "no TPM: policy init exits 2 with a message"
+else fail "no TPM: policy init exits 2 with a message" "rc=$rc $out"; fi
+printf 'x' | TPM2TOOLS_TCTI="swtpm:path=$tmp/none" timeout 60 "$MSHIM" seal --literal --pcrs "$tmp/b0/pcrs.txt" -o "$tmp/x.sealed" >/dev/null 2>&1
+rc=$?; check "no TPM: seal exits 2 (rc=$rc) and writes nothing" test "$rc" = 2 -a ! -e "$tmp/x.sealed"
+
+# ---- the prediction reader: malformed documents are refused before the TPM ------
+v=$(printf '%064d' 0)
+i=0
+while IFS= read -r doc; do
+        i=$((i + 1))
+        printf '%s' "$doc" >"$tmp/bad$i.json"
+        out=$(TPM2TOOLS_TCTI="swtpm:path=$tmp/none" "$MSHIM" policy approve --state-dir "$st" --esp "$esp" \
+                --predicted "$tmp/bad$i.json" 2>&1); rc=$?
+        if [ "$rc" = 2 ] && grep -q "bad$i.json: not .mshim predict --json. output" <<<"$out"; then
+                pass "approve --predicted refuses malformed JSON #$i"
+        else fail "approve --predicted refuses malformed JSON #$i" "$doc" "rc=$rc $out"; fi
+done <<EOF2
+{"schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {}} trailing
+{"schema": "mshim-predict/2", "pcrs": {}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"9": "$v", "9": "$v"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"09": "$v"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"24": "$v"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"9": "${v}00"}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {"9": 7}}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {"sha256": {}}}
+{"schema": "mshim-predict/1", "x": [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]], "pcrs": {}, "unpredictable": {}}
+{"schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {}, "changed": [01]}
+{"schema": "mshim-predict/1", "pcrs": {}, "unpredictable": {"9": "x
+{"schema": "mshim-predict/1", "pcrs": {}
+EOF2
+
+swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
+        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
+        fail "swtpm starts"; exit 1; }
+export TPM2TOOLS_TCTI="swtpm:path=$tmp/srv"
+unset TCTI TSS2_TCTI
+while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/b0/extends.txt"
+
+# ---- policy init --------------------------------------------------------------
+out=$("$MSHIM" policy init --state-dir "$st" 2>&1); rc=$?
+check "policy init succeeds" test "$rc" = 0
+check "policy init: policy.key is 0600, policy.pub exists" \
+        test "$(stat -c %a "$st/policy.key" 2>/dev/null)" = 600 -a -s "$st/policy.pub"
+check "policy init: policy.key is an ECDSA P-256 key (openssl)" \
+        bash -c "openssl pkey -in '$st/policy.key' -noout -text 2>/dev/null | grep -q 'NIST CURVE: P-256'"
+# tpm2-tools as the oracle: the TCG template SRK, the counter's attributes.
+# tpm2-tools as the oracle: the TCG template SRK (raw values of TPM 2.0
+# Part 2: attributes, TPM_ECC_NIST_P256 = 3, TPM_ALG_AES = 6, CFB = 0x43)
+# and the counter's attributes (ownerwrite 0x2, TPM_NT_COUNTER 0x10,
+# ownerread 0x20000, authread 0x40000, no_da 0x2000000, written 0x20000000).
+tpm2_readpublic -c 0x81000001 >"$tmp/srk.yaml" 2>/dev/null
+check "policy init: SRK at 0x81000001 with the TCG template (ECC P-256, AES-128-CFB, restricted decrypt, noda)" \
+        python3 -c 'import sys; t = open(sys.argv[1]).read(); sys.exit(not all(x in t for x in [
+            "raw: 0x30472", "raw: 0x23", "curve-id:\n  value: NIST p256\n  raw: 0x3", "sym-alg:\n  value: aes\n  raw: 0x6",
+            "sym-mode:\n  value: cfb\n  raw: 0x43", "sym-keybits: 128", "kdfa-alg:\n  value: null"]))' "$tmp/srk.yaml"
+check "policy init: NV counter 0x01804D53: counter, ownerwrite|ownerread|authread|no_da, written, 8 bytes" \
+        bash -c "tpm2_nvreadpublic 0x01804D53 2>/dev/null | tr -d '\n ' | grep -q 'value:0x22060012size:8'"
+check "policy init: the counter is 1 (incremented once)" \
+        test "$(tpm2_nvread 0x01804D53 -C 0x01804D53 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 0000000000000001
+cp "$st/policy.key" "$tmp/key.before"
+out=$("$MSHIM" policy init --state-dir "$st" 2>&1); rc=$?
+if [ "$rc" = 2 ] && grep -q "not overwriting" <<<"$out" && cmp -s "$st/policy.key" "$tmp/key.before"; then
+        pass "policy init again refuses to overwrite the key"
+else fail "policy init again refuses to overwrite the key" "rc=$rc $out"; fi
+
+# ---- approve --current ---------------------------------------------------------
+a0=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --current --entry-id debian-a --label "boot 0" 2>"$tmp/err"); rc=$?
+check "approve --current prints the approval's path (rc=$rc)" test "$rc" = 0 -a -f "$a0"
+fix approval-values "$a0" >"$tmp/a0.vals" 2>/dev/null
+check "approve --current: the approval's values are the TPM's (hashlib replay)" bash -c \
+        "grep -E 'sha256:(4|5|7|9|12)=' '$tmp/b0/pcrs.txt' | cmp -s - '$tmp/a0.vals'"
+check "approve: epoch 1 and the default PCRs 4,5,7,9,12" bash -c "grep -qx 'epoch 1' '$a0' && grep -qx 'pcrs 4,5,7,9,12' '$a0'"
+# The signature (DER), checked with openssl: ECDSA over SHA-256(approvedPolicy) (policyRef empty).
+python3 - "$a0" "$tmp/ahash" "$tmp/sig.der" <<'PY'
+import hashlib, sys
+kv = dict(l.rstrip("\n").split(" ", 1) for l in open(sys.argv[1]) if " " in l)
+open(sys.argv[2], "wb").write(hashlib.sha256(bytes.fromhex(kv["policy"])).digest())
+open(sys.argv[3], "wb").write(bytes.fromhex(kv["signature"]))
+PY
+check "approve: the signature verifies with policy.pub over SHA-256(approvedPolicy) (openssl)" bash -c \
+        "openssl pkeyutl -verify -pubin -inkey '$st/policy.pub' -in '$tmp/ahash' -sigfile '$tmp/sig.der' >/dev/null 2>&1"
+
+# ---- seal (signed) and unseal --------------------------------------------------
+"$MSHIM" seal --state-dir "$st" -o "$tmp/s.sealed" <"$tmp/secret"; rc=$?
+check "seal (signed) succeeds, file mode 0600" test "$rc" = 0 -a "$(stat -c %a "$tmp/s.sealed" 2>/dev/null)" = 600
+cp "$tmp/s.sealed" "$tmp/s.before"
+out=$(echo other | "$MSHIM" seal --state-dir "$st" -o "$tmp/s.sealed" 2>&1); rc=$?
+if [ "$rc" = 2 ] && grep -q "exists; not overwriting" <<<"$out" && cmp -s "$tmp/s.sealed" "$tmp/s.before"; then
+        pass "seal -o refuses to overwrite"; else fail "seal -o refuses to overwrite" "rc=$rc $out"; fi
+"$MSHIM" unseal --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret"; then pass "unseal (signed): the exact secret bytes (NULs too)"
+else fail "unseal (signed): the exact secret bytes (NULs too)" "rc=$rc $(cat "$tmp/err")"; fi
+
+# The commands of one unseal, from the pcap TCTI's capture.
+TCTI_PCAP_FILE="$tmp/u.pcap" TPM2TOOLS_TCTI="pcap:swtpm:path=$tmp/srv" "$MSHIM" unseal --esp "$esp" "$tmp/s.sealed" >/dev/null 2>&1
+python3 tests/cli/tpm_pcap.py "$tmp/u.pcap" >"$tmp/cmds" 2>&1
+n=$(wc -l <"$tmp/cmds")
+if [ "$n" -gt 0 ] && [ "$n" -le 12 ] && ! grep -q CreatePrimary "$tmp/cmds"; then
+        pass "unseal (signed, no PIN): $n TPM commands (<= 12), no CreatePrimary"
+else fail "unseal (signed, no PIN): <= 12 TPM commands, no CreatePrimary" "$n: $(tr '\n' ' ' <"$tmp/cmds")"; fi
+check "unseal: the commands are the documented sequence" test "$(tr '\n' ' ' <"$tmp/cmds")" = \
+        "PCR_Read ReadPublic Load StartAuthSession PolicyNV PolicyPCR LoadExternal VerifySignature PolicyAuthorize Unseal FlushContext FlushContext "
+check "unseal: every transient object and session is flushed (no handle left)" \
+        test -z "$(tpm2_getcap handles-transient 2>/dev/null)$(tpm2_getcap handles-loaded-session 2>/dev/null)"
+
+# ---- refusal: a selected PCR changes -----------------------------------------------
+# A second approval that differs from this boot in PCRs 4 and 9 once PCR 9
+# is extended: the refusal must name the closer one (a0: PCR 9 only).
+sed "s/^sha256:4=.*/sha256:4=$(printf '%064d' 4)/" "$tmp/b0/pcrs.txt" >"$tmp/far.txt"
+fix pred "$tmp/far.json" "$tmp/far.txt"
+far=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/far.json" --entry-id far 2>/dev/null)
+tail -n 1 "$tmp/b1/extends.txt" | while read -r spec; do tpm2_pcrextend "$spec"; done
+"$MSHIM" unseal --esp "$esp" --log "$tmp/b1/log.bin" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+ev9=$(tail -n 1 "$tmp/b1/extends.txt" | sed 's/.*sha256=//')
+rm -f "$far"
+if [ "$rc" = 1 ] && [ ! -s "$tmp/out" ] &&
+   head -n 1 "$tmp/err" | grep -q "^mshim: unseal refused: PCR 9 differs from the closest approval ($(basename "$a0"))" &&
+   grep -q "sha256:$ev9" "$tmp/err"; then
+        pass "refusal after an extend of PCR 9: exit 1, names PCR 9 and the log event that extended it"
+else fail "refusal after an extend of PCR 9: exit 1, names PCR 9 and the log event" "rc=$rc $(cat "$tmp/err")"; fi
+
+# ---- approve --predicted: the new state opens without a reseal ----------------------
+fix pred "$tmp/p1.json" "$tmp/b1/pcrs.txt"
+a1=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/p1.json" --entry-id debian-a 2>"$tmp/err"); rc=$?
+check "approve --predicted (rc=$rc)" test "$rc" = 0 -a -f "$a1"
+"$MSHIM" unseal --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret"; then pass "unseal with the predicted approval (no reseal)"
+else fail "unseal with the predicted approval (no reseal)" "rc=$rc $(cat "$tmp/err")"; fi
+for bad in "--unpredictable 9" "--refused" "--omit 12"; do
+        # shellcheck disable=SC2086
+        fix pred "$tmp/bad.json" "$tmp/b1/pcrs.txt" $bad
+        out=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/bad.json" --label x 2>&1); rc=$?
+        case $bad in
+        --omit*) # An unlisted PCR is at its reset value: zero, approved as such.
+                v=$(fix approval-values "$out" 2>/dev/null | grep '^sha256:12=')
+                check "approve --predicted: an unlisted PCR is approved at zero" test "$rc" = 0 -a "$v" = "sha256:12=$(printf '%064d' 0)" ;;
+        *) check "approve --predicted refuses a prediction with $bad (rc=$rc)" test "$rc" = 2 ;;
+        esac
+done
+# mshim predict's own output (no change: the baseline's values), with a
+# member this reader does not know and a bank it skips added.
+"$MSHIM" predict --log "$tmp/b1/log.bin" --pcrs "$tmp/b1/pcrs.txt" --json >"$tmp/real.json" 2>"$tmp/err"
+python3 - "$tmp/real.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["pcrs"]["sm3_256"] = {"0": "00" * 32}
+d["future_member"] = {"a": [1, 2.5e3, None, True, "\u00e9"]}
+json.dump(d, open(sys.argv[1], "w"))
+PY
+a2=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/real.json" --entry-id real 2>"$tmp/err"); rc=$?
+fix approval-values "$a2" >"$tmp/a2.vals" 2>/dev/null
+check "approve --predicted reads mshim predict --json output: the hashlib values (rc=$rc)" bash -c \
+        "grep -E 'sha256:(4|5|7|9|12)=' '$tmp/b1/pcrs.txt' | cmp -s - '$tmp/a2.vals'"
+rm -f "$a2"
+
+# ---- list -------------------------------------------------------------------------
+"$MSHIM" policy list --esp "$esp" --json >"$tmp/list.json"
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["approvals"]))' "$tmp/list.json")
+check "policy list --json lists the 3 approvals ($n)" test "$n" = 3
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+        check "policy list --json is valid mshim-approvals/1 (python3-jsonschema)" /usr/bin/python3 -c '
+import json, sys, jsonschema
+s = json.load(open("docs/schema/mshim-approvals-1.schema.json"))
+s["properties"]["mshim_version"] = {"type": "string"}
+jsonschema.Draft202012Validator(s).validate(json.load(open(sys.argv[1])))' "$tmp/list.json"
+fi
+
+# ---- revoke and prune (PCR 16, resettable, stands for a boot state) ------------------
+tpm2_pcrreset 16 >/dev/null
+r0=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --current --select 16 --entry-id e16 2>/dev/null)
+"$MSHIM" seal --state-dir "$st" -o "$tmp/r.sealed" <"$tmp/secret"
+check "unseal with a PCR 16 approval" bash -c "'$MSHIM' unseal --esp '$esp' '$tmp/r.sealed' 2>/dev/null | cmp -s - '$tmp/secret'"
+"$MSHIM" policy revoke --state-dir "$st" --esp "$esp" >/dev/null 2>&1
+"$MSHIM" unseal --esp "$esp" "$tmp/r.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 1 ] && grep -q "^mshim: unseal refused:.*revoked" "$tmp/err"; then pass "revoke ends the old approvals (exit 1, says revoked)"
+else fail "revoke ends the old approvals (exit 1, says revoked)" "rc=$rc $(cat "$tmp/err")"; fi
+check "revoke: the counter is 2 (tpm2_nvread)" \
+        test "$(tpm2_nvread 0x01804D53 -C 0x01804D53 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 0000000000000002
+# An approval of the same state at the new epoch, kept over another revoke.
+r1=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --current --select 16 --entry-id e16 2>/dev/null)
+out=$("$MSHIM" policy revoke --state-dir "$st" --esp "$esp" --keep "$r1" 2>&1); rc=$?
+kept=$(tail -n 1 <<<"$out")
+check "revoke --keep re-signs the approval at the new epoch 3 (rc=$rc)" bash -c "[ $rc = 0 ] && grep -qx 'epoch 3' '$kept' && [ ! -e '$r1' ]"
+check "unseal with the kept approval after revoke" bash -c "'$MSHIM' unseal --esp '$esp' '$tmp/r.sealed' 2>/dev/null | cmp -s - '$tmp/secret'"
+# prune: revoked approvals go, the matching one stays; an older approval
+# of the same entry for another state is superseded by the matching one.
+sleep 1
+"$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/p1.json" --select 9 --entry-id e16 >"$tmp/newer" 2>/dev/null
+"$MSHIM" pcrs --bank sha256 >"$tmp/now.yaml"
+out=$("$MSHIM" policy prune --state-dir "$st" --esp "$esp" --pcrs "$tmp/now.yaml" 2>&1); rc=$?
+left=$(ls "$apdir" | sort | tr '\n' ' ')
+check "prune drops the revoked approvals, keeps the matching and newer ones (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && [ -e '$kept' ] && [ -e \"\$(cat '$tmp/newer')\" ] && [ ! -e '$a0' ] && [ ! -e '$r0' ] && [ \$(ls '$apdir' | wc -l) = 2 ]"
+[ "$rc" = 0 ] || echo "  $out $left" >&2
+
+# prune --log: the current boot is the replay of an event log (b1's).
+esp2=$tmp/esp2
+fix pred "$tmp/p0.json" "$tmp/b0/pcrs.txt"
+old=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp2" --predicted "$tmp/p0.json" --entry-id lg 2>/dev/null)
+sleep 1
+cur=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp2" --predicted "$tmp/p1.json" --entry-id lg 2>/dev/null)
+out=$("$MSHIM" policy prune --state-dir "$st" --esp "$esp2" --log "$tmp/b1/log.bin" 2>&1); rc=$?
+check "prune --log: the approval matching the log's replay stays, the older one of its entry goes (rc=$rc)" \
+        bash -c "[ $rc = 0 ] && [ -n '$cur' ] && [ -e '$cur' ] && [ -n '$old' ] && [ ! -e '$old' ]"
+
+# ---- corrupt and truncated sealed files: exit 2 --------------------------------------
+r2=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --current --entry-id debian-b 2>/dev/null)
+head -c 300 "$tmp/s.sealed" >"$tmp/trunc.sealed"
+sed 's/^\(private .\{40\}\)\(.\)/\1f/; s/^\(private .\{40\}\)f\(.*\)/\1e\2/' "$tmp/s.sealed" >"$tmp/flip.sealed"
+python3 - "$tmp/s.sealed" "$tmp/flip.sealed" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+for i, l in enumerate(lines):
+    if l.startswith("private "):
+        h = l[8:]; k = len(h) // 2
+        lines[i] = "private " + h[:k] + ("0" if h[k] != "0" else "1") + h[k + 1:]
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+printf 'mshim-sealed 1\nmode signed\nmode signed\n' >"$tmp/dup.sealed"
+for f in trunc flip dup; do
+        "$MSHIM" unseal --esp "$esp" "$tmp/$f.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+        if [ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && grep -q "^mshim: " "$tmp/err"; then pass "a $f sealed file: exit 2 with a message"
+        else fail "a $f sealed file: exit 2 with a message" "rc=$rc $(cat "$tmp/err")"; fi
+done
+check "unseal still works after those" bash -c "'$MSHIM' unseal --esp '$esp' '$tmp/s.sealed' 2>/dev/null | cmp -s - '$tmp/secret'"
+out=$("$MSHIM" unseal --approvals "$tmp/empty" "$tmp/s.sealed" 2>&1); rc=$?
+check "unseal with no approvals directory: exit 2 (rc=$rc)" test "$rc" = 2
+mkdir -p "$tmp/empty"
+"$MSHIM" unseal --approvals "$tmp/empty" "$tmp/s.sealed" >/dev/null 2>"$tmp/err"; rc=$?
+check "unseal with no approvals: exit 2 naming it (rc=$rc)" bash -c "[ $rc = 2 ] && grep -q 'no approvals' '$tmp/err'"
+
+# ---- literal ----------------------------------------------------------------------
+tpm2_pcrreset 16 >/dev/null
+"$MSHIM" pcrs --bank sha256 >"$tmp/now.yaml"
+fix pred "$tmp/p2.json" "$tmp/b0/pcrs.txt"
+"$MSHIM" seal --literal -o "$tmp/l.sealed" "$tmp/p2.json" <"$tmp/secret"; rc=$?
+check "seal --literal (current state and a prediction) succeeds (rc=$rc)" bash -c "[ $rc = 0 ] && [ \$(grep -c '^state ' '$tmp/l.sealed') = 2 ]"
+"$MSHIM" unseal "$tmp/l.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret"; then pass "unseal (literal): the exact secret"
+else fail "unseal (literal): the exact secret" "rc=$rc $(cat "$tmp/err")"; fi
+rm -f "$tmp/u.pcap"
+TCTI_PCAP_FILE="$tmp/u.pcap" TPM2TOOLS_TCTI="pcap:swtpm:path=$tmp/srv" "$MSHIM" unseal "$tmp/l.sealed" >/dev/null 2>&1
+check "unseal (literal, 2 states): PolicyPCR, one PolicyOR, Unseal; 8 commands" test "$(python3 tests/cli/tpm_pcap.py "$tmp/u.pcap" | tr '\n' ' ')" = \
+        "PCR_Read ReadPublic Load StartAuthSession PolicyPCR PolicyOR Unseal FlushContext "
+"$MSHIM" seal --literal --pcrs "$tmp/b1/pcrs.txt" -o "$tmp/l2.sealed" <"$tmp/secret"
+check "seal --literal --pcrs FILE: the hashlib values open it" bash -c "'$MSHIM' unseal '$tmp/l2.sealed' 2>/dev/null | cmp -s - '$tmp/secret'"
+tpm2_pcrextend "12:sha256=$(printf '%064d' 7)" >/dev/null
+"$MSHIM" unseal "$tmp/l.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 1 ] && head -n 1 "$tmp/err" | grep -q "^mshim: unseal refused: PCR 12 differs"; then pass "literal refusal names PCR 12"
+else fail "literal refusal names PCR 12" "rc=$rc $(cat "$tmp/err")"; fi
+
+# ---- PIN ----------------------------------------------------------------------------
+r3=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --current --entry-id pin 2>/dev/null)
+"$MSHIM" seal --state-dir "$st" --pin-file "$tmp/pin" -o "$tmp/p.sealed" <"$tmp/secret"
+check "seal --pin-file records 'pin yes'" grep -qx 'pin yes' "$tmp/p.sealed"
+out=$("$MSHIM" unseal --esp "$esp" --pin-file "$tmp/wrongpin" "$tmp/p.sealed" 2>&1); rc=$?
+check "a wrong PIN: exit 2, says so" bash -c "[ $rc = 2 ] && grep -q 'wrong PIN' <<<'$out'"
+"$MSHIM" unseal --esp "$esp" --pin-file "$tmp/pin" "$tmp/p.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret"; then pass "then the right PIN unseals"
+else fail "then the right PIN unseals" "rc=$rc $(cat "$tmp/err")"; fi
+out=$(setsid "$MSHIM" unseal --esp "$esp" "$tmp/p.sealed" 2>&1 </dev/null); rc=$?
+check "PIN needed, no terminal, no --pin-file: exit 2 (rc=$rc)" bash -c "[ $rc = 2 ] && grep -q -- '--pin-file' <<<'$out'"
+# Lockout: 2 failures allowed, then the TPM refuses (tpm2-tools sets it up).
+tpm2_dictionarylockout --setup-parameters --max-tries=2 --recovery-time=600 --lockout-recovery-time=600 --clear-lockout >/dev/null 2>&1
+for i in 1 2; do "$MSHIM" unseal --esp "$esp" --pin-file "$tmp/wrongpin" "$tmp/p.sealed" >/dev/null 2>&1; done
+out=$("$MSHIM" unseal --esp "$esp" --pin-file "$tmp/pin" "$tmp/p.sealed" 2>&1); rc=$?
+check "lockout: exit 2 and 'the TPM is in dictionary-attack lockout' even with the right PIN (rc=$rc)" bash -c \
+        "[ $rc = 2 ] && grep -q 'the TPM is in dictionary-attack lockout' <<<'$out'"
+tpm2_dictionarylockout --clear-lockout >/dev/null 2>&1
+
+# ---- the secret's bounds -------------------------------------------------------------
+head -c 129 /dev/zero | "$MSHIM" seal --literal -o "$tmp/big.sealed" >/dev/null 2>&1; rc=$?
+check "a 129-byte secret is refused (rc=$rc)" test "$rc" = 2 -a ! -e "$tmp/big.sealed"
+"$MSHIM" seal --literal -o "$tmp/empty.sealed" </dev/null >/dev/null 2>&1; rc=$?
+check "an empty secret is refused (rc=$rc)" test "$rc" = 2 -a ! -e "$tmp/empty.sealed"
+head -c 128 /dev/urandom >"$tmp/s128"
+"$MSHIM" seal --literal -o "$tmp/128.sealed" <"$tmp/s128"
+check "a 128-byte secret round-trips" bash -c "'$MSHIM' unseal '$tmp/128.sealed' 2>/dev/null | cmp -s - '$tmp/s128'"
+
+# ---- SRK substituted (last: it replaces the TPM's SRK) ---------------------------------
+tpm2_evictcontrol -C o -c 0x81000001 >/dev/null
+tpm2_createprimary -C o -g sha256 -G ecc256 -c "$tmp/other.ctx" >/dev/null
+tpm2_evictcontrol -C o -c "$tmp/other.ctx" 0x81000001 >/dev/null
+tpm2_flushcontext -t >/dev/null
+out=$("$MSHIM" unseal "$tmp/128.sealed" 2>&1 >/dev/null); rc=$?
+check "another key at 0x81000001: exit 2, 'not the one the secret was sealed under' (rc=$rc)" bash -c \
+        "[ $rc = 2 ] && grep -q 'not the one the secret was sealed under' <<<'$out'"
+tpm2_evictcontrol -C o -c 0x81000001 >/dev/null
+out=$("$MSHIM" unseal "$tmp/128.sealed" 2>&1 >/dev/null); rc=$?
+check "no key at 0x81000001: exit 2, never created at unseal (rc=$rc)" bash -c \
+        "[ $rc = 2 ] && ! tpm2_readpublic -c 0x81000001 >/dev/null 2>&1"
+# The TCG template made by tpm2-tools is the same key (same owner seed): unseal works again.
+tpm2_createprimary -C o -g sha256 -G ecc256:aes128cfb -c "$tmp/tcg.ctx" \
+        -a 'fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt' >/dev/null
+tpm2_evictcontrol -C o -c "$tmp/tcg.ctx" 0x81000001 >/dev/null
+tpm2_flushcontext -t >/dev/null
+check "the TCG template SRK made by tpm2_createprimary is the key mshim sealed under" \
+        bash -c "'$MSHIM' unseal '$tmp/128.sealed' 2>/dev/null | cmp -s - '$tmp/s128'"
