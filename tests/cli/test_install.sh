@@ -34,6 +34,9 @@ $p/share/man/man1/mshim-pe-hash.1 644
 $p/share/man/man1/mshim-sbat.1 644
 $p/share/man/man1/mshim-boot-policy.1 644
 $p/share/man/man1/mshim-predict.1 644
+$p/share/man/man1/mshim-seal.1 644
+$p/share/man/man1/mshim-unseal.1 644
+$p/share/man/man1/mshim-policy.1 644
 $p/share/man/man5/mshim-loader.conf.5 644
 $p/share/bash-completion/completions/mshim 644
 EOF2
