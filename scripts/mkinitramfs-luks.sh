@@ -14,7 +14,7 @@
 # KDIR (default build/kernel; the initramfs only works with that kernel),
 # and a test askpass (/lib/cryptsetup/askpass: Debian's is in the
 # cryptsetup package, which the test host does not install) that reads the
-# console and gives up after MSHIM_ASKPASS_TIMEOUT seconds (default 60), so
+# console and gives up after MSHIM_ASKPASS_TIMEOUT seconds (default 30), so
 # a boot nobody types into still ends.
 #
 # Before the report, /init (init.pre) prints on the console:
@@ -22,12 +22,18 @@
 #   MSHIM-LUKS PARTUUID <text> ATTRS <hex>  LoaderDevicePartUUID from efivarfs
 #                                           (text without its NUL; attributes
 #                                           as 4 hex bytes), or PARTUUID NONE
+#   MSHIM-LUKS EXTENDED PCR12 <rc hex>      the test's "the OS extends a PCR
+#                                           before unseal" (below)
 #   MSHIM-LUKS FALLBACK <reason>            the keyscript asked for the passphrase
 #   MSHIM-LUKS MARKER <text>                the volume's first sector, decrypted
 #   MSHIM-LUKS UNLOCKED                     `cryptsetup open` took the key
 #   MSHIM-LUKS FAILED <cryptsetup's message> it did not
 # The volume is the partition blkid calls crypto_LUKS, opened as crypttab
 # name "root" with the keyscript's output as key (--key-file=-).
+# When the ESP (found by LoaderDevicePartUUID) holds mshim-test/extend-pcr12,
+# /init first extends PCR 12 (sha256 bank) with a TPM2_PCR_Extend command
+# written to /dev/tpmrm0: the OS changing a PCR before the keyscript runs.
+# The file is not measured, so that boot's PCRs are otherwise the same.
 # Reproducible as mkinitramfs.sh is: the same inputs give the same bytes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -94,6 +100,18 @@ for m in sorted(dep):
 print("\n".join(done))
 PY
 
+# TPM2_PCR_Extend(PCR 12, password session, sha256 = SHA-256 of a fixed
+# text), TPM 2.0 Part 3, 22.4: header (tag TPM_ST_SESSIONS, size 65,
+# command code 0x182), handle, authorization area (TPM_RS_PW, empty nonce
+# and password, 9 bytes), TPML_DIGEST_VALUES with one sha256 digest.
+{
+        printf '\200\002\000\000\000\101\000\000\001\202\000\000\000\014'
+        printf '\000\000\000\011\100\000\000\011\000\000\000\000\000'
+        printf '\000\000\000\001\000\013'
+        printf 'mshim test: the OS extends PCR 12' | openssl dgst -sha256 -binary
+} > "$stage/etc/pcr12-extend.cmd"
+[ "$(stat -c %s "$stage/etc/pcr12-extend.cmd")" = 65 ] || { echo "mkinitramfs-luks: bad PCR_Extend command" >&2; exit 1; }
+
 cat > "$stage/lib/cryptsetup/askpass" <<'ASK'
 #!/bin/sh
 # Test stand-in for Debian's askpass: the prompt, then one line from the
@@ -102,7 +120,7 @@ cat > "$stage/lib/cryptsetup/askpass" <<'ASK'
 exec </dev/console
 printf '%s' "$1" >/dev/console
 stty -echo 2>/dev/null
-IFS= read -r -t "${MSHIM_ASKPASS_TIMEOUT:-60}" pass || pass=
+IFS= read -r -t "${MSHIM_ASKPASS_TIMEOUT:-30}" pass || pass=
 stty echo 2>/dev/null
 printf '\n' >/dev/console
 printf '%s' "$pass"
@@ -136,6 +154,20 @@ done
 if [ -z "$src" ]; then
         echo "MSHIM-LUKS FAILED no crypto_LUKS partition"
         exit 0
+fi
+# The test's "the OS extends PCR 12 before unseal", when the ESP asks for it.
+if [ -r "$v" ]; then
+        esp=$(blkid -l -o device -t "PARTUUID=$(tail -c +5 "$v" | tr -d '\000' | tr A-F a-f)")
+        mkdir -p /tmp/esp
+        if [ -n "$esp" ] && mount -t vfat -o ro "$esp" /tmp/esp 2>/dev/null; then
+                if [ -e /tmp/esp/mshim-test/extend-pcr12 ]; then
+                        exec 3<>/dev/tpmrm0
+                        cat /etc/pcr12-extend.cmd >&3
+                        echo "MSHIM-LUKS EXTENDED PCR12 $(dd bs=4096 count=1 <&3 2>/dev/null | head -c 10 | od -An -tx1 | tr -d ' \n')"
+                        exec 3<&-
+                fi
+                umount /tmp/esp
+        fi
 fi
 # What Debian's cryptroot script hands a keyscript.
 export CRYPTTAB_NAME=root CRYPTTAB_SOURCE="$src" CRYPTTAB_KEY=none CRYPTTAB_TRIED=0 \

@@ -279,6 +279,41 @@ it_swtpm_start() {
         [ -S "$t/sock" ]
 }
 
+# it_swtpm_host_start DIR: serve the TPM state DIR/state (made by
+# swtpm_setup with IT_BANKS active when absent) to the host, as
+# docs/SEALING.md's tests do: DIR/srv, DIR/srv.ctrl, and TPM2TOOLS_TCTI
+# pointing at it, so `mshim policy`/`seal` provision it. Stop it with
+# it_swtpm_host_stop DIR; a boot started from a copy (DIR/state copied to
+# the boot dir's tpm.in) then finds what the host left there.
+it_swtpm_host_start() {
+        local t=$1
+        mkdir -p "$t/state"
+        if [ ! -s "$t/state/tpm2-00.permall" ] &&
+           ! swtpm_setup --tpm2 --tpmstate "$t/state" --pcr-banks "$IT_BANKS" \
+                        --overwrite --logfile "$t/setup.log" >/dev/null 2>&1; then
+                echo "swtpm_setup failed:" >&2; cat "$t/setup.log" >&2
+                return 1
+        fi
+        rm -f "$t/srv" "$t/srv.ctrl"
+        swtpm socket --tpm2 --tpmstate dir="$t/state" --server type=unixio,path="$t/srv" \
+                --ctrl type=unixio,path="$t/srv.ctrl" --flags not-need-init,startup-clear \
+                --log file="$t/swtpm.log",level=1 --daemon --pid file="$t/pid" || return 1
+        local i=0
+        while [ ! -S "$t/srv" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+        [ -S "$t/srv" ] || return 1
+        IT_PIDS="$IT_PIDS $(cat "$t/pid")"
+        export TPM2TOOLS_TCTI="swtpm:path=$t/srv"
+        unset TCTI TSS2_TCTI
+}
+
+it_swtpm_host_stop() {
+        swtpm_ioctl --unix "$1/srv.ctrl" -s 2>/dev/null
+        local i=0 pid
+        pid=$(cat "$1/pid" 2>/dev/null)
+        while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+        unset TPM2TOOLS_TCTI
+}
+
 it_swtpm_stop() {
         local t=$1/tpm pid
         [ -f "$t/pid" ] || return 0
@@ -300,6 +335,7 @@ it_swtpm_stop() {
 # unix socket that mok_console.py drives with SCRIPT (typing a passphrase
 # after a prompt, say), recording into DIR/serial.log until the report's
 # end (MSHIM-RESULT-END); a step that does not match is a failure (1).
+# DIR/console.script, when there, is used as if given with --console.
 # Returns 0 when QEMU exited by itself or --stop matched,
 # 124 on timeout, 125 when the firmware fell back to its shell.
 it_qemu() {
@@ -315,6 +351,8 @@ it_qemu() {
                 esac
                 shift
         done
+        # DIR/console.script, when there, drives the console (it_boot_all).
+        [ -z "$console" ] && [ -f "$d/console.script" ] && console=$d/console.script
         local machine=q35,accel=tcg serial="file:$d/serial.log"
         [ "${IT_SECURE_BOOT:-0}" = 1 ] && machine=q35,smm=on,accel=tcg
         if [ -n "$console" ]; then
