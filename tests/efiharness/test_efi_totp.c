@@ -76,7 +76,7 @@ static void scenario(const char *conf, const uint8_t *states, size_t n_states) {
         if (!states)
                 return;
         off = snprintf(text, sizeof(text),
-                       "mshim-totp 1\nhandle 81004d54\nname 000b%064d\nmode literal\npcrs 4,5,7,12\npolicy %064d\n",
+                       "mshim-totp 1\nhandle 0x81004d54\nname 000b%064d\npolicy %064d\nmode literal\nbank sha256\npcrs 4,5,7,12\n",
                        0, 0);
         for (size_t i = 0; i < n_states; i++) {
                 off += snprintf(text + off, sizeof(text) - off, "state ");
