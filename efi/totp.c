@@ -184,9 +184,11 @@ static EFI_STATUS totp_literal(totp_tpm *t, uint32_t session, const mb_totp_enro
                 EFI_STATUS st = totp_policy_pcr(t, session, en, i, ret_match);
                 if (EFI_ERROR(st))
                         return st;
+                /* Always the OR path, also for one state (PolicyOR of the
+                 * leaf with itself): the policy mshim seal and mshim totp
+                 * enroll build (mb_policy_tree_root). */
                 if (*ret_match)
-                        return en->n_states > 1 ? totp_policy_or_path(t, session, leaves, en->n_states, i)
-                                                : EFI_SUCCESS;
+                        return totp_policy_or_path(t, session, leaves, en->n_states, i);
         }
         return EFI_SUCCESS;
 }
