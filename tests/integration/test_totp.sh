@@ -141,6 +141,13 @@ STATE_DIGEST=$(python3 -c '
 import hashlib, sys
 v = dict(l.strip().split("=") for l in open(sys.argv[1]))
 print(hashlib.sha256(b"".join(bytes.fromhex(v["sha256:%d" % n]) for n in (4, 5, 7, 12))).hexdigest())' "$IT_DIR/point.pcrs")
+# Its PolicyPCR digest (TPM 2.0 Part 3, TPM2_PolicyPCR: H(0^32 || CC 0x17F ||
+# TPML_PCR_SELECTION {1, sha256, 3, PCRs 4,5,7,12} || pcrDigest)), twice: the
+# PolicyOR of one state with itself that the enrolment's policy ends with.
+LEAF=$(python3 -c '
+import hashlib, sys
+sel = (1).to_bytes(4, "big") + (0x000b).to_bytes(2, "big") + bytes([3, 0xb0, 0x10, 0x00])
+print(hashlib.sha256(bytes(32) + (0x17F).to_bytes(4, "big") + sel + bytes.fromhex(sys.argv[1])).hexdigest())' "$STATE_DIGEST")
 
 # enrolled_boot NAME CONF OPTIONS: a boot from the enrolled TPM state with
 # the enrolment file.
@@ -216,7 +223,7 @@ PY
         done < "$IT_DIR/replay.txt"
         step=$(( $(date +%s) / 30 ))
         # host_code: the loader's sequence on the host TPM now.
-        host_code() { "$TPM2_SWTPM" "$TCTI" totp 0x81004d54 0xb 0x10b0 "$(printf %x "$step")" "$STATE_DIGEST" 2>&1; }
+        host_code() { "$TPM2_SWTPM" "$TCTI" totp 0x81004d54 0xb 0x10b0 "$(printf %x "$step")" "$STATE_DIGEST" "$LEAF$LEAF" 2>&1; }
         # refused NAME OUTPUT: the TPM refused PolicyPCR, no HMAC came back.
         refused() {
                 if echo "$2" | grep -q '^refused PolicyPCR .* VALUE' && ! echo "$2" | grep -q '^hmac '; then

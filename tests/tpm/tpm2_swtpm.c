@@ -190,22 +190,24 @@ static bool policy_or(uint32_t session, const char *branches) {
         return ok("PolicyOR", mb_tpm2_parse_empty(rsp, len, &rc), &rc);
 }
 
-/* totp: KEY BANK PCRMASK COUNTER [PCRDIGEST]; totp-or: KEY BANK PCRMASK
- * COUNTER BRANCHES, a PolicyOR of the 32-byte digests BRANCHES after
- * PolicyPCR (empty pcrDigest). */
+/* totp: KEY BANK PCRMASK COUNTER [PCRDIGEST [BRANCHES]]; totp-or: KEY BANK
+ * PCRMASK COUNTER BRANCHES, a PolicyOR of the 32-byte digests BRANCHES after
+ * PolicyPCR (empty pcrDigest). With PCRDIGEST and BRANCHES: the loader's
+ * literal sequence, PolicyPCR with the state's digest then PolicyOR. */
 static int totp(int argc, char **argv, bool with_or) {
         uint8_t digest[MB_TPM2_DIGEST_MAX];
         size_t digest_size = 0;
+        const char *branches = with_or ? (argc == 5 ? argv[4] : NULL) : (argc == 6 ? argv[5] : NULL);
         uint32_t session;
 
-        if (argc != 4 + with_or && (with_or || argc != 5))
+        if (with_or ? argc != 5 : argc < 4 || argc > 6)
                 die("usage", argc);
-        if (argc == 5 && !with_or)
+        if (argc >= 5 && !with_or)
                 digest_size = hex(argv[4], digest, sizeof(digest));
         if (!start_session(&session))
                 return 0;
         if (policy_pcr(session, (uint16_t) num(argv[1]), (uint32_t) num(argv[2]), digest, digest_size) &&
-            (!with_or || policy_or(session, argv[4])) && hmac((uint32_t) num(argv[0]), session, num(argv[3])))
+            (!branches || policy_or(session, branches)) && hmac((uint32_t) num(argv[0]), session, num(argv[3])))
                 return 0;
         flush(session);
         return 0;
