@@ -198,9 +198,6 @@ static bool approval_matches(const approval *a, const mb_pcr_values *now) {
 /* The current boot's PCR values: the TPM's, a file's, or a log's replay. */
 static int prune_values(const policy_opts *o, cli_tpm *t, mb_pcr_values *ret) {
         cli_file f;
-        mb_tcglog log;
-        mb_tcglog_event ev;
-        mb_replay *rp;
         int r = -1;
 
         if (!o->pcrs_file && !o->log)
@@ -215,25 +212,7 @@ static int prune_values(const policy_opts *o, cli_tpm *t, mb_pcr_values *ret) {
                 cli_file_free(&f);
                 return r;
         }
-        if (cli_file_load(o->log, &f) < 0)
-                return -1;
-        rp = calloc(1, sizeof(*rp));
-        if (rp && mb_tcglog_open(&log, f.data, f.size) == MB_OK) {
-                mb_err e;
-                mb_replay_init(rp, &log);
-                while ((e = mb_tcglog_next(&log, &ev)) == MB_OK)
-                        mb_replay_event(rp, &ev);
-                memset(ret, 0, sizeof(*ret));
-                r = e == MB_END ? 0 : -1;
-                for (uint32_t b = 0; r == 0 && b < rp->n_banks; b++)
-                        for (uint32_t i = 0; rp->banks[b].computable && i < MB_PCR_COUNT; i++)
-                                mb_pcrs_set(ret, rp->banks[b].alg, i, rp->banks[b].pcr[i], rp->banks[b].size);
-        }
-        if (r < 0)
-                cli_error("%s: not a readable event log", o->log);
-        free(rp);
-        cli_file_free(&f);
-        return r;
+        return seal_log_values(o->log, ret);
 }
 
 /* What to drop: revoked approvals, and those of the matching approvals'

@@ -436,3 +436,35 @@ out:
         free(path);
         return r;
 }
+
+/* The PCR values an event log replays to (every bank mshim can hash), as
+ * the TPM should hold them if nothing outside the log extended a PCR. */
+int seal_log_values(const char *path, mb_pcr_values *ret) {
+        cli_file f;
+        mb_tcglog log;
+        mb_tcglog_event ev;
+        mb_replay *rp;
+        mb_err e = MB_ERR_INVALID;
+        int r = -1;
+
+        if (cli_file_load(path, &f) < 0)
+                return -1;
+        rp = calloc(1, sizeof(*rp));
+        if (rp && mb_tcglog_open(&log, f.data, f.size) == MB_OK) {
+                mb_replay_init(rp, &log);
+                while ((e = mb_tcglog_next(&log, &ev)) == MB_OK)
+                        mb_replay_event(rp, &ev);
+        }
+        if (e == MB_END) {
+                memset(ret, 0, sizeof(*ret));
+                for (uint32_t b = 0; b < rp->n_banks; b++)
+                        for (uint32_t i = 0; rp->banks[b].computable && i < MB_PCR_COUNT; i++)
+                                mb_pcrs_set(ret, rp->banks[b].alg, i, rp->banks[b].pcr[i], rp->banks[b].size);
+                r = 0;
+        } else {
+                cli_error("%s: not a readable event log", path);
+        }
+        free(rp);
+        cli_file_free(&f);
+        return r;
+}

@@ -32,6 +32,8 @@ int seal_literal_policy(const seal_file *f, mb_policy *ret);
 
 /* The selected PCRs' sha256 values, in order (32 bytes each): from
  * pcrs_file, or with pcrs_file NULL from the TPM t. */
+/* The PCR values the event log at path replays to; prints its own error. */
+int seal_log_values(const char *path, mb_pcr_values *ret);
 int seal_current_values(cli_tpm *t, const char *pcrs_file, uint32_t mask, uint8_t *values);
 /* Each PRED.json's (`mshim predict --json`) values of mask into states. */
 int seal_pred_states(char *const *preds, size_t n, uint32_t mask, uint8_t (*states)[SEAL_STATE_MAX]);

@@ -51,6 +51,7 @@ typedef struct unseal_run {
         uint8_t secret[TS_SECRET_MAX];
         size_t secret_size;
         bool revoked_seen;      /* a state that matched failed PolicyNV */
+        bool from_log;          /* now: the event log's replay, not the TPM's */
 } unseal_run;
 
 /* ---- the refusal message ------------------------------------------------- */
@@ -344,6 +345,21 @@ static uint32_t pcrs_needed(const unseal_run *r) {
         return m;
 }
 
+/* The PCRs that pick the states to try. The event log's replay when
+ * there is one: it costs no TPM command (a signed unseal is then 11). A
+ * log that does not tell the truth (a PCR extended outside it) costs
+ * nothing either: the TPM refuses the policy, and run() reads the TPM's
+ * own values before trying again or explaining the refusal. */
+static int current_pcrs(unseal_run *r) {
+        const char *path = r->o->log ? r->o->log : SEAL_LOG;
+
+        if ((r->o->log || access(path, R_OK) == 0) && seal_log_values(path, r->now) == 0) {
+                r->from_log = true;
+                return 0;
+        }
+        return cli_tpm_pcr_read_bank(&r->t, MB_ALG_SHA256, pcrs_needed(r), r->now);
+}
+
 /* Everything up to the first attempt: files, PIN, TPM objects. */
 static int prepare(unseal_run *r) {
         char *pin = NULL;
@@ -368,8 +384,7 @@ static int prepare(unseal_run *r) {
         if (cli_tpm_connect(&r->t) < 0)
                 return EXIT_BAD_INPUT;
         r->connected = true;
-        /* The TPM's PCRs first: only approvals that match them are tried. */
-        if (cli_tpm_pcr_read_bank(&r->t, MB_ALG_SHA256, pcrs_needed(r), r->now) < 0)
+        if (current_pcrs(r) < 0)
                 return EXIT_BAD_INPUT;
         if ((e = ts_srk_open(&r->t, &r->f.srk, &r->srk)))
                 return e;
@@ -389,26 +404,49 @@ static int prepare(unseal_run *r) {
         return 0;
 }
 
-static int run(unseal_run *r) {
-        int e = prepare(r);
+/* Try every state the values in r->now match and that tried[] does not
+ * mark: 0 unsealed, 1 none opened, else an exit status. */
+static int try_states(unseal_run *r, bool *tried) {
+        for (size_t i = 0; i < r->n_c; i++) {
+                int e;
 
-        for (size_t i = 0; e == 0 && i < r->n_c; i++) {
-                if (!matches(&r->c[i], r->now))
+                if (tried[i] || !matches(&r->c[i], r->now))
                         continue;
+                tried[i] = true;
                 e = attempt(r, &r->c[i]);
                 if (e == 0) {
                         /* Flushed now: the secret is written after the TPM is done. */
                         ts_flush(&r->t, &r->key);
                         ts_unsealer_done(&r->u);
                         r->loaded = false;
-                        return 0;
                 }
-                if (e == 1)
-                        e = 0;
-                else
+                if (e != 1)
                         return e;
         }
-        return e ? e : refuse(r);
+        return 1;
+}
+
+static int run(unseal_run *r) {
+        bool *tried;
+        int e = prepare(r);
+
+        if (e)
+                return e;
+        tried = calloc(r->n_c ? r->n_c : 1, sizeof(*tried));
+        if (!tried) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        e = try_states(r, tried);
+        /* The log's values opened nothing: the TPM's own, for the states
+         * they match that the log's did not, and for the refusal. */
+        if (e == 1 && r->from_log) {
+                r->from_log = false;
+                e = cli_tpm_pcr_read_bank(&r->t, MB_ALG_SHA256, pcrs_needed(r), r->now) < 0 ? EXIT_BAD_INPUT
+                                                                                           : try_states(r, tried);
+        }
+        free(tried);
+        return e == 1 ? refuse(r) : e;
 }
 
 static int write_all(const uint8_t *p, size_t n) {

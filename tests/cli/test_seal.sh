@@ -135,6 +135,18 @@ if [ "$n" -gt 0 ] && [ "$n" -le 12 ] && ! grep -q CreatePrimary "$tmp/cmds"; the
 else fail "unseal (signed, no PIN): <= 12 TPM commands, no CreatePrimary" "$n: $(tr '\n' ' ' <"$tmp/cmds")"; fi
 check "unseal: the commands are the documented sequence" test "$(tr '\n' ' ' <"$tmp/cmds")" = \
         "PCR_Read ReadPublic Load StartAuthSession PolicyNV PolicyPCR LoadExternal VerifySignature PolicyAuthorize Unseal FlushContext FlushContext "
+# With this boot's event log, the approval is picked by its replay (hashlib
+# built it: seal_fixture.py): no PCR_Read, 11 commands.
+rm -f "$tmp/u.pcap"
+TCTI_PCAP_FILE="$tmp/u.pcap" TPM2TOOLS_TCTI="pcap:swtpm:path=$tmp/srv" "$MSHIM" unseal --log "$tmp/b0/log.bin" --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>/dev/null
+check "unseal --log: the secret, 11 commands, the approval picked by the log's replay (no PCR_Read)" bash -c \
+        "cmp -s '$tmp/out' '$tmp/secret' && test \"\$(python3 tests/cli/tpm_pcap.py '$tmp/u.pcap' | tr '\n' ' ')\" = \
+        'ReadPublic Load StartAuthSession PolicyNV PolicyPCR LoadExternal VerifySignature PolicyAuthorize Unseal FlushContext FlushContext '"
+# A log that is not this boot's (b1's): nothing matches it, so the TPM's own
+# PCRs are read and the approval they match opens the secret.
+"$MSHIM" unseal --log "$tmp/b1/log.bin" --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret"; then pass "unseal --log with another boot's log: the TPM's PCRs decide"
+else fail "unseal --log with another boot's log: the TPM's PCRs decide" "rc=$rc $(cat "$tmp/err")"; fi
 check "unseal: every transient object and session is flushed (no handle left)" \
         test -z "$(tpm2_getcap handles-transient 2>/dev/null)$(tpm2_getcap handles-loaded-session 2>/dev/null)"
 
