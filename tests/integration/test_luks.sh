@@ -198,8 +198,8 @@ SEALED=$IT_DIR/root-literal.sealed sealed_esp "$lit" || { it_fail "$T: set-up li
 
 # pin: the signed seal with a PIN; the TPM's own count of wrong PINs left.
 PIN=${LUKS_PIN:-4711-mshim}
-pn=$(luks_boot pin) && printf '%s\n' "$PIN" > "$IT_DIR/pin" &&
-        "$IT_CLI" seal --state-dir "$pol" --pin-file "$IT_DIR/pin" -o "$IT_DIR/root-pin.sealed" \
+pn=$(luks_boot pin) && printf '%s\n' "$PIN" > "$IT_DIR/pin.txt" &&
+        "$IT_CLI" seal --state-dir "$pol" --pin-file "$IT_DIR/pin.txt" -o "$IT_DIR/root-pin.sealed" \
                 < "$IT_DIR/luks.key" > "$pn/seal.log" 2>&1
 check_step $? "pin: mshim seal --pin-file" "$pn/seal.log"
 SEALED=$IT_DIR/root-pin.sealed sealed_esp "$pn" "$cur" || { it_fail "$T: set-up pin"; exit 1; }
