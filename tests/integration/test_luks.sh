@@ -155,11 +155,15 @@ approve_predicted() {
         check_step $? "$n: approve the prediction (--predicted)" "$d/approve.err"
 }
 
-k=$(luks_boot kernel) || { it_fail "$T: set-up kernel"; exit 1; }
-it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" &&
-        cp "$IT_KERNEL_RT" "$k/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$k/esp/initrd.img" &&
-        sed -i 's|^options .*|& efi=runtime|' "$k/esp/loader/entries/mshim-test.conf" ||
-        { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
+# rt_esp DIR: DIR's ESP boots Debian's RT kernel with its own LUKS
+# initramfs and efi=runtime (its EFI variables on).
+rt_esp() {
+        it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" &&
+                cp "$IT_KERNEL_RT" "$1/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$1/esp/initrd.img" &&
+                sed -i 's|^options .*|& efi=runtime|' "$1/esp/loader/entries/mshim-test.conf"
+}
+
+k=$(luks_boot kernel) && rt_esp "$k" || { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
 approve_predicted "$k" mshim-test
 sealed_esp "$k" "$cur" "$new" || { it_fail "$T: set-up kernel"; exit 1; }
 
@@ -216,9 +220,7 @@ it_console_script "$pn/console.script" 'Please enter the TPM PIN' "wrong-$PIN" '
 it_swtpm_host_stop "$tp"
 
 # ---- tampered: no approval for the change -----------------------------------------
-uk=$(luks_boot unapproved) && cp "$IT_KERNEL_RT" "$uk/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$uk/esp/initrd.img" &&
-        sed -i 's|^options .*|& efi=runtime|' "$uk/esp/loader/entries/mshim-test.conf" && sealed_esp "$uk" "$cur" ||
-        { it_fail "$T: set-up unapproved"; exit 1; }
+uk=$(luks_boot unapproved) && rt_esp "$uk" && sealed_esp "$uk" "$cur" || { it_fail "$T: set-up unapproved"; exit 1; }
 ol=$(luks_boot otherloader) && rm "$ol/esp/EFI/BOOT/BOOTX64.EFI" &&
         "$IT_CLI" boot-policy --set tpm-failure=boot -o "$ol/esp/EFI/BOOT/BOOTX64.EFI" "$IT_EFI" > "$ol/policy.log" 2>&1 &&
         ! cmp -s "$IT_EFI" "$ol/esp/EFI/BOOT/BOOTX64.EFI" && sealed_esp "$ol" "$cur" ||
