@@ -25,6 +25,21 @@
 #                 from `mshim predict --esp` on A's log: UNLOCKED. Its
 #                 options gain efi=runtime: Debian's RT kernels turn EFI
 #                 runtime services (and so every EFI variable) off.
+# Legitimate changes, each approved only from `mshim predict` on A's log
+# and PCRs + `mshim policy approve --predicted` (never a new seal):
+# UNLOCKED with no passphrase:
+#   newinitrd     the initrd with a second cpio archive (one more file)
+#   newoptions    mshim.test=1 in place of mshim.test=0 on the command line
+#   newconf       a new entry file (mshim-new.conf, another title) and a
+#                 loader.conf whose default names it
+#   newloader     another mshimx64.efi: the same loader with another
+#                 built-in policy (`mshim boot-policy --set tpm-required=yes`)
+#   literal       no approvals: the key sealed `--literal` to A's PCRs
+#                 (--pcrs) and newoptions's prediction; newoptions's ESP
+#   pin           A's state, the key sealed with a PIN (--pin-file): the
+#                 keyscript asks for it; a wrong PIN is typed first (mshim
+#                 says so, with the tries the TPM still allows, read from
+#                 the TPM with tpm2_getcap), then the right one
 # Tampered, each with A's approval only: the keyscript falls back naming
 # the PCRs that differ from it, which must be exactly those that differ
 # between A's and this boot's TPM (and those the change is known to
@@ -35,6 +50,11 @@
 #                 (PCR 12; its value checked against A's and the digest)
 #   revoked       `mshim policy revoke` after the approval: refused as
 #                 revoked.
+#   unapproved    the RT kernel set up as in "kernel" with no approval for
+#                 it (PCRs 4, 5, 9, 12)
+#   otherloader   another loader in mshim's place: mshimx64.efi with
+#                 another built-in policy (tpm-failure=boot), never
+#                 approved (PCR 4)
 # At the end the passphrase's keyslot still opens the volume (host).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -74,11 +94,13 @@ luks_boot() {
                 cp -a "$tp/state" "$d/tpm.in" && echo "$d"
 }
 
-# sealed_esp DIR APPROVAL...: the sealed key and approvals on DIR's ESP.
+# sealed_esp DIR APPROVAL...: the sealed key and approvals on DIR's ESP;
+# the sealed key is $IT_DIR/root.sealed, or SEALED when set.
 sealed_esp() {
         local e=$1/esp/loader/mshim
         shift
-        mkdir -p "$e/approvals" && cp "$IT_DIR/root.sealed" "$e/root.sealed" && cp "$@" "$e/approvals/"
+        mkdir -p "$e/approvals" && cp "${SEALED:-$IT_DIR/root.sealed}" "$e/root.sealed" &&
+                { [ $# = 0 ] || cp "$@" "$e/approvals/"; }
 }
 
 # has DIR NAME LINE: the guest printed LINE (whole line) on its console.
@@ -118,19 +140,91 @@ cur=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr" --current
 check_step() { if [ "$1" = 0 ]; then it_pass "$T: $2"; else it_fail "$T: $2"; cat "$3" >&2; fi; }
 check_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
 
-k=$(luks_boot kernel) || { it_fail "$T: set-up kernel"; exit 1; }
-it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" &&
-        cp "$IT_KERNEL_RT" "$k/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$k/esp/initrd.img" &&
-        sed -i 's|^options .*|& efi=runtime|' "$k/esp/loader/entries/mshim-test.conf" ||
-        { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
-"$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$k/esp" --json \
-        > "$k/predict.json" 2> "$k/predict.err"
-check_step $? "kernel: mshim predict --esp on A's log" "$k/predict.err"
-new=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr-rt" --predicted "$k/predict.json" \
-        --entry-id mshim-test --label "RT kernel" 2>"$k/approve.err")
-check_step $? "kernel: approve the prediction (--predicted)" "$k/approve.err"
-it_swtpm_host_stop "$tp"
+# approve_predicted DIR ENTRY [predict options]: `mshim predict --esp` of
+# DIR's ESP on A's log and PCRs (DIR/predict.json), then `mshim policy
+# approve --predicted` of it for entry ENTRY; the approval's path in $new.
+approve_predicted() {
+        local d=$1 n entry=$2
+        n=$(basename "$1")
+        shift 2
+        "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$d/esp" --json "$@" \
+                > "$d/predict.json" 2> "$d/predict.err"
+        check_step $? "$n: mshim predict --esp on A's log" "$d/predict.err"
+        new=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr-$n" --predicted "$d/predict.json" \
+                --entry-id "$entry" --label "$n" 2>"$d/approve.err")
+        check_step $? "$n: approve the prediction (--predicted)" "$d/approve.err"
+}
+
+# rt_esp DIR: DIR's ESP boots Debian's RT kernel with its own LUKS
+# initramfs and efi=runtime (its EFI variables on).
+rt_esp() {
+        it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" &&
+                cp "$IT_KERNEL_RT" "$1/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$1/esp/initrd.img" &&
+                sed -i 's|^options .*|& efi=runtime|' "$1/esp/loader/entries/mshim-test.conf"
+}
+
+k=$(luks_boot kernel) && rt_esp "$k" || { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
+approve_predicted "$k" mshim-test
 sealed_esp "$k" "$cur" "$new" || { it_fail "$T: set-up kernel"; exit 1; }
+
+# ---- legitimate changes, approved from their prediction only ----------------------
+ni=$(luks_boot newinitrd) && mkdir -p "$ni/extra/etc" && echo "mshim test: one more file" > "$ni/extra/etc/mshim-extra" &&
+        (cd "$ni/extra" && echo etc/mshim-extra | cpio --quiet -o -H newc -R 0:0) >> "$ni/esp/initrd.img" ||
+        { it_fail "$T: set-up newinitrd"; exit 1; }
+approve_predicted "$ni" mshim-test
+sealed_esp "$ni" "$cur" "$new" || { it_fail "$T: set-up newinitrd"; exit 1; }
+
+no=$(luks_boot newoptions) && sed -i 's|mshim\.test=0|mshim.test=1|' "$no/esp/loader/entries/mshim-test.conf" ||
+        { it_fail "$T: set-up newoptions"; exit 1; }
+approve_predicted "$no" mshim-test
+sealed_esp "$no" "$cur" "$new" || { it_fail "$T: set-up newoptions"; exit 1; }
+
+nc=$(luks_boot newconf) && e=$nc/esp/loader/entries &&
+        sed 's|^title .*|title mshim integration test, new entry|' "$e/mshim-test.conf" > "$e/mshim-new.conf" &&
+        rm "$e/mshim-test.conf" &&
+        printf '# mshim integration test 1\ntimeout 0\ndefault mshim-new\n' > "$nc/esp/loader/loader.conf" ||
+        { it_fail "$T: set-up newconf"; exit 1; }
+approve_predicted "$nc" mshim-new
+sealed_esp "$nc" "$cur" "$new" || { it_fail "$T: set-up newconf"; exit 1; }
+
+nl=$(luks_boot newloader) && rm "$nl/esp/EFI/BOOT/BOOTX64.EFI" &&
+        "$IT_CLI" boot-policy --set tpm-required=yes -o "$nl/esp/EFI/BOOT/BOOTX64.EFI" "$IT_EFI" > "$nl/policy.log" 2>&1 &&
+        ! cmp -s "$IT_EFI" "$nl/esp/EFI/BOOT/BOOTX64.EFI" || { it_fail "$T: set-up newloader"; exit 1; }
+approve_predicted "$nl" mshim-test --loader "$nl/esp/EFI/BOOT/BOOTX64.EFI"
+sealed_esp "$nl" "$cur" "$new" || { it_fail "$T: set-up newloader"; exit 1; }
+
+# literal: sealed to A's PCRs and newoptions's predicted state, no approvals.
+lit=$(luks_boot literal) && cp "$no/esp/loader/entries/mshim-test.conf" "$lit/esp/loader/entries/" &&
+        "$IT_CLI" seal --literal --pcrs "$a/pcrs.txt" -o "$IT_DIR/root-literal.sealed" "$no/predict.json" \
+                < "$IT_DIR/luks.key" > "$lit/seal.log" 2>&1
+check_step $? "literal: mshim seal --literal --pcrs (A) + newoptions's prediction" "$lit/seal.log"
+SEALED=$IT_DIR/root-literal.sealed sealed_esp "$lit" || { it_fail "$T: set-up literal"; exit 1; }
+
+# pin: the signed seal with a PIN; the TPM's own count of wrong PINs left.
+PIN=${LUKS_PIN:-4711-mshim}
+pn=$(luks_boot pin) && printf '%s\n' "$PIN" > "$IT_DIR/pin.txt" &&
+        "$IT_CLI" seal --state-dir "$pol" --pin-file "$IT_DIR/pin.txt" -o "$IT_DIR/root-pin.sealed" \
+                < "$IT_DIR/luks.key" > "$pn/seal.log" 2>&1
+check_step $? "pin: mshim seal --pin-file" "$pn/seal.log"
+SEALED=$IT_DIR/root-pin.sealed sealed_esp "$pn" "$cur" || { it_fail "$T: set-up pin"; exit 1; }
+tpm2_getcap properties-variable > "$pn/getcap.yaml" 2>&1 || { it_fail "$T: set-up pin (tpm2_getcap)"; cat "$pn/getcap.yaml" >&2; }
+pin_left=$(python3 - "$pn/getcap.yaml" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+def prop(n):
+    return int(re.search(n + r":\s*(?:raw:\s*)?(0x[0-9a-fA-F]+|[0-9]+)", t).group(1), 0)
+print(prop("TPM2_PT_MAX_AUTH_FAIL") - prop("TPM2_PT_LOCKOUT_COUNTER") - 1)
+PY
+)
+it_console_script "$pn/console.script" 'Please enter the TPM PIN' "wrong-$PIN" 'mshim: wrong PIN' "$PIN"
+it_swtpm_host_stop "$tp"
+
+# ---- tampered: no approval for the change -----------------------------------------
+uk=$(luks_boot unapproved) && rt_esp "$uk" && sealed_esp "$uk" "$cur" || { it_fail "$T: set-up unapproved"; exit 1; }
+ol=$(luks_boot otherloader) && rm "$ol/esp/EFI/BOOT/BOOTX64.EFI" &&
+        "$IT_CLI" boot-policy --set tpm-failure=boot -o "$ol/esp/EFI/BOOT/BOOTX64.EFI" "$IT_EFI" > "$ol/policy.log" 2>&1 &&
+        ! cmp -s "$IT_EFI" "$ol/esp/EFI/BOOT/BOOTX64.EFI" && sealed_esp "$ol" "$cur" ||
+        { it_fail "$T: set-up otherloader"; exit 1; }
 
 ok=$(luks_boot approved) && sealed_esp "$ok" "$cur" || { it_fail "$T: set-up approved"; exit 1; }
 
@@ -149,12 +243,12 @@ rm -rf "$IT_DIR/tpm-rev" && mkdir -p "$IT_DIR/tpm-rev" && cp -a "$tp/state" "$IT
 check_step $? "revoked: mshim policy revoke" "$r/revoke.log"
 it_swtpm_host_stop "$IT_DIR/tpm-rev"
 rm -rf "$r/tpm.in" && cp -a "$IT_DIR/tpm-rev/state" "$r/tpm.in"
-for d in "$o" "$i" "$x" "$r"; do
+for d in "$o" "$i" "$x" "$r" "$uk" "$ol"; do
         it_console_script "$d/console.script" 'asking for the passphrase' "$PASS"
 done
 
 IT_BOOT_ARGS=(--disk "$IT_DIR/luks.img")
-IT_JOBS=${IT_JOBS:-2} it_boot_all "$ok" "$k" "$o" "$i" "$x" "$r"
+IT_JOBS=${IT_JOBS:-2} it_boot_all "$ok" "$k" "$o" "$i" "$x" "$r" "$ni" "$no" "$nc" "$nl" "$lit" "$pn" "$uk" "$ol"
 unset IT_BOOT_ARGS
 
 booted() {
@@ -222,6 +316,23 @@ PY
         then it_pass "$T: extend: PCR 12 is A's extended with the test digest"
         else it_fail "$T: extend: PCR 12 is A's extended with the test digest"; fi
 fi
+for d in "$ni" "$no" "$nc" "$nl"; do
+        booted "$d" && unsealed "$d" && it_predict_check "$T: $(basename "$d")" "$a" "$d" "$d/predict.json"
+done
+booted "$lit" && unsealed "$lit"
+if booted "$pn"; then
+        if [ "$(tr -d '\r' < "$pn/serial.log" | grep -c '^Please enter the TPM PIN for disk root: ')" = 2 ]; then
+                it_pass "$T: pin: the keyscript asks for the PIN, and again after the wrong one"
+        else
+                it_fail "$T: pin: the keyscript asks for the PIN, and again after the wrong one"
+        fi
+        [ "$pin_left" = 1 ] && s= || s=s
+        has "$pn" "pin: the wrong PIN is reported, with the $pin_left tries the TPM still allows" \
+                "mshim: wrong PIN (the TPM counts it: $pin_left more wrong PIN$s before dictionary-attack lockout)"
+        unsealed "$pn"
+fi
+booted "$uk" && fallback "$uk" 4,5,9,12
+booted "$ol" && fallback "$ol" 4
 if booted "$r"; then
         has "$r" "revoked: falls back, saying the approval is revoked" \
                 "MSHIM-LUKS FALLBACK unseal refused: the boot state is approved only by revoked approvals (older than the epoch counter: 'mshim policy revoke' ended them)"
