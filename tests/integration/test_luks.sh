@@ -47,62 +47,23 @@ if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_B/kernel/m
    ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (cryptsetup-bin, fdisk, kmod; make; make deps)"; exit 1
 fi
-it_initrd_luks "$IT_B/kernel" "$IT_B/it/initrd-luks.img" || { it_fail "$T: set-up (LUKS initramfs)"; exit 1; }
-it_mkluks "$IT_DIR" "$PASS" || { it_fail "$T: set-up (LUKS volume)"; exit 1; }
-
 # ---- the host provisions the TPM, adds a key to the volume, seals it --------------
-tp=$IT_DIR/tpm-host
-pol=$IT_DIR/policy
-printf '%s' "$PASS" > "$IT_DIR/pass"
-head -c 32 /dev/urandom > "$IT_DIR/luks.key"
-if it_swtpm_host_start "$tp" &&
-   "$IT_CLI" policy init --state-dir "$pol" > "$IT_DIR/setup.log" 2>&1 &&
-   cryptsetup luksAddKey --batch-mode --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-        --key-file "$IT_DIR/pass" "$IT_DIR/luks.img" "$IT_DIR/luks.key" >> "$IT_DIR/setup.log" 2>&1 &&
-   "$IT_CLI" seal --state-dir "$pol" -o "$IT_DIR/root.sealed" < "$IT_DIR/luks.key" >> "$IT_DIR/setup.log" 2>&1; then
-        it_pass "$T: host: policy init, luksAddKey, mshim seal"
-else
-        it_fail "$T: host: policy init, luksAddKey, mshim seal"; cat "$IT_DIR/setup.log" >&2; exit 1
-fi
-it_swtpm_host_stop "$tp"
-
-# luks_boot NAME: a boot dir with the LUKS initramfs in place of the
-# reporting one, starting from the provisioned TPM.
-luks_boot() {
-        local d
-        d=$(it_newboot "$1") && cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" &&
-                cp -a "$tp/state" "$d/tpm.in" && echo "$d"
-}
-
-# sealed_esp DIR APPROVAL...: the sealed key and approvals on DIR's ESP.
-sealed_esp() {
-        local e=$1/esp/loader/mshim
-        shift
-        mkdir -p "$e/approvals" && cp "$IT_DIR/root.sealed" "$e/root.sealed" && cp "$@" "$e/approvals/"
-}
-
-# has DIR NAME LINE: the guest printed LINE (whole line) on its console.
-has() {
-        if tr -d '\r' < "$1/serial.log" | grep -qxF -- "$3"; then
-                it_pass "$T: $2"
-        else
-                it_fail "$T: $2: no line '$3'"
-                tr -d '\r' < "$1/serial.log" | grep -a 'MSHIM-LUKS\|^mshim:' >&2
-        fi
-}
+it_luks_provision "$PASS" || exit 1
+tp=$IT_LUKS_TPM
+pol=$IT_LUKS_POLICY
 
 # ---- nosealed --------------------------------------------------------------------
-d=$(luks_boot nosealed) || { it_fail "$T: set-up nosealed"; exit 1; }
+d=$(it_luks_boot nosealed) || { it_fail "$T: set-up nosealed"; exit 1; }
 it_console_script "$d/console.script" 'asking for the passphrase' "$PASS"
 if it_boot "$d" --disk "$IT_DIR/luks.img" --console "$d/console.script"; then
         it_pass "$T: nosealed: boot, passphrase typed at the prompt"
-        has "$d" "nosealed: the keyscript falls back and says why" \
+        it_luks_has "$d" "nosealed: the keyscript falls back and says why" \
                 "MSHIM-LUKS FALLBACK no sealed key for root on the ESP (loader/mshim/root.sealed)"
-        has "$d" "nosealed: the typed passphrase unlocks the volume" "MSHIM-LUKS UNLOCKED"
-        has "$d" "nosealed: the volume decrypts to the marker written on the host" "MSHIM-LUKS MARKER $IT_LUKS_MARKER"
+        it_luks_has "$d" "nosealed: the typed passphrase unlocks the volume" "MSHIM-LUKS UNLOCKED"
+        it_luks_has "$d" "nosealed: the volume decrypts to the marker written on the host" "MSHIM-LUKS MARKER $IT_LUKS_MARKER"
         # The GPT as sfdisk reads it from the disk, not the constant it was given.
         want=$(sfdisk --part-uuid "$d/disk.img" 1)
-        has "$d" "nosealed: LoaderDevicePartUUID is the ESP's partition GUID ($want), upper case, volatile BS|RT" \
+        it_luks_has "$d" "nosealed: LoaderDevicePartUUID is the ESP's partition GUID ($want), upper case, volatile BS|RT" \
                 "MSHIM-LUKS PARTUUID $want ATTRS 06000000"
         it_check_replay "$d" "$T: nosealed"
 else
@@ -115,38 +76,37 @@ it_pcrs_file "$a" > "$a/pcrs.txt"
 it_swtpm_host_start "$tp" || { it_fail "$T: set-up (host TPM)"; exit 1; }
 cur=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr" --current --pcrs "$a/pcrs.txt" \
         --entry-id mshim-test --label "boot A" 2>"$IT_DIR/approve.err")
-check_step() { if [ "$1" = 0 ]; then it_pass "$T: $2"; else it_fail "$T: $2"; cat "$3" >&2; fi; }
-check_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
+it_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
 
-k=$(luks_boot kernel) || { it_fail "$T: set-up kernel"; exit 1; }
+k=$(it_luks_boot kernel) || { it_fail "$T: set-up kernel"; exit 1; }
 it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" &&
         cp "$IT_KERNEL_RT" "$k/esp/vmlinuz" && cp "$IT_B/it/initrd-luks-rt.img" "$k/esp/initrd.img" &&
         sed -i 's|^options .*|& efi=runtime|' "$k/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
 "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$k/esp" --json \
         > "$k/predict.json" 2> "$k/predict.err"
-check_step $? "kernel: mshim predict --esp on A's log" "$k/predict.err"
+it_step $? "kernel: mshim predict --esp on A's log" "$k/predict.err"
 new=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr-rt" --predicted "$k/predict.json" \
         --entry-id mshim-test --label "RT kernel" 2>"$k/approve.err")
-check_step $? "kernel: approve the prediction (--predicted)" "$k/approve.err"
+it_step $? "kernel: approve the prediction (--predicted)" "$k/approve.err"
 it_swtpm_host_stop "$tp"
-sealed_esp "$k" "$cur" "$new" || { it_fail "$T: set-up kernel"; exit 1; }
+it_luks_sealed_esp "$k" "$cur" "$new" || { it_fail "$T: set-up kernel"; exit 1; }
 
-ok=$(luks_boot approved) && sealed_esp "$ok" "$cur" || { it_fail "$T: set-up approved"; exit 1; }
+ok=$(it_luks_boot approved) && it_luks_sealed_esp "$ok" "$cur" || { it_fail "$T: set-up approved"; exit 1; }
 
-o=$(luks_boot options) && sealed_esp "$o" "$cur" &&
+o=$(it_luks_boot options) && it_luks_sealed_esp "$o" "$cur" &&
         sed -i 's|^options .*|& init=/bin/sh|' "$o/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up options"; exit 1; }
-i=$(luks_boot initrd) && sealed_esp "$i" "$cur" &&
+i=$(it_luks_boot initrd) && it_luks_sealed_esp "$i" "$cur" &&
         it_oracle flip "$i/esp/initrd.img" "mshim test initramfs" --pos 0 || { it_fail "$T: set-up initrd"; exit 1; }
-x=$(luks_boot extend) && sealed_esp "$x" "$cur" && mkdir -p "$x/esp/mshim-test" &&
+x=$(it_luks_boot extend) && it_luks_sealed_esp "$x" "$cur" && mkdir -p "$x/esp/mshim-test" &&
         : > "$x/esp/mshim-test/extend-pcr12" || { it_fail "$T: set-up extend"; exit 1; }
 # revoked: the counter moved past the approval's epoch, in this boot's TPM.
-r=$(luks_boot revoked) && sealed_esp "$r" "$cur" || { it_fail "$T: set-up revoked"; exit 1; }
+r=$(it_luks_boot revoked) && it_luks_sealed_esp "$r" "$cur" || { it_fail "$T: set-up revoked"; exit 1; }
 rm -rf "$IT_DIR/tpm-rev" && mkdir -p "$IT_DIR/tpm-rev" && cp -a "$tp/state" "$IT_DIR/tpm-rev/state" &&
         it_swtpm_host_start "$IT_DIR/tpm-rev" &&
         "$IT_CLI" policy revoke --state-dir "$pol" --esp "$IT_DIR/appr-revoked" > "$r/revoke.log" 2>&1
-check_step $? "revoked: mshim policy revoke" "$r/revoke.log"
+it_step $? "revoked: mshim policy revoke" "$r/revoke.log"
 it_swtpm_host_stop "$IT_DIR/tpm-rev"
 rm -rf "$r/tpm.in" && cp -a "$IT_DIR/tpm-rev/state" "$r/tpm.in"
 for d in "$o" "$i" "$x" "$r"; do
@@ -157,59 +117,14 @@ IT_BOOT_ARGS=(--disk "$IT_DIR/luks.img")
 IT_JOBS=${IT_JOBS:-2} it_boot_all "$ok" "$k" "$o" "$i" "$x" "$r"
 unset IT_BOOT_ARGS
 
-booted() {
-        if [ "$(cat "$1/boot.rc" 2>/dev/null)" = 0 ]; then it_pass "$T: $(basename "$1"): boot"; return 0; fi
-        it_fail "$T: $(basename "$1"): boot"; return 1
-}
-
-# unsealed DIR: no passphrase asked, the volume open, the marker read.
-unsealed() {
-        local n
-        n=$(basename "$1")
-        if tr -d '\r' < "$1/serial.log" | grep -q '^MSHIM-LUKS FALLBACK\|asking for the passphrase'; then
-                it_fail "$T: $n: unsealed with no passphrase"
-                tr -d '\r' < "$1/serial.log" | grep -a 'MSHIM-LUKS\|^mshim:' >&2
-        else
-                it_pass "$T: $n: unsealed with no passphrase"
-        fi
-        has "$1" "$n: the volume opens with the unsealed key" "MSHIM-LUKS UNLOCKED"
-        has "$1" "$n: and decrypts to the marker" "MSHIM-LUKS MARKER $IT_LUKS_MARKER"
-}
-
-# fallback DIR WANT: the keyscript fell back naming exactly the PCRs WANT
-# ("9", "5,9,12"), which are also exactly the PCRs of the approval (4, 5,
-# 7, 9, 12) that differ between A's and this boot's TPM (sha256); the
-# typed passphrase still unlocks.
-fallback() {
-        local d=$1 want=$2 n line got diff
-        n=$(basename "$d")
-        line=$(tr -d '\r' < "$d/serial.log" | grep -a '^MSHIM-LUKS FALLBACK ' | head -n1)
-        got=$(sed -n 's/^MSHIM-LUKS FALLBACK unseal refused: PCRs\{0,1\} \([0-9,]*\) differs\{0,1\} .*/\1/p' <<<"$line")
-        diff=$(python3 - "$IT_REPO/tests/integration" "$a/result" "$d/result" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1])
-import oracle
-ra, rb = oracle.load_result(sys.argv[2]), oracle.load_result(sys.argv[3])
-print(",".join(str(n) for n in (4, 5, 7, 9, 12) if oracle.tpm_pcr(ra, "sha256", n) != oracle.tpm_pcr(rb, "sha256", n)))
-PY
-)
-        if [ -n "$got" ] && [ "$got" = "$want" ] && [ "$diff" = "$want" ]; then
-                it_pass "$T: $n: falls back naming PCRs $want (the ones that changed)"
-        else
-                it_fail "$T: $n: falls back naming PCRs $want: said '$line', the TPMs differ in '$diff'"
-                tr -d '\r' < "$d/serial.log" | grep -a '^mshim:' >&2
-        fi
-        has "$d" "$n: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
-}
-
-booted "$ok" && unsealed "$ok"
-booted "$k" && unsealed "$k" && it_predict_check "$T: kernel" "$a" "$k" "$k/predict.json"
-booted "$o" && fallback "$o" 5,9,12 && has "$o" "options: init=/bin/sh is on the command line" \
+it_luks_booted "$ok" && it_luks_unsealed "$ok"
+it_luks_booted "$k" && it_luks_unsealed "$k" && it_predict_check "$T: kernel" "$a" "$k" "$k/predict.json"
+it_luks_booted "$o" && it_luks_fallback "$a" "$o" 5,9,12 && it_luks_has "$o" "options: init=/bin/sh is on the command line" \
         "CMDLINE $IT_OPTIONS init=/bin/sh"
-booted "$i" && fallback "$i" 9
-if booted "$x"; then
-        fallback "$x" 12
-        has "$x" "extend: the initramfs's TPM2_PCR_Extend succeeded" "MSHIM-LUKS EXTENDED PCR12 80020000001300000000"
+it_luks_booted "$i" && it_luks_fallback "$a" "$i" 9
+if it_luks_booted "$x"; then
+        it_luks_fallback "$a" "$x" 12
+        it_luks_has "$x" "extend: the initramfs's TPM2_PCR_Extend succeeded" "MSHIM-LUKS EXTENDED PCR12 80020000001300000000"
         # PCR 12 = A's extended once more with SHA-256 of the text.
         if python3 - "$IT_REPO/tests/integration" "$a/result" "$x/result" <<'PY'
 import hashlib, sys
@@ -222,10 +137,10 @@ PY
         then it_pass "$T: extend: PCR 12 is A's extended with the test digest"
         else it_fail "$T: extend: PCR 12 is A's extended with the test digest"; fi
 fi
-if booted "$r"; then
-        has "$r" "revoked: falls back, saying the approval is revoked" \
+if it_luks_booted "$r"; then
+        it_luks_has "$r" "revoked: falls back, saying the approval is revoked" \
                 "MSHIM-LUKS FALLBACK unseal refused: the boot state is approved only by revoked approvals (older than the epoch counter: 'mshim policy revoke' ended them)"
-        has "$r" "revoked: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
+        it_luks_has "$r" "revoked: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
 fi
 
 # The passphrase's keyslot is still there and still opens the volume.
