@@ -46,6 +46,7 @@ IT_OPTIONS=${IT_OPTIONS:-console=ttyS0 quiet panic=-1 mshim.test=0}
 IT_FALLTHROUGH=${IT_FALLTHROUGH-'BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell"'}
 
 IT_DIR=
+IT_NAME=
 IT_FAILED=0
 IT_PIDS=
 
@@ -92,8 +93,10 @@ it_cleanup() {
         fi
 }
 
-# it_init NAME: per-test temporary directory and cleanup traps.
+# it_init NAME: per-test temporary directory and cleanup traps; NAME is
+# IT_NAME, what shared checks (it_luks_*) report under.
 it_init() {
+        IT_NAME=$1
         mkdir -p "$IT_B/it"
         IT_DIR=$(mktemp -d "$IT_B/it/$1.XXXXXX")
         trap it_cleanup EXIT
@@ -252,6 +255,117 @@ it_mkdisk() {
         dd if="$d/esp.img" of="$d/disk.img" bs=512 seek="$esp_start" conv=notrunc status=none &&
         dd if="$luks" of="$d/disk.img" bs=512 seek="$luks_start" conv=notrunc status=none &&
         rm -f "$d/esp.img"
+}
+
+# ---- a sealed LUKS key, unlocked by the keyscript (test_luks*.sh) ----------------
+# Reports go under IT_NAME (it_init's NAME).
+
+# The host's TPM state every LUKS boot starts from, and mshim's policy
+# state: it_luks_provision makes both.
+IT_LUKS_TPM=
+IT_LUKS_POLICY=
+
+# it_luks_provision PASSPHRASE: the LUKS initramfs, IT_DIR/luks.img
+# (it_mkluks) with PASSPHRASE in its first keyslot (and in IT_DIR/pass),
+# then on the host, against the swtpm state IT_LUKS_TPM: `mshim policy
+# init` (state IT_LUKS_POLICY), a random key IT_DIR/luks.key added to a
+# second keyslot (cryptsetup luksAddKey; the passphrase's keyslot stays),
+# `mshim seal` (signed) of it to IT_DIR/root.sealed.
+it_luks_provision() {
+        IT_LUKS_TPM=$IT_DIR/tpm-host
+        IT_LUKS_POLICY=$IT_DIR/policy
+        local tp=$IT_LUKS_TPM pol=$IT_LUKS_POLICY
+        it_initrd_luks "$IT_B/kernel" "$IT_B/it/initrd-luks.img" || { it_fail "$IT_NAME: set-up (LUKS initramfs)"; return 1; }
+        it_mkluks "$IT_DIR" "$1" || { it_fail "$IT_NAME: set-up (LUKS volume)"; return 1; }
+        printf '%s' "$1" > "$IT_DIR/pass"
+        head -c 32 /dev/urandom > "$IT_DIR/luks.key"
+        if it_swtpm_host_start "$tp" &&
+           "$IT_CLI" policy init --state-dir "$pol" > "$IT_DIR/setup.log" 2>&1 &&
+           cryptsetup luksAddKey --batch-mode --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+                --key-file "$IT_DIR/pass" "$IT_DIR/luks.img" "$IT_DIR/luks.key" >> "$IT_DIR/setup.log" 2>&1 &&
+           "$IT_CLI" seal --state-dir "$pol" -o "$IT_DIR/root.sealed" < "$IT_DIR/luks.key" >> "$IT_DIR/setup.log" 2>&1; then
+                it_pass "$IT_NAME: host: policy init, luksAddKey, mshim seal"
+        else
+                it_fail "$IT_NAME: host: policy init, luksAddKey, mshim seal"; cat "$IT_DIR/setup.log" >&2; return 1
+        fi
+        it_swtpm_host_stop "$tp"
+}
+
+# it_luks_boot NAME [LOADER_EFI]: a boot dir (it_newboot) with the LUKS
+# initramfs in place of the reporting one, starting from the provisioned
+# TPM. Prints the directory.
+it_luks_boot() {
+        local d
+        d=$(it_newboot "$@") && cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" &&
+                cp -a "$IT_LUKS_TPM/state" "$d/tpm.in" && echo "$d"
+}
+
+# it_luks_sealed_esp DIR APPROVAL...: the sealed key and approvals on DIR's
+# ESP; the sealed key is $IT_DIR/root.sealed, or SEALED when set.
+it_luks_sealed_esp() {
+        local e=$1/esp/loader/mshim
+        shift
+        mkdir -p "$e/approvals" && cp "${SEALED:-$IT_DIR/root.sealed}" "$e/root.sealed" &&
+                { [ $# = 0 ] || cp "$@" "$e/approvals/"; }
+}
+
+# it_step RC NAME LOG: PASS NAME when RC is 0, else FAIL and LOG.
+it_step() { if [ "$1" = 0 ]; then it_pass "$IT_NAME: $2"; else it_fail "$IT_NAME: $2"; cat "$3" >&2; fi; }
+
+# it_luks_has DIR NAME LINE: the guest printed LINE (whole line) on its console.
+it_luks_has() {
+        if tr -d '\r' < "$1/serial.log" | grep -qxF -- "$3"; then
+                it_pass "$IT_NAME: $2"
+        else
+                it_fail "$IT_NAME: $2: no line '$3'"
+                tr -d '\r' < "$1/serial.log" | grep -a 'MSHIM-LUKS\|^mshim:' >&2
+        fi
+}
+
+# it_luks_booted DIR: it_boot_all's boot of DIR succeeded.
+it_luks_booted() {
+        if [ "$(cat "$1/boot.rc" 2>/dev/null)" = 0 ]; then it_pass "$IT_NAME: $(basename "$1"): boot"; return 0; fi
+        it_fail "$IT_NAME: $(basename "$1"): boot"; return 1
+}
+
+# it_luks_unsealed DIR: no passphrase asked, the volume open, the marker read.
+it_luks_unsealed() {
+        local n
+        n=$(basename "$1")
+        if tr -d '\r' < "$1/serial.log" | grep -q '^MSHIM-LUKS FALLBACK\|asking for the passphrase'; then
+                it_fail "$IT_NAME: $n: unsealed with no passphrase"
+                tr -d '\r' < "$1/serial.log" | grep -a 'MSHIM-LUKS\|^mshim:' >&2
+        else
+                it_pass "$IT_NAME: $n: unsealed with no passphrase"
+        fi
+        it_luks_has "$1" "$n: the volume opens with the unsealed key" "MSHIM-LUKS UNLOCKED"
+        it_luks_has "$1" "$n: and decrypts to the marker" "MSHIM-LUKS MARKER $IT_LUKS_MARKER"
+}
+
+# it_luks_fallback A DIR WANT: the keyscript fell back naming exactly the
+# PCRs WANT ("9", "5,9,12"), which are also exactly the PCRs of the
+# approval (4, 5, 7, 9, 12) that differ between boot A's and DIR's TPM
+# (sha256); the typed passphrase still unlocks.
+it_luks_fallback() {
+        local a=$1 d=$2 want=$3 n line got diff
+        n=$(basename "$d")
+        line=$(tr -d '\r' < "$d/serial.log" | grep -a '^MSHIM-LUKS FALLBACK ' | head -n1)
+        got=$(sed -n 's/^MSHIM-LUKS FALLBACK unseal refused: PCRs\{0,1\} \([0-9,]*\) differs\{0,1\} .*/\1/p' <<<"$line")
+        diff=$(python3 - "$IT_REPO/tests/integration" "$a/result" "$d/result" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+ra, rb = oracle.load_result(sys.argv[2]), oracle.load_result(sys.argv[3])
+print(",".join(str(n) for n in (4, 5, 7, 9, 12) if oracle.tpm_pcr(ra, "sha256", n) != oracle.tpm_pcr(rb, "sha256", n)))
+PY
+)
+        if [ -n "$got" ] && [ "$got" = "$want" ] && [ "$diff" = "$want" ]; then
+                it_pass "$IT_NAME: $n: falls back naming PCRs $want (the ones that changed)"
+        else
+                it_fail "$IT_NAME: $n: falls back naming PCRs $want: said '$line', the TPMs differ in '$diff'"
+                tr -d '\r' < "$d/serial.log" | grep -a '^mshim:' >&2
+        fi
+        it_luks_has "$d" "$n: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
 }
 
 # it_swtpm_start DIR: fresh TPM 2.0 state in DIR/tpm with IT_BANKS active
@@ -683,6 +797,46 @@ it_sb_sign() {
         "$IT_CLI" sign --key "$k/$n.key" --cert "$k/$n.pem" -o "$2" "$tmp" >"$2.log" 2>&1 ||
                 { cat "$2.log" >&2; return 1; }
         rm -f "$tmp" "$2.log"
+}
+
+# it_sb_update_files KEYDIR SHA256_HEX: the Secure Boot updates a vendor
+# ships, built here from the UEFI spec (2.10, 32.4.1 and 8.2.2), not by
+# mshim, for `mshim predict --db-append` / `--dbx-append`
+# (test_predict_sb.sh, test_luks_sb.sh):
+#   KEYDIR/db.esl    one EFI_SIGNATURE_LIST (X.509, owner IT_SB_OWNER) of
+#                    KEYDIR/other.pem (it_sb_keys; also written as other.der)
+#   KEYDIR/dbx.auth  an EFI_VARIABLE_AUTHENTICATION_2 payload: EFI_TIME,
+#                    WIN_CERTIFICATE_UEFI_GUID with a PKCS#7 signature by
+#                    the KEK key, then an EFI_CERT_SHA256 list (owner
+#                    IT_SB_OWNER) of the digest SHA256_HEX
+it_sb_update_files() {
+        local k=$1
+        openssl x509 -in "$k/other.pem" -outform DER -out "$k/other.der" &&
+        python3 - "$k" "$IT_SB_OWNER" "$2" <<'PY'
+import struct, subprocess, sys, uuid
+k, owner, h = sys.argv[1], uuid.UUID(sys.argv[2]).bytes_le, bytes.fromhex(sys.argv[3])
+X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
+SHA256 = uuid.UUID("c1c41626-504c-4092-aca9-41f936934328").bytes_le
+PKCS7 = uuid.UUID("4aafd29d-68df-49ee-8aa9-347d375665a7").bytes_le
+SECDB = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
+
+def esl(t, sig):   # EFI_SIGNATURE_LIST: type, ListSize, HeaderSize 0, SignatureSize, owner + data
+    return t + struct.pack("<III", 28 + 16 + len(sig), 0, 16 + len(sig)) + owner + sig
+
+open(k + "/db.esl", "wb").write(esl(X509, open(k + "/other.der", "rb").read()))
+lists = esl(SHA256, h)
+# EFI_TIME 2026-01-02 03:04:05, Pad1/Nanosecond/TimeZone/Daylight/Pad2 zero.
+ts = struct.pack("<HBBBBBBIhBB", 2026, 1, 2, 3, 4, 5, 0, 0, 0, 0, 0)
+# What SetVariable verifies: name, vendor GUID, attributes, TimeStamp, data.
+attrs = 0x1 | 0x2 | 0x4 | 0x20 | 0x40   # NV, BS, RT, time-based auth, append
+signed = "dbx".encode("utf-16-le") + SECDB + struct.pack("<I", attrs) + ts + lists
+open(k + "/dbx.tbs", "wb").write(signed)
+p7 = subprocess.run(["openssl", "smime", "-sign", "-binary", "-noattr", "-md", "sha256", "-outform", "DER",
+                     "-signer", k + "/kek.pem", "-inkey", k + "/kek.key", "-in", k + "/dbx.tbs"],
+                    capture_output=True, check=True).stdout
+wc = struct.pack("<IHH", 24 + len(p7), 0x0200, 0x0EF1) + PKCS7 + p7
+open(k + "/dbx.auth", "wb").write(ts + wc + lists)
+PY
 }
 
 # it_sb_pcr7 RESULT VARS DB_DER NAME: PCR 7 of a Secure Boot boot from the

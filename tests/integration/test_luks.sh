@@ -67,64 +67,23 @@ if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_B/kernel/m
    ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (cryptsetup-bin, fdisk, kmod; make; make deps)"; exit 1
 fi
-it_initrd_luks "$IT_B/kernel" "$IT_B/it/initrd-luks.img" || { it_fail "$T: set-up (LUKS initramfs)"; exit 1; }
-it_mkluks "$IT_DIR" "$PASS" || { it_fail "$T: set-up (LUKS volume)"; exit 1; }
-
 # ---- the host provisions the TPM, adds a key to the volume, seals it --------------
-tp=$IT_DIR/tpm-host
-pol=$IT_DIR/policy
-printf '%s' "$PASS" > "$IT_DIR/pass"
-head -c 32 /dev/urandom > "$IT_DIR/luks.key"
-if it_swtpm_host_start "$tp" &&
-   "$IT_CLI" policy init --state-dir "$pol" > "$IT_DIR/setup.log" 2>&1 &&
-   cryptsetup luksAddKey --batch-mode --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-        --key-file "$IT_DIR/pass" "$IT_DIR/luks.img" "$IT_DIR/luks.key" >> "$IT_DIR/setup.log" 2>&1 &&
-   "$IT_CLI" seal --state-dir "$pol" -o "$IT_DIR/root.sealed" < "$IT_DIR/luks.key" >> "$IT_DIR/setup.log" 2>&1; then
-        it_pass "$T: host: policy init, luksAddKey, mshim seal"
-else
-        it_fail "$T: host: policy init, luksAddKey, mshim seal"; cat "$IT_DIR/setup.log" >&2; exit 1
-fi
-it_swtpm_host_stop "$tp"
-
-# luks_boot NAME: a boot dir with the LUKS initramfs in place of the
-# reporting one, starting from the provisioned TPM.
-luks_boot() {
-        local d
-        d=$(it_newboot "$1") && cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" &&
-                cp -a "$tp/state" "$d/tpm.in" && echo "$d"
-}
-
-# sealed_esp DIR APPROVAL...: the sealed key and approvals on DIR's ESP;
-# the sealed key is $IT_DIR/root.sealed, or SEALED when set.
-sealed_esp() {
-        local e=$1/esp/loader/mshim
-        shift
-        mkdir -p "$e/approvals" && cp "${SEALED:-$IT_DIR/root.sealed}" "$e/root.sealed" &&
-                { [ $# = 0 ] || cp "$@" "$e/approvals/"; }
-}
-
-# has DIR NAME LINE: the guest printed LINE (whole line) on its console.
-has() {
-        if tr -d '\r' < "$1/serial.log" | grep -qxF -- "$3"; then
-                it_pass "$T: $2"
-        else
-                it_fail "$T: $2: no line '$3'"
-                tr -d '\r' < "$1/serial.log" | grep -a 'MSHIM-LUKS\|^mshim:' >&2
-        fi
-}
+it_luks_provision "$PASS" || exit 1
+tp=$IT_LUKS_TPM
+pol=$IT_LUKS_POLICY
 
 # ---- nosealed --------------------------------------------------------------------
-d=$(luks_boot nosealed) || { it_fail "$T: set-up nosealed"; exit 1; }
+d=$(it_luks_boot nosealed) || { it_fail "$T: set-up nosealed"; exit 1; }
 it_console_script "$d/console.script" 'asking for the passphrase' "$PASS"
 if it_boot "$d" --disk "$IT_DIR/luks.img" --console "$d/console.script"; then
         it_pass "$T: nosealed: boot, passphrase typed at the prompt"
-        has "$d" "nosealed: the keyscript falls back and says why" \
+        it_luks_has "$d" "nosealed: the keyscript falls back and says why" \
                 "MSHIM-LUKS FALLBACK no sealed key for root on the ESP (loader/mshim/root.sealed)"
-        has "$d" "nosealed: the typed passphrase unlocks the volume" "MSHIM-LUKS UNLOCKED"
-        has "$d" "nosealed: the volume decrypts to the marker written on the host" "MSHIM-LUKS MARKER $IT_LUKS_MARKER"
+        it_luks_has "$d" "nosealed: the typed passphrase unlocks the volume" "MSHIM-LUKS UNLOCKED"
+        it_luks_has "$d" "nosealed: the volume decrypts to the marker written on the host" "MSHIM-LUKS MARKER $IT_LUKS_MARKER"
         # The GPT as sfdisk reads it from the disk, not the constant it was given.
         want=$(sfdisk --part-uuid "$d/disk.img" 1)
-        has "$d" "nosealed: LoaderDevicePartUUID is the ESP's partition GUID ($want), upper case, volatile BS|RT" \
+        it_luks_has "$d" "nosealed: LoaderDevicePartUUID is the ESP's partition GUID ($want), upper case, volatile BS|RT" \
                 "MSHIM-LUKS PARTUUID $want ATTRS 06000000"
         it_check_replay "$d" "$T: nosealed"
 else
@@ -137,8 +96,7 @@ it_pcrs_file "$a" > "$a/pcrs.txt"
 it_swtpm_host_start "$tp" || { it_fail "$T: set-up (host TPM)"; exit 1; }
 cur=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr" --current --pcrs "$a/pcrs.txt" \
         --entry-id mshim-test --label "boot A" 2>"$IT_DIR/approve.err")
-check_step() { if [ "$1" = 0 ]; then it_pass "$T: $2"; else it_fail "$T: $2"; cat "$3" >&2; fi; }
-check_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
+it_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
 
 # approve_predicted DIR ENTRY [predict options]: `mshim predict --esp` of
 # DIR's ESP on A's log and PCRs (DIR/predict.json), then `mshim policy
@@ -149,10 +107,10 @@ approve_predicted() {
         shift 2
         "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$d/esp" --json "$@" \
                 > "$d/predict.json" 2> "$d/predict.err"
-        check_step $? "$n: mshim predict --esp on A's log" "$d/predict.err"
+        it_step $? "$n: mshim predict --esp on A's log" "$d/predict.err"
         new=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr-$n" --predicted "$d/predict.json" \
                 --entry-id "$entry" --label "$n" 2>"$d/approve.err")
-        check_step $? "$n: approve the prediction (--predicted)" "$d/approve.err"
+        it_step $? "$n: approve the prediction (--predicted)" "$d/approve.err"
 }
 
 # rt_esp DIR: DIR's ESP boots Debian's RT kernel with its own LUKS
@@ -163,50 +121,50 @@ rt_esp() {
                 sed -i 's|^options .*|& efi=runtime|' "$1/esp/loader/entries/mshim-test.conf"
 }
 
-k=$(luks_boot kernel) && rt_esp "$k" || { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
+k=$(it_luks_boot kernel) && rt_esp "$k" || { it_fail "$T: set-up kernel (RT kernel and its initramfs)"; exit 1; }
 approve_predicted "$k" mshim-test
-sealed_esp "$k" "$cur" "$new" || { it_fail "$T: set-up kernel"; exit 1; }
+it_luks_sealed_esp "$k" "$cur" "$new" || { it_fail "$T: set-up kernel"; exit 1; }
 
 # ---- legitimate changes, approved from their prediction only ----------------------
-ni=$(luks_boot newinitrd) && mkdir -p "$ni/extra/etc" && echo "mshim test: one more file" > "$ni/extra/etc/mshim-extra" &&
+ni=$(it_luks_boot newinitrd) && mkdir -p "$ni/extra/etc" && echo "mshim test: one more file" > "$ni/extra/etc/mshim-extra" &&
         (cd "$ni/extra" && echo etc/mshim-extra | cpio --quiet -o -H newc -R 0:0) >> "$ni/esp/initrd.img" ||
         { it_fail "$T: set-up newinitrd"; exit 1; }
 approve_predicted "$ni" mshim-test
-sealed_esp "$ni" "$cur" "$new" || { it_fail "$T: set-up newinitrd"; exit 1; }
+it_luks_sealed_esp "$ni" "$cur" "$new" || { it_fail "$T: set-up newinitrd"; exit 1; }
 
-no=$(luks_boot newoptions) && sed -i 's|mshim\.test=0|mshim.test=1|' "$no/esp/loader/entries/mshim-test.conf" ||
+no=$(it_luks_boot newoptions) && sed -i 's|mshim\.test=0|mshim.test=1|' "$no/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up newoptions"; exit 1; }
 approve_predicted "$no" mshim-test
-sealed_esp "$no" "$cur" "$new" || { it_fail "$T: set-up newoptions"; exit 1; }
+it_luks_sealed_esp "$no" "$cur" "$new" || { it_fail "$T: set-up newoptions"; exit 1; }
 
-nc=$(luks_boot newconf) && e=$nc/esp/loader/entries &&
+nc=$(it_luks_boot newconf) && e=$nc/esp/loader/entries &&
         sed 's|^title .*|title mshim integration test, new entry|' "$e/mshim-test.conf" > "$e/mshim-new.conf" &&
         rm "$e/mshim-test.conf" &&
         printf '# mshim integration test 1\ntimeout 0\ndefault mshim-new\n' > "$nc/esp/loader/loader.conf" ||
         { it_fail "$T: set-up newconf"; exit 1; }
 approve_predicted "$nc" mshim-new
-sealed_esp "$nc" "$cur" "$new" || { it_fail "$T: set-up newconf"; exit 1; }
+it_luks_sealed_esp "$nc" "$cur" "$new" || { it_fail "$T: set-up newconf"; exit 1; }
 
-nl=$(luks_boot newloader) && rm "$nl/esp/EFI/BOOT/BOOTX64.EFI" &&
+nl=$(it_luks_boot newloader) && rm "$nl/esp/EFI/BOOT/BOOTX64.EFI" &&
         "$IT_CLI" boot-policy --set tpm-required=yes -o "$nl/esp/EFI/BOOT/BOOTX64.EFI" "$IT_EFI" > "$nl/policy.log" 2>&1 &&
         ! cmp -s "$IT_EFI" "$nl/esp/EFI/BOOT/BOOTX64.EFI" || { it_fail "$T: set-up newloader"; exit 1; }
 approve_predicted "$nl" mshim-test --loader "$nl/esp/EFI/BOOT/BOOTX64.EFI"
-sealed_esp "$nl" "$cur" "$new" || { it_fail "$T: set-up newloader"; exit 1; }
+it_luks_sealed_esp "$nl" "$cur" "$new" || { it_fail "$T: set-up newloader"; exit 1; }
 
 # literal: sealed to A's PCRs and newoptions's predicted state, no approvals.
-lit=$(luks_boot literal) && cp "$no/esp/loader/entries/mshim-test.conf" "$lit/esp/loader/entries/" &&
+lit=$(it_luks_boot literal) && cp "$no/esp/loader/entries/mshim-test.conf" "$lit/esp/loader/entries/" &&
         "$IT_CLI" seal --literal --pcrs "$a/pcrs.txt" -o "$IT_DIR/root-literal.sealed" "$no/predict.json" \
                 < "$IT_DIR/luks.key" > "$lit/seal.log" 2>&1
-check_step $? "literal: mshim seal --literal --pcrs (A) + newoptions's prediction" "$lit/seal.log"
-SEALED=$IT_DIR/root-literal.sealed sealed_esp "$lit" || { it_fail "$T: set-up literal"; exit 1; }
+it_step $? "literal: mshim seal --literal --pcrs (A) + newoptions's prediction" "$lit/seal.log"
+SEALED=$IT_DIR/root-literal.sealed it_luks_sealed_esp "$lit" || { it_fail "$T: set-up literal"; exit 1; }
 
 # pin: the signed seal with a PIN; the TPM's own count of wrong PINs left.
 PIN=${LUKS_PIN:-4711-mshim}
-pn=$(luks_boot pin) && printf '%s\n' "$PIN" > "$IT_DIR/pin.txt" &&
+pn=$(it_luks_boot pin) && printf '%s\n' "$PIN" > "$IT_DIR/pin.txt" &&
         "$IT_CLI" seal --state-dir "$pol" --pin-file "$IT_DIR/pin.txt" -o "$IT_DIR/root-pin.sealed" \
                 < "$IT_DIR/luks.key" > "$pn/seal.log" 2>&1
-check_step $? "pin: mshim seal --pin-file" "$pn/seal.log"
-SEALED=$IT_DIR/root-pin.sealed sealed_esp "$pn" "$cur" || { it_fail "$T: set-up pin"; exit 1; }
+it_step $? "pin: mshim seal --pin-file" "$pn/seal.log"
+SEALED=$IT_DIR/root-pin.sealed it_luks_sealed_esp "$pn" "$cur" || { it_fail "$T: set-up pin"; exit 1; }
 tpm2_getcap properties-variable > "$pn/getcap.yaml" 2>&1 || { it_fail "$T: set-up pin (tpm2_getcap)"; cat "$pn/getcap.yaml" >&2; }
 pin_left=$(python3 - "$pn/getcap.yaml" <<'PY'
 import re, sys
@@ -220,27 +178,27 @@ it_console_script "$pn/console.script" 'Please enter the TPM PIN' "wrong-$PIN" '
 it_swtpm_host_stop "$tp"
 
 # ---- tampered: no approval for the change -----------------------------------------
-uk=$(luks_boot unapproved) && rt_esp "$uk" && sealed_esp "$uk" "$cur" || { it_fail "$T: set-up unapproved"; exit 1; }
-ol=$(luks_boot otherloader) && rm "$ol/esp/EFI/BOOT/BOOTX64.EFI" &&
+uk=$(it_luks_boot unapproved) && rt_esp "$uk" && it_luks_sealed_esp "$uk" "$cur" || { it_fail "$T: set-up unapproved"; exit 1; }
+ol=$(it_luks_boot otherloader) && rm "$ol/esp/EFI/BOOT/BOOTX64.EFI" &&
         "$IT_CLI" boot-policy --set tpm-failure=boot -o "$ol/esp/EFI/BOOT/BOOTX64.EFI" "$IT_EFI" > "$ol/policy.log" 2>&1 &&
-        ! cmp -s "$IT_EFI" "$ol/esp/EFI/BOOT/BOOTX64.EFI" && sealed_esp "$ol" "$cur" ||
+        ! cmp -s "$IT_EFI" "$ol/esp/EFI/BOOT/BOOTX64.EFI" && it_luks_sealed_esp "$ol" "$cur" ||
         { it_fail "$T: set-up otherloader"; exit 1; }
 
-ok=$(luks_boot approved) && sealed_esp "$ok" "$cur" || { it_fail "$T: set-up approved"; exit 1; }
+ok=$(it_luks_boot approved) && it_luks_sealed_esp "$ok" "$cur" || { it_fail "$T: set-up approved"; exit 1; }
 
-o=$(luks_boot options) && sealed_esp "$o" "$cur" &&
+o=$(it_luks_boot options) && it_luks_sealed_esp "$o" "$cur" &&
         sed -i 's|^options .*|& init=/bin/sh|' "$o/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up options"; exit 1; }
-i=$(luks_boot initrd) && sealed_esp "$i" "$cur" &&
+i=$(it_luks_boot initrd) && it_luks_sealed_esp "$i" "$cur" &&
         it_oracle flip "$i/esp/initrd.img" "mshim test initramfs" --pos 0 || { it_fail "$T: set-up initrd"; exit 1; }
-x=$(luks_boot extend) && sealed_esp "$x" "$cur" && mkdir -p "$x/esp/mshim-test" &&
+x=$(it_luks_boot extend) && it_luks_sealed_esp "$x" "$cur" && mkdir -p "$x/esp/mshim-test" &&
         : > "$x/esp/mshim-test/extend-pcr12" || { it_fail "$T: set-up extend"; exit 1; }
 # revoked: the counter moved past the approval's epoch, in this boot's TPM.
-r=$(luks_boot revoked) && sealed_esp "$r" "$cur" || { it_fail "$T: set-up revoked"; exit 1; }
+r=$(it_luks_boot revoked) && it_luks_sealed_esp "$r" "$cur" || { it_fail "$T: set-up revoked"; exit 1; }
 rm -rf "$IT_DIR/tpm-rev" && mkdir -p "$IT_DIR/tpm-rev" && cp -a "$tp/state" "$IT_DIR/tpm-rev/state" &&
         it_swtpm_host_start "$IT_DIR/tpm-rev" &&
         "$IT_CLI" policy revoke --state-dir "$pol" --esp "$IT_DIR/appr-revoked" > "$r/revoke.log" 2>&1
-check_step $? "revoked: mshim policy revoke" "$r/revoke.log"
+it_step $? "revoked: mshim policy revoke" "$r/revoke.log"
 it_swtpm_host_stop "$IT_DIR/tpm-rev"
 rm -rf "$r/tpm.in" && cp -a "$IT_DIR/tpm-rev/state" "$r/tpm.in"
 for d in "$o" "$i" "$x" "$r" "$uk" "$ol"; do
@@ -251,59 +209,14 @@ IT_BOOT_ARGS=(--disk "$IT_DIR/luks.img")
 IT_JOBS=${IT_JOBS:-2} it_boot_all "$ok" "$k" "$o" "$i" "$x" "$r" "$ni" "$no" "$nc" "$nl" "$lit" "$pn" "$uk" "$ol"
 unset IT_BOOT_ARGS
 
-booted() {
-        if [ "$(cat "$1/boot.rc" 2>/dev/null)" = 0 ]; then it_pass "$T: $(basename "$1"): boot"; return 0; fi
-        it_fail "$T: $(basename "$1"): boot"; return 1
-}
-
-# unsealed DIR: no passphrase asked, the volume open, the marker read.
-unsealed() {
-        local n
-        n=$(basename "$1")
-        if tr -d '\r' < "$1/serial.log" | grep -q '^MSHIM-LUKS FALLBACK\|asking for the passphrase'; then
-                it_fail "$T: $n: unsealed with no passphrase"
-                tr -d '\r' < "$1/serial.log" | grep -a 'MSHIM-LUKS\|^mshim:' >&2
-        else
-                it_pass "$T: $n: unsealed with no passphrase"
-        fi
-        has "$1" "$n: the volume opens with the unsealed key" "MSHIM-LUKS UNLOCKED"
-        has "$1" "$n: and decrypts to the marker" "MSHIM-LUKS MARKER $IT_LUKS_MARKER"
-}
-
-# fallback DIR WANT: the keyscript fell back naming exactly the PCRs WANT
-# ("9", "5,9,12"), which are also exactly the PCRs of the approval (4, 5,
-# 7, 9, 12) that differ between A's and this boot's TPM (sha256); the
-# typed passphrase still unlocks.
-fallback() {
-        local d=$1 want=$2 n line got diff
-        n=$(basename "$d")
-        line=$(tr -d '\r' < "$d/serial.log" | grep -a '^MSHIM-LUKS FALLBACK ' | head -n1)
-        got=$(sed -n 's/^MSHIM-LUKS FALLBACK unseal refused: PCRs\{0,1\} \([0-9,]*\) differs\{0,1\} .*/\1/p' <<<"$line")
-        diff=$(python3 - "$IT_REPO/tests/integration" "$a/result" "$d/result" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1])
-import oracle
-ra, rb = oracle.load_result(sys.argv[2]), oracle.load_result(sys.argv[3])
-print(",".join(str(n) for n in (4, 5, 7, 9, 12) if oracle.tpm_pcr(ra, "sha256", n) != oracle.tpm_pcr(rb, "sha256", n)))
-PY
-)
-        if [ -n "$got" ] && [ "$got" = "$want" ] && [ "$diff" = "$want" ]; then
-                it_pass "$T: $n: falls back naming PCRs $want (the ones that changed)"
-        else
-                it_fail "$T: $n: falls back naming PCRs $want: said '$line', the TPMs differ in '$diff'"
-                tr -d '\r' < "$d/serial.log" | grep -a '^mshim:' >&2
-        fi
-        has "$d" "$n: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
-}
-
-booted "$ok" && unsealed "$ok"
-booted "$k" && unsealed "$k" && it_predict_check "$T: kernel" "$a" "$k" "$k/predict.json"
-booted "$o" && fallback "$o" 5,9,12 && has "$o" "options: init=/bin/sh is on the command line" \
+it_luks_booted "$ok" && it_luks_unsealed "$ok"
+it_luks_booted "$k" && it_luks_unsealed "$k" && it_predict_check "$T: kernel" "$a" "$k" "$k/predict.json"
+it_luks_booted "$o" && it_luks_fallback "$a" "$o" 5,9,12 && it_luks_has "$o" "options: init=/bin/sh is on the command line" \
         "CMDLINE $IT_OPTIONS init=/bin/sh"
-booted "$i" && fallback "$i" 9
-if booted "$x"; then
-        fallback "$x" 12
-        has "$x" "extend: the initramfs's TPM2_PCR_Extend succeeded" "MSHIM-LUKS EXTENDED PCR12 80020000001300000000"
+it_luks_booted "$i" && it_luks_fallback "$a" "$i" 9
+if it_luks_booted "$x"; then
+        it_luks_fallback "$a" "$x" 12
+        it_luks_has "$x" "extend: the initramfs's TPM2_PCR_Extend succeeded" "MSHIM-LUKS EXTENDED PCR12 80020000001300000000"
         # PCR 12 = A's extended once more with SHA-256 of the text.
         if python3 - "$IT_REPO/tests/integration" "$a/result" "$x/result" <<'PY'
 import hashlib, sys
@@ -317,26 +230,26 @@ PY
         else it_fail "$T: extend: PCR 12 is A's extended with the test digest"; fi
 fi
 for d in "$ni" "$no" "$nc" "$nl"; do
-        booted "$d" && unsealed "$d" && it_predict_check "$T: $(basename "$d")" "$a" "$d" "$d/predict.json"
+        it_luks_booted "$d" && it_luks_unsealed "$d" && it_predict_check "$T: $(basename "$d")" "$a" "$d" "$d/predict.json"
 done
-booted "$lit" && unsealed "$lit"
-if booted "$pn"; then
+it_luks_booted "$lit" && it_luks_unsealed "$lit"
+if it_luks_booted "$pn"; then
         if [ "$(tr -d '\r' < "$pn/serial.log" | grep -c '^Please enter the TPM PIN for disk root: ')" = 2 ]; then
                 it_pass "$T: pin: the keyscript asks for the PIN, and again after the wrong one"
         else
                 it_fail "$T: pin: the keyscript asks for the PIN, and again after the wrong one"
         fi
         [ "$pin_left" = 1 ] && s= || s=s
-        has "$pn" "pin: the wrong PIN is reported, with the $pin_left tries the TPM still allows" \
+        it_luks_has "$pn" "pin: the wrong PIN is reported, with the $pin_left tries the TPM still allows" \
                 "mshim: wrong PIN (the TPM counts it: $pin_left more wrong PIN$s before dictionary-attack lockout)"
-        unsealed "$pn"
+        it_luks_unsealed "$pn"
 fi
-booted "$uk" && fallback "$uk" 4,5,9,12
-booted "$ol" && fallback "$ol" 4
-if booted "$r"; then
-        has "$r" "revoked: falls back, saying the approval is revoked" \
+it_luks_booted "$uk" && it_luks_fallback "$a" "$uk" 4,5,9,12
+it_luks_booted "$ol" && it_luks_fallback "$a" "$ol" 4
+if it_luks_booted "$r"; then
+        it_luks_has "$r" "revoked: falls back, saying the approval is revoked" \
                 "MSHIM-LUKS FALLBACK unseal refused: the boot state is approved only by revoked approvals (older than the epoch counter: 'mshim policy revoke' ended them)"
-        has "$r" "revoked: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
+        it_luks_has "$r" "revoked: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
 fi
 
 # The passphrase's keyslot is still there and still opens the volume.

@@ -35,34 +35,9 @@ cp "$k/vmlinuz-signed" "$a/esp/vmlinuz"
 if it_boot "$a"; then it_pass "$T: boot A (Secure Boot on)"; else it_fail "$T: boot A (Secure Boot on)"; exit 1; fi
 it_pcrs_file "$a" > "$a/pcrs.txt"
 
-# The updates, from the UEFI spec (2.10, 32.4.1 and 8.2.2), not by mshim.
+# The updates (it_sb_update_files: from the UEFI spec, not by mshim).
 UNRELATED=$(printf 'no image has this hash' | sha256sum | cut -d' ' -f1)
-openssl x509 -in "$k/other.pem" -outform DER -out "$k/other.der" &&
-python3 - "$k" "$IT_SB_OWNER" "$UNRELATED" <<'PY' || { it_fail "$T: set-up (update files)"; exit 1; }
-import struct, subprocess, sys, uuid
-k, owner, h = sys.argv[1], uuid.UUID(sys.argv[2]).bytes_le, bytes.fromhex(sys.argv[3])
-X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
-SHA256 = uuid.UUID("c1c41626-504c-4092-aca9-41f936934328").bytes_le
-PKCS7 = uuid.UUID("4aafd29d-68df-49ee-8aa9-347d375665a7").bytes_le
-SECDB = uuid.UUID("d719b2cb-3d3a-4596-a3bc-dad00e67656f").bytes_le
-
-def esl(t, sig):   # EFI_SIGNATURE_LIST: type, ListSize, HeaderSize 0, SignatureSize, owner + data
-    return t + struct.pack("<III", 28 + 16 + len(sig), 0, 16 + len(sig)) + owner + sig
-
-open(k + "/db.esl", "wb").write(esl(X509, open(k + "/other.der", "rb").read()))
-lists = esl(SHA256, h)
-# EFI_TIME 2026-01-02 03:04:05, Pad1/Nanosecond/TimeZone/Daylight/Pad2 zero.
-ts = struct.pack("<HBBBBBBIhBB", 2026, 1, 2, 3, 4, 5, 0, 0, 0, 0, 0)
-# What SetVariable verifies: name, vendor GUID, attributes, TimeStamp, data.
-attrs = 0x1 | 0x2 | 0x4 | 0x20 | 0x40   # NV, BS, RT, time-based auth, append
-signed = "dbx".encode("utf-16-le") + SECDB + struct.pack("<I", attrs) + ts + lists
-open(k + "/dbx.tbs", "wb").write(signed)
-p7 = subprocess.run(["openssl", "smime", "-sign", "-binary", "-noattr", "-md", "sha256", "-outform", "DER",
-                     "-signer", k + "/kek.pem", "-inkey", k + "/kek.key", "-in", k + "/dbx.tbs"],
-                    capture_output=True, check=True).stdout
-wc = struct.pack("<IHH", 24 + len(p7), 0x0200, 0x0EF1) + PKCS7 + p7
-open(k + "/dbx.auth", "wb").write(ts + wc + lists)
-PY
+it_sb_update_files "$k" "$UNRELATED" || { it_fail "$T: set-up (update files)"; exit 1; }
 
 b=$(it_newboot db "$k/mshim-signed.efi") && bx=$(it_newboot dbx "$k/mshim-signed.efi") ||
         { it_fail "$T: set-up"; exit 1; }

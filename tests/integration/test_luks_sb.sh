@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# A sealed LUKS key with Secure Boot on (issue 11, "Proven by booting"):
+# the GPT + LUKS2 disk, the LUKS initramfs and the host-provisioned swtpm
+# state of test_luks.sh (it_luks_provision), booted by OVMF's secboot
+# firmware with the test's own PK, KEK and db (it_sb_setup, as
+# test_predict_sb.sh), mshimx64.efi and the kernel signed by the db key.
+#
+#   A      no sealed key on the ESP: the keyscript falls back, the typed
+#          passphrase unlocks; PCR 7 holds SecureBoot = 1 and the db
+#          authority (it_sb_pcr7). Then on the host: A's PCRs approved
+#          (`mshim policy approve --current --pcrs`), and from A's log
+#          `mshim predict --db-append db.esl` and `--dbx-append dbx.auth`
+#          (it_sb_update_files: built from the UEFI spec, not by mshim),
+#          each approved with `--predicted`. Nothing is resealed.
+# Legitimate, the same updates applied to copies of A's variable store with
+# `mshim vars append` (offline, as test_predict_sb.sh explains), A's and
+# the predicted approvals on the ESP: UNLOCKED with no passphrase, and the
+# booted PCRs equal the prediction (it_predict_check: only PCR 7 changed):
+#   db     a second certificate (other.pem) appended to db
+#   dbx    the Authenticode SHA-256 of another image (Debian's RT kernel)
+#          appended to dbx: `--dbx-image` for the store, the digest for
+#          dbx.auth computed by oracle.py, so the two sides are independent
+# Tampered, A's approval only:
+#   sboff  Secure Boot off: the same keys without SecureBootEnable
+#          (it_sb_keys's nosb.fd), same disk, same TPM state: the firmware
+#          measures SecureBoot = 0 and no authority; the keyscript falls
+#          back naming PCR 7, exactly the PCR that differs between A's and
+#          this boot's TPM, and the typed passphrase still unlocks.
+# A first, then db, dbx and sboff two at a time.
+set -u
+. "$(dirname "$0")/lib.sh"
+T=luks-sb
+IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
+PASS=${LUKS_PASSPHRASE:-mshim-luks-test}
+it_init "$T"
+k=$IT_DIR/keys
+it_sb_setup "$T" "$k" || exit 1
+if ! it_require "$IT_KERNEL_RT" "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup ||
+   ! command -v sfdisk >/dev/null; then
+        it_fail "$T: prerequisites (cryptsetup-bin, fdisk, kmod; make; make deps)"; exit 1
+fi
+it_sb_sign "$IT_EFI" "$k/mshim-signed.efi" "$k" db && it_sb_sign "$IT_KERNEL" "$k/vmlinuz-signed" "$k" db ||
+        { it_fail "$T: set-up (mshim sign)"; exit 1; }
+it_luks_provision "$PASS" || exit 1
+
+# sb_boot NAME: a LUKS boot dir with the signed mshim and kernel.
+sb_boot() {
+        local d
+        d=$(it_luks_boot "$1" "$k/mshim-signed.efi") && cp "$k/vmlinuz-signed" "$d/esp/vmlinuz" && echo "$d"
+}
+
+# ---- A: Secure Boot on, no sealed key yet -----------------------------------------
+a=$(sb_boot a) || { it_fail "$T: set-up A"; exit 1; }
+it_console_script "$a/console.script" 'asking for the passphrase' "$PASS"
+if it_boot "$a" --disk "$IT_DIR/luks.img"; then
+        it_pass "$T: A: boot with Secure Boot on, passphrase typed at the prompt"
+        it_luks_has "$a" "A: the typed passphrase unlocks the volume" "MSHIM-LUKS UNLOCKED"
+        it_sb_pcr7 "$a/result" "$k/sb.fd" "$k/db.der" \
+                "$T: A: PCR 7 = SecureBoot 1, PK, KEK, db, dbx of the store, the db authority" || IT_FAILED=1
+else
+        it_fail "$T: A: boot with Secure Boot on, passphrase typed at the prompt"; exit 1
+fi
+it_pcrs_file "$a" > "$a/pcrs.txt"
+
+# ---- the updates, predicted from A and approved; the stores they make ------------
+RT_HASH=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import oracle
+print(oracle.authenticode(open(sys.argv[2], "rb").read()).hex())' "$IT_REPO/tests/integration" "$IT_KERNEL_RT") &&
+        it_sb_update_files "$k" "$RT_HASH" || { it_fail "$T: set-up (update files)"; exit 1; }
+b=$(sb_boot db) && x=$(sb_boot dbx) && o=$(sb_boot sboff) || { it_fail "$T: set-up"; exit 1; }
+"$IT_CLI" vars append "$k/sb.fd" --db "$k/other.pem" --owner "$IT_SB_OWNER" -o "$b/vars.in.fd" > "$IT_DIR/vars.log" 2>&1 &&
+        "$IT_CLI" vars append "$k/sb.fd" --dbx-image "$IT_KERNEL_RT" --owner "$IT_SB_OWNER" -o "$x/vars.in.fd" \
+                >> "$IT_DIR/vars.log" 2>&1 && cp "$k/nosb.fd" "$o/vars.in.fd"
+it_step $? "mshim vars append: db and dbx appended to copies of A's store" "$IT_DIR/vars.log"
+
+it_swtpm_host_start "$IT_LUKS_TPM" || { it_fail "$T: set-up (host TPM)"; exit 1; }
+pol=$IT_LUKS_POLICY
+cur=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr" --current --pcrs "$a/pcrs.txt" \
+        --entry-id mshim-test --label "boot A" 2>"$IT_DIR/approve.err")
+it_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
+for d in "$b" "$x"; do
+        c=$(basename "$d")
+        case $c in
+        db) upd=(--db-append "$k/db.esl") ;;
+        dbx) upd=(--dbx-append "$k/dbx.auth") ;;
+        esac
+        "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" "${upd[@]}" --json \
+                > "$d/predict.json" 2> "$d/predict.err"
+        it_step $? "$c: mshim predict ${upd[0]} on A's log" "$d/predict.err"
+        new=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr-$c" --predicted "$d/predict.json" \
+                --entry-id mshim-test --label "$c append" 2>"$d/approve.err")
+        it_step $? "$c: approve the prediction (--predicted)" "$d/approve.err"
+        it_luks_sealed_esp "$d" "$cur" "$new" || { it_fail "$T: set-up $c"; exit 1; }
+done
+it_swtpm_host_stop "$IT_LUKS_TPM"
+it_luks_sealed_esp "$o" "$cur" || { it_fail "$T: set-up sboff"; exit 1; }
+it_console_script "$o/console.script" 'asking for the passphrase' "$PASS"
+
+IT_BOOT_ARGS=(--disk "$IT_DIR/luks.img")
+IT_JOBS=${IT_JOBS:-2} it_boot_all "$b" "$x" "$o"
+unset IT_BOOT_ARGS
+
+for d in "$b" "$x"; do
+        it_luks_booted "$d" && it_luks_unsealed "$d" &&
+                it_predict_check "$T: $(basename "$d")" "$a" "$d" "$d/predict.json" || IT_FAILED=1
+done
+if it_luks_booted "$o"; then
+        it_luks_fallback "$a" "$o" 7
+        # What the firmware measured, read from the log (UEFI 2.10, 32.4.1;
+        # TCG PC Client FW Profile, 10.4.4): SecureBoot = 0, no authority.
+        if python3 - "$IT_REPO/tests/integration" "$o/result/eventlog.bin" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+p7 = [e for e in oracle.load_log(sys.argv[2]) if e.pcr == 7]
+def name_data(e):       # UEFI_VARIABLE_DATA: GUID, name length, data length, name, data
+    nl, dl = struct.unpack_from("<QQ", e.data, 16)
+    return e.data[32:32 + 2 * nl].decode("utf-16-le"), e.data[32 + 2 * nl:32 + 2 * nl + dl]
+sb = [name_data(e)[1] for e in p7 if e.type == oracle.EV_EFI_VARIABLE_DRIVER_CONFIG and name_data(e)[0] == "SecureBoot"]
+auth = [e for e in p7 if e.type == oracle.EV_EFI_VARIABLE_AUTHORITY]
+sys.exit(0 if sb == [b"\x00"] and not auth else 1)
+PY
+        then it_pass "$T: sboff: the firmware measured SecureBoot = 0 and no authority (PCR 7)"
+        else it_fail "$T: sboff: the firmware measured SecureBoot = 0 and no authority (PCR 7)"; fi
+fi
+exit "$IT_FAILED"
