@@ -7,7 +7,7 @@
 #   make lint       clang --analyze and cppcheck over src/ and efi/
 #   make demo       boot the demo VM through mshim and print the PCR table
 #   make fuzz       libFuzzer targets (clang)
-#   make bench      mshim log vs tpm2_eventlog on a 100,000-event log
+#   make bench      mshim log vs tpm2_eventlog, predict vs openssl, unseal vs clevis and systemd-cryptenroll
 
 B        ?= build
 CC       ?= cc
