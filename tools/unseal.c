@@ -51,6 +51,7 @@ typedef struct unseal_run {
         uint8_t secret[TS_SECRET_MAX];
         size_t secret_size;
         bool revoked_seen;      /* a state that matched failed PolicyNV */
+        bool pcr_changed_seen;  /* a state failed PCR_CHANGED_TRIES times over */
         bool from_log;          /* now: the event log's replay, not the TPM's */
 } unseal_run;
 
@@ -127,6 +128,11 @@ static int refuse(const unseal_run *r) {
         if (!best_n && r->revoked_seen) {
                 cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
                           "epoch counter: 'mshim policy revoke' ended them)");
+                return EXIT_CHECK_FAILED;
+        }
+        if (!best_n && r->pcr_changed_seen) {
+                cli_error("unseal refused: a PCR changed during each of %d tries (TPM_RC_PCR_CHANGED): something "
+                          "extends PCRs while mshim unseals", PCR_CHANGED_TRIES);
                 return EXIT_CHECK_FAILED;
         }
         if (!best_n) {
@@ -272,6 +278,7 @@ static int attempt(unseal_run *r, const candidate *c) {
                 /* Part 3 §23.7: a PCR changed between PolicyPCR and its use. */
                 if (ts_rc_base(rc) == TPM2_RC_PCR_CHANGED && tries + 1 < PCR_CHANGED_TRIES)
                         continue;
+                r->pcr_changed_seen |= ts_rc_base(rc) == TPM2_RC_PCR_CHANGED;
                 if (ts_rc_is_policy(rc) || ts_rc_base(rc) == TPM2_RC_PCR_CHANGED)
                         return 1;
                 return fatal(r, rc, what);
@@ -420,7 +427,8 @@ static int try_states(unseal_run *r, bool *tried) {
                         ts_unsealer_done(&r->u);
                         r->loaded = false;
                 }
-                if (e != 1)
+                /* PCRs that keep changing fail every state alike. */
+                if (e != 1 || r->pcr_changed_seen)
                         return e;
         }
         return 1;
@@ -440,7 +448,7 @@ static int run(unseal_run *r) {
         e = try_states(r, tried);
         /* The log's values opened nothing: the TPM's own, for the states
          * they match that the log's did not, and for the refusal. */
-        if (e == 1 && r->from_log) {
+        if (e == 1 && r->from_log && !r->pcr_changed_seen) {
                 r->from_log = false;
                 e = cli_tpm_pcr_read_bank(&r->t, MB_ALG_SHA256, pcrs_needed(r), r->now) < 0 ? EXIT_BAD_INPUT
                                                                                            : try_states(r, tried);

@@ -324,6 +324,23 @@ head -c 128 /dev/urandom >"$tmp/s128"
 "$MSHIM" seal --literal -o "$tmp/128.sealed" <"$tmp/s128"
 check "a 128-byte secret round-trips" bash -c "'$MSHIM' unseal '$tmp/128.sealed' 2>/dev/null | cmp -s - '$tmp/s128'"
 
+# ---- TPM_RC_PCR_CHANGED: a PCR extended between PolicyPCR and Unseal -----------------
+# tests/cli/tpm_proxy.py (tpm2-tss's cmd TCTI) extends PCR 14, which no
+# approval selects, right before the first N Unseal commands.
+proxy() { echo "cmd:python3 $PWD/tests/cli/tpm_proxy.py $tmp/srv $1 $tmp/proxy.log"; }
+: >"$tmp/proxy.log"
+TPM2TOOLS_TCTI=$(proxy 1) "$MSHIM" unseal --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret" && [ "$(grep -c '^extend' "$tmp/proxy.log")" = 1 ] &&
+   [ "$(grep -c '^15e$' "$tmp/proxy.log")" = 2 ] && [ "$(grep -c '^176$' "$tmp/proxy.log")" = 2 ]; then
+        pass "PCR_CHANGED once: unseal starts a new session and succeeds (2 sessions, 2 Unseal)"
+else fail "PCR_CHANGED once: unseal starts a new session and succeeds" "rc=$rc $(cat "$tmp/err") $(tr '\n' ' ' <"$tmp/proxy.log")"; fi
+: >"$tmp/proxy.log"
+TPM2TOOLS_TCTI=$(proxy 100) "$MSHIM" unseal --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 1 ] && [ ! -s "$tmp/out" ] && [ "$(grep -c '^15e$' "$tmp/proxy.log")" = 3 ] &&
+   grep -q "a PCR changed during each of 3 tries (TPM_RC_PCR_CHANGED)" "$tmp/err"; then
+        pass "PCR_CHANGED every time: 3 tries, then exit 1 saying PCRs kept changing"
+else fail "PCR_CHANGED every time: 3 tries, then exit 1 saying PCRs kept changing" "rc=$rc $(cat "$tmp/err") $(tr '\n' ' ' <"$tmp/proxy.log")"; fi
+
 # ---- SRK substituted (last: it replaces the TPM's SRK) ---------------------------------
 tpm2_evictcontrol -C o -c 0x81000001 >/dev/null
 tpm2_createprimary -C o -g sha256 -G ecc256 -c "$tmp/other.ctx" >/dev/null
