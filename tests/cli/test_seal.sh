@@ -291,6 +291,26 @@ check "unseal (literal, 2 states): PolicyPCR, one PolicyOR, Unseal; 8 commands" 
         "PCR_Read ReadPublic Load StartAuthSession PolicyPCR PolicyOR Unseal FlushContext "
 "$MSHIM" seal --literal --pcrs "$tmp/b1/pcrs.txt" -o "$tmp/l2.sealed" <"$tmp/secret"
 check "seal --literal --pcrs FILE: the hashlib values open it" bash -c "'$MSHIM' unseal '$tmp/l2.sealed' 2>/dev/null | cmp -s - '$tmp/secret'"
+# 70 states (the issue asks for at least 64): far.txt as "current", 68
+# made-up predictions, and the TPM's real state (b1) last: a
+# PolicyOR tree of three levels (8 leaves a node: 70 -> 9 -> 2 -> 1), the
+# real state's path walked from leaf 70.
+mkdir -p "$tmp/many"
+preds=()
+for i in $(seq 1 68); do
+        python3 -c 'import os, sys
+print("".join("sha256:%d=%s\n" % (n, os.urandom(32).hex()) for n in (4, 5, 7, 9, 12)), end="")' >"$tmp/many/$i.txt"
+        fix pred "$tmp/many/$i.json" "$tmp/many/$i.txt"
+        preds+=("$tmp/many/$i.json")
+done
+fix pred "$tmp/many/real.json" "$tmp/b1/pcrs.txt"
+"$MSHIM" seal --literal --pcrs "$tmp/far.txt" -o "$tmp/l70.sealed" "${preds[@]}" "$tmp/many/real.json" <"$tmp/secret"; rc=$?
+check "seal --literal with 70 states (rc=$rc)" bash -c "[ $rc = 0 ] && [ \$(grep -c '^state ' '$tmp/l70.sealed') = 70 ]"
+rm -f "$tmp/u.pcap"
+TCTI_PCAP_FILE="$tmp/u.pcap" TPM2TOOLS_TCTI="pcap:swtpm:path=$tmp/srv" "$MSHIM" unseal "$tmp/l70.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "unseal (literal, 70 states): the 70th state opens it through three PolicyOR levels (70 leaves, 9 nodes, 2, the root)" bash -c \
+        "[ $rc = 0 ] && cmp -s '$tmp/out' '$tmp/secret' && test \"\$(python3 tests/cli/tpm_pcap.py '$tmp/u.pcap' | tr '\n' ' ')\" = \
+        'PCR_Read ReadPublic Load StartAuthSession PolicyPCR PolicyOR PolicyOR PolicyOR Unseal FlushContext '"
 tpm2_pcrextend "12:sha256=$(printf '%064d' 7)" >/dev/null
 "$MSHIM" unseal "$tmp/l.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ "$rc" = 1 ] && head -n 1 "$tmp/err" | grep -q "^mshim: unseal refused: PCR 12 differs"; then pass "literal refusal names PCR 12"
