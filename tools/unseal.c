@@ -52,6 +52,7 @@ typedef struct unseal_run {
         size_t secret_size;
         bool revoked_seen;      /* a state that matched failed PolicyNV */
         bool pcr_changed_seen;  /* a state failed PCR_CHANGED_TRIES times over */
+        bool bad_sig_seen;      /* a state's approval failed VerifySignature */
         bool from_log;          /* now: the event log's replay, not the TPM's */
 } unseal_run;
 
@@ -128,6 +129,11 @@ static int refuse(const unseal_run *r) {
         if (!best_n && r->revoked_seen) {
                 cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
                           "epoch counter: 'mshim policy revoke' ended them)");
+                return EXIT_CHECK_FAILED;
+        }
+        if (!best_n && r->bad_sig_seen) {
+                cli_error("unseal refused: the approvals for this boot state are not signed by this secret's "
+                          "policy key (forged, or made with another policy key)");
                 return EXIT_CHECK_FAILED;
         }
         if (!best_n && r->pcr_changed_seen) {
@@ -279,6 +285,14 @@ static int attempt(unseal_run *r, const candidate *c) {
                 if (ts_rc_base(rc) == TPM2_RC_PCR_CHANGED && tries + 1 < PCR_CHANGED_TRIES)
                         continue;
                 r->pcr_changed_seen |= ts_rc_base(rc) == TPM2_RC_PCR_CHANGED;
+                /* Part 3 §20.1: VerifySignature's TPM_RC_SIGNATURE. Anyone who
+                 * can write to the ESP can drop an approval there; a forged
+                 * one must not stop the real ones from being tried. */
+                if (c->a && ts_rc_base(rc) == TPM2_RC_SIGNATURE) {
+                        cli_error("warning: %s: not signed by this secret's policy key; skipped", c->name);
+                        r->bad_sig_seen = true;
+                        return 1;
+                }
                 if (ts_rc_is_policy(rc) || ts_rc_base(rc) == TPM2_RC_PCR_CHANGED)
                         return 1;
                 return fatal(r, rc, what);
