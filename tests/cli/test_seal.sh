@@ -142,6 +142,19 @@ TCTI_PCAP_FILE="$tmp/u.pcap" TPM2TOOLS_TCTI="pcap:swtpm:path=$tmp/srv" "$MSHIM" 
 check "unseal --log: the secret, 11 commands, the approval picked by the log's replay (no PCR_Read)" bash -c \
         "cmp -s '$tmp/out' '$tmp/secret' && test \"\$(python3 tests/cli/tpm_pcap.py '$tmp/u.pcap' | tr '\n' ' ')\" = \
         'ReadPublic Load StartAuthSession PolicyNV PolicyPCR LoadExternal VerifySignature PolicyAuthorize Unseal FlushContext FlushContext '"
+# The bus: neither the unseal above nor a seal shows 8 bytes of the secret
+# in clear (the sessions are salted to the SRK and encrypt the secret).
+TCTI_PCAP_FILE="$tmp/s.pcap" TPM2TOOLS_TCTI="pcap:swtpm:path=$tmp/srv" "$MSHIM" seal --state-dir "$st" \
+        -o "$tmp/cap.sealed" <"$tmp/secret" 2>/dev/null
+nowhere() {
+        python3 - "$1" "$2" <<'PY'
+import sys
+cap, secret = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+sys.exit(0 if len(cap) > 1000 and not any(secret[i:i + 8] in cap for i in range(len(secret) - 7)) else 1)
+PY
+}
+check "the TPM bus: no 8 bytes of the secret in the captures of an unseal and a seal" \
+        bash -c "$(declare -f nowhere); nowhere '$tmp/u.pcap' '$tmp/secret' && nowhere '$tmp/s.pcap' '$tmp/secret'"
 # A log that is not this boot's (b1's): nothing matches it, so the TPM's own
 # PCRs are read and the approval they match opens the secret.
 "$MSHIM" unseal --log "$tmp/b1/log.bin" --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
@@ -166,10 +179,40 @@ if [ "$rc" = 1 ] && [ ! -s "$tmp/out" ] &&
         pass "refusal after an extend of PCR 9: exit 1, names PCR 9 and the log event that extended it"
 else fail "refusal after an extend of PCR 9: exit 1, names PCR 9 and the log event" "rc=$rc $(cat "$tmp/err")"; fi
 
-# ---- approve --predicted: the new state opens without a reseal ----------------------
+# ---- a forged approval: another key's signature over this boot's policy -------------
+# Anyone who can write to the ESP can drop an approval there. This one
+# approves the boot the TPM is in now (b1), its policy and fields right, its
+# signature made with openssl by a key that is not the policy key.
 fix pred "$tmp/p1.json" "$tmp/b1/pcrs.txt"
+mkdir -p "$tmp/forge/loader/mshim/approvals"
+fa=$("$MSHIM" policy approve --state-dir "$st" --esp "$tmp/forge" --predicted "$tmp/p1.json" --entry-id debian-a 2>/dev/null)
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/evil.key" 2>/dev/null
+forged=$apdir/0-forged.approval
+python3 - "$fa" "$tmp/evil.key" "$forged" <<'PY'
+import hashlib, subprocess, sys
+lines = open(sys.argv[1]).read().splitlines()
+kv = dict(l.split(" ", 1) for l in lines if " " in l)
+ahash = hashlib.sha256(bytes.fromhex(kv["policy"])).digest()
+sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", sys.argv[2]], input=ahash,
+                     capture_output=True, check=True).stdout
+out = [("signature " + sig.hex()) if l.startswith("signature ") else l for l in lines]
+open(sys.argv[3], "w").write("\n".join(out) + "\n")
+PY
+"$MSHIM" unseal --esp "$esp" --log "$tmp/b1/log.bin" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 1 ] && [ ! -s "$tmp/out" ] && grep -q "warning: 0-forged.*not signed by this secret's policy key; skipped" "$tmp/err" &&
+   grep -q "^mshim: unseal refused: the approvals for this boot state are not signed by this secret's policy key" "$tmp/err"; then
+        pass "a forged approval (another key's signature): refused, exit 1, 'not signed by this secret's policy key'"
+else fail "a forged approval (another key's signature): refused, exit 1" "rc=$rc $(cat "$tmp/err")"; fi
+
+# ---- approve --predicted: the new state opens without a reseal ----------------------
 a1=$("$MSHIM" policy approve --state-dir "$st" --esp "$esp" --predicted "$tmp/p1.json" --entry-id debian-a 2>"$tmp/err"); rc=$?
 check "approve --predicted (rc=$rc)" test "$rc" = 0 -a -f "$a1"
+# The forged approval sorts first and is tried first: skipped, the real one opens.
+"$MSHIM" unseal --esp "$esp" --log "$tmp/b1/log.bin" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret" && grep -q "warning: 0-forged.*skipped" "$tmp/err"; then
+        pass "a forged approval next to the real one: skipped with a warning, the real one unseals"
+else fail "a forged approval next to the real one: skipped with a warning, the real one unseals" "rc=$rc $(cat "$tmp/err")"; fi
+rm -f "$forged"
 "$MSHIM" unseal --esp "$esp" "$tmp/s.sealed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/secret"; then pass "unseal with the predicted approval (no reseal)"
 else fail "unseal with the predicted approval (no reseal)" "rc=$rc $(cat "$tmp/err")"; fi
