@@ -224,12 +224,17 @@ interrupt() {
 import os, signal, subprocess, sys, time
 sig, mshim, t = getattr(signal, sys.argv[1]), sys.argv[2], sys.argv[3]
 d = t + "/fake"
+# As from a terminal: a suite started in the background (nohup, &) has
+# SIGINT and SIGHUP ignored, and an ignored signal stays ignored across exec.
+def default_signals():
+    for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
 for f in ("pid", "outarg"):
     if os.path.exists(d + "/" + f):
         os.unlink(d + "/" + f)
 p = subprocess.Popen([mshim, "sign", "--key", t + "/sign.key", "--cert", t + "/sign.pem",
                       "-o", d + "/out.efi", d + "/img.efi"], stdout=subprocess.DEVNULL,
-                     stderr=subprocess.PIPE)
+                     stderr=subprocess.PIPE, preexec_fn=default_signals)
 deadline = time.time() + 20
 while not os.path.exists(d + "/pid") and time.time() < deadline:
     time.sleep(0.05)

@@ -74,6 +74,10 @@ import os, pty, select, signal, sys, termios, time
 mshim, t, mode, out = sys.argv[1:]
 pid, fd = pty.fork()
 if pid == 0:
+    # As on a real terminal: a suite started in the background (nohup, &)
+    # has SIGINT ignored, and an ignored signal stays ignored across exec.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     os.execv(mshim, [mshim, "sign", "--key", t + "/ke.pem", "--cert", t + "/ce.pem", "-o", out, t + "/fb.efi"])
 def read_until(pred, seen=b"", limit=60):
     end = time.time() + limit
@@ -95,7 +99,16 @@ if mode == "type":
     seen = read_until(lambda b: b"signed " in b, seen)
 else:
     os.write(fd, b"\x03")
-_, status = os.waitpid(pid, 0)
+# Never hang: a mshim that ignored Ctrl-C is killed after 30 s and fails.
+end = time.time() + 30
+while True:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done or time.time() > end:
+        break
+    time.sleep(0.1)
+if not done:
+    os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
 if mode == "type":
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, seen)
     assert b"s3cret" not in seen, seen
