@@ -75,7 +75,7 @@ MSHIM_POLICY ?= efi/boot-policy.conf
 # The unsigned EFI application SHIM_LOCK's self-test embeds (efi/selftest.S).
 EFI_SELFTEST_O := $(B)/efi/efi/selftest.o
 
-.PHONY: all check unit integration demo fuzz bench clean deps kernel install uninstall lint
+.PHONY: all check check-build unit integration demo fuzz bench clean deps kernel install uninstall lint
 all: $(B)/mshimx64.efi $(B)/mshim $(MAN_PAGES) $(GEN)/mshim.bash
 
 $(B)/host/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
@@ -132,7 +132,7 @@ $(B)/test/test_tpm2: tests/unit/test_tpm2.c tests/unit/testlib.h $(TEST_CORE_O)
 $(B)/test/tpm2_swtpm: tests/tpm/tpm2_swtpm.c $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -ltss2-tctildr
-check: $(B)/test/tpm2_swtpm
+check-build: $(B)/test/tpm2_swtpm
 
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
@@ -144,7 +144,7 @@ $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 $(B)/test/policy_trial: tests/tpm/policy_trial.c $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) $(HOST_LIBS)
-check: $(B)/test/policy_trial
+check-build: $(B)/test/policy_trial
 
 $(B)/efi/%.o: %.c $(wildcard include/mb/*.h) $(wildcard efi/*.h)
 	@mkdir -p $(dir $@)
@@ -204,8 +204,14 @@ unit: $(UNIT_BIN) $(B)/test/mshim
 deps:
 	@KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
 
-check: deps all $(UNIT_BIN) $(B)/test/mshim $(B)/tsan/mshim
+# The build runs JOBS compilers at once (default: one per CPU); the tests
+# then pace themselves (tests/run-all.sh, MB_JOBS).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+check: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) check-build
 	@tests/run-all.sh
+
+check-build: all $(UNIT_BIN) $(B)/test/mshim $(B)/tsan/mshim
 
 integration: deps all
 	@tests/integration/run.sh
@@ -354,7 +360,7 @@ fuzz-run: $(FUZZ_BIN)
 	@B=$(B) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 bench: $(B)/mshim
 	@B=$(B) scripts/bench.sh
-check: $(REPLAY_BIN)
+check-build: $(REPLAY_BIN)
 
 # ---- test-only EFI stage: TCG2 fault injection (tests/efi/tcg2_fault.c) ----
 # Started by the firmware in place of mshim, it hooks the firmware's
@@ -403,7 +409,7 @@ $(B)/test/test_efi_%: tests/efiharness/test_efi_%.c $(EFIH_O) $(TEST_CORE_O) $(w
 # Objects only a pattern rule names are intermediate to make: keep them.
 .SECONDARY: $(EFIH_O)
 efiharness: $(EFIH_BIN)
-unit check: $(EFIH_BIN)
+unit check-build: $(EFIH_BIN)
 .PHONY: efiharness
 
 # The SHIM_LOCK probe (tests/efi/shimlock_probe.c): started by mshim as an
