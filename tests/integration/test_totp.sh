@@ -25,6 +25,8 @@
 #   options    one byte of the command line changed: no code, the warning,
 #              the kernel starts; its PCRs equal `mshim predict --options`'s
 #              (the fence included).
+#   kernel     Debian's RT kernel in the generic one's place (PCR 4): no
+#              code, the warning, the kernel starts.
 #   require    loader.conf "totp require" (a changed loader.conf: PCR 5):
 #              the warning and the refusal, the kernel never starts.
 set -u
@@ -32,7 +34,8 @@ set -u
 T=totp
 it_init "$T"
 TPM2_SWTPM=$IT_B/test/tpm2_swtpm
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$TPM2_SWTPM" || ! command -v oathtool >/dev/null ||
+IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$TPM2_SWTPM" || ! command -v oathtool >/dev/null ||
    ! command -v tpm2_pcrextend >/dev/null; then
         it_fail "$T: prerequisites (make build/mshim $TPM2_SWTPM; oathtool, tpm2-tools: make deps)"; exit 1
 fi
@@ -163,8 +166,10 @@ OPTS2=${IT_OPTIONS/mshim.test=0/mshim.test=1}
 B=$(enrolled_boot enrolled "$SHOW_CONF" "$IT_OPTIONS") || { it_fail "$T: set-up enrolled"; exit 1; }
 C=$(enrolled_boot options "$SHOW_CONF" "$OPTS2") || { it_fail "$T: set-up options"; exit 1; }
 D=$(enrolled_boot require "${SHOW_CONF/totp show/totp require}" "$IT_OPTIONS") || { it_fail "$T: set-up require"; exit 1; }
+K=$(enrolled_boot kernel "$SHOW_CONF" "$IT_OPTIONS") && cp "$IT_KERNEL_RT" "$K/esp/vmlinuz" ||
+        { it_fail "$T: set-up kernel"; exit 1; }
 
-IT_JOBS=2 it_boot_all "$B" "$C"
+IT_JOBS=2 it_boot_all "$B" "$C" "$K"
 # require: the loader returns to the firmware, which would go on to its
 # other boot options: stop at the refusal, and see that no kernel ran.
 it_mkesp "$D" && it_qemu "$D" --stop 'totp require: refusing to boot|Linux version' --timeout 240
@@ -281,6 +286,17 @@ if [ "$(cat "$C/boot.rc")" = 0 ]; then
         fi
 else
         it_fail "$T: options: boot"
+fi
+
+# ---- kernel ----------------------------------------------------------------------------
+if [ "$(cat "$K/boot.rc")" = 0 ]; then
+        it_pass "$T: kernel: the RT kernel starts (totp show)"
+        has "$K" "kernel: the warning" "mshim: this boot is not the enrolled one: do not type secrets"
+        if console "$K" | grep -aqE '^mshim: TOTP [0-9]{6} for'; then it_fail "$T: kernel: a code was shown"
+        else it_pass "$T: kernel: no code"; fi
+        fence_last "$K" kernel
+else
+        it_fail "$T: kernel: boot"
 fi
 
 # ---- require ---------------------------------------------------------------------------
