@@ -72,8 +72,10 @@ if [ -r "$log" ]; then
         base64 < /tmp/log.bin
         echo EVENTLOG-END
 fi
-echo MSHIM-RESULT-END
+# Anything written is on disk before the end marker: the test harness
+# stops the VM when it sees the marker.
 sync
+echo MSHIM-RESULT-END
 # Let the serial console drain: the kernel's own "reboot: Power down" line
 # must not land inside the report on a socket-backed serial port.
 sleep 1

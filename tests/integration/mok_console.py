@@ -10,6 +10,8 @@ byte into --log, and runs a script of steps, one a line:
                              appears after the previous match
     send TEXT                send TEXT with escapes decoded: \\r, \\n, \\e,
                              \\xHH; also the names <enter> <down> <up> <esc>
+    type TEXT                the same in one write, for a Linux tty (which
+                             buffers input; no firmware parses keys there)
     sleep SECONDS
     # comment
 
@@ -98,7 +100,7 @@ class Console:
                 return None
             self.pump(min(0.5, max(0.0, deadline - time.monotonic())))
 
-    def send(self, text):
+    def send(self, text, pause=0.15):
         for part in re.split(r"(<[a-z]+>)", text):
             if not part:
                 continue
@@ -110,7 +112,9 @@ class Console:
             keys = [data] if data.startswith("\x1b") else list(data)
             for k in keys:
                 self.s.sendall(k.encode("latin-1"))
-                end = time.monotonic() + 0.15
+                if not pause:
+                    continue
+                end = time.monotonic() + pause
                 while time.monotonic() < end:
                     self.pump(0.05)
 
@@ -159,8 +163,8 @@ def main():
                 return fail("line %d: no /%s/ within %g s%s" % (n, arg, timeout,
                             " (connection closed)" if con.closed else ""))
             say("saw /%s/" % arg)
-        elif cmd == "send":
-            con.send(arg)
+        elif cmd in ("send", "type"):
+            con.send(arg, 0.15 if cmd == "send" else 0)
             say("sent %r" % arg)
         elif cmd == "sleep":
             end = time.monotonic() + float(arg)
@@ -174,8 +178,9 @@ def main():
         if not con.expect(a.until, timeout):
             return fail("no /%s/ within %g s after the script" % (a.until, timeout))
         say("saw /%s/" % a.until)
-        # Let the rest of what follows the marker arrive too.
-        end = time.monotonic() + 2
+        # Let the rest of the marker's line arrive too; nothing after it
+        # is read (the caller stops the VM).
+        end = time.monotonic() + 0.3
         while time.monotonic() < end and not con.closed:
             con.pump(0.2)
     return 0
