@@ -44,6 +44,19 @@ mb_err mb_totp_truncate(const uint8_t *hmac, size_t hmac_size, unsigned digits, 
 #define MB_TOTP_FENCE_EVENT_SIZE (8u + sizeof(MB_TOTP_FENCE_TEXT))
 void mb_totp_fence_event(uint8_t ret_event[MB_TOTP_FENCE_EVENT_SIZE]);
 
+/* ---- the signed policy (docs/SEALING.md, "The TOTP key") ---------------- */
+
+/* The policyRef of the TOTP key's PolicyAuthorize, and so of every TOTP
+ * approval's signature (TPM 2.0 Part 3 §23.16: aHash = H(approvedPolicy ||
+ * policyRef)). Disk approvals are signed with an empty policyRef: neither
+ * kind can stand in for the other, so an approval of a boot state after the
+ * fence (a disk key's) never lets root on that boot make a TOTP code. No
+ * NUL: the 10 bytes. */
+#define MB_TOTP_POLICY_REF "mshim-totp"
+#define MB_TOTP_POLICY_REF_SIZE (sizeof(MB_TOTP_POLICY_REF) - 1u)
+/* <ESP>/loader/mshim/totp-approvals/: the TOTP approvals (docs/CONFIG.md). */
+#define MB_TOTP_APPROVALS_DIR "loader/mshim/totp-approvals"
+
 /* ---- the clock ---------------------------------------------------------- */
 
 /* What the RTC says (EFI_TIME's fields), read as local time at offset_min
