@@ -8,30 +8,10 @@
 #include "mb/emit.h"
 #include "mb/tcglog.h"
 
-/* Room for the longest FAT long name (255 units) and its NUL. */
-#define DIR_INFO_SIZE (SIZE_OF_EFI_FILE_INFO + 256 * sizeof(CHAR16))
-
 const CHAR16 *mshim_entry_name(const mshim_entry *e) {
         /* path is MSHIM_ENTRIES_DIR "\" name: the directory's NUL slot
          * counts the separator. */
         return e->path + MB_ARRAY_SIZE(MSHIM_ENTRIES_DIR);
-}
-
-/* BLS: entry files are "*.conf"; FAT compares names without case. */
-static bool is_conf_name(const CHAR16 *name) {
-        static const CHAR16 suffix[] = L".conf";
-        UINTN n = StrLen((CHAR16 *) name), s = MB_ARRAY_SIZE(suffix) - 1;
-
-        if (n <= s)
-                return false;
-        for (UINTN i = 0; i < s; i++) {
-                CHAR16 ch = name[n - s + i];
-                if (ch >= L'A' && ch <= L'Z')
-                        ch = (CHAR16) (ch - L'A' + L'a');
-                if (ch != suffix[i])
-                        return false;
-        }
-        return true;
 }
 
 /* Fill id (UTF-8) and path from the directory entry's name. */
@@ -97,31 +77,6 @@ static void entry_free(mshim_entry *e) {
         FreePool(e);
 }
 
-/* Next regular file in dir, validated: EFI_NOT_FOUND at the end. */
-static EFI_STATUS dir_next(EFI_FILE_HANDLE dir, EFI_FILE_INFO *info, UINTN info_size) {
-        for (;;) {
-                UINTN n = info_size;
-                EFI_STATUS st = dir->Read(dir, &n, info);
-
-                if (EFI_ERROR(st))
-                        return mshim_log(st, L"cannot list %s: %r", MSHIM_ENTRIES_DIR, st);
-                if (n == 0)
-                        return EFI_NOT_FOUND;
-                /* The firmware's record must fit what it said it wrote and
-                 * hold at least the name's NUL. */
-                if (n < SIZE_OF_EFI_FILE_INFO + sizeof(CHAR16) || n > info_size || info->Size > n)
-                        return mshim_log(EFI_VOLUME_CORRUPTED, L"bad directory record in %s", MSHIM_ENTRIES_DIR);
-                /* FileName is NUL-terminated inside the record (UEFI 2.10,
-                 * 13.5.16): force that on its last whole CHAR16, which a
-                 * well-formed record already has as NUL. Zeroing the last
-                 * two bytes would not do for an odd size: they straddle two
-                 * units and the name would run on past the record. */
-                info->FileName[(n - SIZE_OF_EFI_FILE_INFO) / sizeof(CHAR16) - 1] = 0;
-                if (!(info->Attribute & EFI_FILE_DIRECTORY) && is_conf_name(info->FileName))
-                        return EFI_SUCCESS;
-        }
-}
-
 /* Byte order of the UTF-8 file names: the order a host tool predicting
  * PCR 5 gets from sorting the names, whatever order the firmware lists. */
 static int id_compare(const mshim_entry *a, const mshim_entry *b) {
@@ -177,7 +132,7 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_tpm *tpm, mshim_entry 
         EFI_STATUS st;
 
         v = AllocateZeroPool(MSHIM_MAX_ENTRIES * sizeof(*v));
-        info = AllocatePool(DIR_INFO_SIZE);
+        info = AllocatePool(MSHIM_DIR_INFO_SIZE);
         if (!v || !info) {
                 st = mshim_log(EFI_OUT_OF_RESOURCES, L"out of memory listing entries");
                 goto out;
@@ -189,7 +144,7 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_tpm *tpm, mshim_entry 
                 st = mshim_log(st, L"cannot open %s: %r", MSHIM_ENTRIES_DIR, st);
                 goto out;
         }
-        while (dir_next(dir, info, DIR_INFO_SIZE) == EFI_SUCCESS) {
+        while (mshim_dir_next(dir, MSHIM_ENTRIES_DIR, L".conf", info, MSHIM_DIR_INFO_SIZE) == EFI_SUCCESS) {
                 if (n == MSHIM_MAX_ENTRIES) {
                         mshim_log(EFI_SUCCESS, L"more than %d entries; ignoring %s and the rest",
                                   MSHIM_MAX_ENTRIES, info->FileName);

@@ -75,3 +75,44 @@ out:
         f->Close(f);
         return st;
 }
+
+/* name ends in suffix, ignoring the case of ASCII letters. */
+static bool has_suffix(const CHAR16 *name, const CHAR16 *suffix) {
+        UINTN n = StrLen((CHAR16 *) name), s = StrLen((CHAR16 *) suffix);
+
+        if (n <= s)
+                return false;
+        for (UINTN i = 0; i < s; i++) {
+                CHAR16 ch = name[n - s + i];
+                if (ch >= L'A' && ch <= L'Z')
+                        ch = (CHAR16) (ch - L'A' + L'a');
+                if (ch != suffix[i])
+                        return false;
+        }
+        return true;
+}
+
+EFI_STATUS mshim_dir_next(EFI_FILE_HANDLE dir, const CHAR16 *path, const CHAR16 *suffix, EFI_FILE_INFO *info,
+                          UINTN info_size) {
+        for (;;) {
+                UINTN n = info_size;
+                EFI_STATUS st = dir->Read(dir, &n, info);
+
+                if (EFI_ERROR(st))
+                        return mshim_log(st, L"cannot list %s: %r", path, st);
+                if (n == 0)
+                        return EFI_NOT_FOUND;
+                /* The firmware's record must fit what it said it wrote and
+                 * hold at least the name's NUL. */
+                if (n < SIZE_OF_EFI_FILE_INFO + sizeof(CHAR16) || n > info_size || info->Size > n)
+                        return mshim_log(EFI_VOLUME_CORRUPTED, L"bad directory record in %s", path);
+                /* FileName is NUL-terminated inside the record (UEFI 2.10,
+                 * 13.5.16): force that on its last whole CHAR16, which a
+                 * well-formed record already has as NUL. Zeroing the last
+                 * two bytes would not do for an odd size: they straddle two
+                 * units and the name would run on past the record. */
+                info->FileName[(n - SIZE_OF_EFI_FILE_INFO) / sizeof(CHAR16) - 1] = 0;
+                if (!(info->Attribute & EFI_FILE_DIRECTORY) && has_suffix(info->FileName, suffix))
+                        return EFI_SUCCESS;
+        }
+}

@@ -106,6 +106,15 @@ EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
 EFI_STATUS mshim_file_size(EFI_FILE_HANDLE f, const CHAR16 *path, UINTN max, UINTN *ret_size);
 /* Read exactly size bytes from the current position. */
 EFI_STATUS mshim_file_read_exact(EFI_FILE_HANDLE f, const CHAR16 *path, void *buf, UINTN size);
+/* A directory record with room for the longest FAT long name (255 units)
+ * and its NUL. */
+#define MSHIM_DIR_INFO_SIZE (SIZE_OF_EFI_FILE_INFO + 256 * sizeof(CHAR16))
+/* The next regular file of the open directory dir (path: for messages)
+ * whose name ends in suffix (lower case; FAT compares names without case),
+ * its record validated into info (info_size bytes): EFI_NOT_FOUND at the
+ * end, another error (logged) when the listing fails. */
+EFI_STATUS mshim_dir_next(EFI_FILE_HANDLE dir, const CHAR16 *path, const CHAR16 *suffix, EFI_FILE_INFO *info,
+                          UINTN info_size);
 
 /* ---- measure.c ----------------------------------------------------------- */
 
@@ -213,6 +222,8 @@ EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label
 /* ---- totp.c -------------------------------------------------------------- */
 
 #define MSHIM_TOTP_PATH L"\\loader\\mshim\\totp"
+/* The TOTP approvals, signed mode (mb/totp.h MB_TOTP_APPROVALS_DIR). */
+#define MSHIM_TOTP_APPROVALS_DIR L"\\loader\\mshim\\totp-approvals"
 
 /* With loader.conf's "totp show|require": at the TOTP point (everything
  * the code vouches for measured, the image not yet started) show the

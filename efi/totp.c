@@ -15,6 +15,11 @@
  * of the session only when something failed after StartAuthSession: at
  * most 4. Several states: one PolicyPCR per state tried until one holds,
  * then that leaf's PolicyOR path (at most MB_POLICY_TREE_MAX_DEPTH).
+ * Signed mode, the first approval holding: StartAuthSession, PolicyNV (the
+ * epoch counter), PolicyPCR (the approval's values), LoadExternal (the
+ * policy key, once per code), VerifySignature, PolicyAuthorize, HMAC,
+ * FlushContext of the key: 8; an approval that does not hold costs its
+ * session's commands and a FlushContext before the next is tried.
  */
 #include "mshim.h"
 #include "mb/policy.h"
@@ -25,6 +30,10 @@
 
 /* The enrolment file is a few kilobytes (512 states of 4 PCRs: 130 KiB). */
 #define TOTP_FILE_MAX (1024u * 1024)
+/* The TOTP approvals read at most: more are reported and ignored. An
+ * approval file is under 2 KiB (24 PCRs of SHA-256 in hex). */
+#define TOTP_APPROVALS_MAX 32u
+#define TOTP_APPROVAL_FILE_MAX 8192u
 /* Polling the keyboard and the clock this often while the code is shown. */
 #define TOTP_POLL_US 100000u
 #define TOTP_POLLS_PER_S (1000000u / TOTP_POLL_US)
@@ -47,6 +56,22 @@ typedef struct totp_tpm {
         uint8_t rsp[MB_TPM2_MAX_COMMAND];
         size_t rsp_size;
 } totp_tpm;
+
+typedef struct totp_job {
+        const mb_loader_conf *conf;
+        totp_tpm *tpm;
+        mb_totp_enrolment en;
+        mb_policy *leaves;      /* the states' PolicyPCR digests, literal mode */
+        mb_approval *approvals; /* signed mode: the approvals read */
+        size_t n_approvals;
+        uint32_t key;           /* signed mode: the loaded policy key, 0 when none */
+        mb_tpm2_name key_name;
+} totp_job;
+
+/* Why no approval gave a code, for the warning. */
+typedef struct totp_tally {
+        unsigned pcrs, revoked, forged, policy;
+} totp_tally;
 
 /* ---- one command ------------------------------------------------------- */
 
@@ -128,9 +153,10 @@ static void totp_flush(totp_tpm *t, uint32_t handle) {
                 totp_rc_error(L"FlushContext", rc);
 }
 
-/* PolicyPCR with state i's digest: TPM_RC_VALUE (the PCRs are not state
- * i's, Part 3 §23.7) is *ret_match false, not an error. */
-static EFI_STATUS totp_policy_pcr(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, size_t i,
+/* PolicyPCR with the digest of `values` (the enrolment's PCRs, in
+ * order): TPM_RC_VALUE (the PCRs hold other values, Part 3 §23.7) is
+ * *ret_match false, not an error. */
+static EFI_STATUS totp_policy_pcr(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, const uint8_t *values,
                                   bool *ret_match) {
         size_t state_size = mb_sealed_state_size(en->bank, en->pcrs);
         uint8_t digest[MB_POLICY_SIZE];
@@ -138,8 +164,7 @@ static EFI_STATUS totp_policy_pcr(totp_tpm *t, uint32_t session, const mb_totp_e
         mb_err e;
         EFI_STATUS st;
 
-        e = mb_policy_pcr_digest(en->states + i * state_size, state_size / mb_hash_size(en->bank),
-                                 mb_hash_size(en->bank), digest);
+        e = mb_policy_pcr_digest(values, state_size / mb_hash_size(en->bank), mb_hash_size(en->bank), digest);
         if (e == MB_OK)
                 e = mb_tpm2_build_policy_pcr(t->cmd, sizeof(t->cmd), session, en->bank, en->pcrs, digest,
                                              sizeof(digest), &t->cmd_size);
@@ -181,7 +206,8 @@ static EFI_STATUS totp_literal(totp_tpm *t, uint32_t session, const mb_totp_enro
                                bool *ret_match) {
         *ret_match = false;
         for (size_t i = 0; i < en->n_states; i++) {
-                EFI_STATUS st = totp_policy_pcr(t, session, en, i, ret_match);
+                EFI_STATUS st = totp_policy_pcr(t, session, en,
+                                                en->states + i * mb_sealed_state_size(en->bank, en->pcrs), ret_match);
                 if (EFI_ERROR(st))
                         return st;
                 /* Always the OR path, also for one state (PolicyOR of the
@@ -226,24 +252,202 @@ static EFI_STATUS totp_hmac(totp_tpm *t, uint32_t session, const mb_totp_enrolme
         return EFI_SUCCESS;
 }
 
-/* One code: a session, the policy, the HMAC. */
-static totp_result totp_make(totp_tpm *t, const mb_totp_enrolment *en, const mb_policy *leaves, uint64_t step,
-                             uint32_t *ret_code) {
+/* One code, literal mode: a session, the policy, the HMAC. */
+static totp_result totp_make_literal(totp_job *j, uint64_t step, uint32_t *ret_code) {
         totp_result r = TOTP_REFUSED;
         uint32_t session = 0;
         bool match = false;
         EFI_STATUS st;
 
-        st = totp_start_session(t, &session);
+        st = totp_start_session(j->tpm, &session);
         if (EFI_ERROR(st))
                 return TOTP_ERROR;
-        st = totp_literal(t, session, en, leaves, &match);
+        st = totp_literal(j->tpm, session, &j->en, j->leaves, &match);
         if (!EFI_ERROR(st) && match)
-                st = totp_hmac(t, session, en, step, &r, ret_code);
+                st = totp_hmac(j->tpm, session, &j->en, step, &r, ret_code);
         /* A successful HMAC closed the session (continueSession clear). */
         if (EFI_ERROR(st) || r != TOTP_CODE)
-                totp_flush(t, session);
+                totp_flush(j->tpm, session);
         return EFI_ERROR(st) ? TOTP_ERROR : r;
+}
+
+/* ---- the signed policy (docs/SEALING.md "The TOTP key") ----------------- */
+
+/* LoadExternal of the enrolment's policy key, its public part only, in the
+ * owner hierarchy: VerifySignature with a key in TPM_RH_NULL gives a NULL
+ * ticket, which PolicyAuthorize refuses (Part 3 §20.1, §23.16). */
+static EFI_STATUS totp_load_key(totp_job *j) {
+        const mb_totp_enrolment *en = &j->en;
+        totp_tpm *t = j->tpm;
+        uint32_t rc = 0, handle = 0;
+        mb_err e;
+        EFI_STATUS st;
+
+        /* A TPM2B_PUBLIC: its size, then the TPMT_PUBLIC LoadExternal takes. */
+        if (en->policy_key_size < 2 || ((size_t) en->policy_key[0] << 8 | en->policy_key[1]) != en->policy_key_size - 2)
+                return mshim_log(EFI_VOLUME_CORRUPTED, L"TOTP: %s: the policy key is not a TPM2B_PUBLIC",
+                                 MSHIM_TOTP_PATH);
+        e = mb_tpm2_build_load_external(t->cmd, sizeof(t->cmd), en->policy_key + 2, en->policy_key_size - 2,
+                                        MB_TPM2_RH_OWNER, &t->cmd_size);
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: cannot build LoadExternal: %a", mb_strerror(e));
+        st = totp_submit(t, L"LoadExternal");
+        if (!EFI_ERROR(st))
+                st = totp_parsed(mb_tpm2_parse_load_external(t->rsp, t->rsp_size, &rc, &handle, &j->key_name),
+                                 L"LoadExternal");
+        if (!EFI_ERROR(st) && rc != 0)
+                st = totp_rc_error(L"LoadExternal", rc);
+        if (!EFI_ERROR(st))
+                j->key = handle;
+        return st;
+}
+
+/* PolicyNV: the epoch counter <= the approval's epoch, as
+ * mb_policy_approved builds it. TPM_RC_POLICY (the comparison is false,
+ * Part 3 §23.9): the counter has passed the epoch, the approval is revoked. */
+static EFI_STATUS totp_policy_nv(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, uint64_t epoch,
+                                 bool *ret_ok) {
+        uint8_t operand[8];
+        uint32_t rc = 0;
+        mb_err e;
+        EFI_STATUS st;
+
+        for (unsigned i = 0; i < sizeof(operand); i++)
+                operand[i] = (uint8_t) (epoch >> (56 - 8 * i));
+        e = mb_tpm2_build_policy_nv(t->cmd, sizeof(t->cmd), session, en->nv_index, NULL, 0, operand, sizeof(operand),
+                                    0, MB_TPM_EO_UNSIGNED_LE, &t->cmd_size);
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: cannot build PolicyNV: %a", mb_strerror(e));
+        st = totp_submit(t, L"PolicyNV");
+        if (!EFI_ERROR(st))
+                st = totp_parsed(mb_tpm2_parse_policy_nv(t->rsp, t->rsp_size, &rc), L"PolicyNV");
+        if (EFI_ERROR(st))
+                return st;
+        if (rc != 0 && mb_tpm2_rc_base(rc) != MB_TPM2_RC_POLICY)
+                return totp_rc_error(L"PolicyNV", rc);
+        *ret_ok = rc == 0;
+        return EFI_SUCCESS;
+}
+
+/* VerifySignature of the approval's signature over aHash = H(approvedPolicy
+ * || MB_TOTP_POLICY_REF) (Part 3 §23.16), then PolicyAuthorize with the
+ * ticket. TPM_RC_SIGNATURE: not made with the policy key (forged, another
+ * key, or a disk approval, whose policyRef is empty): *ret_ok false. */
+static EFI_STATUS totp_authorize(totp_job *j, uint32_t session, const mb_approval *a, bool *ret_ok) {
+        static const uint8_t ref[] = MB_TOTP_POLICY_REF;
+        totp_tpm *t = j->tpm;
+        uint8_t ahash[MB_POLICY_SIZE], sig_r[32], sig_s[32];
+        mb_tpm2_ticket ticket;
+        mb_policy approved;
+        uint32_t rc = 0;
+        mb_err e;
+        EFI_STATUS st;
+
+        mb_memcpy(approved.d, a->policy, MB_POLICY_SIZE);
+        mb_policy_authorize_ahash(&approved, ref, MB_TOTP_POLICY_REF_SIZE, ahash);
+        *ret_ok = false;
+        /* The codec checked the DER; what does not convert is no signature. */
+        if (mb_approval_sig_rs(a->signature, a->signature_size, sig_r, sig_s) != MB_OK)
+                return EFI_SUCCESS;
+        e = mb_tpm2_build_verify_signature(t->cmd, sizeof(t->cmd), j->key, ahash, sizeof(ahash), sig_r, sizeof(sig_r),
+                                           sig_s, sizeof(sig_s), &t->cmd_size);
+        if (e != MB_OK)
+                return mshim_log(mb_efi_status(e), L"TOTP: cannot build VerifySignature: %a", mb_strerror(e));
+        st = totp_submit(t, L"VerifySignature");
+        if (!EFI_ERROR(st))
+                st = totp_parsed(mb_tpm2_parse_verify_signature(t->rsp, t->rsp_size, &rc, &ticket), L"VerifySignature");
+        if (EFI_ERROR(st) || mb_tpm2_rc_base(rc) == MB_TPM2_RC_SIGNATURE)
+                return st;
+        if (rc != 0)
+                return totp_rc_error(L"VerifySignature", rc);
+        st = totp_empty(t, L"PolicyAuthorize",
+                        mb_tpm2_build_policy_authorize(t->cmd, sizeof(t->cmd), session, a->policy, MB_POLICY_SIZE, ref,
+                                                       MB_TOTP_POLICY_REF_SIZE, j->key_name.b, j->key_name.size,
+                                                       &ticket, &t->cmd_size), &rc);
+        if (!EFI_ERROR(st) && rc != 0)
+                st = totp_rc_error(L"PolicyAuthorize", rc);
+        *ret_ok = !EFI_ERROR(st);
+        return st;
+}
+
+/* Approval a in the session: PolicyNV, PolicyPCR, the key if not loaded
+ * yet, the signature. *ret_ok false: it does not hold for this boot (the
+ * reason counted in *tally); the session is spent. */
+static EFI_STATUS totp_approval(totp_job *j, uint32_t session, const mb_approval *a, totp_tally *tally,
+                                bool *ret_ok) {
+        EFI_STATUS st;
+
+        *ret_ok = false;
+        st = totp_policy_nv(j->tpm, session, &j->en, a->epoch, ret_ok);
+        if (EFI_ERROR(st) || !*ret_ok) {
+                tally->revoked += !EFI_ERROR(st);
+                return st;
+        }
+        st = totp_policy_pcr(j->tpm, session, &j->en, a->values, ret_ok);
+        if (EFI_ERROR(st) || !*ret_ok) {
+                tally->pcrs += !EFI_ERROR(st);
+                return st;
+        }
+        if (!j->key) {
+                st = totp_load_key(j);
+                if (EFI_ERROR(st))
+                        return st;
+        }
+        st = totp_authorize(j, session, a, ret_ok);
+        if (!EFI_ERROR(st) && !*ret_ok)
+                tally->forged++;
+        return st;
+}
+
+/* Say why no approval gave a code. */
+static void totp_say_why(const totp_job *j, const totp_tally *tally) {
+        if (!j->n_approvals) {
+                mshim_log(EFI_SUCCESS, L"TOTP: no approvals in %s (mshim policy approve --totp)",
+                          MSHIM_TOTP_APPROVALS_DIR);
+                return;
+        }
+        mshim_log(EFI_SUCCESS, L"TOTP: none of the %ld approvals holds for this boot: %d for other PCR values, "
+                  L"%d revoked, %d not signed by the policy key, %d refused by the key's policy",
+                  (UINT64) j->n_approvals, tally->pcrs, tally->revoked, tally->forged, tally->policy);
+}
+
+/* One code, signed mode: each approval in its own session until one
+ * holds, then the HMAC; the policy key is flushed at the end. */
+static totp_result totp_make_signed(totp_job *j, uint64_t step, uint32_t *ret_code) {
+        totp_tally tally = { 0 };
+        totp_result r = TOTP_REFUSED;
+        EFI_STATUS st = EFI_SUCCESS;
+
+        for (size_t i = 0; i < j->n_approvals && r != TOTP_CODE && !EFI_ERROR(st); i++) {
+                uint32_t session = 0;
+                bool ok = false;
+
+                st = totp_start_session(j->tpm, &session);
+                if (EFI_ERROR(st))
+                        break;
+                st = totp_approval(j, session, &j->approvals[i], &tally, &ok);
+                if (!EFI_ERROR(st) && ok) {
+                        st = totp_hmac(j->tpm, session, &j->en, step, &r, ret_code);
+                        /* The signature held but the key's authPolicy is
+                         * not PolicyAuthorize(this key, mshim-totp). */
+                        tally.policy += !EFI_ERROR(st) && r != TOTP_CODE;
+                }
+                if (EFI_ERROR(st) || r != TOTP_CODE)
+                        totp_flush(j->tpm, session);
+        }
+        if (j->key) {
+                totp_flush(j->tpm, j->key);
+                j->key = 0;
+        }
+        if (EFI_ERROR(st))
+                return TOTP_ERROR;
+        if (r != TOTP_CODE)
+                totp_say_why(j, &tally);
+        return r;
+}
+
+static totp_result totp_make(totp_job *j, uint64_t step, uint32_t *ret_code) {
+        return j->en.mode == MB_SEAL_SIGNED ? totp_make_signed(j, step, ret_code) : totp_make_literal(j, step, ret_code);
 }
 
 /* ---- the clock ----------------------------------------------------------- */
@@ -330,13 +534,6 @@ static bool totp_key_pressed(void) {
 
 /* ---- the whole ------------------------------------------------------------- */
 
-typedef struct totp_job {
-        const mb_loader_conf *conf;
-        totp_tpm *tpm;
-        mb_totp_enrolment en;
-        mb_policy *leaves;      /* the states' PolicyPCR digests, literal mode */
-} totp_job;
-
 /* Show the code of each step until a key or the timeout; returns the first
  * result that is not a code (the TPM stopped agreeing), else TOTP_CODE. */
 static totp_result totp_loop(totp_job *j) {
@@ -352,7 +549,7 @@ static totp_result totp_loop(totp_job *j) {
                         return TOTP_ERROR;
                 if (!shown || now / MB_TOTP_PERIOD != step) {
                         step = now / MB_TOTP_PERIOD;
-                        r = totp_make(j->tpm, &j->en, j->leaves, step, &code);
+                        r = totp_make(j, step, &code);
                         if (r != TOTP_CODE)
                                 return r;
                         totp_show(code, step);
@@ -375,7 +572,97 @@ static void totp_wait(const mb_loader_conf *conf) {
         }
 }
 
-/* Read and parse the enrolment file, and the literal mode's leaves. */
+/* The literal mode's leaves: each state's PolicyPCR. */
+static EFI_STATUS totp_leaves(totp_job *j) {
+        size_t ss = mb_sealed_state_size(j->en.bank, j->en.pcrs), hs = mb_hash_size(j->en.bank);
+
+        j->leaves = AllocatePool(j->en.n_states * sizeof(mb_policy));
+        if (!j->leaves)
+                return mshim_log(EFI_OUT_OF_RESOURCES, L"TOTP: out of memory");
+        for (size_t i = 0; i < j->en.n_states; i++) {
+                uint8_t digest[MB_POLICY_SIZE];
+                mb_err e;
+
+                mb_policy_reset(&j->leaves[i]);
+                e = mb_policy_pcr_digest(j->en.states + i * ss, ss / hs, hs, digest);
+                if (e == MB_OK)
+                        e = mb_policy_pcr(&j->leaves[i], j->en.bank, j->en.pcrs, digest);
+                if (e != MB_OK)
+                        return mshim_log(mb_efi_status(e), L"TOTP: state %ld: %a", (UINT64) i, mb_strerror(e));
+        }
+        return EFI_SUCCESS;
+}
+
+/* One approval file into j->approvals[j->n_approvals]: one that cannot be
+ * read, does not parse or is not for the enrolled PCRs is skipped with a
+ * message (an approval only ever adds a way in; dropping one is safe). */
+static void totp_approval_load(EFI_FILE_HANDLE root, totp_job *j, const CHAR16 *name) {
+        UINTN dir = MB_ARRAY_SIZE(MSHIM_TOTP_APPROVALS_DIR) - 1, n = StrLen((CHAR16 *) name), size = 0;
+        CHAR16 path[MB_ARRAY_SIZE(MSHIM_TOTP_APPROVALS_DIR) + 256];
+        mb_approval *a = &j->approvals[j->n_approvals];
+        void *buf = NULL;
+        size_t line = 0;
+        mb_err e;
+
+        if (n > MB_ARRAY_SIZE(path) - dir - 2)
+                return;
+        CopyMem(path, MSHIM_TOTP_APPROVALS_DIR, dir * sizeof(CHAR16));
+        path[dir] = L'\\';
+        CopyMem(path + dir + 1, (void *) name, (n + 1) * sizeof(CHAR16));
+        if (EFI_ERROR(mshim_file_load(root, path, TOTP_APPROVAL_FILE_MAX, &buf, &size))) {
+                mshim_log(EFI_SUCCESS, L"TOTP: %s: cannot read it; skipped", path);
+                return;
+        }
+        e = mb_approval_parse(buf, size, a, &line);
+        FreePool(buf);
+        if (e != MB_OK)
+                mshim_log(EFI_SUCCESS, L"TOTP: %s: %a at line %ld; skipped", path, mb_strerror(e), (UINT64) line);
+        else if (a->bank != j->en.bank || a->pcrs != j->en.pcrs)
+                mshim_log(EFI_SUCCESS, L"TOTP: %s: not for the enrolled PCRs; skipped", path);
+        else
+                j->n_approvals++;
+}
+
+/* The signed mode's approvals, at most TOTP_APPROVALS_MAX. None (or no
+ * directory) is not an error here: the code is then refused, saying so. */
+static EFI_STATUS totp_approvals_load(EFI_FILE_HANDLE root, totp_job *j) {
+        EFI_FILE_HANDLE dir = NULL;
+        EFI_FILE_INFO *info = NULL;
+        EFI_STATUS st;
+
+        j->approvals = AllocatePool(TOTP_APPROVALS_MAX * sizeof(*j->approvals));
+        info = AllocatePool(MSHIM_DIR_INFO_SIZE);
+        if (!j->approvals || !info) {
+                st = mshim_log(EFI_OUT_OF_RESOURCES, L"TOTP: out of memory");
+                goto out;
+        }
+        st = root->Open(root, &dir, MSHIM_TOTP_APPROVALS_DIR, EFI_FILE_MODE_READ, 0);
+        if (st == EFI_NOT_FOUND) {
+                st = EFI_SUCCESS;
+                goto out;
+        }
+        if (EFI_ERROR(st)) {
+                st = mshim_log(st, L"TOTP: cannot open %s: %r", MSHIM_TOTP_APPROVALS_DIR, st);
+                goto out;
+        }
+        while (mshim_dir_next(dir, MSHIM_TOTP_APPROVALS_DIR, L".approval", info, MSHIM_DIR_INFO_SIZE) == EFI_SUCCESS) {
+                if (j->n_approvals == TOTP_APPROVALS_MAX) {
+                        mshim_log(EFI_SUCCESS, L"TOTP: more than %d approvals; ignoring %s and the rest",
+                                  TOTP_APPROVALS_MAX, info->FileName);
+                        break;
+                }
+                totp_approval_load(root, j, info->FileName);
+        }
+out:
+        if (dir)
+                dir->Close(dir);
+        if (info)
+                FreePool(info);
+        return st;
+}
+
+/* Read and parse the enrolment file, then the literal mode's leaves or the
+ * signed mode's approvals. */
 static EFI_STATUS totp_load(EFI_FILE_HANDLE root, totp_job *j, void **ret_file, uint8_t **ret_states) {
         UINTN size = 0, cap;
         size_t line = 0;
@@ -396,24 +683,7 @@ static EFI_STATUS totp_load(EFI_FILE_HANDLE root, totp_job *j, void **ret_file, 
         if (e != MB_OK)
                 return mshim_log(mb_efi_status(e), L"TOTP: %s: %a at line %ld", MSHIM_TOTP_PATH, mb_strerror(e),
                                  (UINT64) line);
-        if (j->en.mode != MB_SEAL_LITERAL)
-                return mshim_log(EFI_UNSUPPORTED, L"TOTP: %s: the signed mode is not supported by this loader yet",
-                                 MSHIM_TOTP_PATH);
-        j->leaves = AllocatePool(j->en.n_states * sizeof(mb_policy));
-        if (!j->leaves)
-                return mshim_log(EFI_OUT_OF_RESOURCES, L"TOTP: out of memory");
-        for (size_t i = 0; i < j->en.n_states; i++) {
-                size_t ss = mb_sealed_state_size(j->en.bank, j->en.pcrs), hs = mb_hash_size(j->en.bank);
-                uint8_t digest[MB_POLICY_SIZE];
-
-                mb_policy_reset(&j->leaves[i]);
-                e = mb_policy_pcr_digest(j->en.states + i * ss, ss / hs, hs, digest);
-                if (e == MB_OK)
-                        e = mb_policy_pcr(&j->leaves[i], j->en.bank, j->en.pcrs, digest);
-                if (e != MB_OK)
-                        return mshim_log(mb_efi_status(e), L"TOTP: state %ld: %a", (UINT64) i, mb_strerror(e));
-        }
-        return EFI_SUCCESS;
+        return j->en.mode == MB_SEAL_SIGNED ? totp_approvals_load(root, j) : totp_leaves(j);
 }
 
 static totp_result totp_attempt(mshim_ctx *c, totp_job *j) {
@@ -436,6 +706,8 @@ static totp_result totp_attempt(mshim_ctx *c, totp_job *j) {
         FreePool(j->tpm);
         if (j->leaves)
                 FreePool(j->leaves);
+        if (j->approvals)
+                FreePool(j->approvals);
         if (states)
                 FreePool(states);
         if (file)

@@ -396,6 +396,40 @@ FH_CASE(rtc_local_time) {
                 in_child(local_clock_boot, i, "clock configuration");
 }
 
+/* Signed mode with no approval that can hold: one that does not parse,
+ * one for other PCRs. Each is skipped with its reason, no TPM command is
+ * sent, the warning says there are none, the fence comes all the same;
+ * show boots, require does not. (The TPM side of the signed mode needs a
+ * real TPM: tests/integration/test_totp.sh.) */
+static void signed_no_approval(size_t require) {
+        char text[1024];
+
+        scenario(require ? "totp require\n" : "totp show\ntotp-timeout 1\n", NULL, 0);
+        snprintf(text, sizeof(text),
+                 "mshim-totp 1\nhandle 0x81004d54\nname 000b%064d\npolicy %064d\nmode signed\nbank sha256\n"
+                 "pcrs 4,5,7,12\npolicy-key 0006%012d\nnv-index 0x01804d53\nnv-name 000b%064d\n", 0, 0, 0, 0);
+        fh_file_str("/loader/mshim/totp", text);
+        fh_file_str("/loader/mshim/totp-approvals/broken.approval", "mshim-approval 1\nepoch x\n");
+        snprintf(text, sizeof(text),
+                 "mshim-approval 1\nepoch 0\nbank sha256\npcrs 7\nvalues %064d\npolicy %064d\n"
+                 "signature 3006020101020101\ncreated 2026-01-01T00:00:00Z\n", 0, 0);
+        fh_file_str("/loader/mshim/totp-approvals/other.approval", text);
+        fh_boot();
+        FH_CHECK(fh_console_has("broken.approval: "));
+        FH_CHECK(fh_console_has("other.approval: not for the enrolled PCRs; skipped"));
+        FH_CHECK(fh_console_has("TOTP: no approvals in \\loader\\mshim\\totp-approvals"));
+        FH_CHECK(fh_console_has("this boot is not the enrolled one: do not type secrets"));
+        FH_CHECK_EQ(fh_tpm_n_commands(), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_EQ(fh_calls("StartImage"), require ? 0 : 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(signed_without_approvals) {
+        in_child(signed_no_approval, 0, "signed, totp show");
+        in_child(signed_no_approval, 1, "signed, totp require");
+}
+
 int main(void) {
         FH_RUN(code_shown_and_refreshed);
         FH_RUN(key_and_or_path);
@@ -408,5 +442,6 @@ int main(void) {
         FH_RUN(require_under_allocation_failures);
         FH_RUN(totp_off);
         FH_RUN(rtc_local_time);
+        FH_RUN(signed_without_approvals);
         return fh_exit_status();
 }

@@ -548,6 +548,32 @@ it_qemu() {
         return $rc
 }
 
+# it_totp_codes DIR BASE32 BASE_UNIX NAME: pass when the console of boot
+# DIR shows at least one "mshim: TOTP CODE for YYYY-MM-DD HH:MM:SS UTC" and
+# each is oathtool's code for the secret BASE32 at the time it names, a
+# step inside [BASE_UNIX, BASE_UNIX + the boot's length] (the guest's RTC
+# started at BASE_UNIX: -rtc base=...).
+it_totp_codes() {
+        local d=$1 b32=$2 base=$3 name=$4 n=0 bad=0 code when t want
+        while read -r code when; do
+                n=$((n + 1))
+                t=$(date -u -d "$when UTC" +%s)
+                want=$(oathtool --totp -b "$b32" --now "$when UTC")
+                if [ "$code" != "$want" ]; then
+                        bad=1; echo "  code $code for $when, oathtool says $want" >&2
+                fi
+                if [ "$t" -lt $((base / 30 * 30)) ] || [ "$t" -gt $((base + $(cat "$d/seconds") + 30)) ]; then
+                        bad=1; echo "  $when is outside the guest clock's span" >&2
+                fi
+        done < <(tr -d '\r' < "$d/serial.log" | sed -n 's/^mshim: TOTP \([0-9]\{6\}\) for \(.*\) UTC$/\1 \2/p')
+        if [ "$n" -ge 1 ] && [ "$bad" = 0 ]; then
+                it_pass "$name: the $n code(s) on the console are oathtool's at the steps they name"
+        else
+                it_fail "$name: codes on the console ($n) differ from oathtool's"
+                tr -d '\r' < "$d/serial.log" | grep -a '^mshim:' >&2
+        fi
+}
+
 # it_show_serial DIR: print the serial log (last 150 lines) for a failure.
 it_show_serial() {
         echo "---- $1/serial.log (last 150 lines) ----" >&2

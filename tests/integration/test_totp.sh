@@ -178,25 +178,7 @@ D_RC=$?
 # ---- enrolled ------------------------------------------------------------------------
 if [ "$(cat "$B/boot.rc")" = 0 ]; then
         it_pass "$T: enrolled: the kernel starts"
-        # Each "mshim: TOTP CODE for YYYY-MM-DD HH:MM:SS UTC": oathtool's code
-        # for that time, a step inside [BASE, BASE + the boot's length].
-        n=0 bad=0
-        while read -r code when; do
-                n=$((n + 1))
-                t=$(date -u -d "$when UTC" +%s)
-                want=$(oathtool --totp -b "$B32" --now "$when UTC")
-                if [ "$code" != "$want" ]; then
-                        bad=1; echo "  code $code for $when, oathtool says $want" >&2
-                fi
-                if [ "$t" -lt $((BASE_UNIX / 30 * 30)) ] || [ "$t" -gt $((BASE_UNIX + $(cat "$B/seconds") + 30)) ]; then
-                        bad=1; echo "  $when is outside the guest clock's span" >&2
-                fi
-        done < <(console "$B" | sed -n 's/^mshim: TOTP \([0-9]\{6\}\) for \(.*\) UTC$/\1 \2/p')
-        if [ "$n" -ge 1 ] && [ "$bad" = 0 ]; then
-                it_pass "$T: enrolled: the $n code(s) on the console are oathtool's at the steps they name"
-        else
-                it_fail "$T: enrolled: codes on the console ($n) differ from oathtool's"; console "$B" | grep -a '^mshim:' >&2
-        fi
+        it_totp_codes "$B" "$B32" "$BASE_UNIX" "$T: enrolled"
         hasnt "$B" "enrolled: no warning" "do not type secrets"
         fence_last "$B" enrolled
         it_check_replay "$B" "$T: enrolled"
