@@ -133,6 +133,12 @@ $(B)/test/tpm2_swtpm: tests/tpm/tpm2_swtpm.c $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_CORE_O) -ltss2-tctildr
 check-build: $(B)/test/tpm2_swtpm
+# The same on /dev/tpm0, static, for the test guest (test_totp.sh: the
+# fence seen from inside the booted system).
+$(B)/it/tpm2_dev: tests/tpm/tpm2_swtpm.c $(CORE_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Iinclude -DTPM2_DEV -static -o $@ $< $(CORE_SRC)
+check-build: $(B)/it/tpm2_dev
 
 $(B)/test/test_%: tests/unit/test_%.c tests/unit/testlib.h $(TEST_CORE_O)
 	@mkdir -p $(dir $@)

@@ -19,7 +19,8 @@
 # IT_PROGRESS (an array of "REGEX|message") makes it_qemu print message
 # when REGEX first appears on the serial console.
 # Environment: B (build dir, default build), IT_TIMEOUT (seconds per boot,
-# default 300), IT_KEEP=1 keeps build/it/<test>.* after success.
+# default 300), IT_KEEP=1 keeps build/it/<test>.* after success,
+# IT_SWTPM_LOG_LEVEL (swtpm --log level; 20 logs every command: make bench).
 
 IT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
@@ -384,7 +385,7 @@ it_swtpm_start() {
         fi
         if ! swtpm socket --tpm2 --tpmstate dir="$t/state" \
                         --ctrl type=unixio,path="$t/sock" \
-                        --log file="$t/swtpm.log",level=1 \
+                        --log file="$t/swtpm.log",level="${IT_SWTPM_LOG_LEVEL:-1}" \
                         --daemon --pid file="$t/pid"; then
                 echo "swtpm failed to start" >&2; return 1
         fi

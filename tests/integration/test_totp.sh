@@ -14,7 +14,9 @@
 #   enrolled   the same ESP and the enrolment file: each code on the
 #              console is oathtool's for that secret at the step it names,
 #              a step inside the guest clock's span; the kernel starts.
-#              The fence, on the host: on a copy of the enrolled TPM state,
+#              The fence, in the guest: its /init runs the loader's own
+#              commands with the enrolled policy on /dev/tpm0 (tpm2_dev):
+#              the TPM refuses. The fence, on the host: on a copy of the enrolled TPM state,
 #              the guest's own events for PCRs 4, 5, 7 and 12 (its log)
 #              logged before the fence give the same code through the
 #              loader's very commands (tests/tpm/tpm2_swtpm, src/tpm2.c's
@@ -34,8 +36,9 @@ set -u
 T=totp
 it_init "$T"
 TPM2_SWTPM=$IT_B/test/tpm2_swtpm
+TPM2_DEV=$IT_B/it/tpm2_dev
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$TPM2_SWTPM" || ! command -v oathtool >/dev/null ||
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$TPM2_SWTPM" "$TPM2_DEV" || ! command -v oathtool >/dev/null ||
    ! command -v tpm2_pcrextend >/dev/null; then
         it_fail "$T: prerequisites (make build/mshim $TPM2_SWTPM; oathtool, tpm2-tools: make deps)"; exit 1
 fi
@@ -164,6 +167,20 @@ enrolled_boot() {
 }
 OPTS2=${IT_OPTIONS/mshim.test=0/mshim.test=1}
 B=$(enrolled_boot enrolled "$SHOW_CONF" "$IT_OPTIONS") || { it_fail "$T: set-up enrolled"; exit 1; }
+# The enrolled boot's initramfs: lib.sh's, and first thing in its /init the
+# loader's own literal sequence (tpm2_dev: src/tpm2.c's bytes, the policy
+# of the enrolment) on /dev/tpm0, from inside the booted system. PCR 9 is
+# not in the enrolment, so this initramfs does not change the TOTP point.
+cat >"$IT_DIR/fence-extra.sh" <<EOF
+#!/bin/sh
+[ "\$1" = --stage ] || exit 2
+cp "$TPM2_DEV" "\$2/bin/tpm2_dev" || exit 1
+printf '#!/bin/sh\necho FENCE-ATTEMPT-BEGIN\n/bin/tpm2_dev /dev/tpm0 totp 0x81004d54 0xb 0x10b0 1 %s %s\necho FENCE-ATTEMPT-END\n' \
+        "$STATE_DIGEST" "$LEAF$LEAF" >"\$2/init.pre" && chmod 0755 "\$2/init.pre" "\$2/bin/tpm2_dev"
+EOF
+chmod +x "$IT_DIR/fence-extra.sh"
+EXTRA=$IT_DIR/fence-extra.sh "$IT_REPO/scripts/mkinitramfs.sh" "$B/esp/initrd.img" >/dev/null ||
+        { it_fail "$T: set-up enrolled (the initramfs with the fence attempt)"; exit 1; }
 C=$(enrolled_boot options "$SHOW_CONF" "$OPTS2") || { it_fail "$T: set-up options"; exit 1; }
 D=$(enrolled_boot require "${SHOW_CONF/totp show/totp require}" "$IT_OPTIONS") || { it_fail "$T: set-up require"; exit 1; }
 K=$(enrolled_boot kernel "$SHOW_CONF" "$IT_OPTIONS") && cp "$IT_KERNEL_RT" "$K/esp/vmlinuz" ||
@@ -182,6 +199,16 @@ if [ "$(cat "$B/boot.rc")" = 0 ]; then
         hasnt "$B" "enrolled: no warning" "do not type secrets"
         fence_last "$B" enrolled
         it_check_replay "$B" "$T: enrolled"
+        # The fence from inside the guest: its /init, root, ran the loader's
+        # sequence with the enrolled policy: the TPM refused PolicyPCR
+        # (PCR 12 holds the fence), no HMAC came back.
+        attempt=$(console "$B" | sed -n '/^FENCE-ATTEMPT-BEGIN$/,/^FENCE-ATTEMPT-END$/p')
+        if echo "$attempt" | grep -q '^FENCE-ATTEMPT-END$' && echo "$attempt" | grep -q '^refused PolicyPCR .* VALUE' &&
+           ! echo "$attempt" | grep -q '^hmac '; then
+                it_pass "$T: fence: in the booted guest, root's attempt with the enrolled key and policy is refused"
+        else
+                it_fail "$T: fence: the guest's own attempt: $attempt"
+        fi
         # The fence, on the host: the guest's events replayed onto the
         # enrolled TPM state, up to the fence (the TOTP point), then the
         # fence and the rest (the guest's final PCRs).
