@@ -300,7 +300,7 @@ static int totp_policy(const totp_opts *o, cli_tpm *t, seal_file *f, mb_policy *
         f->pcrs = o->mask;
         if (f->literal)
                 return literal_states(o, t, f) < 0 || seal_literal_policy(f, ret) < 0 ? -1 : 0;
-        return first_values(o, t, first) < 0 || seal_signed_setup(t, o->state_dir, f) < 0 ||
+        return seal_signed_setup(t, o->state_dir, f) < 0 || first_values(o, t, first) < 0 ||
                                seal_signed_policy(&f->policy_key, SEAL_TOTP, false, ret) < 0
                        ? -1 : 0;
 }
