@@ -283,7 +283,9 @@ check "$V3 removed: its copies are gone" test ! -e "$ESP/$TOKEN/$V3"
 check "$V3 removed: no approval names its entry" bash -c "! grep -rqx 'entry-id $TOKEN-$V3' '$ESP/loader/mshim/approvals'"
 check "$V3 removed: $V2's approvals stay" grep -rqx "entry-id $TOKEN-$V2" "$ESP/loader/mshim/approvals"
 check "$V3 removed: its TOTP approval is gone" test -z "$(totp_of "$V3")"
-check "$V3 removed: the TOTP point of the boot after it ($V2) approved" test -n "$(totp_of "$V2")"
+check "$V3 removed: the TOTP point of the boot after it approved, named by the hook" bash -c \
+        "a=\$(grep -lx 'label TOTP: default boot after removing kernel $V3' '$TOTP_DIR'/*.approval) &&
+         grep -q \"TOTP point approved: \$a\\\$\" '$T/err'"
 "$MSHIM_REAL" totp remove --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim totp remove: $(cat "$T/err")"
 # A literal enrolment cannot be approved: said once, not a failure (the
 # hook reads its mode line only).
