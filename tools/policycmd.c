@@ -95,8 +95,10 @@ static int totp_enrolment_pcrs(const policy_opts *o, uint32_t *ret_mask) {
         err = mb_totp_enrolment_parse((const char *) f.data, f.size, states, MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX, e,
                                       &line);
         cli_file_free(&f);
-        if (err != MB_OK)
+        if (err != MB_OK && line)
                 cli_error("%s:%zu: %s (not a TOTP enrolment mshim wrote)", path, line, mb_strerror(err));
+        else if (err != MB_OK)
+                cli_error("%s: %s (not a TOTP enrolment mshim wrote)", path, mb_strerror(err));
         else if (e->mode != MB_SEAL_SIGNED)
                 cli_error("the TOTP enrolment is literal: re-enrol with --signed to use approvals (%s)", path);
         else {
