@@ -294,6 +294,11 @@ run "a literal TOTP enrolment: a warning, exit 0" 0 "TOTP code will not be shown
         zz-mshim.postinst "$V2"
 check "a literal TOTP enrolment: said once" test "$(grep -c "TOTP code will not be shown" "$T/err")" = 1
 check "a literal TOTP enrolment: no TOTP approval" test -z "$(ls -A "$TOTP_DIR")"
+# A signed enrolment whose TOTP point cannot be approved (a file mshim
+# policy approve --totp refuses): the run fails as a disk approval's would.
+printf 'mshim-totp 1\nmode signed\npcrs 4,5,7,12\n' >"$ESP/loader/mshim/totp"
+run "a TOTP approval refused: the hook fails, naming it" 1 "mshim policy approve --totp failed" zz-mshim.postinst "$V2"
+check "a TOTP approval refused: none written" test -z "$(ls -A "$TOTP_DIR")"
 rm -f "$ESP/loader/mshim/totp"
 n=$(n_approvals)
 run "$V0 (not the default) removed" 0 "entry removed" zz-mshim.postrm "$V0"

@@ -322,9 +322,16 @@ check "a refused signed enrolment writes no approval" test ! -e "$t/esp/loader/m
 # This boot, whole (its log replays to the TPM): the first approval is of
 # the log cut at the TOTP point.
 reboot_tpm; extend_all "$t/pre.txt"; extend_all "$t/post.txt"
+TA=$t/esp/loader/mshim/totp-approvals
+# The first approval cannot be written (a file where its directory goes):
+# the enrolment is undone.
+: >"$TA"
+refuses "signed: the first approval cannot be written: refused" "totp-approvals/enrolment-.*Not a directory" \
+        "$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri
+check "signed: ... and undone: no key, no ESP file" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ]"
+rm -f "$TA"
 "$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri \
         >"$t/uri" 2>"$t/err" || fail "enroll --signed" "$(cat "$t/err")"
-TA=$t/esp/loader/mshim/totp-approvals
 A=$(sed -n 's/^approval of this boot.s TOTP point: //p' "$t/err")
 check "signed: the first TOTP approval, its path said, in totp-approvals" bash -c \
         "[ -f '$A' ] && [ '${A%/*}' = '$TA' ] && [ \$(ls '$TA' | wc -l) = 1 ] && grep -qx 'label enrolment' '$A'"
