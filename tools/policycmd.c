@@ -11,17 +11,19 @@
 #include <unistd.h>
 #include "predjson.h"
 #include "sealcmd.h"
+#include "mb/totp.h"
 
 typedef struct policy_opts {
         const char *state_dir, *esp, *approvals, *predicted, *pcrs_file, *label, *entry_id, *log;
-        bool current, tpm, json;
+        bool current, tpm, json, totp;
         uint32_t select;
         const char *keep[64];
         size_t n_keep;
 } policy_opts;
 
+/* --totp: the TOTP key's approvals (docs/SEALING.md "The TOTP key"). */
 static char *approvals_dir(const policy_opts *o) {
-        return seal_path(o->esp ? o->esp : SEAL_ESP, SEAL_APPROVALS);
+        return seal_path(o->esp ? o->esp : SEAL_ESP, o->totp ? MB_TOTP_APPROVALS_DIR : SEAL_APPROVALS);
 }
 
 /* ---- init ------------------------------------------------------------------ */
@@ -69,6 +71,63 @@ out:
 
 /* ---- approve --------------------------------------------------------------- */
 
+/* The PCRs of the signed TOTP enrolment in ESP/loader/mshim/totp: what
+ * every TOTP approval must select (the loader's PolicyPCR is over them). */
+static int totp_enrolment_pcrs(const policy_opts *o, uint32_t *ret_mask) {
+        char *path = seal_path(o->esp ? o->esp : SEAL_ESP, SEAL_TOTP_FILE);
+        mb_totp_enrolment *e = calloc(1, sizeof(*e));
+        uint8_t *states = malloc(MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX);
+        size_t line = 0;
+        cli_file f;
+        mb_err err;
+        int r = -1;
+
+        if (!path || !e || !states) {
+                cli_error("out of memory");
+                goto out;
+        }
+        if (access(path, F_OK) < 0 && errno == ENOENT) {
+                cli_error("%s: no TOTP enrolment (mshim totp enroll first)", path);
+                goto out;
+        }
+        if (cli_file_load_max(path, SEAL_MAX_FILE, "a TOTP enrolment", &f) < 0)
+                goto out;
+        err = mb_totp_enrolment_parse((const char *) f.data, f.size, states, MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX, e,
+                                      &line);
+        cli_file_free(&f);
+        if (err != MB_OK && line)
+                cli_error("%s:%zu: %s (not a TOTP enrolment mshim wrote)", path, line, mb_strerror(err));
+        else if (err != MB_OK)
+                cli_error("%s: %s (not a TOTP enrolment mshim wrote)", path, mb_strerror(err));
+        else if (e->mode != MB_SEAL_SIGNED)
+                cli_error("the TOTP enrolment is literal: re-enrol with --signed to use approvals (%s)", path);
+        else {
+                *ret_mask = e->pcrs;
+                r = 0;
+        }
+out:
+        free(states);
+        free(e);
+        free(path);
+        return r;
+}
+
+/* --totp: the enrolment's PCRs, and --select (if given) must be them. */
+static int totp_mask(const policy_opts *o, uint32_t *ret_mask) {
+        char want[CLI_PCR_LIST_MAX], got[CLI_PCR_LIST_MAX];
+
+        if (totp_enrolment_pcrs(o, ret_mask) < 0)
+                return -1;
+        if (o->select && o->select != *ret_mask) {
+                cli_pcr_select_print(*ret_mask, want);
+                cli_pcr_select_print(o->select, got);
+                cli_error("--select %s: the TOTP enrolment's PCRs are %s (a TOTP approval selects exactly those)", got,
+                          want);
+                return -1;
+        }
+        return 0;
+}
+
 static int policy_approve(const policy_opts *o) {
         uint32_t mask = o->select ? o->select : SEAL_DEFAULT_PCRS;
         uint8_t values[MB_PCR_COUNT * SEAL_PCR_VALUE];
@@ -77,8 +136,8 @@ static int policy_approve(const policy_opts *o) {
         cli_tpm t;
         int r = EXIT_BAD_INPUT;
 
-        if (!dir)
-                return EXIT_BAD_INPUT;
+        if (!dir || (o->totp && totp_mask(o, &mask) < 0))
+                goto out;
         if (o->predicted) {
                 p = calloc(1, sizeof(*p));
                 if (!p || pred_json_load(o->predicted, p) < 0 || pred_json_values(o->predicted, p, mask, values) < 0)
@@ -88,7 +147,7 @@ static int policy_approve(const policy_opts *o) {
                 goto out;
         if ((o->predicted || seal_current_values(&t, o->pcrs_file, mask, values) == 0) &&
             seal_approve(&t, o->state_dir ? o->state_dir : SEAL_STATE_DIR, dir, mask, values, o->label ? o->label : "",
-                         o->entry_id ? o->entry_id : "") == 0)
+                         o->entry_id ? o->entry_id : "", o->totp ? SEAL_TOTP : SEAL_DISK, NULL) == 0)
                 r = 0;
         cli_tpm_disconnect(&t);
 out:
@@ -215,14 +274,14 @@ static int prune_values(const policy_opts *o, cli_tpm *t, mb_pcr_values *ret) {
         return seal_log_values(o->log, ret);
 }
 
-/* What to drop: revoked approvals, and those of the matching approvals'
- * entries created before them. */
+/* What to drop: revoked approvals, and (now not NULL) those of the
+ * matching approvals' entries created before them. */
 static void prune_mark(const approval_entry *e, size_t n, uint64_t counter, const mb_pcr_values *now, bool *drop,
                        bool *any_match) {
         *any_match = false;
         for (size_t i = 0; i < n; i++)
                 drop[i] = e[i].a.epoch < counter;
-        for (size_t m = 0; m < n; m++) {
+        for (size_t m = 0; now && m < n; m++) {
                 if (drop[m] || !approval_matches(&e[m].a, now))
                         continue;
                 *any_match = true;
@@ -249,7 +308,9 @@ static int policy_prune(const policy_opts *o) {
                 goto out;
         if (cli_tpm_connect(&t) < 0)
                 goto out;
-        if (ts_counter_open(&t, &nv, &name, &counter) == 0 && prune_values(o, &t, now) == 0)
+        /* TOTP approvals are of the TOTP point: the PCRs now are past the
+         * fence, no approval matches them. Only revoked ones go. */
+        if (ts_counter_open(&t, &nv, &name, &counter) == 0 && (o->totp || prune_values(o, &t, now) == 0))
                 r = 0;
         if (nv != ESYS_TR_NONE)
                 Esys_TR_Close(t.esys, &nv);
@@ -259,8 +320,8 @@ static int policy_prune(const policy_opts *o) {
         drop = calloc(n ? n : 1, sizeof(*drop));
         if (!drop)
                 goto out;
-        prune_mark(e, n, counter, now, drop, &any_match);
-        if (!any_match)
+        prune_mark(e, n, counter, o->totp ? NULL : now, drop, &any_match);
+        if (!any_match && !o->totp)
                 cli_error("warning: no approval matches the current boot; only revoked ones are dropped");
         for (size_t i = 0; i < n; i++) {
                 if (!drop[i])
@@ -282,15 +343,35 @@ out:
 
 /* ---- revoke ----------------------------------------------------------------- */
 
+/* A kept approval in a directory named totp-approvals (its real path's)
+ * is a TOTP one: re-signed with the TOTP policyRef into the ESP's TOTP
+ * approvals. */
+static bool is_totp_approval(const char *path) {
+        const char *base = strrchr(MB_TOTP_APPROVALS_DIR, '/');
+        char *real = realpath(path, NULL), *slash = real ? strrchr(real, '/') : NULL, *dir;
+        bool r = false;
+
+        if (slash) {
+                *slash = 0;
+                dir = strrchr(real, '/');
+                r = dir && !strcmp(dir, base);
+        }
+        free(real);
+        return r;
+}
+
 static int policy_revoke(const policy_opts *o) {
         const char *state = o->state_dir ? o->state_dir : SEAL_STATE_DIR;
-        char *dir = approvals_dir(o), *key = seal_key_path(state, false);
+        policy_opts totp_o = *o;
+        char *dir = approvals_dir(o), *key = seal_key_path(state, false), *totp_dir;
         approval *keep = calloc(o->n_keep ? o->n_keep : 1, sizeof(*keep));
         uint64_t epoch = 0;
         cli_tpm t;
         int r = EXIT_BAD_INPUT;
 
-        if (!dir || !key || !keep)
+        totp_o.totp = true;
+        totp_dir = approvals_dir(&totp_o);
+        if (!dir || !key || !keep || !totp_dir)
                 goto out;
         /* Everything that can fail without the TPM first: the kept
          * approvals must parse and the key must be readable. */
@@ -307,7 +388,9 @@ static int policy_revoke(const policy_opts *o) {
         if (r == 0)
                 printf("epoch counter: %llu; approvals of earlier epochs no longer unseal\n", (unsigned long long) epoch);
         for (size_t i = 0; r == 0 && i < o->n_keep; i++) {
-                if (seal_approve(&t, state, dir, keep[i].pcrs, keep[i].values, keep[i].label, keep[i].entry_id) < 0)
+                bool totp = is_totp_approval(o->keep[i]);
+                if (seal_approve(&t, state, totp ? totp_dir : dir, keep[i].pcrs, keep[i].values, keep[i].label,
+                                 keep[i].entry_id, totp ? SEAL_TOTP : SEAL_DISK, NULL) < 0)
                         r = EXIT_BAD_INPUT;
                 else if (unlink(o->keep[i]) < 0)
                         cli_error("warning: cannot remove %s (revoked): %s", o->keep[i], strerror(errno));
@@ -316,6 +399,7 @@ static int policy_revoke(const policy_opts *o) {
 out:
         free(keep);
         free(key);
+        free(totp_dir);
         free(dir);
         return r;
 }
@@ -336,6 +420,7 @@ int cmd_policy(int argc, char **argv) {
                 { "log", required_argument, NULL, 'l' },
                 { "tpm", no_argument, NULL, 't' },
                 { "keep", required_argument, NULL, 'K' },
+                { "totp", no_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -345,9 +430,9 @@ int cmd_policy(int argc, char **argv) {
                 const char *opts;       /* the option letters it takes */
         } subs[] = {
                 { "init", policy_init, "S" },
-                { "approve", policy_approve, "SEsPCpLI" },
-                { "list", policy_list, "Ej" },
-                { "prune", policy_prune, "SElpt" },
+                { "approve", policy_approve, "SEsPCpLIT" },
+                { "list", policy_list, "EjT" },
+                { "prune", policy_prune, "SElptT" },
                 { "revoke", policy_revoke, "SEK" },
         };
         policy_opts o = { 0 };
@@ -390,6 +475,7 @@ int cmd_policy(int argc, char **argv) {
                 case 'C': o.current = true; break;
                 case 'j': o.json = true; break;
                 case 't': o.tpm = true; break;
+                case 'T': o.totp = true; break;
                 case 's':
                         if (cli_pcr_select_parse(optarg, &o.select) < 0 || !o.select)
                                 return cli_usage_error("policy", "--select %s: want PCR numbers 0-23 and ranges, "
@@ -410,6 +496,13 @@ int cmd_policy(int argc, char **argv) {
                 return cli_usage_error("policy", "policy approve takes --predicted PRED.json or --current");
         if (k == 1 && o.predicted && o.pcrs_file)
                 return cli_usage_error("policy", "--pcrs goes with --current, not --predicted");
+        if (k == 1 && o.totp && o.current && !o.pcrs_file)
+                return cli_usage_error("policy", "policy approve --totp --current needs --pcrs FILE: the TPM's PCRs "
+                                       "now are past the TOTP fence (PCR 12), not the TOTP point; use --predicted "
+                                       "PRED.json from mshim predict --totp-point");
+        if (k == 3 && o.totp && (o.tpm || o.pcrs_file || o.log))
+                return cli_usage_error("policy", "policy prune --totp drops revoked approvals only: it reads no "
+                                       "PCRs (the TPM's are past the TOTP fence)");
         if (k == 3 && (!!o.tpm + !!o.pcrs_file + !!o.log) > 1)
                 return cli_usage_error("policy", "policy prune takes one of --tpm, --pcrs FILE, --log FILE");
         return subs[k].fn(&o);

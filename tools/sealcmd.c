@@ -13,6 +13,7 @@
 #include "predjson.h"
 #include "safeio.h"
 #include "sealcmd.h"
+#include "mb/totp.h"
 
 char *seal_path(const char *dir, const char *name) {
         size_t n = strlen(dir) + strlen(name) + 2;
@@ -51,7 +52,14 @@ int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mas
         return e == MB_OK ? 0 : policy_error(e);
 }
 
-int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret) {
+static void kind_ref(seal_kind kind, const uint8_t **ret_ref, size_t *ret_size) {
+        *ret_ref = kind == SEAL_TOTP ? (const uint8_t *) MB_TOTP_POLICY_REF : NULL;
+        *ret_size = kind == SEAL_TOTP ? MB_TOTP_POLICY_REF_SIZE : 0;
+}
+
+int seal_signed_policy(const TPM2B_PUBLIC *key, seal_kind kind, bool pin, mb_policy *ret) {
+        const uint8_t *ref;
+        size_t ref_size;
         TPM2B_NAME name;
         mb_policy p;
         mb_err e;
@@ -60,8 +68,9 @@ int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret) {
                 cli_error("cannot compute the policy key's Name");
                 return -1;
         }
+        kind_ref(kind, &ref, &ref_size);
         mb_policy_reset(&p);
-        e = mb_policy_authorize(&p, name.name, name.size, NULL, 0);
+        e = mb_policy_authorize(&p, name.name, name.size, ref, ref_size);
         if (e != MB_OK)
                 return policy_error(e);
         if (pin)
@@ -374,8 +383,10 @@ static int text_ok(const char *what, const char *s, size_t max, const char *extr
         return 0;
 }
 
-static int sign_approval(cli_tpm *t, const char *state_dir, approval *a) {
+static int sign_approval(cli_tpm *t, const char *state_dir, seal_kind kind, approval *a) {
         char *key = seal_key_path(state_dir, false), *pub_path = seal_key_path(state_dir, true);
+        const uint8_t *ref;
+        size_t ref_size;
         TPM2B_PUBLIC pub;
         TPM2B_NAME nv_name;
         ESYS_TR nv = ESYS_TR_NONE;
@@ -391,7 +402,8 @@ static int sign_approval(cli_tpm *t, const char *state_dir, approval *a) {
         if (seal_approved_policy(&nv_name, a->epoch, a->pcrs, a->values, &policy) < 0)
                 goto out;
         memcpy(a->policy, policy.d, MB_POLICY_SIZE);
-        mb_policy_authorize_ahash(&policy, NULL, 0, ahash);
+        kind_ref(kind, &ref, &ref_size);
+        mb_policy_authorize_ahash(&policy, ref, ref_size, ahash);
         r = pk_sign(key, &pub, ahash, a->signature, sizeof(a->signature), &a->signature_size);
 out:
         free(key);
@@ -400,7 +412,7 @@ out:
 }
 
 int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
-                 const char *label, const char *entry_id) {
+                 const char *label, const char *entry_id, seal_kind kind, char **ret_path) {
         approval a;
         char *text = NULL, *name = NULL, *path = NULL;
         time_t now = time(NULL);
@@ -416,7 +428,7 @@ int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, u
         strcpy(a.label, label);
         strcpy(a.entry_id, entry_id);
         strftime(a.created, sizeof(a.created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-        if (sign_approval(t, state_dir, &a) < 0)
+        if (sign_approval(t, state_dir, kind, &a) < 0)
                 goto out;
         text = approval_format(&a);
         name = approval_name(&a);
@@ -428,7 +440,12 @@ int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, u
                 goto out;
         if (seal_write_new(path, CLI_MODE_PUBLIC, text, strlen(text)) < 0)
                 goto out;
-        printf("%s\n", path);
+        if (ret_path) {
+                *ret_path = path;
+                path = NULL;
+        } else {
+                printf("%s\n", path);
+        }
         r = 0;
 out:
         free(text);

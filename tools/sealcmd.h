@@ -9,6 +9,9 @@
 #define SEAL_STATE_DIR "/var/lib/mshim"
 #define SEAL_ESP "/boot/efi"
 #define SEAL_APPROVALS "loader/mshim/approvals"
+/* The TOTP enrolment the loader reads (docs/CONFIG.md); its approvals are
+ * in MB_TOTP_APPROVALS_DIR. */
+#define SEAL_TOTP_FILE "loader/mshim/totp"
 #define SEAL_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 /* docs/SEALING.md "The default PCR set": 4, 5, 7, 9, 12. */
 #define SEAL_DEFAULT_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))
@@ -22,9 +25,19 @@ char *seal_key_path(const char *state_dir, bool pub);
  * values). */
 int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mask, const uint8_t *values,
                          mb_policy *ret);
-/* The signed object's authPolicy: PolicyAuthorize(policy key) [then
- * PolicyAuthValue]. */
-int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret);
+/* What a signed policy and its approvals are for: the policyRef of the
+ * PolicyAuthorize, and so of every approval's signature (aHash =
+ * SHA-256(approvedPolicy || policyRef)): empty for disk keys,
+ * MB_TOTP_POLICY_REF for the TOTP key (docs/SEALING.md "The TOTP key"),
+ * so an approval of one kind never authorizes the other. */
+typedef enum seal_kind {
+        SEAL_DISK,
+        SEAL_TOTP,
+} seal_kind;
+
+/* The signed object's authPolicy: PolicyAuthorize(policy key, kind's
+ * policyRef) [then PolicyAuthValue]. */
+int seal_signed_policy(const TPM2B_PUBLIC *key, seal_kind kind, bool pin, mb_policy *ret);
 /* A literal state's leaf: PolicyPCR(sha256, mask, values). */
 int seal_state_leaf(uint32_t mask, const uint8_t *values, mb_policy *ret);
 /* The literal object's authPolicy over all states. */
@@ -58,9 +71,10 @@ int approvals_load_dir(const char *dir, approval_entry **ret, size_t *ret_n, siz
 void approvals_free(approval_entry *e, size_t n);
 
 /* A new approval of (mask, values) at the counter's epoch, signed with
- * the policy key in state_dir, written into approvals_dir; prints its
- * path. */
+ * the policy key in state_dir over kind's aHash, written into
+ * approvals_dir. ret_path NULL: its path printed on stdout; else the
+ * path, malloc()ed, in *ret_path. */
 int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
-                 const char *label, const char *entry_id);
+                 const char *label, const char *entry_id, seal_kind kind, char **ret_path);
 
 #endif

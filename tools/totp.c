@@ -8,6 +8,7 @@
  * the ESP (docs/CONFIG.md "<ESP>/loader/mshim/totp"). mshim totp recover is
  * tools/totp_recovery.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@
 /* The key's persistent handle: owner range (TCG provisioning guidance
  * §7.8: 0x81000000-0x817FFFFF), "MT" like the counter's "MS". */
 #define TOTP_HANDLE 0x81004D54u
-#define TOTP_ESP_FILE "loader/mshim/totp"
+#define TOTP_ESP_FILE SEAL_TOTP_FILE
 /* The default PCRs: mshim (4), its configuration (5), Secure Boot (7) and
  * the kernel command line (12); the kernel is in 4. Not 9: the kernel's
  * stub extends it after the loader has shown the code (docs/SEALING.md). */
@@ -270,8 +271,14 @@ out:
         return r;
 }
 
-/* The literal policy's states: this boot's at the TOTP point (--pcrs FILE
- * as given, else log_values), then each PRED.json's. */
+/* This boot's state at the TOTP point: --pcrs FILE as given, else
+ * log_values. The literal policy's first state, the signed mode's first
+ * approval. */
+static int first_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
+        return o->pcrs_file ? seal_current_values(t, o->pcrs_file, o->mask, values) : log_values(o, t, values);
+}
+
+/* The literal policy's states: first_values, then each PRED.json's. */
 static int literal_states(const totp_opts *o, cli_tpm *t, seal_file *f) {
         f->n_states = 1 + o->n_args;
         f->states = calloc(f->n_states, sizeof(*f->states));
@@ -279,20 +286,23 @@ static int literal_states(const totp_opts *o, cli_tpm *t, seal_file *f) {
                 cli_error("out of memory");
                 return -1;
         }
-        if ((o->pcrs_file ? seal_current_values(t, o->pcrs_file, f->pcrs, f->states[0])
-                          : log_values(o, t, f->states[0])) < 0)
+        if (first_values(o, t, f->states[0]) < 0)
                 return -1;
         return seal_pred_states(o->args, o->n_args, f->pcrs, f->states + 1);
 }
 
 /* The policy (docs/SEALING.md "Policies", as a sealed secret's without a
- * PIN) and what the loader needs of it, in f. */
-static int totp_policy(const totp_opts *o, cli_tpm *t, seal_file *f, mb_policy *ret) {
+ * PIN; signed: PolicyAuthorize with the policyRef "mshim-totp", "The TOTP
+ * key") and what the loader needs of it, in f. Signed: the first
+ * approval's values (this boot's TOTP point) in first. */
+static int totp_policy(const totp_opts *o, cli_tpm *t, seal_file *f, mb_policy *ret, uint8_t *first) {
         f->literal = o->literal;
         f->pcrs = o->mask;
         if (f->literal)
                 return literal_states(o, t, f) < 0 || seal_literal_policy(f, ret) < 0 ? -1 : 0;
-        return seal_signed_setup(t, o->state_dir, f) < 0 || seal_signed_policy(&f->policy_key, false, ret) < 0 ? -1 : 0;
+        return seal_signed_setup(t, o->state_dir, f) < 0 || first_values(o, t, first) < 0 ||
+                               seal_signed_policy(&f->policy_key, SEAL_TOTP, false, ret) < 0
+                       ? -1 : 0;
 }
 
 /* ---- the TPM key ---------------------------------------------------------------- */
@@ -579,9 +589,9 @@ static int enroll_check(totp_opts *o) {
                                        o->select);
         if (o->is_signed && o->literal)
                 return cli_usage_error("totp", "--signed and --literal exclude each other");
-        if (!o->literal && (o->n_args || o->pcrs_file || o->log))
-                return cli_usage_error("totp", "PRED.json files, --pcrs and --log go with --literal ('%s')",
-                                       o->n_args ? o->args[0] : o->pcrs_file ? o->pcrs_file : o->log);
+        if (!o->literal && o->n_args)
+                return cli_usage_error("totp", "PRED.json files go with --literal ('%s'); with --signed, approve "
+                                       "more boots with mshim policy approve --totp", o->args[0]);
         if (o->pcrs_file && o->log)
                 return cli_usage_error("totp", "--pcrs and --log exclude each other (the current state from a "
                                        "file, or from this boot's log)");
@@ -613,13 +623,29 @@ static int refuse_existing(const char *path, const char *what) {
 }
 
 /* Undo a half-done enrolment: the key, then the files written. */
-static void enroll_undo(cli_tpm *t, const char *esp_file, bool esp_written) {
+static void enroll_undo(cli_tpm *t, const char *esp_file, bool esp_written, const char *approval_path) {
         ESYS_TR obj = ESYS_TR_NONE;
 
         if (key_lookup(t, &obj) == 0)
                 key_evict(t, obj);
         if (esp_written)
                 unlink(esp_file);
+        if (approval_path)
+                unlink(approval_path);
+}
+
+/* Signed: the first approval, of this boot's TOTP point (values), into
+ * ESP/loader/mshim/totp-approvals; its path in *ret_path. */
+static int first_approval(const totp_opts *o, cli_tpm *t, const uint8_t *values, char **ret_path) {
+        char *dir = seal_path(o->esp, MB_TOTP_APPROVALS_DIR);
+        int r = -1;
+
+        if (dir && seal_approve(t, o->state_dir, dir, o->mask, values, "enrolment", "", SEAL_TOTP, ret_path) == 0) {
+                fprintf(stderr, "approval of this boot's TOTP point: %s\n", *ret_path);
+                r = 0;
+        }
+        free(dir);
+        return r;
 }
 
 /* The policy, the key, the ESP file, the recovery file: each step undone
@@ -627,7 +653,8 @@ static void enroll_undo(cli_tpm *t, const char *esp_file, bool esp_written) {
 static int enroll(totp_opts *o) {
         uint8_t secret[MB_TOTP_SECRET_SIZE];
         char *label = o->label ? strdup(o->label) : default_label();
-        char *path = seal_path(o->esp, TOTP_ESP_FILE), *text = NULL;
+        char *path = seal_path(o->esp, TOTP_ESP_FILE), *text = NULL, *first_path = NULL;
+        uint8_t first[SEAL_STATE_MAX];
         seal_file f = { 0 };
         mb_policy policy;
         TPM2B_NAME name;
@@ -650,13 +677,13 @@ static int enroll(totp_opts *o) {
                           TOTP_HANDLE);
                 goto out;
         }
-        if (k != 1 || totp_policy(o, &t, &f, &policy) < 0 || key_enroll(&t, &policy, secret, &name) != 0)
+        if (k != 1 || totp_policy(o, &t, &f, &policy, first) < 0 || key_enroll(&t, &policy, secret, &name) != 0)
                 goto out;
         text = esp_text(&f, &policy, &name, &len);
         esp_written = text && seal_write_new(path, CLI_MODE_PUBLIC, text, len) == 0;
-        if (!esp_written ||
+        if (!esp_written || (!f.literal && first_approval(o, &t, first, &first_path) < 0) ||
             (o->recovery_file && totp_recovery_write(o->recovery_file, o->password_file, label, secret) < 0)) {
-                enroll_undo(&t, path, esp_written);
+                enroll_undo(&t, path, esp_written, first_path);
                 goto out;
         }
         r = totp_show_uri(label, secret, o->uri);
@@ -665,9 +692,39 @@ out:
         if (connected)
                 cli_tpm_disconnect(&t);
         seal_file_free(&f);
+        free(first_path);
         free(text);
         free(label);
         free(path);
+        return r;
+}
+
+/* The TOTP approvals (ESP/loader/mshim/totp-approvals/NAME.approval): of no
+ * use without the key, and a new enrolment writes its own first one (of
+ * the same name when the boot and epoch are the same). */
+static int remove_approvals(const char *esp) {
+        char *dir = seal_path(esp, MB_TOTP_APPROVALS_DIR), *p;
+        DIR *d = dir ? opendir(dir) : NULL;
+        struct dirent *de;
+        size_t n;
+        int r = 0;
+
+        while (d && (de = readdir(d))) {
+                n = strlen(de->d_name);
+                if (de->d_name[0] == '.' || n <= 9 || strcmp(de->d_name + n - 9, ".approval"))
+                        continue;
+                p = seal_path(dir, de->d_name);
+                if (p && unlink(p) == 0) {
+                        printf("removed %s\n", p);
+                } else {
+                        cli_error("%s: %s", p ? p : de->d_name, p ? strerror(errno) : "out of memory");
+                        r = -1;
+                }
+                free(p);
+        }
+        if (d)
+                closedir(d);
+        free(dir);
         return r;
 }
 
@@ -714,7 +771,7 @@ static int remove_enrolment(const totp_opts *o) {
                 }
                 printf("removed %s\n", file);
         }
-        r = 0;
+        r = remove_approvals(o->esp) < 0 ? EXIT_BAD_INPUT : 0;
 out:
         Esys_Free(name);
         if (obj != ESYS_TR_NONE)

@@ -246,9 +246,34 @@ write_conf
 check "a baseline that does not replay: the ESP as before" test "$(esp_state)" = "$before"
 check "a baseline that does not replay: no approval" test "$(n_approvals)" = "$n"
 
-# ---- removal -------------------------------------------------------------------------
+# ---- removal, with a signed TOTP enrolment on the ESP ---------------------------------
+# The hook approves the next boot's TOTP point as well (--totp, the
+# enrolment's PCRs, signed over policy || "mshim-totp"), never twice, and
+# drops it with its entry.
+TOTP_DIR=$ESP/loader/mshim/totp-approvals
+"$MSHIM_REAL" totp enroll --signed --state-dir "$STATE" --esp "$ESP" --pcrs "$F/pcrs.txt" --select 4,5,7,12 --uri \
+        >/dev/null 2>"$T/err" || fail "mshim totp enroll --signed: $(cat "$T/err")"
+totp_of() { grep -lx "entry-id $TOKEN-$1" "$TOTP_DIR"/*.approval 2>/dev/null; }
+printf 'mshim-totp' >"$T/ref"
+# sig_over A: A's signature verifies (openssl) over its policy || "mshim-totp".
+sig_over() {
+        { sed -n 's/^policy //p' "$1" | xxd -r -p; cat "$T/ref"; } >"$T/sv.pol"
+        sed -n 's/^signature //p' "$1" | xxd -r -p >"$T/sv.sig"
+        openssl dgst -sha256 -verify "$STATE/policy.pub" -signature "$T/sv.sig" "$T/sv.pol" >/dev/null 2>&1
+}
 run "$V3: installed now" 0 "entry written" zz-mshim.postinst "$V3"
 check_approved "$V3" "$V3" "$K2" "$T/initrd3"
+TA3=$(totp_of "$V3")
+check "$V3: one TOTP approval of its boot, named by the hook" bash -c \
+        "[ \$(echo '$TA3' | grep -c .) = 1 ] && grep -q 'TOTP point approved: $TA3\$' '$T/err'"
+check "$V3: the TOTP approval's PCRs are the enrolment's" \
+        test -n "$TA3" -a "$(sed -n 's/^pcrs //p' "$TA3" 2>/dev/null)" = "$(sed -n 's/^pcrs //p' "$ESP/loader/mshim/totp")"
+check "$V3: the TOTP approval is signed over policy || mshim-totp (openssl)" sig_over "$TA3"
+check "$V3: the TOTP point is not the whole boot: its values differ from the disk approval's" bash -c \
+        "[ \"\$(sed -n 's/^values //p' '$TA3')\" != \"\$(sed -n 's/^values //p' '$LAST_APPROVAL')\" ]"
+n_totp=$(ls "$TOTP_DIR" | wc -l)
+run "$V3: postinst.d again: entry unchanged" 0 "TOTP point approved already" zz-mshim.postinst "$V3"
+check "$V3 again: no second TOTP approval" test "$(ls "$TOTP_DIR" | wc -l)" = "$n_totp"
 rm -f "$BOOT/vmlinuz-$V3" "$BOOT/initrd.img-$V3"
 n=$(n_approvals)
 run "$V3 (the default) removed: the next default's boot approved first" 0 "entry removed" zz-mshim.postrm "$V3" "$BOOT/vmlinuz-$V3"
@@ -257,6 +282,24 @@ check "$V3 removed: its entry is gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3
 check "$V3 removed: its copies are gone" test ! -e "$ESP/$TOKEN/$V3"
 check "$V3 removed: no approval names its entry" bash -c "! grep -rqx 'entry-id $TOKEN-$V3' '$ESP/loader/mshim/approvals'"
 check "$V3 removed: $V2's approvals stay" grep -rqx "entry-id $TOKEN-$V2" "$ESP/loader/mshim/approvals"
+check "$V3 removed: its TOTP approval is gone" test -z "$(totp_of "$V3")"
+check "$V3 removed: the TOTP point of the boot after it approved, named by the hook" bash -c \
+        "a=\$(grep -lx 'label TOTP: default boot after removing kernel $V3' '$TOTP_DIR'/*.approval) &&
+         grep -q \"TOTP point approved: \$a\\\$\" '$T/err'"
+"$MSHIM_REAL" totp remove --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim totp remove: $(cat "$T/err")"
+# A literal enrolment cannot be approved: said once, not a failure (the
+# hook reads its mode line only).
+printf 'mshim-totp 1\nmode literal\npcrs 4,5,7,12\n' >"$ESP/loader/mshim/totp"
+run "a literal TOTP enrolment: a warning, exit 0" 0 "TOTP code will not be shown after this upgrade unless" \
+        zz-mshim.postinst "$V2"
+check "a literal TOTP enrolment: said once" test "$(grep -c "TOTP code will not be shown" "$T/err")" = 1
+check "a literal TOTP enrolment: no TOTP approval" test -z "$(ls -A "$TOTP_DIR")"
+# A signed enrolment whose TOTP point cannot be approved (a file mshim
+# policy approve --totp refuses): the run fails as a disk approval's would.
+printf 'mshim-totp 1\nmode signed\npcrs 4,5,7,12\n' >"$ESP/loader/mshim/totp"
+run "a TOTP approval refused: the hook fails, naming it" 1 "mshim policy approve --totp failed" zz-mshim.postinst "$V2"
+check "a TOTP approval refused: none written" test -z "$(ls -A "$TOTP_DIR")"
+rm -f "$ESP/loader/mshim/totp"
 n=$(n_approvals)
 run "$V0 (not the default) removed" 0 "entry removed" zz-mshim.postrm "$V0"
 check "$V0 removed: no approval needed" test "$(n_approvals)" = "$n"

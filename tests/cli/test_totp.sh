@@ -48,6 +48,11 @@ refuses "--secret-file of 40 bytes" "40 bytes; a TOTP secret is 20" "$MSHIM" tot
 refuses "--secret-file missing" "cannot open" "$MSHIM" totp enroll --literal --secret-file "$t/nope" --esp "$t/esp"
 refuses "--signed with --literal" "exclude each other" "$MSHIM" totp enroll --signed --literal --esp "$t/esp"
 refuses "PRED.json without --literal" "go with --literal" "$MSHIM" totp enroll --esp "$t/esp" "$t/pred.json"
+refuses "policy approve --totp --current without --pcrs: past the fence" "past the TOTP fence.*--totp-point" \
+        "$MSHIM" policy approve --totp --current --esp "$t/esp"
+refuses "policy prune --totp reads no PCRs" "revoked approvals only" "$MSHIM" policy prune --totp --pcrs "$t/x" --esp "$t/esp"
+refuses "policy approve --totp: no enrolment" "no TOTP enrolment \(mshim totp enroll first\)" \
+        "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/esp"
 refuses "--password-file without --recovery-file" "goes with --recovery-file" "$MSHIM" totp enroll --literal --password-file "$t/pw"
 refuses "--select 24" "--select wants PCR numbers" "$MSHIM" totp enroll --literal --select 4,24 --esp "$t/esp"
 refuses "a 65-byte label" "label must be 1 to 64 bytes" "$MSHIM" totp enroll --literal --secret-file "$t/secret" \
@@ -161,6 +166,9 @@ assert lines[0] == "mshim-totp 1" and lines[1] == "handle 0x81004d54", lines[:2]
 assert [l.split(" ")[0] for l in lines[2:-1]] == ["name", "policy", "mode", "bank", "pcrs", "state"], lines
 assert lines[4:7] == ["mode literal", "bank sha256", "pcrs 4,5,7,12"] and lines[-1] == ""
 PY
+check "literal: no TOTP approval written" test ! -e "$t/esp/loader/mshim/totp-approvals"
+# A literal enrolment file, for policy approve --totp's refusal below.
+mkdir -p "$t/esplit/loader/mshim" && cp "$ESP" "$t/esplit/loader/mshim/totp"
 
 # step_msg TIME: RFC 6238's T = TIME / 30 as 8 bytes big-endian, into $t/msg.
 step_msg() { printf '%016x' $(($1 / 30)) | xxd -r -p >"$t/msg"; }
@@ -304,55 +312,162 @@ tpm2_pcrextend "7:sha256=$(printf '%064x' 77)"
 check "two states: a third one does not" test -z "$(hmac_or 59)"
 "$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the literal PRED.json enrolment"
 
-# ---- signed: PolicyAuthorize by the policy key ----
+# ---- signed: PolicyAuthorize by the policy key, policyRef "mshim-totp" ----
+refuses "policy approve --totp: a literal enrolment" "the TOTP enrolment is literal: re-enrol with --signed to use approvals" \
+        "$MSHIM" policy approve --totp --predicted "$t/pred.json" --esp "$t/esplit"
 "$MSHIM" policy init --state-dir "$t/state" >/dev/null 2>"$t/err" || fail "mshim policy init" "$(cat "$t/err")"
 tpm2_flushcontext -t
 refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --signed --state-dir "$t/nostate" --esp "$t/esp"
-"$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --uri >/dev/null 2>"$t/err" ||
-        fail "enroll --signed" "$(cat "$t/err")"
+check "a refused signed enrolment writes no approval" test ! -e "$t/esp/loader/mshim/totp-approvals"
+# This boot, whole (its log replays to the TPM): the first approval is of
+# the log cut at the TOTP point.
+reboot_tpm; extend_all "$t/pre.txt"; extend_all "$t/post.txt"
+TA=$t/esp/loader/mshim/totp-approvals
+# The first approval cannot be written (a file where its directory goes):
+# the enrolment is undone.
+: >"$TA"
+refuses "signed: the first approval cannot be written: refused" "totp-approvals/enrolment-.*Not a directory" \
+        "$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri
+check "signed: ... and undone: no key, no ESP file" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ]"
+rm -f "$TA"
+"$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri \
+        >"$t/uri" 2>"$t/err" || fail "enroll --signed" "$(cat "$t/err")"
+A=$(sed -n 's/^approval of this boot.s TOTP point: //p' "$t/err")
+check "signed: the first TOTP approval, its path said, in totp-approvals" bash -c \
+        "[ -f '$A' ] && [ '${A%/*}' = '$TA' ] && [ \$(ls '$TA' | wc -l) = 1 ] && grep -qx 'label enrolment' '$A'"
+check "signed --uri: stdout is the URI alone" test "$(wc -l <"$t/uri")" = 1
+check "signed: the approval's PCRs are the enrolment's" test "$(sed -n 's/^pcrs //p' "$A")" = "$(sed -n 's/^pcrs //p' "$ESP")"
 # tpm2-tools' PolicyAuthorize digest for the same key (loaded as mshim
 # loads it: ECDSA-SHA256 signing key, userWithAuth, in the owner hierarchy
-# so that VerifySignature gives a ticket).
+# so that VerifySignature gives a ticket), with the policyRef.
 tpm2_loadexternal -C o -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" -n "$t/key.name" \
         -c "$t/key.ctx" >/dev/null 2>"$t/err" || fail "tpm2_loadexternal" "$(cat "$t/err")"
-tpm2_startauthsession -S "$t/trial.ctx" && : >"$t/empty" &&
-        tpm2_policyauthorize -S "$t/trial.ctx" -i "$t/empty" -n "$t/key.name" -L "$t/auth.bin" >/dev/null 2>"$t/err" &&
+printf 'mshim-totp' >"$t/ref"; : >"$t/empty"
+tpm2_startauthsession -S "$t/trial.ctx" &&
+        tpm2_policyauthorize -S "$t/trial.ctx" -q "$t/ref" -n "$t/key.name" -L "$t/auth.bin" >/dev/null 2>"$t/err" &&
         tpm2_flushcontext "$t/trial.ctx" || fail "tpm2_policyauthorize (trial)" "$(cat "$t/err")"
 AUTH=$(xxd -p -c 64 "$t/auth.bin")
-check "signed: authPolicy = tpm2_policyauthorize's digest, in the key and in the ESP file" bash -c \
+check "signed: authPolicy = tpm2_policyauthorize's digest with policyRef mshim-totp, in the key and in the ESP file" bash -c \
         "tpm2_readpublic -c $H | grep -q '^ *authorization policy: $AUTH\$' && grep -q '^policy $AUTH\$' '$ESP'"
 check "signed: the ESP file has the policy key, the counter and no states" bash -c \
         "grep -q '^mode signed\$' '$ESP' && grep -q '^policy-key ' '$ESP' && grep -q '^nv-index 0x01804d53\$' '$ESP' &&
          grep -q \"^nv-name \$(tpm2_nvreadpublic 0x01804d53 | sed -n 's/^ *name: //p')\$\" '$ESP' && ! grep -q '^state ' '$ESP'"
-# An approval of this state (`mshim policy approve`) opens the key through
-# tpm2-tools' own signed sequence: PolicyNV (epoch), PolicyPCR,
-# VerifySignature of aHash = SHA-256(approvedPolicy), PolicyAuthorize.
-"$MSHIM" policy approve --state-dir "$t/state" --esp "$t/esp" --select 4,5,7,12 --current >"$t/approval.path" 2>"$t/err" ||
-        fail "mshim policy approve --current" "$(cat "$t/err")"
-A=$(cat "$t/approval.path")
-sed -n 's/^policy //p' "$A" | xxd -r -p >"$t/approved.bin"
-sed -n 's/^signature //p' "$A" | xxd -r -p >"$t/sig.der"
-printf '%016x' "$(sed -n 's/^epoch //p' "$A")" | xxd -r -p >"$t/epoch.bin"
-openssl dgst -sha256 -binary "$t/approved.bin" >"$t/ahash.bin"
-# hmac_signed TIME: the code through the signed policy; empty when refused.
+# The signature, checked by openssl alone: ECDSA over SHA-256(approvedPolicy
+# || "mshim-totp"), and not over SHA-256(approvedPolicy) (a disk approval's).
+# sig_over A REF: the approval A's signature verifies over policy || REF.
+sig_over() {
+        sed -n 's/^policy //p' "$1" | xxd -r -p >"$t/sv.pol"; cat "$2" >>"$t/sv.pol"
+        sed -n 's/^signature //p' "$1" | xxd -r -p >"$t/sv.sig"
+        openssl dgst -sha256 -verify "$t/state/policy.pub" -signature "$t/sv.sig" "$t/sv.pol" >/dev/null 2>&1
+}
+check "signed: the TOTP approval's signature is over SHA-256(policy || \"mshim-totp\") (openssl)" sig_over "$A" "$t/ref"
+if sig_over "$A" "$t/empty"; then fail "signed: the TOTP approval does not verify over SHA-256(policy) alone"
+else pass "signed: the TOTP approval does not verify over SHA-256(policy) alone"; fi
+# use_approval A REF: A's policy, signature, epoch and aHash for hmac_signed.
+use_approval() {
+        sed -n 's/^policy //p' "$1" | xxd -r -p >"$t/approved.bin"
+        sed -n 's/^signature //p' "$1" | xxd -r -p >"$t/sig.der"
+        printf '%016x' "$(sed -n 's/^epoch //p' "$1")" | xxd -r -p >"$t/epoch.bin"
+        cat "$t/approved.bin" "$2" | openssl dgst -sha256 -binary >"$t/ahash.bin"
+        cp "$2" "$t/use.ref"
+}
+# hmac_signed TIME: the code through the signed policy, tpm2-tools' own
+# sequence: PolicyNV (epoch), PolicyPCR, VerifySignature of aHash =
+# SHA-256(approvedPolicy || policyRef), PolicyAuthorize with the policyRef;
+# empty when refused.
 hmac_signed() {
         step_msg "$1"; rm -f "$t/mac"
-        tpm2_verifysignature -c "$t/key.ctx" -d "$t/ahash.bin" -s "$t/sig.der" -f ecdsa -t "$t/ticket.bin" >/dev/null &&
+        # (loaded each time: a TPM reset drops transient objects; no
+        # resource manager: free the transient slots first)
+        tpm2_flushcontext -t 2>/dev/null
+        tpm2_loadexternal -C o -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" \
+                -c "$t/key.ctx" >/dev/null 2>&1 &&
+                tpm2_verifysignature -c "$t/key.ctx" -d "$t/ahash.bin" -s "$t/sig.der" -f ecdsa -t "$t/ticket.bin" >/dev/null 2>&1 &&
                 tpm2_startauthsession --policy-session -S "$t/s.ctx" >/dev/null &&
                 tpm2_policynv -S "$t/s.ctx" -C 0x01804d53 -i "$t/epoch.bin" 0x01804d53 ule >/dev/null 2>&1 &&
                 tpm2_policypcr -S "$t/s.ctx" -l sha256:4,5,7,12 >/dev/null &&
-                tpm2_policyauthorize -S "$t/s.ctx" -i "$t/approved.bin" -n "$t/key.name" -t "$t/ticket.bin" >/dev/null &&
+                tpm2_policyauthorize -S "$t/s.ctx" -i "$t/approved.bin" -q "$t/use.ref" -n "$t/key.name" -t "$t/ticket.bin" \
+                        >/dev/null 2>&1 &&
                 tpm2_hmac -c $H -g sha1 -p "session:$t/s.ctx" -o "$t/mac" "$t/msg" 2>/dev/null
         tpm2_flushcontext "$t/s.ctx" 2>/dev/null
+        tpm2_flushcontext "$t/key.ctx" 2>/dev/null
         [ -s "$t/mac" ] || return 0
         local h o
         h=$(xxd -p -c 64 "$t/mac"); o=$((16#${h:39:1}))
         printf '%06d\n' $(((16#${h:$((2 * o)):8} & 0x7fffffff) % 1000000))
 }
 want=$(oathtool --totp -b "$B32" -N @1111111109)
-check "signed: an approval of this state gives the code (= oathtool)" test "$(hmac_signed 1111111109)" = "$want"
-"$MSHIM" policy revoke --state-dir "$t/state" --esp "$t/esp" >/dev/null 2>&1 || fail "mshim policy revoke"
-check "signed: after mshim policy revoke the approval no longer opens it" test -z "$(hmac_signed 1111111109)"
+use_approval "$A" "$t/ref"
+check "signed: past the fence the enrolment approval gives no code" test -z "$(hmac_signed 1111111109)"
+# The next boot, up to the TOTP point: the state the enrolment approved.
+reboot_tpm; extend_all "$t/pre.txt"
+check "signed: at the TOTP point the enrolment approval gives the code (= oathtool)" \
+        test "$(hmac_signed 1111111109)" = "$want"
+# A disk approval of the same state (no --totp: empty policyRef) never
+# opens the TOTP key, with either policyRef.
+"$MSHIM" policy approve --state-dir "$t/state" --esp "$t/esp" --select 4,5,7,12 --current >"$t/disk.path" 2>"$t/err" ||
+        fail "mshim policy approve --current (disk)" "$(cat "$t/err")"
+D=$(cat "$t/disk.path")
+check "a disk approval goes to loader/mshim/approvals" test "${D%/*}" = "$t/esp/loader/mshim/approvals"
+use_approval "$D" "$t/empty"
+check "signed: a disk approval of this very state gives no code (empty policyRef)" test -z "$(hmac_signed 1111111109)"
+cp "$t/ref" "$t/use.ref"
+check "signed: ... nor with the policyRef mshim-totp" test -z "$(hmac_signed 1111111109)"
+
+# ---- policy approve --totp ----
+refuses "policy approve --totp: --select other than the enrolment's" "--select 4,5,7: the TOTP enrolment's PCRs are 4,5,7,12" \
+        "$MSHIM" policy approve --totp --select 4,5,7 --state-dir "$t/state" --esp "$t/esp" --predicted "$t/pred.json"
+# The TOTP point's values as a prediction (mshim predict --totp-point's
+# schema) of a boot with PCR 7 extended once more, and as a PCR file.
+tpm2_pcrread sha256:4,5,7,12 -o "$t/now.bin" >"$t/tp.yaml"
+python3 - "$t/now.bin" "$t/pred.json" <<'PY'
+import hashlib, json, sys
+now = open(sys.argv[1], "rb").read()
+vals = [now[i * 32:(i + 1) * 32] for i in range(4)]
+vals[2] = hashlib.sha256(vals[2] + bytes.fromhex("%064x" % 77)).digest()
+json.dump({"schema": "mshim-predict/1", "pcrs": {"sha256": {str(p): v.hex() for p, v in zip((4, 5, 7, 12), vals)}},
+           "unpredictable": {}}, open(sys.argv[2], "w"))
+PY
+"$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/pred.json" --entry-id next \
+        >"$t/p.path" 2>"$t/err" || fail "policy approve --totp --predicted" "$(cat "$t/err")"
+P=$(cat "$t/p.path")
+check "approve --totp --predicted: into totp-approvals" test "${P%/*}" = "$TA"
+check "approve --totp --predicted: signed over policy || mshim-totp (openssl)" sig_over "$P" "$t/ref"
+"$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --current --pcrs "$t/tp.yaml" --label same \
+        >"$t/c.path" 2>"$t/err" || fail "policy approve --totp --current --pcrs" "$(cat "$t/err")"
+C=$(cat "$t/c.path")
+check "approve --totp --current --pcrs FILE: the TOTP point of this boot, as the enrolment approved it" \
+        test -n "$(sed -n 's/^policy //p' "$C")" -a "$(sed -n 's/^policy //p' "$C")" = "$(sed -n 's/^policy //p' "$A")"
+use_approval "$P" "$t/ref"
+check "approve --totp --predicted: no code before the predicted boot" test -z "$(hmac_signed 1111111109)"
+tpm2_pcrextend "7:sha256=$(printf '%064x' 77)"
+check "approve --totp --predicted: the predicted boot gives the code" test "$(hmac_signed 1111111109)" = "$want"
+
+# ---- policy list / prune / revoke --totp ----
+"$MSHIM" policy list --totp --esp "$t/esp" --json >"$t/list.json" 2>"$t/err" || fail "policy list --totp --json" "$(cat "$t/err")"
+check "list --totp --json: the three TOTP approvals, none of the disk's" python3 - "$t/list.json" "$A" "$P" "$C" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema"] == "mshim-approvals/1", j
+assert sorted(a["file"] for a in j["approvals"]) == sorted(sys.argv[2:5]), j
+assert all(sorted(a["pcrs"]) == ["12", "4", "5", "7"] for a in j["approvals"]), j
+PY
+check "list (no --totp): the disk approval only" bash -c \
+        "'$MSHIM' policy list --esp '$t/esp' | grep -q '^${D##*/}\$' && ! '$MSHIM' policy list --esp '$t/esp' | grep -q enrolment"
+"$MSHIM" policy revoke --state-dir "$t/state" --esp "$t/esp" --keep "$P" >"$t/rev" 2>"$t/err" ||
+        fail "policy revoke --keep a TOTP approval" "$(cat "$t/err")"
+K=$(ls "$TA"/next-e*.approval 2>/dev/null | grep -vxF "$P")
+check "revoke --keep TOTP: re-signed at the new epoch into totp-approvals, the old file gone" bash -c \
+        "[ -f '$K' ] && [ ! -e '$P' ] && grep -qx 'epoch 2' '$K'"
+check "revoke --keep TOTP: the re-signed approval is over policy || mshim-totp" sig_over "$K" "$t/ref"
+use_approval "$K" "$t/ref"
+check "revoke --keep TOTP: it gives the code" test "$(hmac_signed 1111111109)" = "$want"
+"$MSHIM" policy prune --totp --state-dir "$t/state" --esp "$t/esp" >"$t/prune" 2>"$t/err" ||
+        fail "policy prune --totp" "$(cat "$t/err")"
+check "prune --totp: the revoked approvals removed, the re-signed one kept" bash -c \
+        "[ ! -e '$A' ] && [ ! -e '$C' ] && [ -f '$K' ] && grep -q '^removed $A (revoked)\$' '$t/prune'"
+check "prune --totp: the disk approvals untouched" test -f "$D"
 tpm2_flushcontext -t
-"$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the signed enrolment"
+"$MSHIM" totp remove --esp "$t/esp" >"$t/out" 2>&1 || fail "remove after the signed enrolment" "$(cat "$t/out")"
+check "remove: the TOTP approvals go with the key" bash -c "[ -z \"\$(ls -A '$TA')\" ] && grep -q '^removed $K\$' '$t/out'"
 true
