@@ -29,6 +29,13 @@
 #              (the fence included).
 #   kernel     Debian's RT kernel in the generic one's place (PCR 4): no
 #              code, the warning, the kernel starts.
+#   signed     the same secret enrolled in signed mode (docs/SEALING.md "The
+#              TOTP key") into a TPM state of its own, its first approval
+#              revoked (mshim policy revoke), a new one made (policy
+#              approve --totp): the codes are oathtool's.
+#   signedbad  the revoked approval and a forged one (openssl, another
+#              key, over the right policy and policyRef): no code, the
+#              console says 1 revoked, 1 not signed, then the warning.
 #   require    loader.conf "totp require" (a changed loader.conf: PCR 5):
 #              the warning and the refusal, the kernel never starts.
 set -u
@@ -186,7 +193,58 @@ D=$(enrolled_boot require "${SHOW_CONF/totp show/totp require}" "$IT_OPTIONS") |
 K=$(enrolled_boot kernel "$SHOW_CONF" "$IT_OPTIONS") && cp "$IT_KERNEL_RT" "$K/esp/vmlinuz" ||
         { it_fail "$T: set-up kernel"; exit 1; }
 
-IT_JOBS=2 it_boot_all "$B" "$C" "$K"
+# ---- the signed mode, on the host -------------------------------------------------------
+# Its own TPM state: the policy key (mshim policy init), the key enrolled
+# in signed mode (its first approval, "enrolment", at epoch 0), revoked
+# (epoch 1), then approved again at epoch 1 (--current --pcrs: the TOTP
+# point). A forged approval: that epoch-1 approval with its signature
+# remade by openssl with another key, over SHA-256(policy || "mshim-totp").
+TPMS=$IT_DIR/tpm.signed
+mkdir -p "$TPMS" "$IT_DIR/signed-esp" "$IT_DIR/signed-state"
+swtpm_setup --tpm2 --tpmstate "$TPMS" --pcr-banks "$IT_BANKS" --overwrite --logfile "$IT_DIR/setup.log" >/dev/null 2>&1 ||
+        { it_fail "$T: swtpm_setup (signed)"; exit 1; }
+TCTI=$(host_tpm_start "$TPMS") || { it_fail "$T: swtpm for the signed enrolment"; exit 1; }
+SA=$IT_DIR/signed-esp/loader/mshim/totp-approvals
+if (export TPM2TOOLS_TCTI=$TCTI
+    "$IT_CLI" policy init --state-dir "$IT_DIR/signed-state" &&
+    "$IT_CLI" totp enroll --signed --pcrs "$IT_DIR/point.pcrs" --select 4,5,7,12 --secret-file "$IT_DIR/secret" \
+            --esp "$IT_DIR/signed-esp" --state-dir "$IT_DIR/signed-state" --uri &&
+    "$IT_CLI" policy revoke --state-dir "$IT_DIR/signed-state" --esp "$IT_DIR/signed-esp" &&
+    "$IT_CLI" policy approve --totp --current --pcrs "$IT_DIR/point.pcrs" --label current \
+            --state-dir "$IT_DIR/signed-state" --esp "$IT_DIR/signed-esp") >"$IT_DIR/signed.out" 2>&1 &&
+   [ "$(ls "$SA"/*.approval | wc -l)" = 2 ]; then
+        it_pass "$T: signed: policy init, totp enroll --signed, policy revoke, policy approve --totp"
+else
+        it_fail "$T: signed: enrolment on the host"; cat "$IT_DIR/signed.out" >&2
+fi
+host_tpm_stop "$TPMS"
+REVOKED=$(grep -lx "label enrolment" "$SA"/*.approval)
+CURRENT=$(grep -lx "label current" "$SA"/*.approval)
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$IT_DIR/evil.key" 2>/dev/null
+python3 - "$CURRENT" "$IT_DIR/evil.key" "$IT_DIR/forged.approval" <<'PY'
+import hashlib, subprocess, sys
+lines = open(sys.argv[1]).read().splitlines()
+kv = dict(l.split(" ", 1) for l in lines if " " in l)
+ahash = hashlib.sha256(bytes.fromhex(kv["policy"]) + b"mshim-totp").digest()
+sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", sys.argv[2]], input=ahash,
+                     capture_output=True, check=True).stdout
+out = [("signature " + sig.hex()) if l.startswith("signature ") else l for l in lines]
+open(sys.argv[3], "w").write("\n".join(out) + "\n")
+PY
+# signed_boot NAME APPROVAL...: a boot from the signed TPM state with the
+# signed enrolment and these approvals.
+signed_boot() {
+        local d n=$1; shift
+        d=$(it_newboot "$n") || return 1
+        printf '%s' "$SHOW_CONF" > "$d/esp/loader/loader.conf"
+        mkdir -p "$d/esp/loader/mshim/totp-approvals" && cp "$IT_DIR/signed-esp/loader/mshim/totp" "$d/esp/loader/mshim/" &&
+                cp "$@" "$d/esp/loader/mshim/totp-approvals/" && cp -a "$TPMS" "$d/tpm.in" &&
+                rm -f "$d/tpm.in/srv" "$d/tpm.in/srv.ctrl" && echo "$d"
+}
+S=$(signed_boot signed "$REVOKED" "$CURRENT") || { it_fail "$T: set-up signed"; exit 1; }
+X=$(signed_boot signedbad "$REVOKED" "$IT_DIR/forged.approval") || { it_fail "$T: set-up signedbad"; exit 1; }
+
+IT_JOBS=2 it_boot_all "$B" "$C" "$K" "$S" "$X"
 # require: the loader returns to the firmware, which would go on to its
 # other boot options: stop at the refusal, and see that no kernel ran.
 it_mkesp "$D" && it_qemu "$D" --stop 'totp require: refusing to boot|Linux version' --timeout 240
@@ -306,6 +364,25 @@ if [ "$(cat "$K/boot.rc")" = 0 ]; then
         fence_last "$K" kernel
 else
         it_fail "$T: kernel: boot"
+fi
+
+# ---- signed ----------------------------------------------------------------------------
+if [ "$(cat "$S/boot.rc")" = 0 ]; then
+        it_totp_codes "$S" "$B32" "$BASE_UNIX" "$T: signed: a revoked approval and a current one"
+        hasnt "$S" "signed: no warning" "do not type secrets"
+        fence_last "$S" signed
+else
+        it_fail "$T: signed: boot"
+fi
+if [ "$(cat "$X/boot.rc")" = 0 ]; then
+        has "$X" "signedbad: a revoked and a forged approval: each refused, said why" \
+                "mshim: TOTP: none of the 2 approvals holds for this boot: 0 for other PCR values, 1 revoked, 1 not signed by the policy key"
+        has "$X" "signedbad: the warning" "mshim: this boot is not the enrolled one: do not type secrets"
+        if console "$X" | grep -aqE '^mshim: TOTP [0-9]{6} for'; then it_fail "$T: signedbad: a code was shown"
+        else it_pass "$T: signedbad: no code"; fi
+        fence_last "$X" signedbad
+else
+        it_fail "$T: signedbad: boot"
 fi
 
 # ---- require ---------------------------------------------------------------------------
