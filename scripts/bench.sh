@@ -132,3 +132,6 @@ bench_predict
 # Unsealing a disk key: mshim against clevis and systemd-cryptenroll's token
 # (TPM commands counted on swtpm's side; docs/BENCHMARK.md).
 B=$B BENCH_RUNS=$RUNS scripts/bench/unseal.sh || die "the unseal comparison failed"
+# The TOTP code at boot: mshim's commands counted by swtpm under QEMU,
+# next to tpm2-totp's sequence (docs/BENCHMARK.md).
+B=$B BENCH_RUNS=$RUNS scripts/bench/totp.sh || die "the TOTP comparison failed"
