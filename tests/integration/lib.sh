@@ -475,7 +475,7 @@ it_qemu() {
                 serial="unix:$d/serial.sock,server=on,wait=on"
         fi
         # shellcheck disable=SC2054 # commas belong to QEMU options
-        local args=(-machine "$machine" -m 1024 -smp 1 -display none -monitor none
+        local args=(-machine "$machine" -m 512 -smp 1 -display none -monitor none
                 -no-reboot -nic none -serial "$serial"
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE"
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
@@ -1114,7 +1114,7 @@ it_qemu_console() {
         : > "$d/serial.log"
         it_swtpm_start "$d" || return 1
         # shellcheck disable=SC2054 # commas belong to QEMU options
-        local args=(-machine q35,smm=on,accel=tcg -m 1024 -smp 1 -display none -monitor none
+        local args=(-machine q35,smm=on,accel=tcg -m 512 -smp 1 -display none -monitor none
                 -global driver=cfi.pflash01,property=secure,value=on -nic none
                 -serial "unix:$d/serial.sock,server=on,wait=on"
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"

@@ -25,7 +25,7 @@ sb_boot() {
         cp "$vars" "$d/vars.fd"
         : > "$d/serial.log"
         # shellcheck disable=SC2054 # commas belong to QEMU options
-        qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 1024 -smp 1 \
+        qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 512 -smp 1 \
                 -global driver=cfi.pflash01,property=secure,value=on \
                 -display none -monitor none -no-reboot -nic none -serial "file:$d/serial.log" \
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$SB_CODE" \
