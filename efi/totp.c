@@ -10,11 +10,13 @@
  * TPM commands (docs/MEASUREMENTS.md "TPM commands at the TOTP point"),
  * bytes from src/tpm2.c, sent through EFI_TCG2_PROTOCOL.SubmitCommand:
  * literal mode, one state: StartAuthSession, PolicyPCR (with the state's
- * digest: the TPM refuses at once when the PCRs differ), HMAC with
- * continueSession clear (the TPM closes the session), so 3; FlushContext
- * of the session only when something failed after StartAuthSession: at
- * most 4. Several states: one PolicyPCR per state tried until one holds,
- * then that leaf's PolicyOR path (at most MB_POLICY_TREE_MAX_DEPTH).
+ * digest: the TPM refuses at once when the PCRs differ), PolicyOR (the
+ * leaf with itself: the enrolled policy is always a tree), HMAC with
+ * continueSession clear (the TPM closes the session), so 4; FlushContext
+ * of the session only when something failed after StartAuthSession (3 for
+ * a refusal at PolicyPCR). Several states: one PolicyPCR per state tried
+ * until one holds, then that leaf's PolicyOR path (at most
+ * MB_POLICY_TREE_MAX_DEPTH).
  * Signed mode, the first approval holding: StartAuthSession, PolicyNV (the
  * epoch counter), PolicyPCR (the approval's values), LoadExternal (the
  * policy key, once per code), VerifySignature, PolicyAuthorize, HMAC,

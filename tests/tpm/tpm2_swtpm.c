@@ -17,13 +17,19 @@
  *   tpm2_swtpm TCTI totp-or KEY BANK PCRMASK COUNTER BRANCHES
  *       The same with a PolicyOR of BRANCHES (2 to 8 SHA-256 digests,
  *       concatenated) after PolicyPCR.
- *   tpm2_swtpm TCTI signed KEY HIER NVINDEX EPOCH BANK PCRMASK X Y R S APPROVED COUNTER
+ *   tpm2_swtpm TCTI signed KEY HIER NVINDEX EPOCH BANK PCRMASK X Y R S APPROVED COUNTER [REF]
  *       StartAuthSession, PolicyNV (index <= EPOCH), PolicyPCR, then
  *       LoadExternal (HIER o or n) of the P-256 key (X, Y), VerifySignature
- *       of (R, S) over SHA-256(APPROVED), FlushContext of the key,
+ *       of (R, S) over SHA-256(APPROVED || REF), FlushContext of the key,
  *       PolicyAuthorize, PolicyGetDigest, HMAC, FlushContext on failure.
  *   tpm2_swtpm TCTI readpublic HANDLE
+ *   tpm2_swtpm TCTI raw COMMAND
+ *       COMMAND (hex, a whole command) sent as is: its response code and,
+ *       for make bench, the time (below). A handle it returns is flushed.
  *
+ * Last lines: "commands N" and "tpm_us N", the microseconds spent in the
+ * TPM's round trips (transmit to receive), so that make bench can time the
+ * TPM's work apart from this process's start.
  * Built with -DTPM2_DEV (tpm2_dev, static, for the test guest's
  * initramfs: tests/integration/test_totp.sh), TCTI is a TPM character
  * device (/dev/tpm0) written and read directly: the same sequences from
@@ -35,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef TPM2_DEV
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +60,7 @@ static int dev = -1;
 static TSS2_TCTI_CONTEXT *tcti;
 #endif
 static unsigned n_commands;
+static unsigned long long tpm_ns;
 static uint8_t cmd[MB_TPM2_MAX_COMMAND], rsp[MB_TPM2_MAX_COMMAND];
 
 static void die(const char *what, long code) {
@@ -118,6 +126,8 @@ static size_t transact(mb_err built, const size_t *n) {
         if (built != MB_OK)
                 die("builder", built);
         n_commands++;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
 #ifdef TPM2_DEV
         /* The kernel's TPM device takes one whole command per write and
          * gives its whole response to the next read. */
@@ -133,6 +143,9 @@ static size_t transact(mb_err built, const size_t *n) {
         if ((r = Tss2_Tcti_Receive(tcti, &len, rsp, TSS2_TCTI_TIMEOUT_BLOCK)) != TSS2_RC_SUCCESS)
                 die("receive", (long) r);
 #endif
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        tpm_ns += (unsigned long long) (t1.tv_sec - t0.tv_sec) * 1000000000ull + (unsigned long long) t1.tv_nsec -
+                  (unsigned long long) t0.tv_nsec;
         dump(cmd, *n, rsp, len);
         return len;
 }
@@ -254,6 +267,9 @@ static bool policy_nv(uint32_t session, uint32_t index, uint64_t epoch) {
 }
 
 /* LoadExternal, VerifySignature and the key flushed again: the ticket. */
+static uint8_t ref[64];
+static size_t ref_size;
+
 static bool verify(uint32_t hierarchy, const uint8_t *x, const uint8_t *y, const uint8_t *approved,
                    size_t approved_size, char **sig, mb_tpm2_ticket *ret_ticket, uint8_t *ret_name) {
         uint8_t pub[MB_TPM2_ECC_PUBLIC_SIZE], ahash[32], r[32], s[32];
@@ -269,9 +285,14 @@ static bool verify(uint32_t hierarchy, const uint8_t *x, const uint8_t *y, const
         if (!ok("LoadExternal", mb_tpm2_parse_load_external(rsp, len, &rc, &key, &name), &rc))
                 return false;
         print_hex("tpm_name", name.b, name.size);
-        /* aHash = SHA-256(approvedPolicy || policyRef), policyRef empty (Part 3 §23.16). */
-        if (mb_hash_buf(MB_ALG_SHA256, approved, approved_size, ahash) != MB_OK)
-                die("sha256", 0);
+        /* aHash = SHA-256(approvedPolicy || policyRef) (Part 3 §23.16). */
+        {
+                mb_policy a;
+                if (approved_size != sizeof(a.d))
+                        die("approved policy size", (long) approved_size);
+                memcpy(a.d, approved, sizeof(a.d));
+                mb_policy_authorize_ahash(&a, ref, ref_size, ahash);
+        }
         len = transact(mb_tpm2_build_verify_signature(cmd, sizeof(cmd), key, ahash, sizeof(ahash), r, rn, s, sn, &n), &n);
         good = ok("VerifySignature", mb_tpm2_parse_verify_signature(rsp, len, &rc, ret_ticket), &rc);
         if (good)
@@ -286,8 +307,10 @@ static int signed_policy(int argc, char **argv) {
         mb_tpm2_ticket ticket;
         uint32_t session, rc, key, hier;
 
-        if (argc != 12)
+        if (argc != 12 && argc != 13)
                 die("usage", argc);
+        if (argc == 13)
+                ref_size = hex(argv[12], ref, sizeof(ref));
         key = (uint32_t) num(argv[0]);
         hier = argv[1][0] == 'n' ? MB_TPM2_RH_NULL : MB_TPM2_RH_OWNER;
         if (hex(argv[6], x, sizeof(x)) != 32 || hex(argv[7], y, sizeof(y)) != 32)
@@ -301,7 +324,7 @@ static int signed_policy(int argc, char **argv) {
         get_digest("approved", session);
         if (!verify(hier, x, y, approved, approved_size, argv + 8, &ticket, key_name))
                 goto fail;
-        len = transact(mb_tpm2_build_policy_authorize(cmd, sizeof(cmd), session, approved, approved_size, NULL, 0,
+        len = transact(mb_tpm2_build_policy_authorize(cmd, sizeof(cmd), session, approved, approved_size, ref, ref_size,
                                                       key_name, sizeof(key_name), &ticket, &n), &n);
         if (!ok("PolicyAuthorize", mb_tpm2_parse_empty(rsp, len, &rc), &rc))
                 goto fail;
@@ -310,6 +333,30 @@ static int signed_policy(int argc, char **argv) {
                 return 0;
 fail:
         flush(session);
+        return 0;
+}
+
+/* raw COMMAND: sent unchanged; a handle in the answer (CreatePrimary's,
+ * say: the first 4 bytes after the header, Part 3) is flushed, untimed. */
+static int raw(int argc, char **argv) {
+        size_t n, len;
+        uint32_t rc, handle;
+
+        if (argc != 1)
+                die("usage", argc);
+        n = hex(argv[0], cmd, sizeof(cmd));
+        len = transact(MB_OK, &n);
+        if (len < 10)
+                die("short response", (long) len);
+        rc = (uint32_t) rsp[6] << 24 | (uint32_t) rsp[7] << 16 | (uint32_t) rsp[8] << 8 | rsp[9];
+        printf("rc 0x%x\n", (unsigned) rc);
+        if (rc == 0 && len >= 14) {
+                unsigned long long keep = tpm_ns;
+                handle = (uint32_t) rsp[10] << 24 | (uint32_t) rsp[11] << 16 | (uint32_t) rsp[12] << 8 | rsp[13];
+                flush(handle);
+                n_commands--;
+                tpm_ns = keep;
+        }
         return 0;
 }
 
@@ -353,9 +400,11 @@ int main(int argc, char **argv) {
                 r = signed_policy(argc - 3, argv + 3);
         else if (strcmp(argv[2], "readpublic") == 0)
                 r = read_public(argc - 3, argv + 3);
+        else if (strcmp(argv[2], "raw") == 0)
+                r = raw(argc - 3, argv + 3);
         else
                 die("unknown sequence", 0);
-        printf("commands %u\n", n_commands);
+        printf("commands %u\ntpm_us %llu\n", n_commands, tpm_ns / 1000);
 #ifdef TPM2_DEV
         close(dev);
 #else
