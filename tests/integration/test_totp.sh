@@ -244,7 +244,7 @@ signed_boot() {
 S=$(signed_boot signed "$REVOKED" "$CURRENT") || { it_fail "$T: set-up signed"; exit 1; }
 X=$(signed_boot signedbad "$REVOKED" "$IT_DIR/forged.approval") || { it_fail "$T: set-up signedbad"; exit 1; }
 
-IT_JOBS=2 it_boot_all "$B" "$C" "$K" "$S" "$X"
+IT_JOBS=${IT_JOBS:-2} it_boot_all "$B" "$C" "$K" "$S" "$X"
 # require: the loader returns to the firmware, which would go on to its
 # other boot options: stop at the refusal, and see that no kernel ran.
 it_mkesp "$D" && it_qemu "$D" --stop 'totp require: refusing to boot|Linux version' --timeout 240
