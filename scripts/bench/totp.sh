@@ -15,10 +15,10 @@
 # PolicyPCR, HMAC.
 #
 # TPM time: on one host swtpm, the median of BENCH_RUNS runs of mshim's
-# literal sequence (tests/tpm/tpm2_swtpm: the loader's src/tpm2.c bytes,
-# against a key enrolled to the swtpm's current PCRs) against the one
-# command of tpm2-totp's that mshim does not send, CreatePrimary of a
-# storage key (RSA-2048 and ECC P-256), timed as the TPM's round trips
+# literal and signed sequences (tests/tpm/tpm2_swtpm: the loader's
+# src/tpm2.c bytes, against keys enrolled to the swtpm's current PCRs)
+# against the one command of tpm2-totp's that mshim does not send,
+# CreatePrimary of a storage key (RSA-2048 and ECC P-256), timed as the TPM's round trips
 # only (tpm2_swtpm's tpm_us), not the processes around them.
 # Informative: exits non-zero only when a tool fails to run.
 set -u
@@ -184,8 +184,8 @@ host_tpm_stop "$H"
 
 # The signed sequence on a second host swtpm, enrolled in signed mode at
 # the same (fresh) PCRs: its first approval, the policy key's point, the
-# signature's r and s, through tpm2_swtpm's signed sequence (the loader's
-# commands and two PolicyGetDigest; policyRef mshim-totp).
+# signature's r and s, through tpm2_swtpm's signed sequence with the
+# policyRef mshim-totp (the loader's eight commands).
 H2=$D/tpm.host2
 TCTI=$(host_tpm "$H2") || die "host swtpm failed"
 export TPM2TOOLS_TCTI=$TCTI
@@ -215,7 +215,7 @@ ts=$(tpm_time "${SIGNED[@]}")
 host_tpm_stop "$H2"
 echo "TPM time on one swtpm (its round trips only), median of $RUNS runs, in microseconds:"
 printf '  %-50s %8s\n' "mshim's literal sequence at boot ($nl commands)" "$tm"
-printf '  %-50s %8s\n' "mshim's signed sequence (+2 PolicyGetDigest)" "$ts"
+printf '  %-50s %8s\n' "mshim's signed sequence at boot ($ns commands)" "$ts"
 printf '  %-50s %8s  (%.1fx mshim'"'"'s whole literal sequence)\n' "tpm2-totp's CreatePrimary alone, RSA-2048" "$tr" \
         "$(awk "BEGIN { print $tr / $tm }")"
 printf '  %-50s %8s  (%.1fx)\n' "tpm2-totp's CreatePrimary alone, ECC P-256" "$te" "$(awk "BEGIN { print $te / $tm }")"
