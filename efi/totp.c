@@ -606,8 +606,10 @@ static void totp_approval_load(EFI_FILE_HANDLE root, totp_job *j, const CHAR16 *
         size_t line = 0;
         mb_err e;
 
-        if (n > MB_ARRAY_SIZE(path) - dir - 2)
+        if (n > MB_ARRAY_SIZE(path) - dir - 2) {
+                mshim_log(EFI_SUCCESS, L"TOTP: %s: name too long; skipped", name);
                 return;
+        }
         CopyMem(path, MSHIM_TOTP_APPROVALS_DIR, dir * sizeof(CHAR16));
         path[dir] = L'\\';
         CopyMem(path + dir + 1, (void *) name, (n + 1) * sizeof(CHAR16));

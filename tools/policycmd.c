@@ -75,39 +75,20 @@ out:
  * every TOTP approval must select (the loader's PolicyPCR is over them). */
 static int totp_enrolment_pcrs(const policy_opts *o, uint32_t *ret_mask) {
         char *path = seal_path(o->esp ? o->esp : SEAL_ESP, SEAL_TOTP_FILE);
-        mb_totp_enrolment *e = calloc(1, sizeof(*e));
-        uint8_t *states = malloc(MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX);
-        size_t line = 0;
-        cli_file f;
-        mb_err err;
-        int r = -1;
+        mb_totp_enrolment e;
+        int k, r = -1;
 
-        if (!path || !e || !states) {
-                cli_error("out of memory");
-                goto out;
-        }
-        if (access(path, F_OK) < 0 && errno == ENOENT) {
+        if (!path)
+                return -1;
+        k = totp_enrolment_load(path, &e);
+        if (k == 1)
                 cli_error("%s: no TOTP enrolment (mshim totp enroll first)", path);
-                goto out;
-        }
-        if (cli_file_load_max(path, SEAL_MAX_FILE, "a TOTP enrolment", &f) < 0)
-                goto out;
-        err = mb_totp_enrolment_parse((const char *) f.data, f.size, states, MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX, e,
-                                      &line);
-        cli_file_free(&f);
-        if (err != MB_OK && line)
-                cli_error("%s:%zu: %s (not a TOTP enrolment mshim wrote)", path, line, mb_strerror(err));
-        else if (err != MB_OK)
-                cli_error("%s: %s (not a TOTP enrolment mshim wrote)", path, mb_strerror(err));
-        else if (e->mode != MB_SEAL_SIGNED)
+        else if (k == 0 && e.mode != MB_SEAL_SIGNED)
                 cli_error("the TOTP enrolment is literal: re-enrol with --signed to use approvals (%s)", path);
-        else {
-                *ret_mask = e->pcrs;
+        else if (k == 0) {
+                *ret_mask = e.pcrs;
                 r = 0;
         }
-out:
-        free(states);
-        free(e);
         free(path);
         return r;
 }

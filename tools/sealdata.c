@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The sealed file and approvals, read and written through src/sealfile.c
  * (tools/sealdata.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <tss2/tss2_mu.h>
 #include "sealdata.h"
 
@@ -175,5 +177,37 @@ int approval_load(const char *path, approval *ret) {
                 }
         }
         free(a);
+        return r;
+}
+
+int totp_enrolment_load(const char *path, mb_totp_enrolment *ret) {
+        mb_totp_enrolment *e = calloc(1, sizeof(*e));
+        uint8_t *states = malloc(MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX);
+        size_t line = 0;
+        cli_file cf;
+        mb_err err;
+        int r = -1;
+
+        if (access(path, F_OK) < 0 && errno == ENOENT)
+                r = 1;
+        else if (!e || !states)
+                cli_error("out of memory");
+        else if (cli_file_load_max(path, SEAL_MAX_FILE, "a TOTP enrolment", &cf) == 0) {
+                err = mb_totp_enrolment_parse((const char *) cf.data, cf.size, states,
+                                              MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX, e, &line);
+                cli_file_free(&cf);
+                if (err != MB_OK) {
+                        parse_error(path, line, err);
+                } else {
+                        /* The states are not kept: the callers need the
+                         * key and the signed mode's data. */
+                        e->states = NULL;
+                        e->n_states = 0;
+                        *ret = *e;
+                        r = 0;
+                }
+        }
+        free(states);
+        free(e);
         return r;
 }

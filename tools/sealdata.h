@@ -44,5 +44,9 @@ char *approval_format(const approval *a);
 int seal_file_load(const char *path, seal_file *ret);
 void seal_file_free(seal_file *f);
 int approval_load(const char *path, approval *ret);
+/* The TOTP enrolment file at path (<ESP>/loader/mshim/totp), without its
+ * literal states (ret->states NULL): 0, 1 when there is no such file, -1
+ * with a message naming path (and line). */
+int totp_enrolment_load(const char *path, mb_totp_enrolment *ret);
 
 #endif

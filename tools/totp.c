@@ -488,36 +488,16 @@ static char *esp_text(const seal_file *f, const mb_policy *policy, const TPM2B_N
 /* The Name the ESP file records, to check that the key at the handle is
  * the enrolled one before removing it. 1: no file. */
 static int esp_recorded_name(const char *path, TPM2B_NAME *ret) {
-        mb_totp_enrolment *e = calloc(1, sizeof(*e));
-        uint8_t *states = malloc(MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX);
-        size_t line = 0;
-        cli_file f;
-        mb_err err;
-        int r = -1;
+        mb_totp_enrolment e;
+        int k = totp_enrolment_load(path, &e);
 
-        if (access(path, F_OK) < 0 && errno == ENOENT)
-                r = 1;
-        else if (!e || !states)
-                cli_error("out of memory");
-        else if (cli_file_load_max(path, TOTP_FILE_MAX, "a TOTP enrolment", &f) == 0) {
-                err = mb_totp_enrolment_parse((const char *) f.data, f.size, states, MB_SEAL_STATE_MAX * MB_SEAL_VALUES_MAX,
-                                              e, &line);
-                cli_file_free(&f);
-                if (err == MB_OK) {
-                        ret->size = (UINT16) e->name_size;
-                        memcpy(ret->name, e->name, e->name_size);
-                        r = 0;
-                } else if (line) {
-                        cli_error("%s:%zu: %s (not a TOTP enrolment mshim wrote; remove the file by hand)", path, line,
-                                  mb_strerror(err));
-                } else {
-                        cli_error("%s: %s (not a TOTP enrolment mshim wrote; remove the file by hand)", path,
-                                  mb_strerror(err));
-                }
+        if (k < 0)
+                cli_error("%s: remove the file by hand if it is not mshim's", path);
+        if (k == 0) {
+                ret->size = (UINT16) e.name_size;
+                memcpy(ret->name, e.name, e.name_size);
         }
-        free(states);
-        free(e);
-        return r;
+        return k;
 }
 
 /* ---- the commands ---------------------------------------------------------------- */

@@ -53,6 +53,13 @@ refuses "policy approve --totp --current without --pcrs: past the fence" "past t
 refuses "policy prune --totp reads no PCRs" "revoked approvals only" "$MSHIM" policy prune --totp --pcrs "$t/x" --esp "$t/esp"
 refuses "policy approve --totp: no enrolment" "no TOTP enrolment \(mshim totp enroll first\)" \
         "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/esp"
+mkdir -p "$t/bad-esp/loader/mshim" && printf 'mshim-totp 1\nhandle 0x81004d54\n' > "$t/bad-esp/loader/mshim/totp"
+refuses "policy approve --totp: a damaged enrolment file, named" "bad-esp/loader/mshim/totp: .*damaged" \
+        "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/bad-esp"
+refuses "totp remove: a damaged enrolment file, named, left for the admin" "bad-esp/loader/mshim/totp: remove the file by hand" \
+        "$MSHIM" totp remove --esp "$t/bad-esp"
+[ -f "$t/bad-esp/loader/mshim/totp" ] && pass "totp remove: the damaged file is still there" ||
+        fail "totp remove: the damaged file is still there"
 refuses "--password-file without --recovery-file" "goes with --recovery-file" "$MSHIM" totp enroll --literal --password-file "$t/pw"
 refuses "--select 24" "--select wants PCR numbers" "$MSHIM" totp enroll --literal --select 4,24 --esp "$t/esp"
 refuses "a 65-byte label" "label must be 1 to 64 bytes" "$MSHIM" totp enroll --literal --secret-file "$t/secret" \
