@@ -9,6 +9,9 @@
 #   make fuzz       libFuzzer targets (clang)
 #   make bench      mshim log vs tpm2_eventlog, predict vs openssl, unseal vs clevis and systemd-cryptenroll
 
+# Plain `make` builds the loader and the CLI, whatever rule comes first.
+.DEFAULT_GOAL := all
+
 B        ?= build
 CC       ?= cc
 CLANG    ?= clang
