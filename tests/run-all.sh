@@ -13,6 +13,10 @@ B=${B:-build}
 # Debian's signed EFI images, unpacked by scripts/fetch-efi.sh.
 export MB_EFIROOT=${MB_EFIROOT:-$B/debian-efi}
 jobs=${MB_JOBS:-2}
+# MB_ONLY=unit: the unit programs alone; MB_ONLY=quick (make check-quick):
+# those and the CLI files, no boot.
+only=${MB_ONLY:-}
+start=$SECONDS
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 log=$work/all.log
 : > "$log"
@@ -50,8 +54,10 @@ done
 # suite; started last it would run alone at the end).
 slow="tests/integration/test_luks.sh tests/integration/test_predict.sh tests/integration/test_luks_sb.sh"
 files=()
-if [ "${MB_ONLY:-}" != unit ]; then
-        for t in $slow tests/integration/test_*.sh tests/cli/test_*.sh; do
+boots="$slow tests/integration/test_*.sh"
+[ "$only" = quick ] && boots=
+if [ "$only" != unit ]; then
+        for t in $boots tests/cli/test_*.sh; do
                 [ -f "$t" ] || continue
                 case " ${files[*]} " in *" $t "*) continue ;; esac
                 files+=("$t")
@@ -81,5 +87,11 @@ echo
 [ "$s" = 0 ] || grep '^SKIP: ' "$log"
 # A known defect with a test waiting for its fix says XFAIL (tests/efiharness).
 grep '^XFAIL: ' "$log"
+# Where the time went: each file's own time, longest first (files run
+# MB_JOBS at a time, so they add up to more than the total).
+echo "Time per file (longest first):"
+sed -n 's/^-- \(.*\) took \([0-9]*\) s$/\2 \1/p' "$log" | sort -rn | head -n 15 |
+        awk '{ t = $1; $1 = ""; printf "  %5d s %s\n", t, $0 }'
+echo "Total: $((SECONDS - start)) s"
 echo "$p passed, $f failed"
 [ "$f" = 0 ] && [ "$p" -gt 0 ]
