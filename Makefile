@@ -201,7 +201,7 @@ $(B)/mshimx64.so: $(EFI_O) $(EFI_CORE_O) $(EFI_SBAT_O) $(EFI_SELFTEST_O) efi/msh
 # COFF symbol table (--strip-all; sbsign warns about one), then
 # scripts/efi-finish.py: NX_COMPAT once the layout is checked W^X and
 # page-aligned, TimeDateStamp 0, CheckSum (docs/REPRODUCIBLE.md).
-EFI_OBJCOPY  := objcopy --strip-all -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
+EFI_OBJCOPY  := objcopy --strip-all -j .text -j .rodata -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela \
                 -j '.rel.*' -j '.rela.*' -j .reloc -j .sbat -j .mpolicy --target efi-app-x86_64 --subsystem=10
 EFI_PE       = $(EFI_OBJCOPY) $< $@.tmp && python3 scripts/efi-finish.py $@.tmp && mv $@.tmp $@
 

@@ -69,24 +69,37 @@ typedef struct {
 
 static EFI_GUID shim_lock_guid = MSHIM_SHIM_LOCK_GUID;
 
-/* Which bytes an earlier Verify saw: size and SHA-256. */
-typedef struct shim_lock_seen {
-        bool set;
+/* Which bytes Verify saw: size and SHA-256 (size 0: an empty slot, since
+ * Verify refuses an empty buffer). */
+typedef struct shim_lock_bytes {
         UINTN size;
         uint8_t sha256[32];
-} shim_lock_seen;
+} shim_lock_bytes;
 
-/* The protocol functions get no This pointer: the state has to be global.
- * There is one next stage at a time, so one slot is enough. */
+/* Images Verify loaded (Secure Boot on) and not yet claimed by LoadImage:
+ * a next stage may verify several before it starts one (GRUB: a kernel,
+ * then another entry's; verifying A, B, then A again must not load A
+ * twice). Each holds an image's pages, so the slots are few; the oldest
+ * is unloaded when a fifth arrives. */
+#define SHIM_LOCK_CACHED 4
+/* Images Verify measured (Secure Boot off): a digest each, so more of
+ * them; past 16 distinct images the oldest would be measured again. */
+#define SHIM_LOCK_MEASURED 16
+
+/* The protocol functions get no This pointer: the state has to be global. */
 static struct {
         bool installed;
         EFI_HANDLE image;               /* mshim's image handle: protocol home, LoadImage parent */
         EFI_HANDLE device;              /* mshim's volume: where Verify's device path points */
         mshim_tpm *tpm;                 /* for Verify's own PCR 4 event (Secure Boot off) */
         EFI_IMAGE_LOAD firmware_load;   /* the LoadImage we replaced; NULL when not hooked */
-        EFI_HANDLE cached;              /* Secure Boot on: loaded by Verify, not yet claimed */
-        shim_lock_seen cached_bytes;
-        shim_lock_seen measured;        /* Secure Boot off: the last image Verify measured */
+        struct {
+                EFI_HANDLE handle;      /* NULL: free */
+                shim_lock_bytes bytes;
+        } cached[SHIM_LOCK_CACHED];     /* Secure Boot on: loaded by Verify, not yet claimed */
+        size_t cached_next;             /* the slot to use (and evict) next */
+        shim_lock_bytes measured[SHIM_LOCK_MEASURED];   /* Secure Boot off */
+        size_t measured_next;
         /* For the rest of the boot, once set (a protocol may outlive a
          * next stage that returned, and the firmware does not change). */
         bool selftest_done;
@@ -95,37 +108,69 @@ static struct {
 
 /* ---- which bytes were seen ------------------------------------------------- */
 
-static bool seen_matches(const shim_lock_seen *seen, const void *buf, UINTN size) {
-        uint8_t digest[32];
-
-        if (!seen->set || !buf || size != seen->size)
-                return false;
-        if (mb_hash_buf(MB_ALG_SHA256, buf, size, digest) != MB_OK)
-                return false;
-        return CompareMem(digest, (void *) seen->sha256, sizeof(digest)) == 0;
+static EFI_STATUS bytes_of(const void *buf, UINTN size, shim_lock_bytes *ret) {
+        if (!buf || size == 0 || mb_hash_buf(MB_ALG_SHA256, buf, size, ret->sha256) != MB_OK)
+                return EFI_SECURITY_VIOLATION;
+        ret->size = size;
+        return EFI_SUCCESS;
 }
 
-static EFI_STATUS seen_record(shim_lock_seen *seen, const void *buf, UINTN size) {
-        if (mb_hash_buf(MB_ALG_SHA256, buf, size, seen->sha256) != MB_OK) {
-                seen->set = false;
-                return EFI_SECURITY_VIOLATION;
-        }
-        seen->size = size;
-        seen->set = true;
-        return EFI_SUCCESS;
+static bool bytes_equal(const shim_lock_bytes *a, const shim_lock_bytes *b) {
+        return a->size != 0 && a->size == b->size && CompareMem((void *) a->sha256, (void *) b->sha256, 32) == 0;
+}
+
+static bool measured_has(const shim_lock_bytes *b) {
+        for (size_t i = 0; i < SHIM_LOCK_MEASURED; i++)
+                if (bytes_equal(&shim_lock.measured[i], b))
+                        return true;
+        return false;
+}
+
+static void measured_add(const shim_lock_bytes *b) {
+        shim_lock.measured[shim_lock.measured_next] = *b;
+        shim_lock.measured_next = (shim_lock.measured_next + 1) % SHIM_LOCK_MEASURED;
 }
 
 /* ---- the cache of the image Verify loaded --------------------------------- */
 
-static void cache_drop(void) {
-        if (shim_lock.cached)
-                BS->UnloadImage(shim_lock.cached);
-        shim_lock.cached = NULL;
-        shim_lock.cached_bytes.set = false;
+static void cache_free(size_t i) {
+        if (shim_lock.cached[i].handle)
+                BS->UnloadImage(shim_lock.cached[i].handle);
+        shim_lock.cached[i].handle = NULL;
+        shim_lock.cached[i].bytes.size = 0;
 }
 
-static bool cache_matches(const void *buf, UINTN size) {
-        return shim_lock.cached && seen_matches(&shim_lock.cached_bytes, buf, size);
+static void cache_drop(void) {
+        for (size_t i = 0; i < SHIM_LOCK_CACHED; i++)
+                cache_free(i);
+}
+
+/* The slot holding an image of these bytes, or SHIM_LOCK_CACHED. */
+static size_t cache_find(const shim_lock_bytes *b) {
+        size_t i;
+
+        for (i = 0; i < SHIM_LOCK_CACHED; i++)
+                if (shim_lock.cached[i].handle && bytes_equal(&shim_lock.cached[i].bytes, b))
+                        break;
+        return i;
+}
+
+static bool cache_has_size(UINTN size) {
+        for (size_t i = 0; i < SHIM_LOCK_CACHED; i++)
+                if (shim_lock.cached[i].handle && shim_lock.cached[i].bytes.size == size)
+                        return true;
+        return false;
+}
+
+/* Keep h for the LoadImage (or the second Verify) that normally follows,
+ * in a free slot, else in place of the oldest. */
+static void cache_put(EFI_HANDLE h, const shim_lock_bytes *b) {
+        size_t i = shim_lock.cached_next;
+
+        cache_free(i);
+        shim_lock.cached[i].handle = h;
+        shim_lock.cached[i].bytes = *b;
+        shim_lock.cached_next = (i + 1) % SHIM_LOCK_CACHED;
 }
 
 /* Give the image Verify loaded the identity the caller's LoadImage would
@@ -153,11 +198,17 @@ static void cache_adopt(EFI_HANDLE h, EFI_HANDLE parent, EFI_DEVICE_PATH *dp) {
  * checks, and then goes to the firmware unchanged. */
 static EFI_STATUS EFIAPI hooked_load_image(BOOLEAN boot_policy, EFI_HANDLE parent, EFI_DEVICE_PATH *dp,
                                            VOID *src, UINTN size, EFI_HANDLE *ret) {
-        if (ret && cache_matches(src, size)) {
-                EFI_HANDLE h = shim_lock.cached;
+        shim_lock_bytes b;
+        size_t i;
 
-                shim_lock.cached = NULL;        /* claimed: now the caller's */
-                shim_lock.cached_bytes.set = false;
+        /* Hash only what could be in the cache: LoadImage also loads
+         * large images mshim never verified. */
+        if (ret && cache_has_size(size) && !EFI_ERROR(bytes_of(src, size, &b)) &&
+            (i = cache_find(&b)) < SHIM_LOCK_CACHED) {
+                EFI_HANDLE h = shim_lock.cached[i].handle;
+
+                shim_lock.cached[i].handle = NULL;      /* claimed: now the caller's */
+                shim_lock.cached[i].bytes.size = 0;
                 cache_adopt(h, parent, dp);
                 *ret = h;
                 return EFI_SUCCESS;
@@ -207,21 +258,26 @@ static EFI_STATUS firmware_load_as(const CHAR16 *path, void *buffer, UINTN size,
  * again (Debian's GRUB 2.06 verifies the kernel twice) are not measured
  * again. An image that could not be measured is refused. */
 static EFI_STATUS verify_measure(void *buffer, UINTN size) {
+        shim_lock_bytes b;
         EFI_STATUS st;
 
-        if (seen_matches(&shim_lock.measured, buffer, size))
+        if (EFI_ERROR(bytes_of(buffer, size, &b)))
+                return EFI_SECURITY_VIOLATION;
+        if (measured_has(&b))
                 return EFI_SUCCESS;
         st = mshim_tpm_measure_pe(shim_lock.tpm, buffer, size);
         if (EFI_ERROR(st))
                 return mshim_log(EFI_SECURITY_VIOLATION,
                                  L"SHIM_LOCK Verify: image of %ld bytes refused: it could not be measured (%r)",
                                  (UINT64) size, st);
-        return seen_record(&shim_lock.measured, buffer, size);
+        measured_add(&b);
+        return EFI_SUCCESS;
 }
 
 /* Secure Boot on: SBAT, then the firmware's own verification (and its
  * PCR 4 event) through LoadImage; the loaded image is kept. */
 static EFI_STATUS verify_secure_boot(void *buffer, UINTN size) {
+        shim_lock_bytes b;
         EFI_HANDLE h = NULL;
         EFI_STATUS st;
 
@@ -234,7 +290,9 @@ static EFI_STATUS verify_secure_boot(void *buffer, UINTN size) {
          * twice, from two copies: its verifier framework, then linuxefi):
          * the firmware already accepted them, and asking again would
          * load and measure them a second time. */
-        if (cache_matches(buffer, size))
+        if (EFI_ERROR(bytes_of(buffer, size, &b)))
+                return EFI_SECURITY_VIOLATION;
+        if (cache_find(&b) < SHIM_LOCK_CACHED)
                 return EFI_SUCCESS;
         /* Before LoadImage: a revoked image gets no PCR 4 event. As shim,
          * an image verified through the protocol may lack .sbat. */
@@ -252,14 +310,7 @@ static EFI_STATUS verify_secure_boot(void *buffer, UINTN size) {
                  * key accepts; the firmware's "denied" means the same here. */
                 return (st == EFI_ACCESS_DENIED) ? EFI_SECURITY_VIOLATION : st;
         }
-        /* Keep it for the LoadImage (or the second Verify) that normally
-         * follows; a previous unclaimed one will not be asked for again. */
-        cache_drop();
-        if (EFI_ERROR(seen_record(&shim_lock.cached_bytes, buffer, size))) {
-                BS->UnloadImage(h);
-                return EFI_SECURITY_VIOLATION;
-        }
-        shim_lock.cached = h;
+        cache_put(h, &b);
         return EFI_SUCCESS;
 }
 
@@ -388,7 +439,7 @@ void mshim_shim_lock_install(mshim_ctx *c) {
         shim_lock.image = c->image;
         shim_lock.device = c->device;
         shim_lock.tpm = &c->tpm;
-        shim_lock.measured.set = false;
+        mb_memset(shim_lock.measured, 0, sizeof(shim_lock.measured));
         /* The hook only matters when Verify loads images, i.e. with
          * Secure Boot on. */
         if (mshim_secure_boot_enabled() && !shim_lock.firmware_load) {

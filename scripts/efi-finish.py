@@ -17,8 +17,11 @@ objcopy cannot set the PE DllCharacteristics, so this step:
 - recomputes the optional header's CheckSum over the result.
 
 It refuses (exit 1, image left as it was) an image with a COFF symbol table
-(objcopy --strip-all removes it; sbsign warns about one) or a layout that
-would make the NX_COMPAT claim false. Layout: PE/COFF specification
+(objcopy --strip-all removes it; sbsign warns about one), a layout that
+would make the NX_COMPAT claim false, or a start-up relocation (gnu-efi's
+_relocate applies the ELF .rela entries itself, before efi_main) whose
+target is not in a writable section: it would fault on a read-only page
+(.rodata, .text) once the firmware maps pages by section. Layout: PE/COFF specification
 (Microsoft, "PE Format"), sections "COFF File Header", "Optional Header
 Windows-Specific Fields", "Section Table".
 """
@@ -29,6 +32,7 @@ PAGE = 4096
 NX_COMPAT = 0x0100
 SCN_MEM_EXECUTE = 0x20000000
 SCN_MEM_WRITE = 0x80000000
+ELF64_RELA = 24          # r_offset, r_info, r_addend (System V ABI, x86-64)
 PE32PLUS = 0x20B
 
 
@@ -55,6 +59,33 @@ def pe_checksum(img, cksum_off):
         s += w
         s = (s & 0xFFFF) + (s >> 16)
     return (s + len(img)) & 0xFFFFFFFF
+
+
+def sections(img, sect, nsect):
+    """(name, VirtualAddress, VirtualSize, PointerToRawData, SizeOfRawData,
+    Characteristics) of each section header."""
+    for i in range(nsect):
+        h = sect + 40 * i
+        name = bytes(img[h:h + 8]).rstrip(b"\0").decode("ascii", "replace")
+        vsize, va, rawsize, raw = struct.unpack_from("<IIII", img, h + 8)
+        yield name, va, vsize, raw, rawsize, u32(img, h + 36)
+
+
+def check_relocations(path, img, sect, nsect):
+    """Every .rela entry's r_offset (an RVA: ImageBase is 0) must fall in a
+    writable section."""
+    secs = list(sections(img, sect, nsect))
+    writable = [(va, va + vs) for _, va, vs, _, _, fl in secs if fl & SCN_MEM_WRITE]
+    for name, _, vsize, raw, rawsize, _ in secs:
+        if name != ".rela" and not name.startswith(".rela."):
+            continue
+        n = min(vsize, rawsize)
+        if raw + n > len(img):
+            die(path, f"section {name} past the end of the file")
+        for off in range(raw, raw + n - n % ELF64_RELA, ELF64_RELA):
+            target = struct.unpack_from("<Q", img, off)[0]
+            if not any(lo <= target and target + 8 <= hi for lo, hi in writable):
+                die(path, f"a start-up relocation writes {target:#x}, outside every writable section")
 
 
 def finish(path):
@@ -85,6 +116,7 @@ def finish(path):
             die(path, f"section {name} at {va:#x} is not page-aligned")
         if flags & SCN_MEM_WRITE and flags & SCN_MEM_EXECUTE:
             die(path, f"section {name} is writable and executable")
+    check_relocations(path, img, sect, nsect)
     struct.pack_into("<I", img, coff + 4, 0)            # TimeDateStamp
     dllch = opt + 70
     struct.pack_into("<H", img, dllch, u16(img, dllch) | NX_COMPAT)

@@ -481,6 +481,23 @@ static char *read_line(int fd) {
         return s;
 }
 
+/* All of text to the terminal; a short write (a hung-up terminal) is not
+ * an error here: read_line then fails and says so. */
+static void tty_write(int fd, const char *text) {
+        size_t n = strlen(text);
+
+        while (n) {
+                ssize_t w = write(fd, text, n);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return;
+                text += w;
+                n -= (size_t) w;
+        }
+}
+
 char *cli_tty_secret(int fd, const char *prompt) {
         struct termios quiet;
         sigset_t old;
@@ -503,9 +520,12 @@ char *cli_tty_secret(int fd, const char *prompt) {
                 cli_error("cannot turn the terminal's echo off: %s", strerror(errno));
                 return NULL;
         }
+        /* The prompt goes where the answer comes from, as passwd and
+         * cryptsetup do: with standard error redirected to a log the user
+         * still sees what is asked. */
         out_flush();
-        fputs(prompt, stderr);
         fflush(stderr);
+        tty_write(fd, prompt);
         s = read_line(fd);
         block_fatal(&old);
         tcsetattr(fd, TCSAFLUSH, &tty_saved);

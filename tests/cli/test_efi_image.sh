@@ -48,6 +48,11 @@ done < "$T/sections"
 check "objdump: every section VMA page-aligned${unaligned:+ (not:$unaligned)}" test -z "$unaligned"
 check "objdump: .sbat and .reloc kept" bash -c "grep -q '^\.sbat ' '$T/sections' && grep -q '^\.reloc ' '$T/sections'"
 check "objdump: no symbols" grep -qx 'no symbols' "$T/t"
+# Constants are mapped read-only (efi/mshim.lds): a .rodata section, not
+# writable, holding the loader's strings (its UTF-16 messages among them).
+check "objdump: .rodata kept, read-only" bash -c "grep -A1 ' \.rodata ' '$T/h' | grep -q READONLY"
+objcopy -O binary --only-section=.rodata "$IMG" "$T/rodata" 2>/dev/null
+check ".rodata holds the loader's messages" bash -c "iconv -f UTF-16LE -t UTF-8 '$T/rodata' 2>/dev/null | grep -aq 'another initrd provider is installed'"
 
 # ---- sbsign signs it without a warning --------------------------------------
 openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=mshim efi-image test/" -days 1 \
@@ -74,6 +79,22 @@ expect_refused "efi-finish refuses a writable, executable .data" "$T/wx.efi" "wr
 objcopy --strip-all --section-alignment 512 -j .text -j .data -j .dynamic -j .rela -j .reloc -j .sbat \
         --target efi-app-x86_64 --subsystem=10 "$SO" "$T/align.efi"
 expect_refused "efi-finish refuses 512-byte SectionAlignment" "$T/align.efi" "SectionAlignment"
+# The image with its .data made read-only in the section table: gnu-efi's
+# _relocate would then write the GOT on a read-only page.
+cp "$IMG" "$T/rodata.efi"
+python3 - "$T/rodata.efi" <<'PY'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+pe = struct.unpack_from("<I", b, 0x3C)[0]
+n, opt = struct.unpack_from("<H", b, pe + 6)[0], struct.unpack_from("<H", b, pe + 20)[0]
+for i in range(n):
+    h = pe + 24 + opt + 40 * i
+    if b[h:h + 8].rstrip(b"\0") == b".data":
+        struct.pack_into("<I", b, h + 36, struct.unpack_from("<I", b, h + 36)[0] & ~0x80000000)
+open(p, "wb").write(b)
+PY
+expect_refused "efi-finish refuses a start-up relocation into a read-only section" "$T/rodata.efi" "start-up relocation"
 
 # ---- bulk copies go through the firmware's CopyMem (efi/util.c) -------------
 # gnu-efi's CopyMem copies a byte at a time; the initrd LoadFile2 hands out

@@ -412,6 +412,33 @@ r=$(tty_import 'one pass' 'other pass' "$t/tty2.fd")
 check "terminal: different passwords: exit 2, nothing written ($(head -1 <<<"$r"))" bash -c "
         grep -q '^prompts=2 status=2 echoed=no$' <<<\"\$1\" && grep -q 'mshim: the passwords do not match' <<<\"\$1\" &&
         [ ! -e '$t/tty2.fd' ]" _ "$r"
+# The prompts go to the terminal, not to standard error: with standard
+# error redirected to a file, the user still sees what is asked.
+check "terminal: prompts on the terminal, not on standard error" python3 - "$MSHIM" "$VARS" "$t/mok.pem" "$t/tty4.fd" "$t/stderr4" <<'EOF'
+import os, pty, select, subprocess, sys, time
+master, slave = pty.openpty()
+with open(sys.argv[5], "wb") as err:
+    p = subprocess.Popen([sys.argv[1], "vars", "mok-import", sys.argv[2], "--cert", sys.argv[3], "-o", sys.argv[4]],
+                         stdin=slave, stdout=slave, stderr=err)
+os.close(slave)
+seen, end, typed = b"", time.time() + 10, 0
+while time.time() < end and p.poll() is None:
+    if select.select([master], [], [], 0.1)[0]:
+        try:
+            seen += os.read(master, 4096)
+        except OSError:
+            break
+    if seen.count(b": ") > typed:
+        typed += 1
+        os.write(master, b"tty pass\n")
+try:
+    rc = p.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "hung"
+err = open(sys.argv[5], "rb").read()
+sys.exit(not (rc == 0 and b"MOK password: " in seen and b"MOK password again: " in seen and b"password" not in err))
+EOF
 check "terminal: the terminal's echo is back afterwards" python3 - "$MSHIM" "$VARS" "$t/mok.pem" "$t/tty3.fd" <<'EOF'
 # SIGTERM at the prompt: mshim must die of it and leave echo on.
 import os, pty, select, signal, subprocess, sys, termios, time

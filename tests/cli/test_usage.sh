@@ -11,6 +11,7 @@ OVMF_VARS=${MB_OVMF_DIR:-/usr/share/OVMF}/OVMF_VARS_4M.fd
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 pass() { echo "PASS: usage: $1"; }
 fail() { echo "FAIL: usage: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
 
 [ -x "$MSHIM" ] || { fail "no $MSHIM"; exit 1; }
 [ -f "$OVMF_VARS" ] || { fail "no $OVMF_VARS (make deps)"; exit 1; }
@@ -110,4 +111,12 @@ for args in "log $t/none.bin" "vars list $t/none.fd" "pe-hash $t/none.efi" "sbat
         "$MSHIM" $args >/dev/null 2>"$t/err"; rc=$?
         if [ "$rc" = 2 ] && [ "$(grep -c -v '^mshim: ' "$t/err")" = 0 ] && [ -s "$t/err" ]; then pass "mshim $args: mshim: messages"
         else fail "mshim $args: mshim: messages" "rc=$rc $(cat "$t/err")"; fi
+done
+
+# Every command the dispatcher knows (tools/mshim.c) is listed by
+# `mshim --help` and in mshim(1)'s SEE ALSO: a user finds each from there.
+"$MSHIM" --help > "$t/help" 2>&1
+for c in $(sed -n 's/^ *{ *"\([a-z-]*\)", *cmd_[a-z_]* *},.*/\1/p' tools/mshim.c); do
+        check "mshim --help lists '$c'" grep -qE "^  $c( |\$)" "$t/help"
+        check "mshim(1) SEE ALSO names mshim-$c(1)" grep -q "mshim-$c(1)" man/mshim.1.txt
 done

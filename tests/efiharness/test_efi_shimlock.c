@@ -221,6 +221,92 @@ FH_CASE(verify_with_secure_boot_off_measures_once) {
         FH_CHECK_CLEAN();
 }
 
+/* A next stage that verifies two images, then the first again, then
+ * loads both (GRUB with a kernel and another entry's). */
+static struct {
+        EFI_STATUS verify[3], load[2];
+} two;
+
+static EFI_STATUS grub_verifies_two(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        EFI_BOOT_SERVICES *bs = st->BootServices;
+        static uint8_t a[2048], b[2048];
+        UINTN asize = sizeof(a), bsize = sizeof(b);
+        EFI_SIMPLE_FILE_SYSTEM_PROTOCOL *fs = NULL;
+        EFI_LOADED_IMAGE *li = NULL;
+        EFI_FILE_HANDLE root = NULL;
+        EFI_HANDLE h = NULL;
+        shim_lock *sl = NULL;
+
+        if (bs->LocateProtocol(&fh_shim_lock_guid, NULL, (void **) &sl) != EFI_SUCCESS ||
+            bs->HandleProtocol(image, &LoadedImageProtocol, (void **) &li) != EFI_SUCCESS ||
+            bs->HandleProtocol(li->DeviceHandle, &FileSystemProtocol, (void **) &fs) != EFI_SUCCESS ||
+            fs->OpenVolume(fs, &root) != EFI_SUCCESS ||
+            !esp_bytes(root, L"\\vmlinuz", &asize, a) || !esp_bytes(root, L"\\other.efi", &bsize, b))
+                return EFI_NOT_FOUND;
+        root->Close(root);
+        two.verify[0] = sl->Verify(a, (UINT32) asize);
+        two.verify[1] = sl->Verify(b, (UINT32) bsize);
+        two.verify[2] = sl->Verify(a, (UINT32) asize);
+        two.load[0] = bs->LoadImage(FALSE, image, NULL, a, asize, &h);
+        if (two.load[0] == EFI_SUCCESS)
+                bs->UnloadImage(h);
+        two.load[1] = bs->LoadImage(FALSE, image, NULL, b, bsize, &h);
+        if (two.load[1] == EFI_SUCCESS)
+                bs->UnloadImage(h);
+        return EFI_LOAD_ERROR;
+}
+
+/* PCR 4 events whose data is the ESP file at path (the fake firmware
+ * logs an image's bytes; Verify's own events with Secure Boot off too). */
+static size_t events_of(const char *path) {
+        const fh_node_bytes *k = fh_file_bytes(path);
+        size_t n = 0;
+
+        for (size_t i = 0; k && i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+                n += e->pcr == 4 && e->data_size == k->size && memcmp(e->data, k->data, k->size) == 0;
+        }
+        return n;
+}
+
+/* Verifying A, B, then A again loads (Secure Boot on) or measures (off)
+ * each once: the cache holds more than one image. */
+static void verify_a_b_a(bool secure_boot) {
+        static const fh_image_spec plain = { 0 };
+
+        fh_secure_boot(secure_boot);
+        fh_image("/vmlinuz", &plain);
+        fh_image("/other.efi", &plain);
+        fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = grub_verifies_two });
+        fh_boot();
+        for (int i = 0; i < 3; i++)
+                FH_CHECK_EQ(two.verify[i], EFI_SUCCESS);
+        FH_CHECK_EQ(two.load[0], EFI_SUCCESS);
+        FH_CHECK_EQ(two.load[1], EFI_SUCCESS);
+}
+
+FH_CASE(verify_a_b_a_loads_each_once) {
+        verify_a_b_a(true);
+        FH_CHECK_EQ(events_of("/vmlinuz"), 1);
+        FH_CHECK_EQ(events_of("/other.efi"), 1);
+        FH_CHECK_CLEAN();
+}
+
+/* Secure Boot off: Verify measures A and B once each; the LoadImages then
+ * go to the firmware, which measures again (no hook without Secure Boot:
+ * docs/SHIM_LOCK.md, "Not done"). */
+FH_CASE(verify_a_b_a_measures_each_once) {
+        size_t verify_events = 0;
+
+        verify_a_b_a(false);
+        for (size_t i = 0; i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+                verify_events += e->pcr == 4 && !e->by_firmware && (e->flags & 0x10);
+        }
+        FH_CHECK_EQ(verify_events, 2);
+        FH_CHECK_CLEAN();
+}
+
 FH_CASE(verify_refuses_an_image_it_could_not_measure) {
         static const fh_image_spec kernel = { 0 }, other = { 0 };
 
@@ -239,6 +325,8 @@ int main(void) {
         FH_RUN(shim_lock_verify_asks_the_firmware_once);
         FH_RUN(firmware_accepting_the_unsigned_self_test_fails_closed);
         FH_RUN(verify_with_secure_boot_off_measures_once);
+        FH_RUN(verify_a_b_a_loads_each_once);
+        FH_RUN(verify_a_b_a_measures_each_once);
         FH_RUN(verify_refuses_an_image_it_could_not_measure);
         return fh_exit_status();
 }
