@@ -169,6 +169,21 @@ check_approved() {
         LAST_APPROVAL=$a
 }
 current_approvals() { grep -lx "label current boot" "$APPROVALS"/* 2>/dev/null; }
+# approvals_state: every approval (disk and TOTP) with its hash: a run that
+# approves nothing leaves it as it was.
+approvals_state() { (cd "$ESP/loader/mshim" 2>/dev/null && find . -name '*.approval' -print0 | sort -z | xargs -0r sha256sum); }
+# never_approved ENTRY KERNEL INITRD OPTIONS: no disk approval holds the
+# sha256 PCRs 4,5,7,9,12 (hashlib's, predict_fixture.py) of the boot of the
+# entry file ENTRY (named V2's) with those bytes as its kernel and initrd.
+never_approved() {
+        local a want
+        want=$(sha256_lines "$(python3 "$FIX" expect-entry --entry-name "$TOKEN-$V2.conf" --entry "$1" \
+                --kernel "$2" --initrd "$3" --options "$4")") || return 1
+        [ -n "$want" ] || return 1
+        for a in "$APPROVALS"/*.approval; do
+                [ "$(python3 tests/cli/seal_fixture.py approval-values "$a")" != "$want" ] || return 1
+        done
+}
 # esp_state: every file on the ESP with its hash, approvals aside.
 esp_state() { (cd "$ESP" && find . -path ./loader/mshim -prune -o -type f -print0 | sort -z | xargs -0 sha256sum); }
 
@@ -218,7 +233,8 @@ run "$V0 (older): installed, not the default" 0 "will not be the default" zz-msh
 check_installed "$V0" "$K1" "$T/initrd1"
 check_approved "$V0 (older): the default boot ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" existing
 
-# ---- failures leave nothing behind ---------------------------------------------------
+# ---- failures leave nothing behind (STRICT=yes: refused, exit 1) ---------------------
+write_conf "STRICT=yes"
 before=$(esp_state); n=$(n_approvals)
 head -c 4096 /dev/urandom >"$T/bad-kernel"; install_kernel "$VBAD" "$T/bad-kernel"; write_initrd "$VBAD" "$T/initrd1"
 run "corrupt kernel: refused, with mshim predict's message" 1 "^mshim: .*vmlinuz\|^mshim: .*linux-" zz-mshim.postinst "$VBAD"
@@ -240,11 +256,35 @@ check "approval refused: the ESP as before" test "$(esp_state)" = "$before"
 check "approval refused: no default entry for $V3" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
 sed 's/^sha256:4=./sha256:4=f/; s/^sha256:4=ff/sha256:4=00/' "$F/pcrs.txt" >"$T/wrong-pcrs.txt"
 check "the wrong PCRs differ" bash -c "! cmp -s '$F/pcrs.txt' '$T/wrong-pcrs.txt'"
-write_conf "PCRS=$T/wrong-pcrs.txt"
+write_conf "PCRS=$T/wrong-pcrs.txt" "STRICT=yes"
 run "a baseline that does not replay: refused, naming the PCR" 1 "sha256 PCR 4" zz-mshim.postinst "$V3"
 write_conf
 check "a baseline that does not replay: the ESP as before" test "$(esp_state)" = "$before"
 check "a baseline that does not replay: no approval" test "$(n_approvals)" = "$n"
+
+# ---- the same failures without STRICT: apt goes on -------------------------------
+# The entry is written (the kernel boots, asking for the passphrase), the
+# hook says why it approved nothing and what to run, exits 0, and no
+# approval is removed or replaced.
+astate=$(approvals_state)
+install_kernel "$VBAD" build/mshimx64.efi; write_initrd "$VBAD" "$T/initrd1"
+run "prediction fails (PCR 9 unpredictable), no STRICT: exit 0, naming the PCR" 0 "PCR  *9: unpredictable" \
+        zz-mshim.postinst "$VBAD"
+check "prediction fails: says it approved nothing and what to run" \
+        grep -q "approved nothing: .*run: .*zz-mshim $VBAD" "$T/err"
+check_installed "$VBAD" build/mshimx64.efi "$T/initrd1"
+check "prediction fails: the approvals untouched" test "$(approvals_state)" = "$astate"
+rm -f "$ESP/loader/entries/$TOKEN-$VBAD.conf"; rm -rf "$ESP/$TOKEN/$VBAD" "$BOOT/vmlinuz-$VBAD" "$BOOT/initrd.img-$VBAD"
+check "the unpredictable kernel cleared away: the ESP as before" test "$(esp_state)" = "$before"
+# A failed prediction for a kernel whose entry is there already: it stays,
+# nothing is approved, nothing removed.
+write_conf "PCRS=$T/wrong-pcrs.txt"
+run "prediction fails for an installed kernel ($V2), no STRICT: exit 0, naming the PCR" 0 "sha256 PCR 4" \
+        zz-mshim.postinst "$V2"
+write_conf
+check "... its entry unchanged, said" grep -q "entry unchanged; approved nothing" "$T/err"
+check "... the approvals untouched" test "$(approvals_state)" = "$astate"
+check "... the ESP as before" test "$(esp_state)" = "$before"
 
 # ---- removal, with a signed TOTP enrolment on the ESP ---------------------------------
 # The hook approves the next boot's TOTP point as well (--totp, the
@@ -274,6 +314,73 @@ check "$V3: the TOTP point is not the whole boot: its values differ from the dis
 n_totp=$(ls "$TOTP_DIR" | wc -l)
 run "$V3: postinst.d again: entry unchanged" 0 "TOTP point approved already" zz-mshim.postinst "$V3"
 check "$V3 again: no second TOTP approval" test "$(ls "$TOTP_DIR" | wc -l)" = "$n_totp"
+
+# ---- ESP content the hook did not write is never approved ---------------------------
+# The copies' names carry their content's hash, but a name proves nothing:
+# someone who had the disk writes another kernel (a genuine, older one, which
+# predicts fine), another initrd, or other options under the names the hook
+# reuses or the entry it would approve next. The hook approves nothing, names
+# the file, exits 0 (1 with STRICT=yes), and the approvals stay as they were.
+KC2=$ESP/$TOKEN/$V2/linux-$(short "$K2") IC2=$ESP/$TOKEN/$V2/initrd-$(short "$T/initrd2b")
+E2=$ESP/loader/entries/$TOKEN-$V2.conf E3=$ESP/loader/entries/$TOKEN-$V3.conf
+cp "$KC2" "$T/kc2.good"; cp "$IC2" "$T/ic2.good"; cp "$E2" "$T/e2.good"
+printf 'an evil initramfs\n' >"$T/initrd-evil"
+astate=$(approvals_state)
+# update-initramfs -u for V2: a new initrd, the kernel copy reused.
+cp "$K1" "$KC2"
+printf 'initrd of %s, newer\n' "$V2" >"$T/initrd2c"; write_initrd "$V2" "$T/initrd2c"
+run "tampered kernel copy the hook would reuse (new initrd for $V2): nothing approved, exit 0, the copy named" 0 \
+        "$KC2: not $BOOT/vmlinuz-$V2" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
+check "tampered kernel copy: says what to do (remove it, run the hook)" grep -q "remove it and run .*zz-mshim $V2" "$T/err"
+check "tampered kernel copy: the approvals untouched" test "$(approvals_state)" = "$astate"
+check "tampered kernel copy: that boot in no approval (hashlib)" \
+        never_approved <(entry_text "$V2" "$K2" "$T/initrd2c") "$K1" "$T/initrd2c" "$OPTS"
+check "tampered kernel copy: $V2's entry not rewritten" cmp -s "$T/e2.good" "$E2"
+check "tampered kernel copy: the new initrd's copy taken back" test ! -e "$ESP/$TOKEN/$V2/initrd-$(short "$T/initrd2c")"
+check "tampered kernel copy: the tampered file left as evidence" cmp -s "$K1" "$KC2"
+write_conf "STRICT=yes"
+run "tampered kernel copy, STRICT=yes: refused, exit 1" 1 "$KC2: not" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
+write_conf
+write_initrd "$V2" "$T/initrd2b"; cp "$T/kc2.good" "$KC2"
+# postinst.d run again for V2: the initrd copy reused.
+cp "$T/initrd-evil" "$IC2"
+run "tampered initrd copy the hook would reuse: nothing approved, exit 0, the copy named" 0 \
+        "$IC2: not $BOOT/initrd.img-$V2" zz-mshim.postinst "$V2"
+check "tampered initrd copy: the approvals untouched" test "$(approvals_state)" = "$astate"
+check "tampered initrd copy: that boot in no approval (hashlib)" never_approved "$E2" "$K2" "$T/initrd-evil" "$OPTS"
+# An older kernel installed: the default ($V3) stays the next boot, and it
+# is checked before it is predicted.
+cp "$T/ic2.good" "$IC2"
+IC3=$ESP/$TOKEN/$V3/initrd-$(short "$T/initrd3"); cp "$IC3" "$T/ic3.good"; cp "$T/initrd-evil" "$IC3"
+run "a kernel that is not the default installed while the default's initrd copy was changed: nothing approved," \
+        0 "$IC3: not $BOOT/initrd.img-$V3" zz-mshim.postinst "$V0"
+check "... $V0's own entry still written (approved nothing, said)" grep -q "$TOKEN-$V0: entry unchanged; approved nothing" "$T/err"
+check "... the approvals untouched" test "$(approvals_state)" = "$astate"
+cp "$T/ic3.good" "$IC3"
+# The default ($V3) removed: the next entry ($V2) would be approved.
+sed 's|^options .*|& init=/bin/sh|' "$T/e2.good" >"$E2"
+run "removing the default when the next entry's options were changed on the ESP: nothing approved, exit 0, the entry named" 0 \
+        "$E2: not the entry this hook writes" zz-mshim.postrm "$V3"
+check "changed options: the line named" grep -q "init=/bin/sh" "$T/err"
+check "changed options: $V3's entry kept" test -f "$E3"
+check "changed options: the approvals untouched" test "$(approvals_state)" = "$astate"
+check "changed options: that boot in no approval (hashlib)" never_approved "$E2" "$K2" "$T/initrd2b" "$OPTS init=/bin/sh"
+write_conf "STRICT=yes"
+run "changed options, STRICT=yes: refused, exit 1" 1 "$E2: not the entry" zz-mshim.postrm "$V3"
+write_conf
+cp "$T/e2.good" "$E2"; cp "$K1" "$KC2"
+run "removing the default when the next entry's kernel copy was changed: nothing approved, exit 0, the copy named" 0 \
+        "$KC2: not $BOOT/vmlinuz-$V2" zz-mshim.postrm "$V3"
+check "changed kernel copy: $V3's entry kept" test -f "$E3"
+check "changed kernel copy: the approvals untouched" test "$(approvals_state)" = "$astate"
+check "changed kernel copy: that boot in no approval (hashlib)" never_approved "$E2" "$K1" "$T/initrd2b" "$OPTS"
+cp "$T/kc2.good" "$KC2"; cp "$T/initrd-evil" "$IC2"
+run "removing the default when the next entry's initrd copy was changed: nothing approved, exit 0, the copy named" 0 \
+        "$IC2: not $BOOT/initrd.img-$V2" zz-mshim.postrm "$V3"
+check "changed initrd copy: the approvals untouched" test "$(approvals_state)" = "$astate"
+check "changed initrd copy: that boot in no approval (hashlib)" never_approved "$E2" "$K2" "$T/initrd-evil" "$OPTS"
+cp "$T/ic2.good" "$IC2"
+
 rm -f "$BOOT/vmlinuz-$V3" "$BOOT/initrd.img-$V3"
 n=$(n_approvals)
 run "$V3 (the default) removed: the next default's boot approved first" 0 "entry removed" zz-mshim.postrm "$V3" "$BOOT/vmlinuz-$V3"
@@ -297,7 +404,9 @@ check "a literal TOTP enrolment: no TOTP approval" test -z "$(ls -A "$TOTP_DIR")
 # A signed enrolment whose TOTP point cannot be approved (a file mshim
 # policy approve --totp refuses): the run fails as a disk approval's would.
 printf 'mshim-totp 1\nmode signed\npcrs 4,5,7,12\n' >"$ESP/loader/mshim/totp"
-run "a TOTP approval refused: the hook fails, naming it" 1 "mshim policy approve --totp failed" zz-mshim.postinst "$V2"
+write_conf "STRICT=yes"
+run "a TOTP approval refused (STRICT=yes): the hook fails, naming it" 1 "mshim policy approve --totp failed" zz-mshim.postinst "$V2"
+write_conf
 check "a TOTP approval refused: none written" test -z "$(ls -A "$TOTP_DIR")"
 rm -f "$ESP/loader/mshim/totp"
 n=$(n_approvals)
@@ -315,7 +424,7 @@ check "maintainer-script arguments: the ESP unchanged" test "$(esp_state)" = "$b
 # ---- kernel-install ----------------------------------------------------------------
 printf 'a staged initrd\n' >"$T/initrd-ki"
 KERNEL_INSTALL_LAYOUT=bls KERNEL_INSTALL_CONF_ROOT=$R/etc/kernel \
-        run "kernel-install, layout bls with 90-loaderentry active: refused" 1 "90-loaderentry" \
+        run "kernel-install, layout bls with 90-loaderentry active: nothing done, said, exit 0" 0 "90-loaderentry" \
         90-mshim.install add "$V3" "$T/entry-dir" "$K2" "$T/initrd-ki"
 check "kernel-install refused: the ESP unchanged" test "$(esp_state)" = "$before"
 mkdir -p "$R/etc/kernel/install.d"; ln -s /dev/null "$R/etc/kernel/install.d/90-loaderentry.install"
@@ -333,7 +442,7 @@ run "after the revoke, a re-run for $V2: entry unchanged, its boot approved at t
         zz-mshim.postinst "$V2"
 check_approved "re-run after the revoke (the approval the removal wrote)" "$V2" "$K2" "$T/initrd2b" "" existing
 check "kernel-install remove: entry and copies gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf" -a ! -e "$ESP/$TOKEN/$V3"
-run "kernel-install: two initrds refused" 1 "more than one initrd" 90-mshim.install add "$V3" "$T/e" "$K2" "$T/initrd-ki" "$T/initrd-ki"
+run "kernel-install: two initrds: nothing done, said, exit 0" 0 "more than one initrd" 90-mshim.install add "$V3" "$T/e" "$K2" "$T/initrd-ki" "$T/initrd-ki"
 
 # ---- settings --------------------------------------------------------------------
 before=$(esp_state)
@@ -343,14 +452,38 @@ write_conf "ESP /boot/efi"
 run "hook.conf: a line that is not KEY=VALUE is refused" 1 "not KEY=VALUE" zz-mshim.postinst "$V2"
 write_conf "ENTRY_TOKEN=../x"
 run "hook.conf: an ENTRY_TOKEN with a slash is refused" 1 "ENTRY_TOKEN" zz-mshim.postinst "$V2"
-write_conf "STATE_DIR=$T/nowhere"
-run "no policy key (mshim policy init not run): refused" 1 "mshim policy init" zz-mshim.postinst "$V2"
+# Before setup (no policy key): the entry is written on a fresh ESP,
+# nothing approved, exit 0; STRICT=yes refuses as before.
+mkdir -p "$T/esp2"
+write_conf "STATE_DIR=$T/nowhere" "ESP=$T/esp2" "STRICT=yes"
+run "no policy key (mshim policy init not run), STRICT=yes: refused" 1 "mshim policy init" zz-mshim.postinst "$V2"
+check "no policy key, STRICT=yes: nothing written" test -z "$(ls -A "$T/esp2")"
+write_conf "STATE_DIR=$T/nowhere" "ESP=$T/esp2"
+run "no policy key (before setup): exit 0, naming mshim policy init" 0 "mshim policy init" zz-mshim.postinst "$V2"
+check "before setup: says it approved nothing and what to run" grep -q "approved nothing: .*run: .*zz-mshim $V2" "$T/err"
+check "before setup: the entry written" cmp -s <(entry_text "$V2" "$K2" "$T/initrd2b") "$T/esp2/loader/entries/$TOKEN-$V2.conf"
+check "before setup: no approval" test ! -e "$T/esp2/loader/mshim"
+write_conf "STATE_DIR=$T/nowhere" "ESP=$T/esp2-unmounted"
+run "the ESP not mounted: exit 0, nothing written, said" 0 "is the ESP mounted" zz-mshim.postinst "$V2"
 write_conf
 MSHIM_HOOK_CONF=$T/absent.conf run "no hook.conf: refused" 1 "absent.conf" zz-mshim.postinst "$V2"
 run "a version with a slash is refused" 1 "not a kernel version" zz-mshim.postinst "../x"
 mv "$R/etc/kernel/cmdline" "$R/etc/kernel/cmdline.off"
 install_kernel "$V3" "$K2"; write_initrd "$V3" "$T/initrd3"
-run "no OPTIONS, no /etc/kernel/cmdline, no entry of the running kernel: refused" 1 "no kernel command line" zz-mshim.postinst "$V3"
+astate=$(approvals_state)
+write_conf "STRICT=yes"
+run "no OPTIONS, no /etc/kernel/cmdline, STRICT=yes: refused" 1 "no kernel command line" zz-mshim.postinst "$V3"
+write_conf
+# The running kernel's entry on the ESP is the attacker's: its options are
+# never taken for the command line (the hook once fell back to them).
+RUNNING_ENTRY=$ESP/loader/entries/$TOKEN-$(uname -r).conf
+printf 'title x\nversion %s\nlinux /x\noptions root=/dev/vda2 init=/bin/sh\n' "$(uname -r)" >"$RUNNING_ENTRY"
+run "no OPTIONS, no /etc/kernel/cmdline: no entry written, said, exit 0" 0 "no kernel command line" zz-mshim.postinst "$V3"
+rm -f "$RUNNING_ENTRY"
+check "no command line: says what to run" grep -q "run: .*zz-mshim $V3" "$T/err"
+check "no command line: not taken from the running kernel's entry on the ESP (no entry for $V3)" \
+        test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
+check "no command line: the approvals untouched" test "$(approvals_state)" = "$astate"
 mv "$R/etc/kernel/cmdline.off" "$R/etc/kernel/cmdline"
 check "settings refused: the ESP unchanged" test "$(esp_state)" = "$before"
 write_conf "OPTIONS=root=/dev/vda3 mshim.test=1"
