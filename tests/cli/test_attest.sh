@@ -287,3 +287,9 @@ check "verify accepts the RSA AK's quote (rc=$rc, RSASSA-SHA256)" bash -c \
         "[ $rc = 0 ] && grep -q '^ok      signature: RSASSA-SHA256' '$tmp/out' && tail -1 '$tmp/out' | grep -qx accepted"
 expect "verify refuses the RSA AK's quote with the ECC AK: exit 1" 1 "refused: signature" \
         V --ak "$o/ak.pub" --nonce "$N3" "$tmp/ev-rsa.json"
+# Something else the AK signed (TPM2_GetTime: a TPMS_ATTEST of type
+# TPM_ST_ATTEST_TIME, by tpm2-tools), offered as a quote.
+tpm2_gettime -c 0x81014D41 -q "$N" -o "$tmp/time.sig" --attestation "$tmp/time.att" >/dev/null 2>&1 || fail "tpm2_gettime"
+evmod "$tmp/ev-time.json" 'd["quote"]["message"] = b64(open(t + "/time.att", "rb").read()); d["quote"]["signature"] = b64(open(t + "/time.sig", "rb").read())'
+expect "verify refuses a signed TPMS_ATTEST that is not a quote: exit 1, 'type'" 1 "refused: type: 0x8019 is not TPM_ST_ATTEST_QUOTE" \
+        V --ak "$tmp/rsa/ak.pub" --nonce "$N" "$tmp/ev-time.json"
