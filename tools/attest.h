@@ -62,8 +62,8 @@ struct aj_node {
         size_t n_kids;
 };
 
-/* Parse one document: nesting at most 16, strings at most max_string
- * bytes, duplicate member names refused. NULL with *err (a constant) and
+/* Parse one document: nesting at most 16, at most 4096 values, strings at
+ * most max_string bytes, duplicate member names refused. NULL with *err (a constant) and
  * *err_off (byte offset) on failure. */
 aj_node *aj_parse(const char *s, size_t n, size_t max_string, const char **err, size_t *err_off);
 void aj_free(aj_node *n);

@@ -159,10 +159,13 @@ char *att_pem(EVP_PKEY *k, size_t *ret_n) {
 /* ---- JSON ------------------------------------------------------------- */
 
 #define AJ_MAX_DEPTH 16
+/* Values in one document: the evidence has a few hundred; without a bound
+ * 64 MiB of "[0,0,..." would be 32 million nodes of 64 bytes each. */
+#define AJ_MAX_NODES 4096
 
 typedef struct ajp {
         const char *s;
-        size_t n, off, max_string;
+        size_t n, off, max_string, nodes;
         const char *err;
         size_t err_off;
 } ajp;
@@ -254,6 +257,8 @@ static bool aj_value(ajp *p, aj_node *v, int depth);
 static bool aj_push(ajp *p, aj_node *v, aj_node **ret) {
         aj_node *k;
 
+        if (++p->nodes > AJ_MAX_NODES)
+                return aj_fail(p, "too many values");
         if (v->n_kids % 16 == 0) {
                 k = realloc(v->kids, (v->n_kids + 16) * sizeof(*k));
                 if (!k)
@@ -384,7 +389,7 @@ void aj_free(aj_node *n) {
 }
 
 aj_node *aj_parse(const char *s, size_t n, size_t max_string, const char **err, size_t *err_off) {
-        ajp p = { s, n, 0, max_string, NULL, 0 };
+        ajp p = { s, n, 0, max_string, 0, NULL, 0 };
         aj_node *root = calloc(1, sizeof(*root));
 
         if (!root) {

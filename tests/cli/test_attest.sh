@@ -256,6 +256,9 @@ truncate -s 65M "$tmp/huge.json"
 expect "verify refuses a 65 MiB input: exit 2, at once" 2 "more than 64 MiB" \
         timeout 20 env TPM2TOOLS_TCTI="swtpm:path=$tmp/none" "$MSHIM" verify --ak "$o/ak.pub" --nonce "$N" "$tmp/huge.json"
 rm -f "$tmp/huge.json"
+python3 -c 'import sys; open(sys.argv[1], "w").write("[" + "0," * 5000000 + "0]")' "$tmp/many.json"
+expect "verify refuses 5 million values in 10 MB: exit 2, bounded" 2 "too many values" \
+        timeout 20 env TPM2TOOLS_TCTI="swtpm:path=$tmp/none" "$MSHIM" verify --ak "$o/ak.pub" --nonce "$N" "$tmp/many.json"
 evmod "$tmp/ev-nob64.json" 'd["quote"]["message"] = "not base64!"'
 expect "verify refuses a message that is not base64: exit 2" 2 "\"message\" is not base64" \
         V --ak "$o/ak.pub" --nonce "$N" "$tmp/ev-nob64.json"
