@@ -67,10 +67,11 @@ EFI_CFLAGS   := -std=gnu11 -O2 -g $(WARN) $(INC) -I$(EFI_INC) -I$(EFI_INC)/x86_6
 # efi/mshim.lds: gnu-efi's layout plus a page-aligned .sbat section.
 EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
-# The predictor (src/predict*.c) is the host's: the loader never links it.
+# The predictor (src/predict*.c) and the attestation parsers (src/attest.c,
+# mshim verify's) are the host's: the loader never links them.
 # The sealed-file codec (src/sealfile.c) is linked for the TOTP enrolment
 # file the loader reads (mb_totp_enrol_parse).
-EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
+EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o $(B)/efi/src/attest.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
 EFI_O        := $(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o)
 EFI_SBAT_O   := $(B)/efi/efi/sbat.o $(B)/efi/efi/mpolicy.o
 # The built-in boot policy (docs/CONFIG.md): a packager or admin may build

@@ -128,6 +128,8 @@ int cmd_policy(int argc, char **argv);   /* tools/policycmd.c */
 int cmd_seal(int argc, char **argv);     /* tools/seal.c */
 int cmd_unseal(int argc, char **argv);   /* tools/unseal.c */
 int cmd_totp(int argc, char **argv);     /* tools/totp.c */
+int cmd_attest(int argc, char **argv);   /* tools/attest.c */
+int cmd_verify(int argc, char **argv);   /* tools/verify.c */
 
 /* The events of a log (data, size) that extended PCR pcr, with their alg
  * digests, as `mshim log --pcrs` lists them under a mismatching PCR

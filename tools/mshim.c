@@ -22,6 +22,8 @@ static const struct {
         { "seal", cmd_seal },
         { "unseal", cmd_unseal },
         { "totp", cmd_totp },
+        { "attest", cmd_attest },
+        { "verify", cmd_verify },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

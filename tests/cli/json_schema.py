@@ -43,6 +43,9 @@ LOG, DIFF, VARS, PCRS, PREDICT = ("urn:mshim:schema:mshim-log-1", "urn:mshim:sch
 # mshim policy list --json: validated by tests/cli/test_seal.sh, which has
 # a TPM to make approvals with.
 APPROVALS = "urn:mshim:schema:mshim-approvals-1"
+# mshim attest quote's evidence and mshim verify --json: validated by
+# tests/cli/test_attest.sh, which has a TPM to quote with.
+EVIDENCE, VERDICT = "urn:mshim:schema:mshim-evidence-1", "urn:mshim:schema:mshim-verdict-1"
 
 
 def validator(sid):
@@ -71,7 +74,7 @@ def validate_file(sid, path):
 
 
 def schema_checks():
-    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS}, sorted(SCHEMAS)
+    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS, EVIDENCE, VERDICT}, sorted(SCHEMAS)
     for sid, s in SCHEMAS.items():
         try:
             jsonschema.Draft202012Validator.check_schema(s)
@@ -281,7 +284,7 @@ def documented():
     """Every member name the schemas allow is named in the prose docs, so
     neither can grow without the other."""
     prose = open("docs/log-json.md").read() + open("docs/VARS.md").read() + open("docs/predict.md").read() + \
-        open("docs/SEALING.md").read()
+        open("docs/SEALING.md").read() + open("docs/ATTESTATION.md").read()
     names = set()
 
     def walk(o):

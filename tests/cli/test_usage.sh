@@ -79,6 +79,21 @@ pe-hash|pe-hash --alg| option '--alg' needs a value
 sbat|sbat| sbat takes one IMAGE
 sbat|sbat $I $I| sbat takes one IMAGE
 sbat|sbat --policy| option '--policy' needs a value
+attest|attest| attest needs a command: init or quote
+attest|attest bogus| unknown attest command 'bogus'
+attest|attest init extra| attest init takes no arguments
+attest|attest init --out-dir| option '--out-dir' needs a value
+attest|attest init --foo| unknown or ambiguous option '--foo'
+attest|attest quote| attest quote needs --nonce HEX and -o EVIDENCE
+attest|attest quote --nonce 0011223344556677| attest quote needs --nonce HEX and -o EVIDENCE
+attest|attest quote --nonce 00 -o $t/o.json| --nonce wants 8 to 64 bytes in hex
+attest|attest quote --nonce 0011223344556677 --select 0-99 -o $t/o.json| --select wants PCR numbers
+verify|verify| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
+verify|verify $I| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
+verify|verify --ak $I $I| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
+verify|verify --ak $I --nonce zz $I| --nonce wants 8 to 64 bytes in hex
+verify|verify --ak $I --nonce 0011223344556677 $I $I| verify takes one EVIDENCE file
+verify|verify --bogus $I| unknown or ambiguous option '--bogus'
 EOF2
 )
 

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mshim verify EVIDENCE --ak AK.pub --nonce HEX: a machine's quote, judged
+ * with OpenSSL alone, no TPM (docs/ATTESTATION.md "What verify checks").
+ * Everything in the evidence is the sender's until the AK's signature over
+ * the TPMS_ATTEST is checked, and after that only what the signature
+ * covers is: the PCR values listed beside the quote count because their
+ * digest is the signed pcrDigest, the event log because it replays to
+ * those values. Each check has its own refusal (exit 1); evidence that
+ * cannot be read is bad input (exit 2).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/bn.h>
+#include <openssl/ecdsa.h>
+#include <openssl/rsa.h>
+#include "attest.h"
+#include "mb/tpm2.h"
+
+typedef struct evidence {
+        uint8_t *msg, *sig, *log;
+        size_t msg_n, sig_n, log_n;
+        mb_pcr_values pcrs;     /* "pcrs": the values the machine says it quoted */
+} evidence;
+
+typedef struct check {
+        const char *name;
+        bool ok;
+        char detail[512];
+} check;
+
+/* A PCR the event log does not account for. */
+typedef struct mismatch {
+        uint16_t alg;
+        uint32_t pcr;
+        bool in_log;            /* the log has the bank (else: replayed is empty) */
+        uint8_t quoted[MB_HASH_MAX], replayed[MB_HASH_MAX];
+        uint16_t size;
+} mismatch;
+
+typedef struct verdict {
+        check checks[8];
+        size_t n;
+        mismatch *mm;           /* MB_TCGLOG_MAX_ALGS * MB_PCR_COUNT */
+        size_t n_mm;
+        mb_attest_quote q;
+        bool have_quote;        /* the signature verified: q may be shown */
+        char ak_name[2 * MB_ATTEST_NAME_MAX + 1];
+        uint32_t events;
+} verdict;
+
+static check *add(verdict *v, const char *name, bool ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static check *add(verdict *v, const char *name, bool ok, const char *fmt, ...) {
+        check *c = &v->checks[v->n++];
+        va_list ap;
+
+        c->name = name;
+        c->ok = ok;
+        va_start(ap, fmt);
+        vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+        va_end(ap);
+        return c;
+}
+
+static void hex_into(char *out, const uint8_t *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                snprintf(out + 2 * i, 3, "%02x", p[i]);
+        out[2 * n] = 0;
+}
+
+/* ---- reading the evidence ---------------------------------------------- */
+
+static int bad(const char *path, const char *what) {
+        cli_error("%s: not %s evidence: %s", path, ATT_EVIDENCE_SCHEMA, what);
+        return EXIT_BAD_INPUT;
+}
+
+static int b64_member(const char *path, const aj_node *o, const char *key, uint8_t **ret, size_t *ret_n) {
+        const aj_node *m = aj_get(o, key);
+        char why[96];
+
+        if (!m || m->type != AJ_STRING) {
+                snprintf(why, sizeof(why), "no \"%s\" string", key);
+                return bad(path, why);
+        }
+        *ret = att_unb64(m->str, m->len, ret_n);
+        if (!*ret) {
+                snprintf(why, sizeof(why), "\"%s\" is not base64", key);
+                return bad(path, why);
+        }
+        return 0;
+}
+
+/* "pcrs": {"sha256": {"0": "<hex>", ...}, ...}: banks mshim can hash, PCRs
+ * 0-23 in canonical decimal, values of the bank's digest size. */
+static int read_pcrs(const char *path, const aj_node *o, mb_pcr_values *ret) {
+        char why[128];
+
+        if (!o || o->type != AJ_OBJECT)
+                return bad(path, "no \"pcrs\" object");
+        for (size_t b = 0; b < o->n_kids; b++) {
+                const aj_node *bank = &o->kids[b];
+                uint16_t alg = mb_hash_alg_by_name(bank->key);
+                size_t ds = mb_hash_size(alg);
+
+                if (!alg || !ds || bank->type != AJ_OBJECT) {
+                        snprintf(why, sizeof(why), "\"pcrs\": \"%.32s\" is not a bank of PCR values", bank->key);
+                        return bad(path, why);
+                }
+                for (size_t i = 0; i < bank->n_kids; i++) {
+                        const aj_node *pv = &bank->kids[i];
+                        uint8_t val[MB_HASH_MAX];
+                        char *end;
+                        unsigned long pcr = strtoul(pv->key, &end, 10);
+                        bool ok = pv->key[0] >= '0' && pv->key[0] <= '9' && !*end && pcr < MB_PCR_COUNT &&
+                                  (pv->key[0] != '0' || !pv->key[1]) && pv->type == AJ_STRING && pv->len == 2 * ds;
+
+                        for (size_t k = 0; ok && k < ds; k++) {
+                                int hi = mb_hexval(pv->str[2 * k]), lo = mb_hexval(pv->str[2 * k + 1]);
+                                ok = hi >= 0 && lo >= 0;
+                                val[k] = (uint8_t) (hi << 4 | lo);
+                        }
+                        if (!ok || mb_pcrs_set(ret, alg, (uint32_t) pcr, val, ds) != MB_OK) {
+                                snprintf(why, sizeof(why), "\"pcrs\": \"%s\" \"%.8s\" is not a PCR and a %zu-byte hex value",
+                                         bank->key, pv->key, ds);
+                                return bad(path, why);
+                        }
+                }
+        }
+        return 0;
+}
+
+static int read_evidence(const char *path, evidence *ev) {
+        cli_file f;
+        const char *err = NULL;
+        size_t err_off = 0;
+        aj_node *doc;
+        const aj_node *s, *q, *log;
+        int r;
+
+        if (cli_file_load_max(path, (size_t) ATT_EVIDENCE_MAX_MIB << 20, "attestation evidence", &f) < 0)
+                return EXIT_BAD_INPUT;
+        doc = aj_parse((const char *) f.data, f.size, (size_t) ATT_EVIDENCE_MAX_MIB << 20, &err, &err_off);
+        cli_file_free(&f);
+        if (!doc) {
+                cli_error("%s: not %s evidence: at byte %zu: %s", path, ATT_EVIDENCE_SCHEMA, err_off, err);
+                return EXIT_BAD_INPUT;
+        }
+        s = aj_get(doc, "schema");
+        q = aj_get(doc, "quote");
+        log = aj_get(doc, "event_log");
+        if (doc->type != AJ_OBJECT)
+                r = bad(path, "not a JSON object");
+        else if (!s || s->type != AJ_STRING)
+                r = bad(path, "no \"schema\"");
+        else if (strcmp(s->str, ATT_EVIDENCE_SCHEMA)) {
+                cli_error("%s: schema '%.64s' is not %s (written by another mshim version?)", path, s->str, ATT_EVIDENCE_SCHEMA);
+                r = EXIT_BAD_INPUT;
+        } else if (!q || q->type != AJ_OBJECT)
+                r = bad(path, "no \"quote\" object");
+        else if (!log || log->type != AJ_OBJECT)
+                r = bad(path, "no \"event_log\" object");
+        else if (!(r = b64_member(path, q, "message", &ev->msg, &ev->msg_n)) &&
+                 !(r = b64_member(path, q, "signature", &ev->sig, &ev->sig_n)) &&
+                 !(r = b64_member(path, log, "data", &ev->log, &ev->log_n)))
+                r = read_pcrs(path, aj_get(doc, "pcrs"), &ev->pcrs);
+        aj_free(doc);
+        return r;
+}
+
+static int read_ak(const char *path, uint8_t **ret_buf, mb_attest_public *ret) {
+        cli_file f;
+        mb_err e;
+
+        if (cli_file_load_max(path, (size_t) 1 << 20, "an attestation key's public area", &f) < 0)
+                return EXIT_BAD_INPUT;
+        *ret_buf = malloc(f.size ? f.size : 1);
+        if (*ret_buf)
+                memcpy(*ret_buf, f.data, f.size);
+        e = *ret_buf ? mb_attest_public_parse(*ret_buf, f.size, ret) : MB_ERR_NOSPACE;
+        cli_file_free(&f);
+        if (e != MB_OK) {
+                cli_error("%s: not an RSA or ECC key's TPM2B_PUBLIC (as 'mshim attest init' writes ak.pub): %s", path,
+                          mb_strerror(e));
+                return EXIT_BAD_INPUT;
+        }
+        /* Only a restricted signing key refuses to sign a digest that begins
+         * with TPM_GENERATED_VALUE it did not make: any other key could sign
+         * a forged quote (Part 1 §19.2.4). */
+        if ((ret->attrs & (MB_ATTEST_OBJ_RESTRICTED | MB_ATTEST_OBJ_SIGN | MB_ATTEST_OBJ_FIXED_TPM)) !=
+                    (MB_ATTEST_OBJ_RESTRICTED | MB_ATTEST_OBJ_SIGN | MB_ATTEST_OBJ_FIXED_TPM) ||
+            (ret->attrs & MB_ATTEST_OBJ_DECRYPT)) {
+                cli_error("%s: not a restricted signing key fixed to its TPM (objectAttributes 0x%08x): a quote it signs "
+                          "proves nothing", path, ret->attrs);
+                return EXIT_BAD_INPUT;
+        }
+        return 0;
+}
+
+/* ---- the checks ------------------------------------------------------- */
+
+static const EVP_MD *md_of(uint16_t alg) {
+        switch (alg) {
+        case MB_ALG_SHA256: return EVP_sha256();
+        case MB_ALG_SHA384: return EVP_sha384();
+        case MB_ALG_SHA512: return EVP_sha512();
+        default: return NULL;   /* SHA-1 signatures are not accepted */
+        }
+}
+
+static const char *sig_name(uint16_t alg) {
+        return alg == MB_ATTEST_ALG_ECDSA ? "ECDSA" : alg == MB_ATTEST_ALG_RSASSA ? "RSASSA" : "RSAPSS";
+}
+
+/* The signature's DER (ECDSA) or raw bytes (RSA) into *ret. */
+static unsigned char *sig_bytes(const mb_attest_sig *s, size_t *ret_n) {
+        ECDSA_SIG *es;
+        BIGNUM *r, *sv;
+        unsigned char *der = NULL;
+        int n;
+
+        if (s->alg != MB_ATTEST_ALG_ECDSA) {
+                der = malloc(s->rsa.size ? s->rsa.size : 1);
+                if (der)
+                        memcpy(der, s->rsa.p, s->rsa.size);
+                *ret_n = s->rsa.size;
+                return der;
+        }
+        es = ECDSA_SIG_new();
+        r = BN_bin2bn(s->r.p, s->r.size, NULL);
+        sv = BN_bin2bn(s->s.p, s->s.size, NULL);
+        if (!es || !r || !sv || !ECDSA_SIG_set0(es, r, sv)) {
+                BN_free(r);
+                BN_free(sv);
+                ECDSA_SIG_free(es);
+                return NULL;
+        }
+        n = i2d_ECDSA_SIG(es, &der);
+        ECDSA_SIG_free(es);
+        if (n <= 0)
+                return NULL;
+        *ret_n = (size_t) n;
+        return der;
+}
+
+/* 1: verified, 0: not, -1: could not be checked (message printed). */
+static int check_signature(verdict *v, const mb_attest_public *ak, const evidence *ev, const char *path) {
+        mb_attest_sig s;
+        const EVP_MD *md;
+        EVP_PKEY *key;
+        EVP_PKEY_CTX *ctx = NULL;
+        unsigned char dig[EVP_MAX_MD_SIZE], *raw = NULL;
+        unsigned int dn = 0;
+        size_t rn = 0;
+        int ok = 0;
+        mb_err e = mb_attest_sig_parse(ev->sig, ev->sig_n, &s);
+
+        if (e != MB_OK) {
+                cli_error("%s: the quote's signature is not a TPMT_SIGNATURE mshim verifies (RSASSA, RSAPSS, ECDSA): %s",
+                          path, mb_strerror(e));
+                return -1;
+        }
+        /* A restricted key signs only with its own scheme (Part 3 §18.4:
+         * inScheme must match it), so another algorithm is not the AK's. */
+        if ((s.alg == MB_ATTEST_ALG_ECDSA) != (ak->type == MB_ATTEST_ALG_ECC) ||
+            (ak->scheme != MB_ATTEST_ALG_NULL && (s.alg != ak->scheme || s.hash != ak->scheme_hash))) {
+                add(v, "signature", false, "an %s signature with hash 0x%04x, which the AK (scheme 0x%04x, hash 0x%04x) "
+                    "does not make", sig_name(s.alg), s.hash, ak->scheme, ak->scheme_hash);
+                return 0;
+        }
+        md = md_of(s.hash);
+        if (!md) {
+                add(v, "signature", false, "a signature with hash 0x%04x; mshim accepts SHA-256, SHA-384 and SHA-512",
+                    s.hash);
+                return 0;
+        }
+        key = att_pkey(ak, "the AK");
+        if (!key)
+                return -1;
+        raw = sig_bytes(&s, &rn);
+        if (raw && EVP_Digest(ev->msg, ev->msg_n, dig, &dn, md, NULL) && (ctx = EVP_PKEY_CTX_new(key, NULL)) &&
+            EVP_PKEY_verify_init(ctx) > 0 && EVP_PKEY_CTX_set_signature_md(ctx, md) > 0 &&
+            (s.alg == MB_ATTEST_ALG_ECDSA ||
+             EVP_PKEY_CTX_set_rsa_padding(ctx, s.alg == MB_ATTEST_ALG_RSAPSS ? RSA_PKCS1_PSS_PADDING : RSA_PKCS1_PADDING) > 0))
+                ok = EVP_PKEY_verify(ctx, raw, rn, dig, dn) == 1;
+        EVP_PKEY_CTX_free(ctx);
+        EVP_PKEY_free(key);
+        OPENSSL_free(raw);
+        if (ok)
+                add(v, "signature", true, "%s-%s by the AK %s", sig_name(s.alg), EVP_MD_get0_name(md), v->ak_name);
+        else
+                add(v, "signature", false, "the quote's signature does not verify with the AK %s (another key signed "
+                    "it, or the quote was altered)", v->ak_name);
+        return ok;
+}
+
+/* pcrDigest: the signature's hash over the evidence's values of the quoted
+ * PCRs (Part 3 §18.4). The evidence must list exactly those. */
+static int check_digest(verdict *v, const evidence *ev, uint16_t hash, const char *path) {
+        uint8_t d[MB_HASH_MAX];
+        mb_hash h;
+        char lb[16];
+        uint32_t count = 0;
+
+        for (uint32_t b = 0; b < ev->pcrs.n_banks; b++) {
+                uint32_t quoted = 0;
+                for (uint32_t k = 0; k < v->q.n_sel; k++)
+                        if (v->q.sel[k].alg == ev->pcrs.banks[b].alg)
+                                quoted = v->q.sel[k].mask;
+                if (ev->pcrs.banks[b].present & ~quoted) {
+                        cli_error("%s: \"pcrs\" lists %s PCRs the quote does not cover", path,
+                                  cli_alg_label(ev->pcrs.banks[b].alg, lb));
+                        return -1;
+                }
+        }
+        if (mb_hash_init(&h, hash) != MB_OK)
+                return -1;
+        for (uint32_t k = 0; k < v->q.n_sel; k++)
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                        const uint8_t *val;
+                        if (!(v->q.sel[k].mask & (1u << i)))
+                                continue;
+                        val = mb_pcrs_get(&ev->pcrs, v->q.sel[k].alg, i);
+                        if (!val) {
+                                cli_error("%s: \"pcrs\" has no value for %s PCR %u, which the quote covers", path,
+                                          cli_alg_label(v->q.sel[k].alg, lb), i);
+                                return -1;
+                        }
+                        mb_hash_update(&h, val, mb_hash_size(v->q.sel[k].alg));
+                        count++;
+                }
+        mb_hash_final(&h, d);
+        if (v->q.digest.size != mb_hash_size(hash) || memcmp(v->q.digest.p, d, v->q.digest.size)) {
+                add(v, "pcr-digest", false, "the PCR values in the evidence are not the ones the TPM quoted (their digest "
+                    "is not the quote's pcrDigest)");
+                return 0;
+        }
+        add(v, "pcr-digest", true, "the quote's pcrDigest is the digest of the %u PCR values in the evidence", count);
+        return 1;
+}
+
+/* Every quoted PCR, in every quoted bank, is what the log replays to. */
+static int check_log(verdict *v, const evidence *ev, const char *path) {
+        mb_tcglog log;
+        mb_tcglog_event e;
+        mb_replay *rp = calloc(1, sizeof(*rp));
+        mb_err err = rp ? mb_tcglog_open(&log, ev->log, ev->log_n) : MB_ERR_NOSPACE;
+        char lb[16];
+
+        if (err == MB_OK) {
+                mb_replay_init(rp, &log);
+                while ((err = mb_tcglog_next(&log, &e)) == MB_OK) {
+                        mb_replay_event(rp, &e);
+                        v->events++;
+                }
+        }
+        if (err != MB_END) {
+                cli_error("%s: the event log is not a TCG event log mshim reads (offset %zu: %s)", path,
+                          rp ? log.err_offset : 0, rp && log.err_reason ? log.err_reason : mb_strerror(err));
+                free(rp);
+                return -1;
+        }
+        for (uint32_t k = 0; k < v->q.n_sel; k++) {
+                const mb_pcr_bank *bank = mb_replay_bank(rp, v->q.sel[k].alg);
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                        const uint8_t *q = mb_pcrs_get(&ev->pcrs, v->q.sel[k].alg, i);
+                        mismatch *m;
+                        if (!(v->q.sel[k].mask & (1u << i)) ||
+                            (bank && bank->computable && !memcmp(bank->pcr[i], q, bank->size)))
+                                continue;
+                        m = &v->mm[v->n_mm++];
+                        m->alg = v->q.sel[k].alg;
+                        m->pcr = i;
+                        m->size = (uint16_t) mb_hash_size(m->alg);
+                        m->in_log = bank && bank->computable;
+                        memcpy(m->quoted, q, m->size);
+                        if (m->in_log)
+                                memcpy(m->replayed, bank->pcr[i], m->size);
+                }
+        }
+        free(rp);
+        if (v->n_mm) {
+                const mismatch *m = &v->mm[0];
+                add(v, "event-log", false, "%s PCR %u: %s%s", cli_alg_label(m->alg, lb), m->pcr,
+                    m->in_log ? "the quoted value is not what the event log replays to (extended outside the log, or "
+                                "the log was edited)" : "the event log has no such bank",
+                    v->n_mm > 1 ? " (and more PCRs, listed below)" : "");
+                return 0;
+        }
+        add(v, "event-log", true, "every quoted PCR is what the event log's %u records replay to", v->events);
+        return 1;
+}
+
+/* 1 accepted, 0 refused, -1 bad input (message printed). */
+static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev, const uint8_t *nonce, size_t nonce_n,
+                      const char *path) {
+        mb_err e;
+        int r = check_signature(v, ak, ev, path);
+        mb_attest_sig s;
+
+        if (r <= 0)
+                return r;
+        e = mb_attest_quote_parse(ev->msg, ev->msg_n, &v->q);
+        if (e != MB_OK) {
+                /* Signed by the AK yet not a TPMS_ATTEST: refused, not trusted. */
+                add(v, "magic", false, "the signed message is not a TPMS_ATTEST (%s)", mb_strerror(e));
+                return 0;
+        }
+        v->have_quote = true;
+        if (v->q.magic != MB_ATTEST_MAGIC) {
+                add(v, "magic", false, "0x%08x is not TPM_GENERATED_VALUE (0xff544347): the TPM did not make this", v->q.magic);
+                return 0;
+        }
+        add(v, "magic", true, "TPM_GENERATED_VALUE");
+        if (v->q.type != MB_ATTEST_ST_QUOTE) {
+                add(v, "type", false, "0x%04x is not TPM_ST_ATTEST_QUOTE (0x8018): the AK signed something else", v->q.type);
+                return 0;
+        }
+        add(v, "type", true, "TPM_ST_ATTEST_QUOTE");
+        if (v->q.extra.size != nonce_n || memcmp(v->q.extra.p, nonce, nonce_n)) {
+                char got[2 * MB_ATTEST_DATA_MAX + 1];
+                hex_into(got, v->q.extra.p, v->q.extra.size);
+                add(v, "nonce", false, "the quote was made for the nonce '%s', not this one (a stale or replayed quote)",
+                    got);
+                return 0;
+        }
+        add(v, "nonce", true, "the quote's extraData is the nonce");
+        (void) mb_attest_sig_parse(ev->sig, ev->sig_n, &s);
+        r = check_digest(v, ev, s.hash, path);
+        if (r <= 0)
+                return r;
+        return check_log(v, ev, path);
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void json_str(const char *s) {
+        putchar('"');
+        for (; *s; s++) {
+                unsigned char c = (unsigned char) *s;
+                if (c == '"' || c == '\\')
+                        printf("\\%c", c);
+                else if (c < 0x20)
+                        printf("\\u%04x", c);
+                else
+                        putchar(c);
+        }
+        putchar('"');
+}
+
+static void print_json(const verdict *v, const char *path, bool accepted) {
+        char lb[16], hx[2 * MB_HASH_MAX + 1];
+
+        printf("{\"schema\": \"%s\", \"mshim_version\": \"%s\", \"evidence\": ", ATT_VERDICT_SCHEMA, MB_VERSION);
+        json_str(path);
+        printf(", \"ak_name\": \"%s\", \"accepted\": %s, \"checks\": [", v->ak_name, accepted ? "true" : "false");
+        for (size_t i = 0; i < v->n; i++) {
+                printf("%s{\"check\": \"%s\", \"ok\": %s, \"detail\": ", i ? ", " : "", v->checks[i].name,
+                       v->checks[i].ok ? "true" : "false");
+                json_str(v->checks[i].detail);
+                putchar('}');
+        }
+        printf("], \"unaccounted_pcrs\": [");
+        for (size_t i = 0; i < v->n_mm; i++) {
+                const mismatch *m = &v->mm[i];
+                hex_into(hx, m->quoted, m->size);
+                printf("%s{\"bank\": \"%s\", \"pcr\": %u, \"quoted\": \"%s\", \"replayed\": ", i ? ", " : "",
+                       cli_alg_label(m->alg, lb), m->pcr, hx);
+                hex_into(hx, m->replayed, m->size);
+                if (m->in_log)
+                        printf("\"%s\"}", hx);
+                else
+                        printf("null}");
+        }
+        printf("]");
+        if (v->have_quote)
+                printf(", \"clock\": {\"clock\": %llu, \"reset_count\": %u, \"restart_count\": %u, \"safe\": %s, "
+                       "\"firmware_version\": %llu}", (unsigned long long) v->q.clock, v->q.reset_count,
+                       v->q.restart_count, v->q.safe ? "true" : "false", (unsigned long long) v->q.firmware);
+        printf("}\n");
+}
+
+static void print_text(const verdict *v, bool accepted) {
+        char lb[16], hx[2 * MB_HASH_MAX + 1];
+
+        for (size_t i = 0; i < v->n; i++)
+                printf("%s %s: %s\n", v->checks[i].ok ? "ok     " : "REFUSED", v->checks[i].name, v->checks[i].detail);
+        for (size_t i = 0; i < v->n_mm; i++) {
+                const mismatch *m = &v->mm[i];
+                hex_into(hx, m->quoted, m->size);
+                printf("  %s PCR %u: quoted %s\n", cli_alg_label(m->alg, lb), m->pcr, hx);
+                hex_into(hx, m->replayed, m->size);
+                printf("  %*s  replayed %s\n", (int) strlen(lb) + 5 + (m->pcr > 9), "", m->in_log ? hx : "(no such bank in the log)");
+        }
+        if (v->have_quote && accepted)
+                printf("clock %llu ms, reset count %u, restart count %u, safe %s\n", (unsigned long long) v->q.clock,
+                       v->q.reset_count, v->q.restart_count, v->q.safe ? "yes" : "no");
+        printf("%s\n", accepted ? "accepted" : "refused");
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+int cmd_verify(int argc, char **argv) {
+        static const struct option longopts[] = {
+                { "ak", required_argument, NULL, 'a' },
+                { "nonce", required_argument, NULL, 'n' },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        const char *ak_path = NULL, *nonce_hex = NULL;
+        bool json = false;
+        uint8_t nonce[ATT_NONCE_MAX], *ak_buf = NULL;
+        size_t nonce_n = 0;
+        mb_attest_public ak;
+        mb_tpm2_name name;
+        evidence ev = { 0 };
+        verdict *v = NULL;
+        int c, r;
+
+        optind = 1;
+        while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
+                switch (c) {
+                case 'a':
+                        if (cli_opt_once(&ak_path, "--ak", optarg) < 0)
+                                return EXIT_BAD_INPUT;
+                        break;
+                case 'n':
+                        if (cli_opt_once(&nonce_hex, "--nonce", optarg) < 0)
+                                return EXIT_BAD_INPUT;
+                        break;
+                case 'j': json = true; break;
+                case 'h': cli_help(stdout, "verify"); return 0;
+                default: return EXIT_BAD_INPUT;
+                }
+        }
+        if (argc - optind != 1 || !ak_path || !nonce_hex)
+                return cli_usage_error("verify", "verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX");
+        if (att_nonce_parse(nonce_hex, nonce, &nonce_n) < 0)
+                return cli_usage_error("verify", "--nonce wants %u to %u bytes in hex, not '%s'", ATT_NONCE_MIN,
+                                       ATT_NONCE_MAX, nonce_hex);
+        r = read_ak(ak_path, &ak_buf, &ak);
+        if (!r)
+                r = read_evidence(argv[optind], &ev);
+        v = calloc(1, sizeof(*v));
+        if (!r && v)
+                v->mm = calloc(MB_TCGLOG_MAX_ALGS * MB_PCR_COUNT, sizeof(*v->mm));
+        if (!r && (!v || !v->mm)) {
+                cli_error("out of memory");
+                r = EXIT_BAD_INPUT;
+        }
+        if (!r && mb_tpm2_object_name(ak.area.p, ak.area.size, &name) != MB_OK) {
+                cli_error("%s: the AK's nameAlg 0x%04x is not one mshim knows", ak_path, ak.name_alg);
+                r = EXIT_BAD_INPUT;
+        }
+        if (!r) {
+                hex_into(v->ak_name, name.b, name.size);
+                r = run_checks(v, &ak, &ev, nonce, nonce_n, argv[optind]);
+                if (r >= 0) {
+                        if (json)
+                                print_json(v, argv[optind], r == 1);
+                        else
+                                print_text(v, r == 1);
+                        if (r == 0)
+                                cli_error("refused: %s: %s", v->checks[v->n - 1].name, v->checks[v->n - 1].detail);
+                }
+                r = r == 1 ? 0 : r == 0 ? EXIT_CHECK_FAILED : EXIT_BAD_INPUT;
+        }
+        if (v)
+                free(v->mm);
+        free(v);
+        free(ak_buf);
+        free(ev.msg);
+        free(ev.sig);
+        free(ev.log);
+        return r;
+}
