@@ -78,6 +78,8 @@ pe-hash|pe-hash --alg| option '--alg' needs a value
 sbat|sbat| sbat takes one IMAGE
 sbat|sbat $I $I| sbat takes one IMAGE
 sbat|sbat --policy| option '--policy' needs a value
+policy|policy remove| policy remove needs --entry-id ID
+policy|policy remove --entry-id x --keep $I| policy remove does not take --keep
 EOF2
 )
 
