@@ -573,14 +573,34 @@ out:
         return r;
 }
 
+/* Whether any approval (either kind) names entry id: 1, 0, -1 (a message). */
+static int entry_has_approvals(const policy_opts *o, const char *id) {
+        approval_entry *e;
+        size_t n;
+        int r = 0;
+
+        for (int k = 0; k < 2 && r == 0; k++) {
+                if (load_kind(o, k ? SEAL_TOTP : SEAL_DISK, &e, &n) < 0)
+                        return -1;
+                for (size_t i = 0; i < n && r == 0; i++)
+                        r = !strcmp(e[i].a.entry_id, id);
+                approvals_free(e, n);
+        }
+        return r;
+}
+
 /* remove --entry-id ID: the approvals of a boot entry that is gone (the
  * kernel hook's removal), both kinds. */
 static int policy_remove(const policy_opts *o) {
         all_approvals x = { 0 };
         char why[MB_APPROVAL_ID_MAX + 16];
-        int r = EXIT_BAD_INPUT;
+        int r = entry_has_approvals(o, o->entry_id);
         cli_tpm t;
 
+        /* Nothing to remove needs no TPM (a kernel mshim never approved). */
+        if (r <= 0)
+                return r < 0 ? EXIT_BAD_INPUT : 0;
+        r = EXIT_BAD_INPUT;
         snprintf(why, sizeof(why), "entry %s", o->entry_id);
         if (cli_tpm_connect(&t) < 0)
                 goto out;

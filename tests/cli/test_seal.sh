@@ -36,6 +36,10 @@ if [ "$rc" = 2 ] && grep -q "cannot reach a TPM" <<<"$out"; then pass "no TPM: p
 else fail "no TPM: policy init exits 2 with a message" "rc=$rc $out"; fi
 printf 'x' | TPM2TOOLS_TCTI="swtpm:path=$tmp/none" timeout 60 "$MSHIM" seal --literal --state-dir "$st" --pcrs "$tmp/b0/pcrs.txt" -o "$tmp/x.sealed" >/dev/null 2>&1
 rc=$?; check "no TPM: seal exits 2 (rc=$rc) and writes nothing" test "$rc" = 2 -a ! -e "$tmp/x.sealed"
+TPM2TOOLS_TCTI="swtpm:path=$tmp/none" timeout 60 "$MSHIM" policy remove --state-dir "$st" --esp "$esp" --entry-id gone \
+        >/dev/null 2>&1; rc=$?
+check "no TPM, no approval of the entry: policy remove has nothing to do (rc=$rc; the hook's removal of a kernel never approved)" \
+        test "$rc" = 0
 
 # ---- the prediction reader: malformed documents are refused before the TPM ------
 v=$(printf '%064d' 0)
