@@ -21,9 +21,14 @@ typedef struct policy_opts {
         size_t n_keep;
 } policy_opts;
 
+/* Where the approvals of kind are on the ESP. */
+static char *kind_dir(const policy_opts *o, seal_kind kind) {
+        return seal_path(o->esp ? o->esp : SEAL_ESP, kind == SEAL_TOTP ? MB_TOTP_APPROVALS_DIR : SEAL_APPROVALS);
+}
+
 /* --totp: the TOTP key's approvals (docs/SEALING.md "The TOTP key"). */
 static char *approvals_dir(const policy_opts *o) {
-        return seal_path(o->esp ? o->esp : SEAL_ESP, o->totp ? MB_TOTP_APPROVALS_DIR : SEAL_APPROVALS);
+        return kind_dir(o, o->totp ? SEAL_TOTP : SEAL_DISK);
 }
 
 /* ---- init ------------------------------------------------------------------ */
@@ -293,10 +298,6 @@ typedef struct rot_item {
         const char *why;        /* said with its removal */
 } rot_item;
 
-static char *kind_dir(const policy_opts *o, seal_kind kind) {
-        return seal_path(o->esp ? o->esp : SEAL_ESP, kind == SEAL_TOTP ? MB_TOTP_APPROVALS_DIR : SEAL_APPROVALS);
-}
-
 /* A kept approval is re-signed only if it is of the current epoch and
  * verifies: 0, 1 (*ret_why), -1 (a message). */
 static int keep_check(const char *pub, const TPM2B_NAME *nv_name, uint64_t counter, const rot_item *it,
@@ -359,30 +360,21 @@ static void remove_file(const char *path, const char *why) {
         }
 }
 
-/* Verify every kept item (strict: any refusal refuses all, before
- * anything changes; else a refused one is named, left as it is and not
- * re-signed); with bump, increment the counter and re-sign the kept ones;
- * then remove the old files of those and the dropped ones. 0, or
- * EXIT_CHECK_FAILED (something refused), EXIT_BAD_INPUT. */
-static int rotate(const policy_opts *o, cli_tpm *t, const TPM2B_NAME *nv_name, uint64_t counter, rot_item *it,
-                  size_t n, bool bump, bool strict) {
-        char *pub = seal_key_path(o->state_dir ? o->state_dir : SEAL_STATE_DIR, true), **to = NULL;
-        approval *na = NULL;
+/* Verify every kept item: one that does not verify is named and no longer
+ * kept (strict: as a refusal, else as a warning). The number of those, or
+ * -1 (a message). */
+static ssize_t rotate_verify(const char *pub, const TPM2B_NAME *nv_name, uint64_t counter, rot_item *it, size_t n,
+                             bool strict) {
         const char *why;
-        uint64_t epoch = 0;
-        size_t bad = 0;
-        int k, r = EXIT_BAD_INPUT;
+        ssize_t bad = 0;
+        int k;
 
-        to = calloc(n ? n : 1, sizeof(*to));
-        na = calloc(n ? n : 1, sizeof(*na));
-        if (!pub || !to || !na)
-                goto out;
-        for (size_t i = 0; bump && i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 if (!it[i].keep)
                         continue;
                 k = keep_check(pub, nv_name, counter, &it[i], &why);
                 if (k < 0)
-                        goto out;
+                        return -1;
                 if (k == 0)
                         continue;
                 bad++;
@@ -393,26 +385,14 @@ static int rotate(const policy_opts *o, cli_tpm *t, const TPM2B_NAME *nv_name, u
                         cli_error("warning: %s: %s; not re-signed (it unseals nothing after this), left as it is",
                                   it[i].path, why);
         }
-        if (strict && bad) {
-                cli_error("nothing re-signed, the epoch counter unchanged");
-                r = EXIT_CHECK_FAILED;
-                goto out;
-        }
-        if (bump) {
-                if (rotate_sign(o, nv_name, counter, it, n, na, to) < 0)
-                        goto out;
-                if (ts_counter_increment(t, &epoch))
-                        goto out;
-                if (epoch != counter + 1) {
-                        /* TPM2_NV_Increment adds one: another run moved it too. */
-                        cli_error("the epoch counter is %llu, not %llu: another mshim policy ran at the same time; "
-                                  "nothing re-signed (run this again)", (unsigned long long) epoch,
-                                  (unsigned long long) counter + 1);
-                        goto out;
-                }
-                printf("epoch counter: %llu; approvals of earlier epochs no longer unseal\n", (unsigned long long) epoch);
-        }
-        r = bad ? EXIT_CHECK_FAILED : 0;
+        return bad;
+}
+
+/* After the counter moved: the new approvals written (na, to), the old
+ * files of the kept ones removed, the dropped ones removed. */
+static int rotate_write(const policy_opts *o, rot_item *it, size_t n, const approval *na, char *const *to, bool bump) {
+        int r = 0;
+
         for (size_t i = 0; bump && i < n; i++) {
                 char *dir;
                 if (!it[i].keep)
@@ -432,6 +412,45 @@ static int rotate(const policy_opts *o, cli_tpm *t, const TPM2B_NAME *nv_name, u
         for (size_t i = 0; i < n; i++)
                 if (it[i].drop)
                         remove_file(it[i].path, it[i].why);
+        return r;
+}
+
+/* Verify every kept item (strict: any refusal refuses all, before
+ * anything changes; else a refused one is named, left as it is and not
+ * re-signed); with bump, increment the counter and re-sign the kept ones;
+ * then remove the old files of those and the dropped ones. 0, or
+ * EXIT_CHECK_FAILED (something refused), EXIT_BAD_INPUT. */
+static int rotate(const policy_opts *o, cli_tpm *t, const TPM2B_NAME *nv_name, uint64_t counter, rot_item *it,
+                  size_t n, bool bump, bool strict) {
+        char *pub = seal_key_path(o->state_dir ? o->state_dir : SEAL_STATE_DIR, true), **to = NULL;
+        approval *na = NULL;
+        uint64_t epoch = 0;
+        ssize_t bad = 0;
+        int r = EXIT_BAD_INPUT;
+
+        to = calloc(n ? n : 1, sizeof(*to));
+        na = calloc(n ? n : 1, sizeof(*na));
+        if (!pub || !to || !na || (bump && (bad = rotate_verify(pub, nv_name, counter, it, n, strict)) < 0))
+                goto out;
+        if (strict && bad) {
+                cli_error("nothing re-signed, the epoch counter unchanged");
+                r = EXIT_CHECK_FAILED;
+                goto out;
+        }
+        if (bump) {
+                if (rotate_sign(o, nv_name, counter, it, n, na, to) < 0 || ts_counter_increment(t, &epoch))
+                        goto out;
+                if (epoch != counter + 1) {
+                        /* TPM2_NV_Increment adds one: another run moved it too. */
+                        cli_error("the epoch counter is %llu, not %llu: another mshim policy ran at the same time; "
+                                  "nothing re-signed (run this again)", (unsigned long long) epoch,
+                                  (unsigned long long) counter + 1);
+                        goto out;
+                }
+                printf("epoch counter: %llu; approvals of earlier epochs no longer unseal\n", (unsigned long long) epoch);
+        }
+        r = rotate_write(o, it, n, na, to, bump);
+        r = r == 0 && bad ? EXIT_CHECK_FAILED : r;
 out:
         for (size_t i = 0; to && i < n; i++)
                 free(to[i]);
