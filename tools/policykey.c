@@ -113,15 +113,14 @@ static void tpm_public(const uint8_t x[32], const uint8_t y[32], TPM2B_PUBLIC *r
         memcpy(ret->publicArea.unique.ecc.y.buffer, y, 32);
 }
 
-int pk_load_public(const char *path, TPM2B_PUBLIC *ret) {
+/* The PEM public key at path, or NULL with a message. */
+static EVP_PKEY *read_public(const char *path) {
         cli_file f;
         BIO *b;
         EVP_PKEY *key = NULL;
-        uint8_t x[32], y[32];
-        int r = -1;
 
         if (cli_file_load_max(path, (size_t) 1 << 20, "a public key", &f) < 0)
-                return -1;
+                return NULL;
         b = BIO_new_mem_buf(f.data, (int) f.size);
         if (b)
                 key = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
@@ -130,7 +129,15 @@ int pk_load_public(const char *path, TPM2B_PUBLIC *ret) {
         ERR_clear_error();
         if (!key)
                 cli_error("%s: not a PEM public key (mshim policy init writes it)", path);
-        else if (ec_point(key, path, x, y) == 0) {
+        return key;
+}
+
+int pk_load_public(const char *path, TPM2B_PUBLIC *ret) {
+        EVP_PKEY *key = read_public(path);
+        uint8_t x[32], y[32];
+        int r = -1;
+
+        if (key && ec_point(key, path, x, y) == 0) {
                 tpm_public(x, y, ret);
                 r = 0;
         }
@@ -165,6 +172,31 @@ int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t dige
         }
         *ret_size = n;
         r = 0;
+out:
+        EVP_PKEY_CTX_free(c);
+        EVP_PKEY_free(key);
+        return r;
+}
+
+int pk_verify(const char *pub_path, const uint8_t digest[32], const uint8_t *sig, size_t sig_size) {
+        EVP_PKEY *key = read_public(pub_path);
+        EVP_PKEY_CTX *c = NULL;
+        uint8_t x[32], y[32];
+        int k, r = -1;
+
+        if (!key || ec_point(key, pub_path, x, y) < 0)
+                goto out;
+        /* The digest as given, as pk_sign signed it and as the TPM's
+         * VerifySignature checks it. OpenSSL refuses a DER encoding that
+         * is not the canonical one. */
+        c = EVP_PKEY_CTX_new(key, NULL);
+        if (!c || EVP_PKEY_verify_init(c) <= 0) {
+                cli_error("cannot verify with %s: %s", pub_path, ERR_reason_error_string(ERR_get_error()));
+                goto out;
+        }
+        k = EVP_PKEY_verify(c, sig, sig_size, digest, 32);
+        ERR_clear_error();
+        r = k == 1 ? 0 : 1;
 out:
         EVP_PKEY_CTX_free(c);
         EVP_PKEY_free(key);

@@ -19,5 +19,9 @@ int pk_load_public(const char *path, TPM2B_PUBLIC *ret);
  * at most max bytes. */
 int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t *ret_sig, size_t max,
             size_t *ret_size);
+/* Whether sig (DER ECDSA-Sig-Value) is the key at pub_path's (PEM) over
+ * digest (32 bytes, not hashed again): 0 yes, 1 no, -1 (a message) the
+ * key cannot be read. */
+int pk_verify(const char *pub_path, const uint8_t digest[32], const uint8_t *sig, size_t sig_size);
 
 #endif

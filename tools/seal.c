@@ -72,7 +72,7 @@ static int seal_tpm(const seal_opts *o, seal_file *f, const char *pin, const uin
 
         if (cli_tpm_connect(&t) < 0)
                 return EXIT_BAD_INPUT;
-        if (ts_srk_provision(&t, &srk, &f->srk))
+        if (seal_srk(&t, o->state_dir ? o->state_dir : SEAL_STATE_DIR, &srk, &f->srk))
                 goto out;
         if (f->literal ? literal_states(o, &t, f) < 0 || seal_literal_policy(f, &policy) < 0
                        : seal_signed_setup(&t, o->state_dir, f) < 0 || seal_signed_policy(&f->policy_key, SEAL_DISK, f->pin, &policy) < 0)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
+#include <tss2/tss2_mu.h>
 #include "predjson.h"
 #include "safeio.h"
 #include "sealcmd.h"
@@ -383,23 +384,18 @@ static int text_ok(const char *what, const char *s, size_t max, const char *extr
         return 0;
 }
 
-static int sign_approval(cli_tpm *t, const char *state_dir, seal_kind kind, approval *a) {
+int seal_sign(const char *state_dir, const TPM2B_NAME *nv_name, seal_kind kind, approval *a) {
         char *key = seal_key_path(state_dir, false), *pub_path = seal_key_path(state_dir, true);
         const uint8_t *ref;
         size_t ref_size;
         TPM2B_PUBLIC pub;
-        TPM2B_NAME nv_name;
-        ESYS_TR nv = ESYS_TR_NONE;
         uint8_t ahash[MB_POLICY_SIZE];
         mb_policy policy;
         int r = -1;
 
         if (!key || !pub_path || pk_load_public(pub_path, &pub) < 0)
                 goto out;
-        if (ts_counter_open(t, &nv, &nv_name, &a->epoch))
-                goto out;
-        Esys_TR_Close(t->esys, &nv);
-        if (seal_approved_policy(&nv_name, a->epoch, a->pcrs, a->values, &policy) < 0)
+        if (seal_approved_policy(nv_name, a->epoch, a->pcrs, a->values, &policy) < 0)
                 goto out;
         memcpy(a->policy, policy.d, MB_POLICY_SIZE);
         kind_ref(kind, &ref, &ref_size);
@@ -411,10 +407,67 @@ out:
         return r;
 }
 
+int seal_approval_verify(const char *pub_path, const TPM2B_NAME *nv_name, seal_kind kind, const approval *a,
+                         const char **ret_why) {
+        const uint8_t *ref;
+        size_t ref_size;
+        uint8_t ahash[MB_POLICY_SIZE];
+        mb_policy policy;
+        int k;
+
+        /* The fields first: only the policy is signed (docs/SEALING.md
+         * "Approval"), so a file whose epoch, PCRs or values were edited
+         * still carries a good signature over its old policy. */
+        if (mb_policy_approved(nv_name->name, nv_name->size, a->epoch, MB_ALG_SHA256, a->pcrs, a->values,
+                               SEAL_PCR_VALUE, &policy) != MB_OK ||
+            CRYPTO_memcmp(policy.d, a->policy, MB_POLICY_SIZE)) {
+                *ret_why = "its policy is not the digest of its own epoch, PCRs and values (edited after it was signed)";
+                return 1;
+        }
+        kind_ref(kind, &ref, &ref_size);
+        mb_policy_authorize_ahash(&policy, ref, ref_size, ahash);
+        k = pk_verify(pub_path, ahash, a->signature, a->signature_size);
+        if (k == 1)
+                *ret_why = kind == SEAL_TOTP ? "its signature is not the policy key's over its policy and the TOTP "
+                                               "policyRef (forged, or not a TOTP approval)"
+                                             : "its signature is not the policy key's over its policy (forged, or "
+                                               "not a disk approval)";
+        return k;
+}
+
+static int sign_approval(cli_tpm *t, const char *state_dir, seal_kind kind, approval *a) {
+        TPM2B_NAME nv_name;
+        ESYS_TR nv = ESYS_TR_NONE;
+
+        if (ts_counter_open(t, &nv, &nv_name, &a->epoch))
+                return -1;
+        Esys_TR_Close(t->esys, &nv);
+        return seal_sign(state_dir, &nv_name, kind, a);
+}
+
+char *seal_approval_path(const char *dir, const approval *a) {
+        char *name = approval_name(a), *path = name ? seal_path(dir, name) : NULL;
+
+        if (!name)
+                cli_error("out of memory");
+        free(name);
+        return path;
+}
+
+int seal_approval_store(const char *dir, const char *path, const approval *a) {
+        char *text = approval_format(a);
+        int r = -1;
+
+        if (text && make_dirs(dir) == 0 && seal_write_new(path, CLI_MODE_PUBLIC, text, strlen(text)) == 0)
+                r = 0;
+        free(text);
+        return r;
+}
+
 int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
                  const char *label, const char *entry_id, seal_kind kind, char **ret_path) {
         approval a;
-        char *text = NULL, *name = NULL, *path = NULL;
+        char *path = NULL;
         time_t now = time(NULL);
         int r = -1;
 
@@ -428,17 +481,8 @@ int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, u
         strcpy(a.label, label);
         strcpy(a.entry_id, entry_id);
         strftime(a.created, sizeof(a.created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-        if (sign_approval(t, state_dir, kind, &a) < 0)
-                goto out;
-        text = approval_format(&a);
-        name = approval_name(&a);
-        if (!text || !name) {
-                cli_error("out of memory");
-                goto out;
-        }
-        if (make_dirs(approvals_dir) < 0 || !(path = seal_path(approvals_dir, name)))
-                goto out;
-        if (seal_write_new(path, CLI_MODE_PUBLIC, text, strlen(text)) < 0)
+        if (sign_approval(t, state_dir, kind, &a) < 0 || !(path = seal_approval_path(approvals_dir, &a)) ||
+            seal_approval_store(approvals_dir, path, &a) < 0)
                 goto out;
         if (ret_path) {
                 *ret_path = path;
@@ -448,8 +492,65 @@ int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, u
         }
         r = 0;
 out:
-        free(text);
-        free(name);
+        free(path);
+        return r;
+}
+
+/* ---- the SRK record -------------------------------------------------------- */
+
+/* DIR/srk.public: 0 (ret set), 1 absent, -1 (a message) unreadable or
+ * not a marshalled TPM2B_PUBLIC, exactly. */
+static int srk_record_load(const char *path, TPM2B_PUBLIC *ret) {
+        TPM2B_PUBLIC pub = { 0 };
+        size_t off = 0;
+        cli_file f;
+        int r = -1;
+
+        if (access(path, F_OK) < 0 && errno == ENOENT)
+                return 1;
+        if (cli_file_load_max(path, sizeof(TPM2B_PUBLIC) + 2, "the SRK record", &f) < 0)
+                return -1;
+        if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(f.data, f.size, &off, &pub) == TSS2_RC_SUCCESS && off == f.size) {
+                *ret = pub;
+                r = 0;
+        } else {
+                cli_error("%s: not a storage root key's public area (damaged; docs/SEALING.md \"The SRK record\")",
+                          path);
+        }
+        cli_file_free(&f);
+        return r;
+}
+
+static int srk_record_write(const char *state_dir, const char *path, const TPM2B_PUBLIC *pub) {
+        uint8_t buf[sizeof(TPM2B_PUBLIC) + 2];
+        size_t off = 0;
+
+        if (mkdir(state_dir, 0700) < 0 && errno != EEXIST) {
+                cli_error("cannot create %s: %s", state_dir, strerror(errno));
+                return -1;
+        }
+        if (Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, sizeof(buf), &off) != TSS2_RC_SUCCESS) {
+                cli_error("cannot marshal the storage root key's public area");
+                return -1;
+        }
+        return seal_write_new(path, CLI_MODE_PUBLIC, buf, off);
+}
+
+int seal_srk(cli_tpm *t, const char *state_dir, ESYS_TR *ret_srk, TPM2B_PUBLIC *ret_pub) {
+        char *path = seal_path(state_dir, SEAL_SRK_RECORD);
+        TPM2B_PUBLIC rec;
+        int k, r = EXIT_BAD_INPUT;
+
+        if (!path)
+                return r;
+        k = srk_record_load(path, &rec);
+        if (k == 0 && (r = ts_srk_recorded(t, &rec, path, ret_srk)) == 0) {
+                *ret_pub = rec;
+        } else if (k == 1 && (r = ts_srk_provision(t, ret_srk, ret_pub)) == 0 &&
+                   srk_record_write(state_dir, path, ret_pub) < 0) {
+                Esys_TR_Close(t->esys, ret_srk);
+                r = EXIT_BAD_INPUT;
+        }
         free(path);
         return r;
 }

@@ -18,6 +18,14 @@
 
 /* dir "/" name, malloc()ed (a message and NULL when out of memory). */
 char *seal_path(const char *dir, const char *name);
+/* The SRK's public area as mshim first used it (docs/SEALING.md "The SRK
+ * record"), marshalled TPM2B_PUBLIC, in the state directory. */
+#define SEAL_SRK_RECORD "srk.public"
+/* The SRK for a command that makes something under it or for it (policy
+ * init, seal, totp enroll): with state_dir/srk.public, the key at
+ * 0x81000001 must be that one (never made); without it, the SRK is made
+ * or checked against the template (ts_srk_provision) and recorded. */
+int seal_srk(cli_tpm *t, const char *state_dir, ESYS_TR *ret_srk, TPM2B_PUBLIC *ret_pub);
 /* DIR/policy.key and DIR/policy.pub. */
 char *seal_key_path(const char *state_dir, bool pub);
 
@@ -69,6 +77,21 @@ typedef struct approval_entry {
  * skipped with a warning (counted in *ret_bad). */
 int approvals_load_dir(const char *dir, approval_entry **ret, size_t *ret_n, size_t *ret_bad);
 void approvals_free(approval_entry *e, size_t n);
+
+/* Sign a: its policy (approvedPolicy of its epoch, PCRs and values, with
+ * the counter's Name nv_name) and signature by the policy key in
+ * state_dir over kind's aHash. */
+int seal_sign(const char *state_dir, const TPM2B_NAME *nv_name, seal_kind kind, approval *a);
+/* An approval read from the ESP, before anything trusts it: its policy
+ * must be the digest of its own fields (epoch, PCRs, values, nv_name) and
+ * its signature the key's at pub_path over kind's aHash. 0 yes; 1 no,
+ * *ret_why says what is wrong; -1 (a message) the key cannot be read. */
+int seal_approval_verify(const char *pub_path, const TPM2B_NAME *nv_name, seal_kind kind, const approval *a,
+                         const char **ret_why);
+/* Where a goes in dir (its name: entry id, epoch, policy), malloc()ed. */
+char *seal_approval_path(const char *dir, const approval *a);
+/* Write a to path (in dir, made if absent), never over a file. */
+int seal_approval_store(const char *dir, const char *path, const approval *a);
 
 /* A new approval of (mask, values) at the counter's epoch, signed with
  * the policy key in state_dir over kind's aHash, written into

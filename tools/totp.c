@@ -344,8 +344,8 @@ static int key_lookup(cli_tpm *t, ESYS_TR *ret_obj) {
 
 /* Create the key under the SRK (the secret encrypted on the bus), load it
  * and make it persistent. ret_name: the persistent key's Name. */
-static int key_enroll(cli_tpm *t, const mb_policy *policy, const uint8_t secret[MB_TOTP_SECRET_SIZE],
-                      TPM2B_NAME *ret_name) {
+static int key_enroll(cli_tpm *t, const char *state_dir, const mb_policy *policy,
+                      const uint8_t secret[MB_TOTP_SECRET_SIZE], TPM2B_NAME *ret_name) {
         TPM2B_SENSITIVE_CREATE in = { 0 };
         TPM2B_PUBLIC tmpl, pub, srk_pub;
         TPM2B_PRIVATE priv;
@@ -354,7 +354,7 @@ static int key_enroll(cli_tpm *t, const mb_policy *policy, const uint8_t secret[
         TSS2_RC rc;
         int r;
 
-        r = ts_srk_provision(t, &srk, &srk_pub);
+        r = seal_srk(t, state_dir, &srk, &srk_pub);
         if (r)
                 return r;
         key_template(policy, &tmpl);
@@ -657,7 +657,7 @@ static int enroll(totp_opts *o) {
                           TOTP_HANDLE);
                 goto out;
         }
-        if (k != 1 || totp_policy(o, &t, &f, &policy, first) < 0 || key_enroll(&t, &policy, secret, &name) != 0)
+        if (k != 1 || totp_policy(o, &t, &f, &policy, first) < 0 || key_enroll(&t, o->state_dir, &policy, secret, &name) != 0)
                 goto out;
         text = esp_text(&f, &policy, &name, &len);
         esp_written = text && seal_write_new(path, CLI_MODE_PUBLIC, text, len) == 0;

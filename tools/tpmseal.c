@@ -154,30 +154,75 @@ int ts_srk_provision(cli_tpm *t, ESYS_TR *ret_srk, TPM2B_PUBLIC *ret_pub) {
         return 0;
 }
 
-int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk) {
+/* The key at TS_SRK_HANDLE against recorded: 0 the same (ret_srk set), 1
+ * none there, 2 another (ret_found: its Name), or an exit status. A Name
+ * covers the whole public area: equal Names, same key. */
+static int srk_match(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk, TPM2B_NAME *ret_found) {
         ESYS_TR srk = ESYS_TR_NONE;
         TPM2B_NAME *name = NULL, want;
         int r = srk_lookup(t, &srk);
 
-        if (r == 1) {
-                cli_error("the TPM has no storage root key at 0x81000001 (the TPM was cleared, or this is "
-                          "another machine): the secret cannot be unsealed here");
-                return EXIT_BAD_INPUT;
-        }
         if (r)
                 return r;
-        /* A Name covers the whole public area: equal Names, same key. */
-        r = Esys_TR_GetName(t->esys, srk, &name) == TSS2_RC_SUCCESS && ts_public_name(recorded, &want) == 0 &&
-            name->size == want.size && memcmp(name->name, want.name, want.size) == 0;
-        Esys_Free(name);
-        if (!r) {
-                cli_error("the storage root key at 0x81000001 is not the one the secret was sealed under "
-                          "(substituted, or the TPM was cleared): refusing to use it");
+        if (Esys_TR_GetName(t->esys, srk, &name) != TSS2_RC_SUCCESS || ts_public_name(recorded, &want) < 0) {
+                Esys_Free(name);
                 Esys_TR_Close(t->esys, &srk);
+                cli_error("cannot compute the storage root key's Name");
                 return EXIT_BAD_INPUT;
         }
-        *ret_srk = srk;
-        return 0;
+        *ret_found = *name;
+        r = name->size == want.size && memcmp(name->name, want.name, want.size) == 0 ? 0 : 2;
+        Esys_Free(name);
+        if (r)
+                Esys_TR_Close(t->esys, &srk);
+        else
+                *ret_srk = srk;
+        return r;
+}
+
+int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk) {
+        TPM2B_NAME found;
+        int r = srk_match(t, recorded, ret_srk, &found);
+
+        if (r == 1)
+                cli_error("the TPM has no storage root key at 0x81000001 (the TPM was cleared, or this is "
+                          "another machine): the secret cannot be unsealed here");
+        else if (r == 2)
+                cli_error("the storage root key at 0x81000001 is not the one the secret was sealed under "
+                          "(substituted, or the TPM was cleared): refusing to use it");
+        return r == 1 || r == 2 ? EXIT_BAD_INPUT : r;
+}
+
+/* A Name in hex, for messages. */
+static void name_hex(const TPM2B_NAME *n, char out[2 * sizeof(n->name) + 1]) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n->size && i < sizeof(n->name); i++)
+                k += (size_t) snprintf(out + k, 3, "%02x", n->name[i]);
+        out[k] = 0;
+}
+
+int ts_srk_recorded(cli_tpm *t, const TPM2B_PUBLIC *recorded, const char *record, ESYS_TR *ret_srk) {
+        char want_hex[2 * sizeof(((TPM2B_NAME *) 0)->name) + 1], found_hex[sizeof(want_hex)];
+        TPM2B_NAME found, want;
+        int r = srk_match(t, recorded, ret_srk, &found);
+
+        if (r != 1 && r != 2)
+                return r;
+        want_hex[0] = 0;
+        if (ts_public_name(recorded, &want) == 0)
+                name_hex(&want, want_hex);
+        if (r == 1) {
+                cli_error("the TPM has no storage root key at 0x81000001, but %s records the one mshim first "
+                          "used (Name %s): the TPM was cleared or the key evicted; refusing to make another "
+                          "(docs/SEALING.md \"The SRK record\")", record, want_hex);
+        } else {
+                name_hex(&found, found_hex);
+                cli_error("the storage root key at 0x81000001 (Name %s) is not the one %s recorded at mshim's "
+                          "first use (Name %s): substituted, or the TPM was cleared; refusing to use it "
+                          "(docs/SEALING.md \"The SRK record\")", found_hex, record, want_hex);
+        }
+        return EXIT_BAD_INPUT;
 }
 
 /* ---- the epoch counter ------------------------------------------------- */

@@ -40,6 +40,9 @@ int ts_srk_provision(cli_tpm *t, ESYS_TR *ret_srk, TPM2B_PUBLIC *ret_pub);
 /* The SRK a sealed file names (recorded: its public area at seal time):
  * the key at TS_SRK_HANDLE must be that one. Never creates it. */
 int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk);
+/* The same for the SRK recorded in the state directory (the file record)
+ * at mshim's first use, with a message naming both keys' Names. */
+int ts_srk_recorded(cli_tpm *t, const TPM2B_PUBLIC *recorded, const char *record, ESYS_TR *ret_srk);
 
 /* The epoch counter: defined and incremented once if absent. */
 int ts_counter_provision(cli_tpm *t, uint64_t *ret_value);

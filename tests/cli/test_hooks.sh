@@ -47,7 +47,7 @@ python3 "$FIX" make "$F" "$K1" >/dev/null || { fail "fixture"; exit 1; }
 R=$T/root ESP=$T/root/boot/efi BOOT=$T/root/boot STATE=$T/root/var/lib/mshim
 mkdir -p "$ESP" "$STATE" "$R/etc/kernel" "$T/bin" "$T/approved"
 echo "root=/dev/vda2 ro quiet" >"$R/etc/kernel/cmdline"
-OPTS="root=/dev/vda2 ro quiet"
+OPTS="root=/dev/vda2 ro quiet" FIRST_OPTS="root=/dev/vda2 ro quiet"
 TOKEN=0123456789abcdef0123456789abcdef
 TITLE="Debian GNU/Linux 12 (bookworm)"
 CONF=$R/etc/mshim/hook.conf
@@ -159,6 +159,9 @@ check_approved() {
         n=$(new_approvals)
         if [ "${6:-new}" = new ]; then
                 check "$name: one approval written, the one named" test "$n" = "$a" -a -n "$a"
+        elif [ "$6" = resigned ]; then
+                check "$name: approved already, re-signed at the epoch the removal moved to ($(epoch))" \
+                        test -f "$a" -a "$(sed -n 's/^epoch //p' "$a" 2>/dev/null)" = "$(epoch)"
         else
                 check "$name: approved already: none written, an existing one named" test -z "$n" -a -f "$a"
         fi
@@ -168,6 +171,8 @@ check_approved() {
         check "$name: approval's entry id ${id:-(none)}" test "$(sed -n 's/^entry-id //p' "$a")" = "$id"
         LAST_APPROVAL=$a
 }
+# The epoch counter's value (tpm2-tools).
+epoch() { echo $((16#$(tpm2_nvread 0x01804D53 -C 0x01804D53 2>/dev/null | od -An -tx1 | tr -d ' \n'))); }
 current_approvals() { grep -lx "label current boot" "$APPROVALS"/* 2>/dev/null; }
 # approvals_state: every approval (disk and TOTP) with its hash: a run that
 # approves nothing leaves it as it was.
@@ -383,8 +388,18 @@ cp "$T/ic2.good" "$IC2"
 
 rm -f "$BOOT/vmlinuz-$V3" "$BOOT/initrd.img-$V3"
 n=$(n_approvals)
+# An evil maid's copies of the removed kernel's approvals, put back at the
+# end (the proof below): removal ends them for good.
+mkdir -p "$T/v3copies"; cp $(grep -lx "entry-id $TOKEN-$V3" "$APPROVALS"/*.approval) "$T/v3copies/"
+e0=$(epoch)
 run "$V3 (the default) removed: the next default's boot approved first" 0 "entry removed" zz-mshim.postrm "$V3" "$BOOT/vmlinuz-$V3"
-check_approved "$V3 removed: the boot after it ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" existing
+check "$V3 removed: its approvals were of the current epoch, so the epoch moved ($e0 -> $(epoch)), said by the hook" \
+        bash -c "[ $(epoch) = $((e0 + 1)) ] && grep -q 'epoch counter: $((e0 + 1))' '$T/err'"
+check "$V3 removed: every disk and TOTP approval left is of the new epoch or revoked before (none of epoch $e0)" \
+        bash -c "! grep -lx 'epoch $e0' '$APPROVALS'/*.approval '$TOTP_DIR'/*.approval"
+check "$V3 removed: the re-signed TOTP approvals are signed over policy || mshim-totp (openssl)" \
+        bash -c "$(declare -f sig_over); T='$T' STATE='$STATE'; for a in \$(grep -lx 'epoch $((e0 + 1))' '$TOTP_DIR'/*.approval); do sig_over \$a || exit 1; done; [ -n \"\$a\" ]"
+check_approved "$V3 removed: the boot after it ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" resigned
 check "$V3 removed: its entry is gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
 check "$V3 removed: its copies are gone" test ! -e "$ESP/$TOKEN/$V3"
 check "$V3 removed: no approval names its entry" bash -c "! grep -rqx 'entry-id $TOKEN-$V3' '$ESP/loader/mshim/approvals'"
@@ -392,7 +407,7 @@ check "$V3 removed: $V2's approvals stay" grep -rqx "entry-id $TOKEN-$V2" "$ESP/
 check "$V3 removed: its TOTP approval is gone" test -z "$(totp_of "$V3")"
 check "$V3 removed: the TOTP point of the boot after it approved, named by the hook" bash -c \
         "a=\$(grep -lx 'label TOTP: default boot after removing kernel $V3' '$TOTP_DIR'/*.approval) &&
-         grep -q \"TOTP point approved: \$a\\\$\" '$T/err'"
+         grep -q \"TOTP point approved\\( already\\)\\?: \$a\\\$\" '$T/err'"
 "$MSHIM_REAL" totp remove --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim totp remove: $(cat "$T/err")"
 # A literal enrolment cannot be approved: said once, not a failure (the
 # hook reads its mode line only).
@@ -437,7 +452,7 @@ check_approved "kernel-install add" "$V3" "$K2" "$T/initrd-ki"
 "$MSHIM_REAL" policy revoke --state-dir "$STATE" --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim policy revoke: $(cat "$T/err")"
 run "kernel-install remove (the default, after a revoke)" 0 "entry removed" 90-mshim.install remove "$V3" "$T/entry-dir"
 check_approved "kernel-install remove: the boot after it ($V2), approved at the new epoch" "$V2" "$K2" "$T/initrd2b" ""
-check "... its epoch is 2 (the counter after the revoke)" grep -qx "epoch 2" "$LAST_APPROVAL"
+check "... its epoch is the counter's after the revoke ($(epoch))" grep -qx "epoch $(epoch)" "$LAST_APPROVAL"
 run "after the revoke, a re-run for $V2: entry unchanged, its boot approved at the new epoch" 0 "entry unchanged" \
         zz-mshim.postinst "$V2"
 check_approved "re-run after the revoke (the approval the removal wrote)" "$V2" "$K2" "$T/initrd2b" "" existing
@@ -517,7 +532,10 @@ check "killed: mshim predict of the ESP is as before" cmp -s "$T/predict.before"
 run "killed: the next run completes" 0 "entry written" zz-mshim.postinst "$V4"
 check_installed "$V4" "$K2" "$T/initrd4"
 check "killed: the next run removed the left-overs" test -z "$(find "$ESP" -name '*.mshim-tmp')"
+e0=$(epoch)
 run "$V4 removed again" 0 "entry removed" zz-mshim.postrm "$V4"
+check "$V4 removed: the epoch moved ($e0 -> $(epoch)); the approvals that stay were re-signed (the proof below unseals with one)" \
+        test "$(epoch)" = $((e0 + 1))
 
 # ---- the proof: the secret sealed at the start opens on the approved boot ----------
 sealed_boot() {     # NAME WANT_RC PATTERN OPTIONS: restart the TPM, boot V3 so, unseal
@@ -530,4 +548,9 @@ sealed_boot() {     # NAME WANT_RC PATTERN OPTIONS: restart the TPM, boot V3 so,
 }
 sealed_boot "the boot the hook approved ($V3) unseals the secret sealed before" 0 "^the disk key$" "$OPTS"
 sealed_boot "the same boot with init=/bin/sh does not unseal (exit 1, PCRs named)" 1 "unseal refused" "$OPTS init=/bin/sh"
+# The approvals of $V3's first install, removed with it, put back on the ESP,
+# and that boot again (its entry's bytes, kernel, initrd and options).
+cp "$T"/v3copies/*.approval "$APPROVALS/"
+sealed_boot "$V3's removed approvals put back on the ESP: its boot does not unseal (exit 1, revoked)" 1 \
+        "unseal refused:.*revoked" "$FIRST_OPTS"
 check "no temporary directory left" test -z "$(ls -A "$TMPDIR")"

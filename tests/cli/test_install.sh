@@ -74,7 +74,7 @@ for h in etc/kernel/postinst.d/zz-mshim etc/kernel/postrm.d/zz-mshim etc/initram
 done
 check "hook.conf's default MSHIM is /usr/bin/mshim" grep -qx '#MSHIM=/usr/bin/mshim' "$R/etc/mshim/hook.conf"
 check "mshim-prune.service runs /usr/bin/mshim policy prune" grep -qx 'ExecStart=/usr/bin/mshim policy prune .*' "$R/usr/lib/systemd/system/mshim-prune.service"
-check "mshim-prune.service then prunes revoked TOTP approvals when there are any" grep -qx "ExecStart=/bin/sh -c 'test ! -d /boot/efi/loader/mshim/totp-approvals || exec /usr/bin/mshim policy prune --totp --esp /boot/efi'" "$R/usr/lib/systemd/system/mshim-prune.service"
+check "mshim-prune.service then prunes revoked TOTP approvals when there are any" grep -qx "ExecStart=/bin/sh -c 'test ! -d /boot/efi/loader/mshim/totp-approvals || exec /usr/bin/mshim policy prune --totp --state-dir /var/lib/mshim --esp /boot/efi'" "$R/usr/lib/systemd/system/mshim-prune.service"
 check "mshim-prune.service: oneshot, WantedBy=multi-user.target" bash -c "grep -qx 'Type=oneshot' '$R/usr/lib/systemd/system/mshim-prune.service' && grep -qx 'WantedBy=multi-user.target' '$R/usr/lib/systemd/system/mshim-prune.service'"
 # systemd's own check; the only complaint allowed: the ExecStart binary is not
 # installed on this host (it is under DESTDIR).

@@ -40,14 +40,14 @@ ESP=$t/esp/loader/mshim/totp
 
 # ---- no TPM, bad inputs: exit 2, a message, nothing written ----
 export TPM2TOOLS_TCTI="swtpm:path=$t/none"
-refuses "no TPM: a clear error" "cannot reach a TPM" "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/esp"
+refuses "no TPM: a clear error" "cannot reach a TPM" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp"
 check "no TPM: no ESP file" test ! -e "$ESP"
 head -c 19 "$t/secret" >"$t/short"; cat "$t/secret" "$t/secret" >"$t/long"
-refuses "--secret-file of 19 bytes" "19 bytes; a TOTP secret is 20" "$MSHIM" totp enroll --literal --secret-file "$t/short" --esp "$t/esp"
-refuses "--secret-file of 40 bytes" "40 bytes; a TOTP secret is 20" "$MSHIM" totp enroll --literal --secret-file "$t/long" --esp "$t/esp"
-refuses "--secret-file missing" "cannot open" "$MSHIM" totp enroll --literal --secret-file "$t/nope" --esp "$t/esp"
-refuses "--signed with --literal" "exclude each other" "$MSHIM" totp enroll --signed --literal --esp "$t/esp"
-refuses "PRED.json without --literal" "go with --literal" "$MSHIM" totp enroll --esp "$t/esp" "$t/pred.json"
+refuses "--secret-file of 19 bytes" "19 bytes; a TOTP secret is 20" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/short" --esp "$t/esp"
+refuses "--secret-file of 40 bytes" "40 bytes; a TOTP secret is 20" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/long" --esp "$t/esp"
+refuses "--secret-file missing" "cannot open" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/nope" --esp "$t/esp"
+refuses "--signed with --literal" "exclude each other" "$MSHIM" totp enroll --state-dir "$t/state" --signed --literal --esp "$t/esp"
+refuses "PRED.json without --literal" "go with --literal" "$MSHIM" totp enroll --state-dir "$t/state" --esp "$t/esp" "$t/pred.json"
 refuses "policy approve --totp --current without --pcrs: past the fence" "past the TOTP fence.*--totp-point" \
         "$MSHIM" policy approve --totp --current --esp "$t/esp"
 refuses "policy prune --totp reads no PCRs" "revoked approvals only" "$MSHIM" policy prune --totp --pcrs "$t/x" --esp "$t/esp"
@@ -60,11 +60,11 @@ refuses "totp remove: a damaged enrolment file, named, left for the admin" "bad-
         "$MSHIM" totp remove --esp "$t/bad-esp"
 [ -f "$t/bad-esp/loader/mshim/totp" ] && pass "totp remove: the damaged file is still there" ||
         fail "totp remove: the damaged file is still there"
-refuses "--password-file without --recovery-file" "goes with --recovery-file" "$MSHIM" totp enroll --literal --password-file "$t/pw"
-refuses "--select 24" "--select wants PCR numbers" "$MSHIM" totp enroll --literal --select 4,24 --esp "$t/esp"
-refuses "a 65-byte label" "label must be 1 to 64 bytes" "$MSHIM" totp enroll --literal --secret-file "$t/secret" \
+refuses "--password-file without --recovery-file" "goes with --recovery-file" "$MSHIM" totp enroll --state-dir "$t/state" --literal --password-file "$t/pw"
+refuses "--select 24" "--select wants PCR numbers" "$MSHIM" totp enroll --state-dir "$t/state" --literal --select 4,24 --esp "$t/esp"
+refuses "a 65-byte label" "label must be 1 to 64 bytes" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" \
         --label "$(printf 'x%.0s' {1..65})" --esp "$t/esp"
-refuses "no ESP directory" "not a directory" "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/noesp"
+refuses "no ESP directory" "not a directory" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/noesp"
 refuses "unknown totp command" "unknown totp command 'show'" "$MSHIM" totp show
 refuses "recover: no file" "takes one FILE" "$MSHIM" totp recover
 refuses "remove does not take --label" "totp remove does not take --label" "$MSHIM" totp remove --label x
@@ -112,15 +112,15 @@ extend_all() { while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrex
 reboot_tpm() { swtpm_ioctl --unix "$t/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"; }
 extend_all "$t/pre.txt"; extend_all "$t/post.txt"
 
-refuses "--log cut short: not the TPM's" "does not replay to the TPM's sha256 PCR 5" "$MSHIM" totp enroll --literal \
+refuses "--log cut short: not the TPM's" "does not replay to the TPM's sha256 PCR 5" "$MSHIM" totp enroll --state-dir "$t/state" --literal \
         --secret-file "$t/secret" --log "$t/short.bin" --esp "$t/esp"
-refuses "--log without the command line event" "no EV_IPL event in PCR 12" "$MSHIM" totp enroll --literal \
+refuses "--log without the command line event" "no EV_IPL event in PCR 12" "$MSHIM" totp enroll --state-dir "$t/state" --literal \
         --secret-file "$t/secret" --log tests/data/eventlogs/tpm2-tools-event.bin --esp "$t/esp"
-refuses "--log of another kind of file" "not a TCG event log" "$MSHIM" totp enroll --literal \
+refuses "--log of another kind of file" "not a TCG event log" "$MSHIM" totp enroll --state-dir "$t/state" --literal \
         --secret-file "$t/secret" --log "$t/secret" --esp "$t/esp"
-refuses "--pcrs and --log" "exclude each other" "$MSHIM" totp enroll --literal --pcrs "$t/x" --log "$t/log.bin"
+refuses "--pcrs and --log" "exclude each other" "$MSHIM" totp enroll --state-dir "$t/state" --literal --pcrs "$t/x" --log "$t/log.bin"
 check "refusals touch neither the TPM nor the ESP" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ]"
-"$MSHIM" totp enroll --literal --log "$t/log.bin" --secret-file "$t/secret" --label "test host:alice" --esp "$t/esp" --uri \
+"$MSHIM" totp enroll --state-dir "$t/state" --literal --log "$t/log.bin" --secret-file "$t/secret" --label "test host:alice" --esp "$t/esp" --uri \
         --recovery-file "$t/rec" --password-file "$t/pw" >"$t/uri" 2>"$t/err"; rc=$?
 if [ "$rc" = 0 ] && [ "$(wc -l <"$t/uri")" = 1 ]; then pass "enroll --literal --uri: one line"
 else fail "enroll --literal --uri: one line (status $rc)" "$(cat "$t/err")"; fi
@@ -208,10 +208,10 @@ check "the key refuses a password session" bash -c "! tpm2_hmac -c $H -g sha1 -o
 
 # ---- never twice ----
 refuses "enroll twice: refused (ESP file)" "never overwrites an enrolment" \
-        "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/esp" --uri
+        "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp" --uri
 mkdir -p "$t/esp2"
 refuses "enroll twice: refused (key at the handle)" "already has an object at 0x81004d54" \
-        "$MSHIM" totp enroll --literal --secret-file "$t/secret" --esp "$t/esp2" --uri
+        "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp2" --uri
 check "a refused enrolment writes nothing" test ! -e "$t/esp2/loader/mshim/totp"
 
 # ---- the recovery file ----
@@ -289,7 +289,7 @@ pcrs = {str(p): v.hex() for p, v in zip((4, 5, 7, 12), vals)}
 json.dump({"schema": "mshim-predict/1", "pcrs": {"sha256": pcrs}, "unpredictable": {}}, open(sys.argv[2], "w"))
 open(sys.argv[3], "wb").write(b"".join(vals))
 PY
-"$MSHIM" totp enroll --literal --pcrs "$t/now.yaml" --secret-file "$t/secret" --esp "$t/esp" --uri "$t/pred.json" \
+"$MSHIM" totp enroll --state-dir "$t/state" --literal --pcrs "$t/now.yaml" --secret-file "$t/secret" --esp "$t/esp" --uri "$t/pred.json" \
         >/dev/null 2>"$t/err" || fail "enroll --literal --pcrs PRED.json" "$(cat "$t/err")"
 tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
         tpm2_flushcontext "$t/trial.ctx"

@@ -94,6 +94,8 @@ verify|verify --ak $I $I| verify takes one EVIDENCE file, --ak AK.pub and --nonc
 verify|verify --ak $I --nonce zz $I| --nonce wants 8 to 64 bytes in hex
 verify|verify --ak $I --nonce 0011223344556677 $I $I| verify takes one EVIDENCE file
 verify|verify --bogus $I| unknown or ambiguous option '--bogus'
+policy|policy remove| policy remove needs --entry-id ID
+policy|policy remove --entry-id x --keep $I| policy remove does not take --keep
 EOF2
 )
 

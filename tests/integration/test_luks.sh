@@ -153,7 +153,7 @@ it_luks_sealed_esp "$nl" "$cur" "$new" || { it_fail "$T: set-up newloader"; exit
 
 # literal: sealed to A's PCRs and newoptions's predicted state, no approvals.
 lit=$(it_luks_boot literal) && cp "$no/esp/loader/entries/mshim-test.conf" "$lit/esp/loader/entries/" &&
-        "$IT_CLI" seal --literal --pcrs "$a/pcrs.txt" -o "$IT_DIR/root-literal.sealed" "$no/predict.json" \
+        "$IT_CLI" seal --literal --state-dir "$pol" --pcrs "$a/pcrs.txt" -o "$IT_DIR/root-literal.sealed" "$no/predict.json" \
                 < "$IT_DIR/luks.key" > "$lit/seal.log" 2>&1
 it_step $? "literal: mshim seal --literal --pcrs (A) + newoptions's prediction" "$lit/seal.log"
 SEALED=$IT_DIR/root-literal.sealed it_luks_sealed_esp "$lit" || { it_fail "$T: set-up literal"; exit 1; }
