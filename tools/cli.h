@@ -127,6 +127,7 @@ int cmd_predict(int argc, char **argv);  /* tools/predict.c */
 int cmd_policy(int argc, char **argv);   /* tools/policycmd.c */
 int cmd_seal(int argc, char **argv);     /* tools/seal.c */
 int cmd_unseal(int argc, char **argv);   /* tools/unseal.c */
+int cmd_fence(int argc, char **argv);    /* tools/fence.c */
 int cmd_totp(int argc, char **argv);     /* tools/totp.c */
 
 /* The events of a log (data, size) that extended PCR pcr, with their alg
