@@ -503,8 +503,6 @@ else fail "after the fence: the signed key is refused, exit 1, naming PCR 15 and
 if [ "$rc" = 1 ] && [ ! -s "$tmp/out" ] && head -n 1 "$tmp/err" | grep -q "^mshim: unseal refused: PCR 15, the unseal fence"; then
         pass "after the fence: the literal key is refused, exit 1, naming the fence"
 else fail "after the fence: the literal key is refused, exit 1, naming the fence" "rc=$rc $(cat "$tmp/err")"; fi
-# tpm2-tools' own policy session (PolicyAuthorize through VerifySignature,
-# then PolicyPCR 15) cannot open it either: the TPM holds the fence, not mshim.
 "$MSHIM" unseal --esp "$esp" "$tmp/old.sealed" >"$tmp/out" 2>/dev/null; rc=$?
 check "after the fence: a file sealed before it still unseals (why it must be sealed again)" \
         bash -c "[ $rc = 0 ] && cmp -s '$tmp/out' '$tmp/secret'"

@@ -78,6 +78,11 @@ pe-hash|pe-hash --alg| option '--alg' needs a value
 sbat|sbat| sbat takes one IMAGE
 sbat|sbat $I $I| sbat takes one IMAGE
 sbat|sbat --policy| option '--policy' needs a value
+fence|fence extra| unexpected argument 'extra'
+fence|fence --volume root| --volume, --uuid and --volume-key-file go together
+fence|fence --volume a:b --uuid 6d736869-6d00-4000-8000-6c756b730003 --volume-key-file k| --volume 'a:b': 1 to 128 printable characters
+fence|fence --volume root --uuid 6D736869-6D00-4000-8000-6C756B730003 --volume-key-file k| want a LUKS UUID
+seal|seal --select 4,15 -o x| PCR 15 is the unseal fence
 EOF2
 )
 
