@@ -491,6 +491,7 @@ it_qemu() {
         [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
         # DIR/extra-disk.img, when there: a second virtio disk, after the
         # boot disk (vdb in Linux), never booted from.
+        # shellcheck disable=SC2054 # commas belong to QEMU options
         [ -f "$d/extra-disk.img" ] &&
                 args+=(-drive "if=none,id=extra,format=raw,file=$d/extra-disk.img" -device virtio-blk-pci,drive=extra)
         # IT_QEMU_EXTRA (an array): more QEMU options, e.g. -rtc base=...
