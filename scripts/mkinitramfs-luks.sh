@@ -32,8 +32,10 @@
 #   MSHIM-LUKS UNLOCKED                     `cryptsetup open` took the key
 #   MSHIM-LUKS FAILED <cryptsetup's message> it did not
 # The volume is the one /etc/crypttab names: "root UUID=<MSHIM_LUKS_UUID>"
-# with the keyscript; the first device blkid lists with that UUID (a
-# decoy with the same UUID, earlier on the disk, is the one met). It is
+# with the keyscript; of the devices with that UUID, the first by name (a
+# stand-in for udev's /dev/disk/by-uuid link, which names one of them: a
+# decoy in the root partition, /dev/vda2, is met before the real volume
+# on a second disk, /dev/vdb). It is
 # opened as Debian's cryptroot does: the keyscript's output as the key
 # (--key-file=-), at most 3 tries, CRYPTTAB_TRIED counting the failed ones.
 # Once open, the volume's first 4 sectors are read: a shell script there
@@ -157,7 +159,7 @@ fi
 read -r _ uuid _ < /etc/crypttab
 n=0
 while [ $n -lt 50 ]; do
-        src=$(blkid -o device -t "$uuid" 2>/dev/null | head -n 1)
+        src=$(blkid -o device -t "$uuid" 2>/dev/null | sort | head -n 1)
         [ -n "$src" ] && break
         sleep 0.2
         n=$((n + 1))
