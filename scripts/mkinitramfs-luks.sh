@@ -24,12 +24,23 @@
 #                                           as 4 hex bytes), or PARTUUID NONE
 #   MSHIM-LUKS EXTENDED PCR12 <rc hex>      the test's "the OS extends a PCR
 #                                           before unseal" (below)
+#   MSHIM-LUKS SOURCE <device>              the volume crypttab's UUID names
 #   MSHIM-LUKS FALLBACK <reason>            the keyscript asked for the passphrase
+#   MSHIM-LUKS PCR15 <event>                each PCR 15 event, /run/mshim/pcr15.log
 #   MSHIM-LUKS MARKER <text>                the volume's first sector, decrypted
+#   MSHIM-LUKS VOLUME-INIT                  ... or a shell script, run (below)
 #   MSHIM-LUKS UNLOCKED                     `cryptsetup open` took the key
 #   MSHIM-LUKS FAILED <cryptsetup's message> it did not
-# The volume is the partition blkid calls crypto_LUKS, opened as crypttab
-# name "root" with the keyscript's output as key (--key-file=-).
+# The volume is the one /etc/crypttab names: "root UUID=<MSHIM_LUKS_UUID>"
+# with the keyscript; of the devices with that UUID, the first by name (a
+# stand-in for udev's /dev/disk/by-uuid link, which names one of them: a
+# decoy in the root partition, /dev/vda2, is met before the real volume
+# on a second disk, /dev/vdb). It is
+# opened as Debian's cryptroot does: the keyscript's output as the key
+# (--key-file=-), at most 3 tries, CRYPTTAB_TRIED counting the failed ones.
+# Once open, the volume's first 4 sectors are read: a shell script there
+# ("#!/bin/sh" first) stands for the volume's init and runs, as root, in
+# this boot (test_luks.sh's decoy); anything else is the marker.
 # When the ESP (found by LoaderDevicePartUUID) holds mshim-test/extend-pcr12,
 # /init first extends PCR 12 (sha256 bank) with a TPM2_PCR_Extend command
 # written to /dev/tpmrm0: the OS changing a PCR before the keyscript runs.
@@ -77,6 +88,7 @@ tcti=$(ls /usr/lib/*/libtss2-tcti-device.so.0 /lib/*/libtss2-tcti-device.so.0 2>
 put "$tcti" "$tcti"
 put "$repo/hooks/cryptroot-unseal" /lib/mshim/cryptroot-unseal
 mkdir -p "$stage/run" "$stage/lib/cryptsetup" "$stage/etc"
+printf 'root UUID=%s none luks,keyscript=/lib/mshim/cryptroot-unseal\n' "${MSHIM_LUKS_UUID:?}" > "$stage/etc/crypttab"
 
 # The modules, and the order to load them in: each after what it depends
 # on (modules.dep), in KMODS's order otherwise.
@@ -144,17 +156,19 @@ else
         echo "MSHIM-LUKS PARTUUID NONE"
 fi
 # The virtio disk shows up a moment after its driver loads.
+read -r _ uuid _ < /etc/crypttab
 n=0
 while [ $n -lt 50 ]; do
-        src=$(blkid -l -o device -t TYPE=crypto_LUKS 2>/dev/null)
+        src=$(blkid -o device -t "$uuid" 2>/dev/null | sort | head -n 1)
         [ -n "$src" ] && break
         sleep 0.2
         n=$((n + 1))
 done
 if [ -z "$src" ]; then
-        echo "MSHIM-LUKS FAILED no crypto_LUKS partition"
+        echo "MSHIM-LUKS FAILED no volume with $uuid"
         exit 0
 fi
+echo "MSHIM-LUKS SOURCE $src"
 # The test's "the OS extends PCR 12 before unseal", when the ESP asks for it.
 if [ -r "$v" ]; then
         esp=$(blkid -l -o device -t "PARTUUID=$(tail -c +5 "$v" | tr -d '\000' | tr A-F a-f)")
@@ -170,16 +184,29 @@ if [ -r "$v" ]; then
         fi
 fi
 # What Debian's cryptroot script hands a keyscript.
-export CRYPTTAB_NAME=root CRYPTTAB_SOURCE="$src" CRYPTTAB_KEY=none CRYPTTAB_TRIED=0 \
+export CRYPTTAB_NAME=root CRYPTTAB_SOURCE="$src" CRYPTTAB_KEY=none \
         CRYPTTAB_OPTIONS=luks,keyscript=/lib/mshim/cryptroot-unseal
-/lib/mshim/cryptroot-unseal none | cryptsetup open --type luks2 --key-file=- "$src" root 2>/tmp/cryptsetup.err
-st=$?
+tried=0
+while :; do
+        CRYPTTAB_TRIED=$tried /lib/mshim/cryptroot-unseal none |
+                cryptsetup open --type luks2 --key-file=- "$src" root 2>/tmp/cryptsetup.err
+        st=$?
+        tried=$((tried + 1))
+        [ "$st" = 0 ] || [ "$tried" -ge 3 ] && break
+done
 o=$(cat /run/mshim/unlock-root 2>/dev/null)
 case "$o" in
 "fallback "*) echo "MSHIM-LUKS FALLBACK ${o#fallback }" ;;
 esac
+cat /run/mshim/pcr15.log 2>/dev/null | while IFS= read -r ev; do echo "MSHIM-LUKS PCR15 $ev"; done
 if [ "$st" = 0 ]; then
-        echo "MSHIM-LUKS MARKER $(head -c 512 /dev/mapper/root | tr -d '\000')"
+        if [ "$(head -c 10 /dev/mapper/root)" = "#!/bin/sh" ]; then
+                echo "MSHIM-LUKS VOLUME-INIT"
+                head -c 2048 /dev/mapper/root | tr -d '\000' > /tmp/volume-init
+                sh /tmp/volume-init
+        else
+                echo "MSHIM-LUKS MARKER $(head -c 512 /dev/mapper/root | tr -d '\000')"
+        fi
         echo "MSHIM-LUKS UNLOCKED"
         cryptsetup close root
 else

@@ -103,6 +103,21 @@ mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8
         return MB_OK;
 }
 
+mb_err mb_policy_pcrs_zero(mb_policy *p, uint32_t pcr_mask) {
+        static const uint8_t zero[MB_POLICY_SIZE];
+        uint8_t digest[MB_POLICY_SIZE];
+        mb_hash h;
+
+        if (pcr_mask == 0 || pcr_mask >> (8 * PCR_SELECT_SIZE))
+                return MB_ERR_INVALID;
+        /* pcrDigest: the selected PCRs' values, each 32 zero bytes. */
+        (void) mb_hash_init(&h, MB_ALG_SHA256);
+        for (uint32_t m = pcr_mask; m; m &= m - 1)
+                mb_hash_update(&h, zero, sizeof(zero));
+        mb_hash_final(&h, digest);
+        return mb_policy_pcr(p, MB_ALG_SHA256, pcr_mask, digest);
+}
+
 /* Part 3, §23.6 TPM2_PolicyOR: the TPM refuses (TPM_RC_VALUE) unless the
  * session's digest is one of pHashList, then
  *   policyDigest' = H(0...0 || TPM_CC_PolicyOR || digests)

@@ -383,12 +383,13 @@ static mb_err put_done(const mb_strbuf *b, size_t *ret_len) {
 
 enum {
         SK_MODE, SK_PIN, SK_BANK, SK_PCRS, SK_SRK_PUBLIC, SK_POLICY_KEY, SK_NV_INDEX, SK_NV_NAME,
-        SK_STATE, SK_PUBLIC, SK_PRIVATE, SK_COUNT
+        SK_STATE, SK_PUBLIC, SK_PRIVATE, SK_FENCE, SK_COUNT
 };
 static const char *const sealed_keys[SK_COUNT] = {
         [SK_MODE] = "mode", [SK_PIN] = "pin", [SK_BANK] = "bank", [SK_PCRS] = "pcrs",
         [SK_SRK_PUBLIC] = "srk-public", [SK_POLICY_KEY] = "policy-key", [SK_NV_INDEX] = "nv-index",
         [SK_NV_NAME] = "nv-name", [SK_STATE] = "state", [SK_PUBLIC] = "public", [SK_PRIVATE] = "private",
+        [SK_FENCE] = "fence",
 };
 
 typedef struct sealed_ctx {
@@ -455,6 +456,8 @@ static mb_err sealed_store(void *ctx, unsigned key, mb_str v) {
                 return blob(v, s->public_, &s->public_size);
         case SK_PRIVATE:
                 return blob(v, s->private_, &s->private_size);
+        case SK_FENCE:
+                return pcr_list(v, &s->fence);
         }
         return MB_ERR_INVALID;
 }
@@ -479,6 +482,10 @@ static mb_err policy_check(const mb_sealed *s, size_t state_size) {
 static mb_err sealed_check(const mb_sealed *s, size_t state_size) {
         if (!tpm2b_ok(s->srk_public, s->srk_public_size) || !tpm2b_ok(s->public_, s->public_size) ||
             !tpm2b_ok(s->private_, s->private_size))
+                return MB_ERR_INVALID;
+        /* A fenced PCR is required at zero: it cannot also be selected for
+         * approved values (and PCRs 0-23 only). */
+        if (s->fence >> PCR_MAX || (s->fence & s->pcrs))
                 return MB_ERR_INVALID;
         return policy_check(s, state_size);
 }
@@ -546,6 +553,8 @@ mb_err mb_sealed_write(const mb_sealed *s, char *buf, size_t cap, size_t *ret_le
         put_text(&b, sealed_keys[SK_PIN], s->pin ? "yes" : "no");
         put_text(&b, sealed_keys[SK_BANK], mb_hash_name(s->bank));
         put_pcrs(&b, sealed_keys[SK_PCRS], s->pcrs);
+        if (s->fence)
+                put_pcrs(&b, sealed_keys[SK_FENCE], s->fence);
         put_hex(&b, sealed_keys[SK_SRK_PUBLIC], s->srk_public, s->srk_public_size);
         put_policy(&b, s, state_size);
         put_hex(&b, sealed_keys[SK_PUBLIC], s->public_, s->public_size);

@@ -127,6 +127,7 @@ int cmd_predict(int argc, char **argv);  /* tools/predict.c */
 int cmd_policy(int argc, char **argv);   /* tools/policycmd.c */
 int cmd_seal(int argc, char **argv);     /* tools/seal.c */
 int cmd_unseal(int argc, char **argv);   /* tools/unseal.c */
+int cmd_fence(int argc, char **argv);    /* tools/fence.c */
 int cmd_totp(int argc, char **argv);     /* tools/totp.c */
 int cmd_attest(int argc, char **argv);   /* tools/attest.c */
 int cmd_verify(int argc, char **argv);   /* tools/verify.c */

@@ -21,6 +21,7 @@ static const struct {
         { "policy", cmd_policy },
         { "seal", cmd_seal },
         { "unseal", cmd_unseal },
+        { "fence", cmd_fence },
         { "totp", cmd_totp },
         { "attest", cmd_attest },
         { "verify", cmd_verify },

@@ -124,6 +124,14 @@ static int policy_approve(const policy_opts *o) {
 
         if (!dir || (o->totp && totp_mask(o, &mask) < 0))
                 goto out;
+        /* A disk approval of PCR 15 could only ever match before the fence
+         * (docs/SEALING.md "The unseal fence"), which the key's policy
+         * checks itself. */
+        if (!o->totp && (mask & SEAL_FENCE_PCRS)) {
+                cli_error("--select: PCR %u is the unseal fence: every disk key requires it at zero already; "
+                          "leave it out", MB_UNSEAL_FENCE_PCR);
+                goto out;
+        }
         if (o->predicted) {
                 p = calloc(1, sizeof(*p));
                 if (!p || pred_json_load(o->predicted, p) < 0 || pred_json_values(o->predicted, p, mask, values) < 0)

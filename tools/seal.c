@@ -105,6 +105,8 @@ static int run_seal(const seal_opts *o) {
         f->literal = o->literal;
         f->pin = o->pin || o->pin_file;
         f->pcrs = o->select ? o->select : SEAL_DEFAULT_PCRS;
+        /* Both modes: seal_signed_policy adds it for every disk key. */
+        f->fence = SEAL_FENCE_PCRS;
         if (read_secret(secret, &n) < 0)
                 goto out;
         if (f->pin && !(pin = seal_pin_read(o->pin_file, true)))
@@ -156,6 +158,10 @@ int cmd_seal(int argc, char **argv) {
                         if (cli_pcr_select_parse(optarg, &o.select) < 0)
                                 return cli_usage_error("seal", "--select %s: want PCR numbers 0-23 and ranges, "
                                                        "e.g. 4,5,7,9,12", optarg);
+                        if (o.select & SEAL_FENCE_PCRS)
+                                return cli_usage_error("seal", "--select %s: PCR %u is the unseal fence: every sealed "
+                                                       "key requires it at zero already (docs/SEALING.md)", optarg,
+                                                       MB_UNSEAL_FENCE_PCR);
                         break;
                 case 'h': cli_help(stdout, "seal"); return 0;
                 default: return EXIT_BAD_INPUT;

@@ -46,6 +46,13 @@ static int policy_error(mb_err e) {
         return -1;
 }
 
+/* The fence after the mode's part: PolicyAuthorize replaces the digest
+ * (Part 3 §23.16), so only steps after it bind every approval; after the
+ * OR tree's root for the same order in both modes. */
+static mb_err fence_step(mb_policy *p, uint32_t fence) {
+        return fence ? mb_policy_pcrs_zero(p, fence) : MB_OK;
+}
+
 int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mask, const uint8_t *values,
                          mb_policy *ret) {
         mb_err e = mb_policy_approved(nv_name->name, nv_name->size, epoch, MB_ALG_SHA256, mask, values, SEAL_PCR_VALUE, ret);
@@ -72,6 +79,8 @@ int seal_signed_policy(const TPM2B_PUBLIC *key, seal_kind kind, bool pin, mb_pol
         kind_ref(kind, &ref, &ref_size);
         mb_policy_reset(&p);
         e = mb_policy_authorize(&p, name.name, name.size, ref, ref_size);
+        if (e == MB_OK)
+                e = fence_step(&p, kind == SEAL_DISK ? SEAL_FENCE_PCRS : 0);
         if (e != MB_OK)
                 return policy_error(e);
         if (pin)
@@ -102,6 +111,8 @@ int seal_literal_policy(const seal_file *f, mb_policy *ret) {
                         goto out;
         if (leaves)
                 e = mb_policy_tree_root(leaves, f->n_states, &root);
+        if (e == MB_OK)
+                e = fence_step(&root, f->fence);
         if (e != MB_OK) {
                 policy_error(e);
                 goto out;

@@ -16,6 +16,9 @@
 /* docs/SEALING.md "The default PCR set": 4, 5, 7, 9, 12. */
 #define SEAL_DEFAULT_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))
 
+/* The unseal fence every disk key gets (docs/SEALING.md "The unseal fence"). */
+#define SEAL_FENCE_PCRS (1u << MB_UNSEAL_FENCE_PCR)
+
 /* dir "/" name, malloc()ed (a message and NULL when out of memory). */
 char *seal_path(const char *dir, const char *name);
 /* The SRK's public area as mshim first used it (docs/SEALING.md "The SRK
@@ -44,11 +47,12 @@ typedef enum seal_kind {
 } seal_kind;
 
 /* The signed object's authPolicy: PolicyAuthorize(policy key, kind's
- * policyRef) [then PolicyAuthValue]. */
+ * policyRef), [the unseal fence: a disk key's,] [then PolicyAuthValue]. */
 int seal_signed_policy(const TPM2B_PUBLIC *key, seal_kind kind, bool pin, mb_policy *ret);
 /* A literal state's leaf: PolicyPCR(sha256, mask, values). */
 int seal_state_leaf(uint32_t mask, const uint8_t *values, mb_policy *ret);
-/* The literal object's authPolicy over all states. */
+/* The literal object's authPolicy over all states: the OR tree, [then
+ * the fence f->fence,] [then PolicyAuthValue]. */
 int seal_literal_policy(const seal_file *f, mb_policy *ret);
 
 /* The selected PCRs' sha256 values, in order (32 bytes each): from

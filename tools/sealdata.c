@@ -53,7 +53,8 @@ char *seal_file_format(const seal_file *f) {
                 goto out;
         }
         *s = (mb_sealed) { .mode = f->literal ? MB_SEAL_LITERAL : MB_SEAL_SIGNED, .pin = f->pin, .bank = MB_ALG_SHA256,
-                           .pcrs = f->pcrs, .n_states = f->literal ? f->n_states : 0, .states = states };
+                           .pcrs = f->pcrs, .fence = f->fence, .n_states = f->literal ? f->n_states : 0,
+                           .states = states };
         for (size_t i = 0; f->literal && i < f->n_states; i++)
                 memcpy(states + i * state, f->states[i], state);
         if (!f->literal) {
@@ -91,7 +92,7 @@ static int parse_error(const char *path, size_t line, mb_err e) {
 static int sealed_take(const char *path, const mb_sealed *s, seal_file *f) {
         size_t state = seal_pcr_count(s->pcrs) * SEAL_PCR_VALUE;
 
-        *f = (seal_file) { .literal = s->mode == MB_SEAL_LITERAL, .pin = s->pin, .pcrs = s->pcrs,
+        *f = (seal_file) { .literal = s->mode == MB_SEAL_LITERAL, .pin = s->pin, .pcrs = s->pcrs, .fence = s->fence,
                            .nv_index = s->nv_index };
         if (!UNMARSHAL(TPM2B_PUBLIC, s->srk_public, s->srk_public_size, &f->srk) ||
             !UNMARSHAL(TPM2B_PUBLIC, s->public_, s->public_size, &f->pub) ||

@@ -21,6 +21,7 @@ typedef struct seal_file {
         bool literal;           /* else signed */
         bool pin;
         uint32_t pcrs;          /* selected PCRs, bit i */
+        uint32_t fence;         /* the unseal fence's PCRs (0: none, an older file) */
         TPM2B_PUBLIC srk;       /* the SRK's public area at seal time */
         TPM2B_PUBLIC pub;       /* the sealed object */
         TPM2B_PRIVATE priv;

@@ -53,6 +53,7 @@ typedef struct unseal_run {
         bool revoked_seen;      /* a state that matched failed PolicyNV */
         bool pcr_changed_seen;  /* a state failed PCR_CHANGED_TRIES times over */
         bool bad_sig_seen;      /* a state's approval failed VerifySignature */
+        bool fence_seen;        /* the TPM refused the unseal fence's PolicyPCR */
         bool from_log;          /* now: the event log's replay, not the TPM's */
 } unseal_run;
 
@@ -134,6 +135,21 @@ static int refuse(const unseal_run *r) {
         if (!best_n && r->bad_sig_seen) {
                 cli_error("unseal refused: the approvals for this boot state are not signed by this secret's "
                           "policy key (forged, or made with another policy key)");
+                return EXIT_CHECK_FAILED;
+        }
+        if (!best_n && r->fence_seen) {
+                const uint8_t *v = mb_pcrs_get(r->now, MB_ALG_SHA256, MB_UNSEAL_FENCE_PCR);
+                cli_error("unseal refused: PCR %u, the unseal fence, is no longer zero: earlier in this boot the "
+                          "initramfs used this key or gave up on it and asked for a passphrase, and nothing after "
+                          "that may unseal it (docs/SEALING.md \"The unseal fence\"); it opens again on the next boot",
+                          MB_UNSEAL_FENCE_PCR);
+                if (v && !r->from_log) {
+                        fprintf(stderr, "  PCR %u: expected ", MB_UNSEAL_FENCE_PCR);
+                        hex_err((const uint8_t[SEAL_PCR_VALUE]) { 0 }, SEAL_PCR_VALUE);
+                        fprintf(stderr, "\n         TPM      ");
+                        hex_err(v, SEAL_PCR_VALUE);
+                        fputc('\n', stderr);
+                }
                 return EXIT_CHECK_FAILED;
         }
         if (!best_n && r->pcr_changed_seen) {
@@ -265,6 +281,23 @@ static TSS2_RC literal_steps(unseal_run *r, const candidate *c, const char **wha
         return rc;
 }
 
+/* The unseal fence, after the mode's steps as in the object's policy
+ * (docs/SEALING.md "The unseal fence"): its PCRs still at zero. */
+static TSS2_RC fence_step(unseal_run *r, const char **what) {
+        static const uint8_t zero[MB_PCR_COUNT * SEAL_PCR_VALUE];
+        uint8_t digest[MB_POLICY_SIZE];
+        TSS2_RC rc;
+
+        if (!r->f.fence)
+                return TSS2_RC_SUCCESS;
+        *what = "PolicyPCR (the unseal fence)";
+        if (mb_policy_pcr_digest(zero, seal_pcr_count(r->f.fence), SEAL_PCR_VALUE, digest) != MB_OK)
+                return TSS2_ESYS_RC_BAD_VALUE;
+        rc = ts_policy_pcr(&r->u, r->f.fence, digest);
+        r->fence_seen |= ts_rc_is_policy(rc);
+        return rc;
+}
+
 /* 0: unsealed; 1: the policy failed (try the next state); else an exit
  * status. */
 static int attempt(unseal_run *r, const candidate *c) {
@@ -274,6 +307,8 @@ static int attempt(unseal_run *r, const candidate *c) {
 
                 if (rc == TSS2_RC_SUCCESS)
                         rc = r->f.literal ? literal_steps(r, c, &what) : signed_steps(r, c, &what);
+                if (rc == TSS2_RC_SUCCESS)
+                        rc = fence_step(r, &what);
                 if (rc == TSS2_RC_SUCCESS) {
                         what = "Unseal";
                         rc = ts_unseal_now(&r->u, r->secret, &r->secret_size);
@@ -359,7 +394,7 @@ static int load_approvals(unseal_run *r) {
 }
 
 static uint32_t pcrs_needed(const unseal_run *r) {
-        uint32_t m = r->f.pcrs;
+        uint32_t m = r->f.pcrs | r->f.fence;
 
         for (size_t i = 0; !r->f.literal && i < r->n_ap; i++)
                 m |= r->ap[i].a.pcrs;
@@ -388,6 +423,12 @@ static int prepare(unseal_run *r) {
 
         if (seal_file_load(r->o->file, &r->f) < 0)
                 return EXIT_BAD_INPUT;
+        /* Its policy is the TPM's to enforce, not this command's: an older
+         * file still unseals, with the risk said (docs/SEALING.md). */
+        if (!r->f.fence)
+                cli_error("warning: %s has no unseal fence (sealed by an older mshim): after a passphrase "
+                          "fallback, whatever that boot runs can still unseal it; seal the key again "
+                          "(docs/SEALING.md \"The unseal fence\")", r->o->file);
         if (!r->f.literal && load_approvals(r) < 0)
                 return EXIT_BAD_INPUT;
         r->c = calloc(r->f.literal ? r->f.n_states : r->n_ap, sizeof(*r->c));

@@ -66,6 +66,18 @@ mb_err mb_policy_pcr_digest(const uint8_t *values, size_t n_pcrs, size_t value_s
  * PCRs 0-23 in pcr_mask) and the pcrDigest. */
 mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8_t pcr_digest[MB_POLICY_SIZE]);
 
+/* The unseal fence (docs/SEALING.md "The unseal fence"): the PCR the
+ * initramfs extends once it has used a disk key or given up on it
+ * (docs/MEASUREMENTS.md "PCR 15"); every disk key's policy requires it at
+ * its reset value, so nothing later in that boot can unseal the key. */
+#define MB_UNSEAL_FENCE_PCR 15u
+
+/* TPM2_PolicyPCR(sha256, pcr_mask, pcrDigest) with every selected PCR at
+ * its reset value, 32 zero bytes (PCRs 0-15 of a PC Client TPM reset to
+ * zero, TCG PC Client Platform TPM Profile §4.6.2): what the fence adds
+ * to a disk key's policy. */
+mb_err mb_policy_pcrs_zero(mb_policy *p, uint32_t pcr_mask);
+
 /* TPM2_PolicyOR: n must be 2..8 (MB_ERR_INVALID) and p must equal one of
  * the branches (MB_ERR_NOTFOUND), as the TPM checks (TPM_RC_VALUE). */
 mb_err mb_policy_or(mb_policy *p, const mb_policy *branches, size_t n);

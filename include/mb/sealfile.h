@@ -50,6 +50,10 @@ typedef struct mb_sealed {
         bool pin;                       /* PolicyAuthValue on top */
         uint16_t bank;                  /* MB_ALG_SHA256, the only bank */
         uint32_t pcrs;                  /* bit i: PCR i selected (0-23) */
+        /* The unseal fence: the PCRs the object's policy requires at zero
+         * after the mode's part (docs/SEALING.md "The unseal fence"); none
+         * in files sealed before mshim had it (the key is absent). */
+        uint32_t fence;
         size_t srk_public_size;         /* the SRK's TPM2B_PUBLIC at seal time */
         uint8_t srk_public[MB_SEAL_BLOB_MAX];
         /* signed mode only */

@@ -81,6 +81,11 @@ def main():
     out["nv_then_pcr"] = policy_pcr(nv, 0x001290, mask_values(0x001290))
     out["auth_value"] = policy_auth_value(ZERO)
     out["authorize_then_auth_value"] = policy_auth_value(policy_authorize(key_name, b""))
+    # The unseal fence: PolicyPCR(PCR 15 = 32 zero bytes) after
+    # PolicyAuthorize, then PolicyAuthValue (a disk key with a PIN).
+    fence = policy_pcr(policy_authorize(key_name, b""), 1 << 15, bytes(32))
+    out["authorize_then_fence"] = fence
+    out["authorize_fence_auth_value"] = policy_auth_value(fence)
     # Names (Part 1, §16) of a made-up TPM2B_PUBLIC (type ECC, nameAlg
     # SHA-256) and TPM2B_NV_PUBLIC (nvIndex, nameAlg SHA-256).
     tpmt = struct.pack(">HHI", 0x0023, SHA256, 0x00040072) + bytes(range(40))

@@ -37,6 +37,7 @@ $p/share/man/man1/mshim-predict.1 644
 $p/share/man/man1/mshim-policy.1 644
 $p/share/man/man1/mshim-seal.1 644
 $p/share/man/man1/mshim-unseal.1 644
+$p/share/man/man1/mshim-fence.1 644
 $p/share/man/man1/mshim-totp.1 644
 $p/share/man/man5/mshim-loader.conf.5 644
 $p/share/bash-completion/completions/mshim 644

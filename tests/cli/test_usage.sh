@@ -96,6 +96,11 @@ verify|verify --ak $I --nonce 0011223344556677 $I $I| verify takes one EVIDENCE 
 verify|verify --bogus $I| unknown or ambiguous option '--bogus'
 policy|policy remove| policy remove needs --entry-id ID
 policy|policy remove --entry-id x --keep $I| policy remove does not take --keep
+fence|fence extra| unexpected argument 'extra'
+fence|fence --volume root| --volume, --uuid and --volume-key-file go together
+fence|fence --volume a:b --uuid 6d736869-6d00-4000-8000-6c756b730003 --volume-key-file k| --volume 'a:b': 1 to 128 printable characters
+fence|fence --volume root --uuid 6D736869-6D00-4000-8000-6C756B730003 --volume-key-file k| want a LUKS UUID
+seal|seal --select 4,15 -o x| PCR 15 is the unseal fence
 EOF2
 )
 

@@ -138,7 +138,8 @@ it_initrd_luks() {
         fi
         [ -s "$out" ] && return 0
         mkdir -p "$(dirname "$out")"
-        MSHIM_CLI=$IT_CLI "$IT_REPO/scripts/mkinitramfs-luks.sh" "$out.$$" "$k" && mv "$out.$$" "$out"
+        MSHIM_CLI=$IT_CLI MSHIM_LUKS_UUID=$IT_LUKS_UUID "$IT_REPO/scripts/mkinitramfs-luks.sh" "$out.$$" "$k" &&
+                mv "$out.$$" "$out"
 }
 
 # it_console_script FILE [REGEX TEXT]...: a mok_console.py script (for
@@ -205,16 +206,18 @@ IT_DISK_LUKS_SECTORS=4096                             # 2 MiB: 1 MiB header, 1 M
 IT_LUKS_OFFSET=2048
 IT_LUKS_MARKER="MSHIM-LUKS-MARKER c3a1f0e2"
 
-# it_mkluks DIR PASSPHRASE: DIR/luks.img, a LUKS2 volume made by Debian's
-# cryptsetup on a plain file (no device-mapper needed): aes-xts-plain64,
-# 512-byte sectors, the volume key DIR/luks.vk (random) so the host can
-# write the marker sector itself (XTS, tweak = sector number,
-# as dm-crypt's plain64 IV), and one keyslot for PASSPHRASE. PBKDF2 with
-# 1000 iterations (cryptsetup's floor) instead of argon2id's tuned cost:
-# the test's speed only; a real volume keeps cryptsetup's defaults.
+# it_mkluks DIR PASSPHRASE [CONTENT]: DIR/luks.img, a LUKS2 volume made by
+# Debian's cryptsetup on a plain file (no device-mapper needed):
+# aes-xts-plain64, 512-byte sectors, UUID IT_LUKS_UUID, the volume key
+# DIR/luks.vk (random) so the host can write the first data sectors itself
+# (XTS, tweak = sector number, as dm-crypt's plain64 IV), and one keyslot
+# for PASSPHRASE. PBKDF2 with 1000 iterations (cryptsetup's floor) instead
+# of argon2id's tuned cost: the test's speed only; a real volume keeps
+# cryptsetup's defaults. The data starts with IT_LUKS_MARKER, or with the
+# file CONTENT (at most 4 sectors).
 it_mkluks() {
-        local d=$1 pass=$2 sector
-        rm -f "$d/luks.img"
+        local d=$1 pass=$2 content=${3:-}
+        mkdir -p "$d" && rm -f "$d/luks.img"
         head -c 64 /dev/urandom > "$d/luks.vk" &&
         truncate -s $((IT_DISK_LUKS_SECTORS * 512)) "$d/luks.img" &&
         printf '%s' "$pass" | cryptsetup luksFormat --batch-mode --type luks2 --uuid "$IT_LUKS_UUID" \
@@ -222,18 +225,22 @@ it_mkluks() {
                 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --hash sha256 \
                 --offset "$IT_LUKS_OFFSET" --luks2-metadata-size 16k --luks2-keyslots-size 512k \
                 --key-file - "$d/luks.img" >"$d/luks.log" 2>&1 || { cat "$d/luks.log" >&2; return 1; }
-        # Sector 0 of the data segment: the marker, NUL-padded to 512 bytes,
-        # AES-256-XTS (python3-cryptography) with tweak 0 (plain64: the
-        # sector number, little-endian).
-        python3 - "$d/luks.vk" "$IT_LUKS_MARKER" "$d/luks.img" $((IT_LUKS_OFFSET * 512)) <<'PY'
+        # The data's first sectors: the marker or CONTENT, NUL-padded to
+        # 512-byte sectors, each AES-256-XTS (python3-cryptography) with its
+        # sector number as tweak (plain64: little-endian).
+        python3 - "$d/luks.vk" "$IT_LUKS_MARKER" "$d/luks.img" $((IT_LUKS_OFFSET * 512)) "$content" <<'PY'
 import sys
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-vk, marker, img, off = open(sys.argv[1], "rb").read(), sys.argv[2].encode(), sys.argv[3], int(sys.argv[4])
-enc = Cipher(algorithms.AES(vk), modes.XTS(bytes(16))).encryptor()
-ct = enc.update(marker.ljust(512, b"\0")) + enc.finalize()
+vk, marker, img, off, content = open(sys.argv[1], "rb").read(), sys.argv[2].encode(), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+data = open(content, "rb").read() if content else marker
+if len(data) > 2048:
+    sys.exit("it_mkluks: more than 4 sectors of content")
+data = data.ljust(-(-len(data) // 512) * 512, b"\0")
 with open(img, "r+b") as f:
     f.seek(off)
-    f.write(ct)
+    for i in range(0, len(data), 512):
+        enc = Cipher(algorithms.AES(vk), modes.XTS((i // 512).to_bytes(16, "little"))).encryptor()
+        f.write(enc.update(data[i:i + 512]) + enc.finalize())
 PY
 }
 
@@ -446,7 +453,7 @@ it_swtpm_stop() {
 # appears on the serial console; IT_FALLTHROUGH (boot fell through to the
 # UEFI shell) also stops it. The variable store is a copy of DIR/vars.in.fd
 # if that exists, else of OVMF_VARS. The boot disk is DIR/esp.img, or FILE
-# (e.g. it_mkdisk's DIR/disk.img). With --console, the serial port is a
+# (e.g. it_mkdisk's DIR/disk.img); DIR/extra-disk.img, when there, a second. With --console, the serial port is a
 # unix socket that mok_console.py drives with SCRIPT (typing a passphrase
 # after a prompt, say), recording into DIR/serial.log until the report's
 # end (MSHIM-RESULT-END); a step that does not match is a failure (1).
@@ -482,6 +489,11 @@ it_qemu() {
                 -drive "if=none,id=esp,format=raw,file=$image"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
         [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
+        # DIR/extra-disk.img, when there: a second virtio disk, after the
+        # boot disk (vdb in Linux), never booted from.
+        # shellcheck disable=SC2054 # commas belong to QEMU options
+        [ -f "$d/extra-disk.img" ] &&
+                args+=(-drive "if=none,id=extra,format=raw,file=$d/extra-disk.img" -device virtio-blk-pci,drive=extra)
         # IT_QEMU_EXTRA (an array): more QEMU options, e.g. -rtc base=...
         args+=(${IT_QEMU_EXTRA[@]+"${IT_QEMU_EXTRA[@]}"})
         # DIR/vars.in.fd, when there, is this boot's own store (boots that
@@ -587,14 +599,17 @@ it_show_serial() {
 
 # it_boot DIR [--disk LUKS_IMG] [it_qemu options]: ESP image, boot, parse
 # the report into DIR/result/. With --disk, the boot disk is it_mkdisk's
-# DIR/disk.img (the ESP and LUKS_IMG) instead of the bare ESP image.
+# DIR/disk.img (the ESP and LUKS_IMG, or DIR/luks.img when there) instead
+# of the bare ESP image.
 # Returns non-zero (and prints the serial log) when the boot timed out or
 # the report is missing. IT_BOOT_ARGS (an array), when set, comes first.
 it_boot() {
         local d=$1; shift
         set -- ${IT_BOOT_ARGS[@]+"${IT_BOOT_ARGS[@]}"} "$@"
         if [ "${1:-}" = --disk ]; then
-                it_mkdisk "$d" "$2" || { echo "it_mkdisk failed" >&2; return 1; }
+                # DIR/luks.img, when there, is this boot's own volume.
+                it_mkdisk "$d" "$([ -f "$d/luks.img" ] && echo "$d/luks.img" || echo "$2")" ||
+                        { echo "it_mkdisk failed" >&2; return 1; }
                 shift 2
                 set -- --image "$d/disk.img" "$@"
         else

@@ -41,7 +41,11 @@ TAG_MSHIM_ABSENT, TAG_MSHIM_UNREADABLE, TAG_MSHIM_ENTRY_BAD = 0x6D736803, 0x6D73
 TAG_MSHIM_CHAINLOAD, TAG_MSHIM_EXIT = 0x6D736806, 0x6D736807
 LOADER_CONF_PATH = "\\loader\\loader.conf"
 TAG_LINUX_INITRD, TAG_LINUX_LOAD_OPTIONS = 0x8F3B22EC, 0x8F3B22ED
-CHECKED_PCRS = list(range(0, 10)) + list(range(11, 16))
+# PCRs 0-15 but IMA's 10, and but those the test's OS extends itself
+# (IT_OS_PCRS, e.g. "15": test_luks*.sh's keyscript, checked there against
+# the events it logged): no firmware log nor prediction holds those.
+CHECKED_PCRS = [n for n in list(range(0, 10)) + list(range(11, 16))
+                if str(n) not in os.environ.get("IT_OS_PCRS", "").split(",")]
 
 failed = False
 

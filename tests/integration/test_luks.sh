@@ -55,6 +55,21 @@
 #   otherloader   another loader in mshim's place: mshimx64.efi with
 #                 another built-in policy (tpm-failure=boot), never
 #                 approved (PCR 4)
+# The decoy root (docs/SEALING.md "The unseal fence"), with A's approval:
+#   decoy         the root partition holds the attacker's LUKS2 volume
+#                 with the real root's UUID and the attacker's passphrase
+#                 (the GPT is the same: PCR 5 too), the real volume on a
+#                 second disk; the crypttab UUID finds the decoy first. The
+#                 keyscript unseals (the PCRs are approved), cryptsetup
+#                 refuses the key, the keyscript is called again and falls
+#                 back, the test types the attacker's passphrase, the decoy
+#                 opens and its "init" (a script in its first sectors) runs
+#                 `mshim unseal` with the real sealed file: refused, naming
+#                 the fence (PCR 15); PCR 15 records the decoy (its volume
+#                 key's HMAC, not the real one's).
+# PCR 15 (the keyscript's fence and volume events, not in the firmware's
+# log: IT_OS_PCRS leaves it out of the replay and prediction checks) is
+# checked in A, approved and decoy against the events the guest logged.
 # At the end the passphrase's keyslot still opens the volume (host).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -62,6 +77,8 @@ T=luks
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
 PASS=${LUKS_PASSPHRASE:-mshim-luks-test}
 it_init "$T"
+export IT_OS_PCRS=15
+DECOY_PASS=${LUKS_DECOY_PASSPHRASE:-the-attackers-own}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_B/kernel/modules/KMODS" \
                 "$IT_B/kernel-rt/modules/KMODS" /usr/sbin/cryptsetup ||
    ! command -v sfdisk >/dev/null; then
@@ -186,6 +203,23 @@ ol=$(it_luks_boot otherloader) && rm "$ol/esp/EFI/BOOT/BOOTX64.EFI" &&
 
 ok=$(it_luks_boot approved) && it_luks_sealed_esp "$ok" "$cur" || { it_fail "$T: set-up approved"; exit 1; }
 
+# decoy: the attacker's volume in the root partition (same UUID), the real
+# one on a second disk; its "init" tries the real sealed key.
+dc=$(it_luks_boot decoy) && it_luks_sealed_esp "$dc" "$cur" && cp "$IT_DIR/luks.img" "$dc/extra-disk.img" &&
+        cat > "$dc/decoy-init" <<'INIT' && it_mkluks "$dc" "$DECOY_PASS" "$dc/decoy-init" ||
+#!/bin/sh
+# test_luks.sh's decoy: the attacker's init, root in a boot whose PCRs are
+# approved, after the initramfs opened this volume.
+echo "MSHIM-DECOY INIT"
+mkdir -p /tmp/desp
+mount -t vfat -o ro "$(blkid -l -o device -t TYPE=vfat)" /tmp/desp
+mshim unseal --esp /tmp/desp /tmp/desp/loader/mshim/root.sealed >/tmp/dk 2>/tmp/de
+echo "MSHIM-DECOY UNSEAL rc=$? bytes=$(wc -c </tmp/dk)"
+cat /tmp/de
+INIT
+        { it_fail "$T: set-up decoy"; exit 1; }
+it_console_script "$dc/console.script" 'asking for the passphrase' "$DECOY_PASS"
+
 o=$(it_luks_boot options) && it_luks_sealed_esp "$o" "$cur" &&
         sed -i 's|^options .*|& init=/bin/sh|' "$o/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up options"; exit 1; }
@@ -206,10 +240,53 @@ for d in "$o" "$i" "$x" "$r" "$uk" "$ol"; do
 done
 
 IT_BOOT_ARGS=(--disk "$IT_DIR/luks.img")
-IT_JOBS=${IT_JOBS:-2} it_boot_all "$ok" "$k" "$o" "$i" "$x" "$r" "$ni" "$no" "$nc" "$nl" "$lit" "$pn" "$uk" "$ol"
+IT_JOBS=${IT_JOBS:-2} it_boot_all "$ok" "$dc" "$k" "$o" "$i" "$x" "$r" "$ni" "$no" "$nc" "$nl" "$lit" "$pn" "$uk" "$ol"
 unset IT_BOOT_ARGS
 
-it_luks_booted "$ok" && it_luks_unsealed "$ok"
+# pcr15 DIR VK: DIR's console logged exactly the fence and then the
+# volume event of root with IT_LUKS_UUID and the volume key VK (Python's
+# hmac), and DIR's PCR 15 in every bank is their replay (TPM2_PCR_Event:
+# PCR = H(PCR || H(event)), hashlib).
+pcr15() {
+        if python3 - "$IT_REPO/tests/integration" "$1/result" "$1/serial.log" "$2" "$IT_LUKS_UUID" <<'PY'
+import hashlib, hmac, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+res = oracle.load_result(sys.argv[2])
+log = [l.rstrip("\r\n")[len("MSHIM-LUKS PCR15 "):] for l in open(sys.argv[3], errors="replace")
+       if l.startswith("MSHIM-LUKS PCR15 ")]
+m = b"mshim-volume:root:" + sys.argv[5].encode()
+want = ["mshim-unseal-fence", (m + b":").decode() + hmac.new(open(sys.argv[4], "rb").read(), m, hashlib.sha256).hexdigest()]
+if log != want:
+    sys.exit("events %r, want %r" % (log, want))
+for b in res["banks"]:
+    v = bytes(hashlib.new(b).digest_size)
+    for ev in log:
+        v = hashlib.new(b, v + hashlib.new(b, ev.encode()).digest()).digest()
+    if oracle.tpm_pcr(res, b, 15) != v:
+        sys.exit("%s PCR 15: tpm %s, replay %s" % (b, oracle.tpm_pcr(res, b, 15).hex(), v.hex()))
+PY
+        then it_pass "$T: $(basename "$1"): PCR 15 is the fence, then the volume opened (its UUID, its volume key's HMAC)"
+        else it_fail "$T: $(basename "$1"): PCR 15 is the fence, then the volume opened (its UUID, its volume key's HMAC)"; fi
+}
+pcr15 "$a" "$IT_DIR/luks.vk"
+it_luks_booted "$ok" && it_luks_unsealed "$ok" && pcr15 "$ok" "$IT_DIR/luks.vk"
+if it_luks_booted "$dc"; then
+        it_luks_has "$dc" "decoy: the initramfs meets the decoy (first with the root's UUID)" "MSHIM-LUKS SOURCE /dev/vda2"
+        it_luks_has "$dc" "decoy: the keyscript unsealed the real key, which the decoy refused; called again, it fell back" \
+                "MSHIM-LUKS FALLBACK the unsealed key was not accepted before"
+        it_luks_has "$dc" "decoy: the attacker's passphrase opens the decoy" "MSHIM-LUKS UNLOCKED"
+        it_luks_has "$dc" "decoy: its init runs" "MSHIM-DECOY INIT"
+        it_luks_has "$dc" "decoy: its mshim unseal of the real sealed key is refused (exit 1, no key)" \
+                "MSHIM-DECOY UNSEAL rc=1 bytes=0"
+        if tr -d '\r' < "$dc/serial.log" | grep -q "^mshim: unseal refused: PCR 15, the unseal fence, is no longer zero"; then
+                it_pass "$T: decoy: the refusal names PCR 15, the unseal fence"
+        else
+                it_fail "$T: decoy: the refusal names PCR 15, the unseal fence"
+                tr -d '\r' < "$dc/serial.log" | grep -a 'MSHIM-\|^mshim:' >&2
+        fi
+        pcr15 "$dc" "$dc/luks.vk"
+fi
 it_luks_booted "$k" && it_luks_unsealed "$k" && it_predict_check "$T: kernel" "$a" "$k" "$k/predict.json"
 it_luks_booted "$o" && it_luks_fallback "$a" "$o" 5,9,12 && it_luks_has "$o" "options: init=/bin/sh is on the command line" \
         "CMDLINE $IT_OPTIONS init=/bin/sh"

@@ -29,6 +29,8 @@ static const struct { const char *name, *hex; } oracle[] = {
         { "nv_then_pcr", "872eedb641ca6c882a67142b3b5e38a17ec6eb8cf444571ebcb7355a8222b5e5" },
         { "auth_value", "8fcd2169ab92694e0c633f1ab772842b8241bbc20288981fc7ac1eddc1fddb0e" },
         { "authorize_then_auth_value", "06c0133692cebd46e1620f33600ac1f6dd8b2bd396901035d973c6ea021eedf0" },
+        { "authorize_then_fence", "3469f8be1073976a57f36eb9ef94188a830b787b23be14bbeb389d31f26729e0" },
+        { "authorize_fence_auth_value", "13ed576d6846f8a191ca3c48b72c3dcb3ffc22026d2d79b24da29fec8022e8e3" },
         { "name_object", "000bfa9724279196486c6029ff13daec3a2598f30ec7ab5130dcd6963d5218f70064" },
         { "name_nv", "000b9299540c509d8150b6c6950fb076bf49586b5956b30da2b667e82f65721cb6e9" },
         { "tree_1", "15677ade31c49d041aed645935ce55c315487c4199e78dd45e35f009e7495dff" },
@@ -170,6 +172,17 @@ TEST(authorize_empty_and_ref) {
         CHECK_EQ_INT(mb_policy_authorize(&p, name, sizeof(name), NULL, 0), MB_OK);
         mb_policy_auth_value(&p);
         CHECK_DIGEST(p.d, "authorize_then_auth_value");
+        /* A disk key's: the unseal fence (PCR 15 at zero) after PolicyAuthorize. */
+        mb_policy_reset(&p);
+        CHECK_EQ_INT(mb_policy_authorize(&p, name, sizeof(name), NULL, 0), MB_OK);
+        CHECK_EQ_INT(mb_policy_pcrs_zero(&p, 1u << MB_UNSEAL_FENCE_PCR), MB_OK);
+        CHECK_DIGEST(p.d, "authorize_then_fence");
+        mb_policy_auth_value(&p);
+        CHECK_DIGEST(p.d, "authorize_fence_auth_value");
+        before = p;
+        CHECK_EQ_INT(mb_policy_pcrs_zero(&p, 0), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_policy_pcrs_zero(&p, 1u << 24), MB_ERR_INVALID);
+        CHECK(memcmp(&p, &before, sizeof(p)) == 0);
         mb_policy_authorize_ahash(&approved, NULL, 0, ahash);
         CHECK_DIGEST(ahash, "ahash_empty");
         mb_policy_authorize_ahash(&approved, (const uint8_t *) "mshim", 5, ahash);

@@ -103,6 +103,7 @@ TEST(signed_round_trip) {
         CHECK(s.pin);
         CHECK_EQ_INT(s.bank, MB_ALG_SHA256);
         CHECK_EQ_INT(s.pcrs, 1u << 4 | 1u << 7 | 1u << 9 | 1u << 12);
+        CHECK_EQ_INT(s.fence, 0);       /* a file sealed before the fence */
         CHECK(s.srk_public_size == 5 && memcmp(s.srk_public, "\x00\x03\xaa\xbb\xcc", 5) == 0);
         CHECK(s.policy_key_size == 4 && memcmp(s.policy_key, "\x00\x02\xca\xfe", 4) == 0);
         CHECK_EQ_INT(s.nv_index, 0x01804D53);
@@ -270,6 +271,33 @@ TEST(sealed_rejections) {
         check_mutations(LITERAL, lit, MB_ARRAY_SIZE(lit), false);
         free(long_blob);
         free(long_line);
+}
+
+/* The unseal fence: "fence 15" after the selection (docs/SEALING.md). */
+TEST(sealed_fence) {
+        static mb_sealed s, back;
+        static char out[8192];
+        char *fenced = mutate(SIGNED, "pcrs 4,7,9,12\n", "pcrs 4,7,9,12\nfence 15\n");
+        size_t line = 999, len = 0;
+        const struct mutation m[] = {
+                { "fence 15", "fence 12", MB_ERR_INVALID, 0 },          /* a selected PCR */
+                { "fence 15", "fence 15,15", MB_ERR_INVALID, 6 },
+                { "fence 15", "fence 24", MB_ERR_INVALID, 6 },
+                { "fence 15", "fence ", MB_ERR_INVALID, 6 },
+                { "fence 15\n", "fence 15\nfence 15\n", MB_ERR_INVALID, 7 },  /* repeated */
+                { "fence 15", "fence 14,15", MB_OK, 999 },
+        };
+
+        CHECK_EQ_INT(parse_sealed(fenced, &s, &line), MB_OK);
+        CHECK_EQ_INT(s.fence, 1u << 15);
+        CHECK_EQ_INT(mb_sealed_write(&s, out, sizeof(out), &len), MB_OK);
+        CHECK(strcmp(out, fenced) == 0);
+        CHECK_EQ_INT(parse_sealed(out, &back, &line), MB_OK);
+        CHECK(memcmp(&s, &back, sizeof(s)) == 0);
+        s.fence = 1u << 4;
+        CHECK_EQ_INT(mb_sealed_write(&s, out, sizeof(out), &len), MB_ERR_INVALID);
+        check_mutations(fenced, m, MB_ARRAY_SIZE(m), false);
+        free(fenced);
 }
 
 TEST(sealed_odd_inputs) {
@@ -535,6 +563,7 @@ int main(void) {
         RUN(literal_round_trip);
         RUN(the_most_states);
         RUN(sealed_rejections);
+        RUN(sealed_fence);
         RUN(sealed_odd_inputs);
         RUN(sealed_writer_refuses);
         RUN(approval_round_trip);
