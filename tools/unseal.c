@@ -127,16 +127,9 @@ static int refuse(const unseal_run *r) {
                 cli_error("no boot state to try for %s", r->o->file);
                 return EXIT_BAD_INPUT;
         }
-        if (!best_n && r->revoked_seen) {
-                cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
-                          "epoch counter: 'mshim policy revoke' ended them)");
-                return EXIT_CHECK_FAILED;
-        }
-        if (!best_n && r->bad_sig_seen) {
-                cli_error("unseal refused: the approvals for this boot state are not signed by this secret's "
-                          "policy key (forged, or made with another policy key)");
-                return EXIT_CHECK_FAILED;
-        }
+        /* First: an approval got as far as the fence's PolicyPCR (its
+         * signature and epoch held), so the fence is why, whatever older or
+         * forged approvals of the same state also say. */
         if (!best_n && r->fence_seen) {
                 const uint8_t *v = mb_pcrs_get(r->now, MB_ALG_SHA256, MB_UNSEAL_FENCE_PCR);
                 cli_error("unseal refused: PCR %u, the unseal fence, is no longer zero: earlier in this boot the "
@@ -150,6 +143,16 @@ static int refuse(const unseal_run *r) {
                         hex_err(v, SEAL_PCR_VALUE);
                         fputc('\n', stderr);
                 }
+                return EXIT_CHECK_FAILED;
+        }
+        if (!best_n && r->revoked_seen) {
+                cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
+                          "epoch counter: 'mshim policy revoke' ended them)");
+                return EXIT_CHECK_FAILED;
+        }
+        if (!best_n && r->bad_sig_seen) {
+                cli_error("unseal refused: the approvals for this boot state are not signed by this secret's "
+                          "policy key (forged, or made with another policy key)");
                 return EXIT_CHECK_FAILED;
         }
         if (!best_n && r->pcr_changed_seen) {
