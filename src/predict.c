@@ -70,6 +70,9 @@ typedef struct fresh {
         const char *loader_refuses;
         next_totp totp;
         digest_set totp_initrd; /* the TOTP initrd event of the given initrds */
+        /* The given loader.conf, or loader, is the baseline's own (its
+         * PCR 5 event, its PCR 4 image digest). */
+        bool conf_as_baseline, loader_as_baseline;
 } fresh;
 
 /* PCRs an EFI program started as next stage may extend before
@@ -1109,8 +1112,13 @@ static next_totp next_totp_mode(const mb_predict *p, const mb_predict_input *in,
                 t.on = true;
         else if (!f->floor_known && !in->loader_conf)
                 t.on = baseline_fenced(p);
+        else if ((f->floor_known && in->loader_conf) || !baseline_fenced(p))
+                t.known = true;
+        /* The part given is the baseline's own bytes: nothing changed. */
+        else if (in->loader_conf ? f->conf_as_baseline : f->loader_as_baseline)
+                t.on = true;
         else
-                t.known = (f->floor_known && in->loader_conf) || !baseline_fenced(p);
+                t.known = false;
         return t;
 }
 
@@ -1948,6 +1956,43 @@ static void totp_initrd_digests(const mb_predict *p, const mb_predict_input *in,
         hash_buf(p, event, sizeof(event), out);
 }
 
+/* Does the baseline's first item of this kind carry these digests, in
+ * every bank it has? */
+static bool baseline_item_is(const mb_predict *p, const mb_predict_seq *s, uint8_t kind, digest_set d) {
+        for (uint32_t i = 0; i < s->n; i++) {
+                if (s->items[i].kind != kind)
+                        continue;
+                for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                        if (bank_ok(p, b) && s->items[i].digest[b] &&
+                            mb_memcmp(s->items[i].digest[b], d[b], p->pcrs.banks[b].size) != 0)
+                                return false;
+                return true;
+        }
+        return false;
+}
+
+/* Whether the given loader.conf and loader are the baseline's: then the
+ * TOTP floor or mode the baseline ran with is theirs (next_totp_mode). */
+static mb_err as_baseline(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        digest_set d;
+        size_t n;
+        mb_err r;
+
+        if (in->loader)
+                f->loader_as_baseline = baseline_item_is(p, &p->seq4, K_MSHIM_IMAGE, f->loader);
+        if (!in->loader_conf)
+                return MB_OK;
+        r = mb_pcr5_input_build(in->loader_conf->tag, in->loader_conf->path_utf16, in->loader_conf->path_bytes,
+                                in->loader_conf->data, in->loader_conf->size, in->scratch, in->scratch_size, &n);
+        if (r != MB_OK) {
+                p->err_what = MB_PREDICT_SCRATCH;
+                return r;
+        }
+        hash_buf(p, in->scratch, n, d);
+        f->conf_as_baseline = baseline_item_is(p, &p->seq5, K_CONF, d);
+        return MB_OK;
+}
+
 /* The new loader's built-in boot policy (efi/policy.c reads the same
  * section): its TOTP floor. A loader without the section predates the
  * policy and has no floor; one whose policy does not parse boots nothing. */
@@ -2013,7 +2058,7 @@ static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f)
                 }
                 hash_buf(p, in->scratch, bytes, f->options);
         }
-        return MB_OK;
+        return as_baseline(p, in, f);
 }
 
 static bool pcr_differs(const mb_predict *p, uint32_t pcr) {

@@ -501,6 +501,16 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(P.unpredictable, 1u << 12);
                 CHECK(P.reason[12] && strstr(P.reason[12], "--loader"));
         }
+        /* The baseline's own loader.conf (it says nothing of totp: the
+         * baseline's TOTP came from its loader's floor, which stays). */
+        {
+                mb_predict_file as_before = { MB_TAG_LOADER_CONF, c16, cn, CONF_TEXT, strlen(CONF_TEXT) };
+                mb_predict_input in = { .loader_conf = &as_before };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                CHECK_EQ_INT(P.changed, 0);
+                check_pcr(12, fenced, szf, 3);
+        }
         mshim_boot(&L, NULL);
         {
                 mb_predict_input in = { .loader_conf = &conf };
