@@ -143,9 +143,19 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
                 if (EFI_ERROR(st))
                         goto out;
         }
+        /* The initrd the code vouches for: the Linux stub measures it into
+         * PCR 9 only after StartImage (5.17+), after the code, and PCR 9 is
+         * in no TOTP policy; so with TOTP on, the very buffer it will be
+         * served from goes into PCR 12 first (docs/MEASUREMENTS.md). */
+        if (mshim_totp_on(c) && e->bls.linux.len) {
+                st = mshim_initrd_measure_totp(&c->tpm, initrd);
+                if (EFI_ERROR(st))
+                        goto out;
+        }
         /* The TOTP point: everything the code vouches for (PCRs 4, 5, 7,
-         * 12) is final, and nothing of the entry has run yet. */
-        st = mshim_totp_run(c);
+         * 12) is final, and nothing of the entry has run yet. An EFI
+         * program would load more after the code: no code for it. */
+        st = mshim_totp_run(c, e->bls.efi.len ? mshim_entry_name(e) : NULL);
         if (EFI_ERROR(st))
                 goto out;
 

@@ -151,11 +151,13 @@ EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
         li->LoadOptions = opts;
         li->LoadOptionsSize = opts ? c->loaded->LoadOptionsSize : 0;
         st = mshim_tpm_measure_chainload(&c->tpm, opts, li->LoadOptionsSize);
-        /* The TOTP point of this path: with totp enabled, a code (for an
-         * enrolment of this path's PCRs) or the warning, and the fence;
-         * "totp require" must not be escaped by removing the entries. */
+        /* The TOTP point of this path: with totp enabled, no code (the
+         * next stage loads a kernel and initrd nobody measured yet, which
+         * a code would seem to vouch for), the warning, and the fence;
+         * "totp require" boots nothing: it must not be escaped by removing
+         * the entries. */
         if (!EFI_ERROR(st))
-                st = mshim_totp_run(c);
+                st = mshim_totp_run(c, L"the chainload path");
         if (EFI_ERROR(st)) {
                 BS->UnloadImage(child);
                 if (opts)

@@ -60,7 +60,11 @@ static mshim_entry *entry_load(EFI_FILE_HANDLE root, const CHAR16 *name) {
         if (r != MB_OK) {
                 /* err_line 0: the file as a whole is wrong (e.g. it names
                  * neither linux nor efi), not one line of it. */
-                if (e->bls.err_line)
+                if (r == MB_ERR_UNSUPPORTED)
+                        mshim_log(mb_efi_status(r), L"skipping entry %s: its options (line %ld) hold initrd=, "
+                                  L"a file the kernel would load unmeasured; name initrds with initrd lines",
+                                  name, (UINT64) e->bls.err_line);
+                else if (e->bls.err_line)
                         mshim_log(mb_efi_status(r), L"skipping entry %s: %a at line %ld",
                                   name, mb_strerror(r), (UINT64) e->bls.err_line);
                 else

@@ -8,6 +8,8 @@
  * (mshim_initrd_measure, called from efi/boot.c).
  */
 #include "mshim.h"
+#include "mb/sha.h"
+#include "mb/totp.h"
 
 #define MSHIM_LOAD_FILE2_PROTOCOL_GUID \
         { 0x4006c0c1, 0xfcb3, 0x403e, { 0x99, 0x6d, 0x4a, 0x6c, 0x87, 0x24, 0xe0, 0x6d } }
@@ -197,6 +199,23 @@ void mshim_initrd_uninstall(mshim_initrd *r) {
                 mshim_fatal_stuck(L"the initrd's LoadFile2 protocol", st);
         FreePool(r->buf);
         FreePool(r);
+}
+
+EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r) {
+        static const uint8_t none[1];
+        uint8_t sha256[MB_TOTP_INITRD_SHA256_SIZE];
+        UINTN size = r ? r->size : 0;
+
+        if (!t->tcg2)
+                return EFI_SUCCESS;     /* no TPM, no code: nothing to bind */
+        /* The core's SHA-256 once, not HashLogExtendEvent over the initrd,
+         * which would hash it in every bank. */
+        if (mb_hash_buf(MB_ALG_SHA256, r ? r->buf : none, size, sha256) != MB_OK) {
+                t->failed = true;
+                return mshim_log(EFI_SECURITY_VIOLATION, L"TOTP: no SHA-256 for the initrd; refusing to start anything");
+        }
+        mshim_log(EFI_SUCCESS, L"TOTP: the code vouches for the initrd too (%ld bytes, PCR 12)", (UINT64) size);
+        return mshim_tpm_measure_totp_initrd(t, size, sha256);
 }
 
 EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r) {

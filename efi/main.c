@@ -148,6 +148,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         /* Before anything can be booted: the initramfs reads it. */
         mshim_bli_set_partuuid(c.device);
         conf_st = load_loader_conf(c.root, &conf_buf, &conf_size, &conf);
+        /* The built-in policy's TOTP floor: loader.conf can only raise it
+         * (a "totp no" there must not switch off a signed "totp require"). */
+        conf.totp = mb_boot_totp_mode(&policy, conf.totp);
         c.conf = &conf;
         /* Known only now: whether a missing TPM may be tolerated. The
          * built-in policy sets the floor; loader.conf can only raise it. */

@@ -197,6 +197,15 @@ EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t) {
                           sizeof(event));
 }
 
+EFI_STATUS mshim_tpm_measure_totp_initrd(mshim_tpm *t, UINT64 size, const uint8_t sha256[MB_TOTP_INITRD_SHA256_SIZE]) {
+        uint8_t event[MB_TOTP_INITRD_EVENT_SIZE];
+
+        /* The very bytes the predictor adds (mb_totp_initrd_event). */
+        mb_totp_initrd_event(size, sha256, event);
+        return tpm_extend(t, L"the initrd for the TOTP code", MSHIM_PCR_CMDLINE, MB_EV_EVENT_TAG, event, sizeof(event),
+                          event, sizeof(event));
+}
+
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size) {
         /* Exactly the Linux stub's event (drivers/firmware/efi/libstub,
          * efi_measure_initrd): PCR 9, EV_EVENT_TAG, tag 0x8F3B22EC, data

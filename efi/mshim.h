@@ -146,6 +146,9 @@ EFI_STATUS mshim_tpm_measure_file(mshim_tpm *t, uint32_t tag, const CHAR16 *path
 EFI_STATUS mshim_tpm_measure_cmdline(mshim_tpm *t, const void *utf16, UINTN size);
 /* PCR 12 EV_EVENT_TAG MB_TAG_CHAINLOAD over the load options handed on. */
 EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN size);
+/* PCR 12 EV_EVENT_TAG MB_TAG_TOTP_INITRD (mb_totp_initrd_event): the
+ * initrd's size and SHA-256, before the TOTP code. */
+EFI_STATUS mshim_tpm_measure_totp_initrd(mshim_tpm *t, UINT64 size, const uint8_t sha256[32]);
 /* PCR 9 "Linux initrd", for kernels whose stub does not measure it. */
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size);
 /* PCR 5 and 12 MB_TAG_EXIT: mshim returns to the firmware. */
@@ -173,6 +176,10 @@ EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
 void mshim_initrd_uninstall(mshim_initrd *r);
 /* Measure the published initrd as the Linux stub would (NULL is fine). */
 EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r);
+/* With TOTP on, before the code: the published initrd's size and SHA-256
+ * into PCR 12 (mshim_tpm_measure_totp_initrd); NULL: an entry without
+ * initrd, measured as zero bytes. The very buffer LoadFile2 serves. */
+EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r);
 
 /* ---- boot.c -------------------------------------------------------------- */
 
@@ -225,13 +232,19 @@ EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label
 /* The TOTP approvals, signed mode (mb/totp.h MB_TOTP_APPROVALS_DIR). */
 #define MSHIM_TOTP_APPROVALS_DIR L"\\loader\\mshim\\totp-approvals"
 
-/* With loader.conf's "totp show|require": at the TOTP point (everything
- * the code vouches for measured, the image not yet started) show the
- * TPM's TOTP code large, refreshed each step, until a key or totp-timeout;
- * or the warning when the TPM refuses; then extend the fence (PCR 12).
- * EFI_SECURITY_VIOLATION when nothing may be started: "totp require" and
- * no code, or the fence could not be measured. docs/CONFIG.md "TOTP". */
-EFI_STATUS mshim_totp_run(mshim_ctx *c);
+/* Is TOTP on for this boot ("totp show|require": loader.conf raised to
+ * the built-in floor, efi/main.c)? */
+bool mshim_totp_on(const mshim_ctx *c);
+/* With TOTP on: at the TOTP point (everything the code vouches for
+ * measured, the image not yet started) show the TPM's TOTP code large,
+ * refreshed each step, until a key or totp-timeout; or the warning when
+ * the TPM refuses; then extend the fence (PCR 12). next_stage non-NULL
+ * names an EFI program about to start (an efi entry, the chainload path):
+ * it loads what it likes after the code, so no code is made for it, only
+ * the warning saying so. EFI_SECURITY_VIOLATION when nothing may be
+ * started: "totp require" and no code, or the fence could not be
+ * measured. docs/CONFIG.md "TOTP". */
+EFI_STATUS mshim_totp_run(mshim_ctx *c, const CHAR16 *next_stage);
 
 /* ---- chain.c ------------------------------------------------------------- */
 

@@ -719,14 +719,24 @@ static totp_result totp_attempt(mshim_ctx *c, totp_job *j) {
         return r;
 }
 
-EFI_STATUS mshim_totp_run(mshim_ctx *c) {
+bool mshim_totp_on(const mshim_ctx *c) {
+        return c->conf && c->conf->totp != MB_TOTP_NO;
+}
+
+EFI_STATUS mshim_totp_run(mshim_ctx *c, const CHAR16 *next_stage) {
         totp_job j = { .conf = c->conf };
-        totp_result r;
+        totp_result r = TOTP_ERROR;
         EFI_STATUS st;
 
-        if (!c->conf || c->conf->totp == MB_TOTP_NO)
+        if (!mshim_totp_on(c))
                 return EFI_SUCCESS;
-        r = totp_attempt(c, &j);
+        /* A code here would seem to vouch for the kernel and initrd that
+         * program loads later, which no PCR holds yet (issue 20). */
+        if (next_stage)
+                mshim_log(EFI_SUCCESS, L"TOTP: %s starts an EFI program: it loads what it likes after the code, "
+                          L"which cannot vouch for that; no code is made for it", next_stage);
+        else
+                r = totp_attempt(c, &j);
         if (r == TOTP_REFUSED)
                 mshim_log(EFI_SECURITY_VIOLATION, L"this boot is not the enrolled one: do not type secrets");
         else if (r == TOTP_ERROR)

@@ -996,6 +996,7 @@ static const evd_tag evd_tags[] = {
         { MB_TAG_CHAINLOAD, "mshim chainload options" },
         { MB_TAG_EXIT, "mshim returned to firmware" },
         { MB_TAG_TOTP_FENCE, "mshim TOTP fence" },
+        { MB_TAG_TOTP_INITRD, "mshim TOTP initrd" },
 };
 
 static const char *decode_tag(const mb_tcglog_event *ev, mb_emit *e) {

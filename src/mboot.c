@@ -136,6 +136,19 @@ static mb_err policy_choice(mb_str v, const char *off_word, const char *on_word,
         return MB_OK;
 }
 
+/* loader.conf's three words, and only them. */
+static mb_err policy_totp(mb_str v, mb_totp_mode *ret) {
+        if (mb_str_eq(v, "no"))
+                *ret = MB_TOTP_NO;
+        else if (mb_str_eq(v, "show"))
+                *ret = MB_TOTP_SHOW;
+        else if (mb_str_eq(v, "require"))
+                *ret = MB_TOTP_REQUIRE;
+        else
+                return MB_ERR_INVALID;
+        return MB_OK;
+}
+
 typedef struct policy_ctx {
         mb_boot_policy p;
         unsigned seen;          /* keys given: each at most once */
@@ -152,6 +165,9 @@ static mb_err policy_apply(void *ctx, const mb_conf_line *l) {
         } else if (mb_str_eq(l->key, "tpm-failure")) {
                 bit = 2;
                 r = policy_choice(l->value, "refuse", "boot", &c->p.tpm_failure_boot);
+        } else if (mb_str_eq(l->key, "totp")) {
+                bit = 4;
+                r = policy_totp(l->value, &c->p.totp);
         } else {
                 return MB_ERR_INVALID;
         }
@@ -178,17 +194,33 @@ mb_err mb_boot_policy_parse(const void *buf, size_t size, mb_boot_policy *ret) {
         return r;
 }
 
-mb_err mb_boot_policy_format(const mb_boot_policy *p, char *dst, size_t dst_size, size_t *ret_len) {
-        const char *a = p->tpm_required ? "tpm-required yes\n" : "tpm-required no\n";
-        const char *b = p->tpm_failure_boot ? "tpm-failure boot\n" : "tpm-failure refuse\n";
-        size_t la = mb_strnlen(a, 64), lb = mb_strnlen(b, 64);
+mb_totp_mode mb_boot_totp_mode(const mb_boot_policy *p, mb_totp_mode conf) {
+        /* The enum is ordered: no < show < require. */
+        return conf > p->totp ? conf : p->totp;
+}
 
-        if (dst_size < la + lb + 1)
+mb_err mb_boot_policy_format(const mb_boot_policy *p, char *dst, size_t dst_size, size_t *ret_len) {
+        static const char *const totp[] = {
+                [MB_TOTP_NO] = "totp no\n", [MB_TOTP_SHOW] = "totp show\n", [MB_TOTP_REQUIRE] = "totp require\n",
+        };
+        const char *lines[3] = {
+                p->tpm_required ? "tpm-required yes\n" : "tpm-required no\n",
+                p->tpm_failure_boot ? "tpm-failure boot\n" : "tpm-failure refuse\n",
+                totp[p->totp],
+        };
+        size_t len[3], total = 0;
+
+        for (size_t i = 0; i < 3; i++)
+                total += len[i] = mb_strnlen(lines[i], 64);
+        if (dst_size < total + 1)
                 return MB_ERR_NOSPACE;
-        mb_memcpy(dst, a, la);
-        mb_memcpy(dst + la, b, lb);
-        dst[la + lb] = 0;
+        total = 0;
+        for (size_t i = 0; i < 3; i++) {
+                mb_memcpy(dst + total, lines[i], len[i]);
+                total += len[i];
+        }
+        dst[total] = 0;
         if (ret_len)
-                *ret_len = la + lb;
+                *ret_len = total;
         return MB_OK;
 }

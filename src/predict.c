@@ -28,6 +28,7 @@ enum {
         K_LOADOPT,      /* PCR 9: the stub's LoadOptions */
         K_CMDLINE,      /* PCR 12: mshim's EV_IPL */
         K_FENCE,        /* PCR 12: mshim's TOTP fence */
+        K_TOTP_INITRD,  /* PCR 12: the initrd the TOTP code vouches for */
         K_SHIM_IMAGE,   /* PCR 4: shim, started by the firmware right before shim started mshim */
         K_MOKLIST,      /* PCR 14: shim's "MokList" EV_IPL */
         K_SHIM14,       /* PCR 14: shim's other EV_IPL events (MokListX, ...) */
@@ -38,6 +39,13 @@ enum {
 
 /* Digests per bank index, for events the prediction computes. */
 typedef uint8_t digest_set[MB_TCGLOG_MAX_ALGS][MB_HASH_MAX];
+
+/* TOTP on the next boot (mb_boot_totp_mode of the loader's built-in floor
+ * and loader.conf): known false when the inputs cannot tell. */
+typedef struct next_totp {
+        bool known, on;
+        bool require;           /* known to be "totp require" */
+} next_totp;
 
 /* The recomputed digests of what changed, and what the kernel's stub does. */
 typedef struct fresh {
@@ -55,6 +63,16 @@ typedef struct fresh {
         size_t vendor_len;
         const char *moklist_why;
         digest_set next_stage;  /* GRUB's Authenticode digest */
+        /* The new loader's built-in TOTP floor (floor_known: a loader is
+         * given), or why it boots nothing (its policy does not parse). */
+        bool floor_known;
+        mb_totp_mode floor;
+        const char *loader_refuses;
+        next_totp totp;
+        digest_set totp_initrd; /* the TOTP initrd event of the given initrds */
+        /* The given loader.conf, or loader, is the baseline's own (its
+         * PCR 5 event, its PCR 4 image digest). */
+        bool conf_as_baseline, loader_as_baseline;
 } fresh;
 
 /* PCRs an EFI program started as next stage may extend before
@@ -150,7 +168,7 @@ static bool mshim_tag(const mb_tcglog_event *ev, uint32_t *ret_tag) {
         if (ev->type != MB_EV_EVENT_TAG || ev->data_size < 8 || mb_le32(ev->data + 4) != ev->data_size - 8)
                 return false;
         tag = mb_le32(ev->data);
-        if (tag < MB_TAG_LOADER_CONF || tag > MB_TAG_TOTP_FENCE)
+        if (tag < MB_TAG_LOADER_CONF || tag > MB_TAG_TOTP_INITRD)
                 return false;
         *ret_tag = tag;
         return true;
@@ -225,6 +243,8 @@ static uint8_t kind12(mb_predict *p, const mb_tcglog_event *ev) {
                 return K_CMDLINE;
         if (mshim_tag(ev, &tag) && tag == MB_TAG_TOTP_FENCE)
                 return K_FENCE;
+        if (mshim_tag(ev, &tag) && tag == MB_TAG_TOTP_INITRD)
+                return K_TOTP_INITRD;
         if (mshim_tag(ev, &tag) && (tag == MB_TAG_CHAINLOAD || tag == MB_TAG_EXIT))
                 p->mshim_left = true;
         if (mshim_tag(ev, &tag) && tag == MB_TAG_CHAINLOAD)
@@ -813,7 +833,7 @@ static bool sb_changes(const mb_predict *p, const mb_predict_input *in) {
         return in->db_append || in->dbx_append || ((in->loader || in->kernel) && (p->authorities || p->secure_boot_on));
 }
 
-static void find_touched(mb_predict *p, const mb_predict_input *in) {
+static void find_touched(mb_predict *p, const mb_predict_input *in, const fresh *f) {
         if (in->loader)
                 p->touched |= 1u << 4;
         if (in->kernel)
@@ -825,8 +845,9 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
         /* At the TOTP point, PCR 5 lacks the firmware's ExitBootServices events. */
         if (in->loader_conf || in->bad_entries_given || in->entry || in->totp_point)
                 p->touched |= 1u << 5;
-        /* A new loader.conf may switch the TOTP fence on or off. */
-        if (in->loader_conf || in->totp_point)
+        /* A new loader.conf or loader (its built-in floor) may switch TOTP
+         * on or off; with TOTP on, PCR 12 binds the initrd. */
+        if (in->loader_conf || in->totp_point || ((in->loader || in->initrd_given) && !(f->totp.known && !f->totp.on)))
                 p->touched |= 1u << 12;
         if (in->totp_point) {
                 p->touched |= 1u << 9;
@@ -1057,37 +1078,91 @@ static void rebuild9(mb_predict *p, const mb_predict_input *in, fresh *f) {
 
 /* ---- rebuilding PCR 12: mshim's EV_IPL ------------------------------------- */
 
-/* Will the next boot's mshim extend the TOTP fence? When it reads a new
- * loader.conf: when that enables totp, or exists but cannot be read or
- * parsed (the loader then assumes "totp show", efi/main.c); not when there
- * is none. Else as the baseline did. */
-static bool next_fence(const mb_predict *p, const mb_predict_input *in) {
-        mb_loader_conf conf;
+/* The next boot's loader.conf TOTP mode, when a new loader.conf is given:
+ * as the loader reads it (efi/main.c): absent, no; unreadable or not
+ * parsing, show. */
+static mb_totp_mode conf_totp(const mb_predict_file *conf) {
+        mb_loader_conf c;
 
-        if (!in->loader_conf)
-                return p->seq12.n == 2;
-        if (in->loader_conf->tag != MB_TAG_LOADER_CONF)
-                return in->loader_conf->tag == MB_TAG_FILE_UNREADABLE;
-        return mb_loader_conf_parse(in->loader_conf->data, in->loader_conf->size, &conf) != MB_OK ||
-               conf.totp != MB_TOTP_NO;
+        if (conf->tag != MB_TAG_LOADER_CONF)
+                return conf->tag == MB_TAG_FILE_UNREADABLE ? MB_TOTP_SHOW : MB_TOTP_NO;
+        return mb_loader_conf_parse(conf->data, conf->size, &c) != MB_OK ? MB_TOTP_SHOW : c.totp;
 }
 
-/* mshim's command line, then the fence when the next boot's loader.conf
- * enables TOTP (docs/MEASUREMENTS.md "The TOTP fence"); at the TOTP point
- * (in->totp_point) the fence is not there yet. */
+static bool baseline_fenced(const mb_predict *p) {
+        for (uint32_t i = 0; i < p->seq12.n; i++)
+                if (p->seq12.items[i].kind == K_FENCE)
+                        return true;
+        return false;
+}
+
+/* Will the next boot run with TOTP on (mb_boot_totp_mode)? The floor is
+ * the new loader's (--loader), else the baseline's loader's; loader.conf
+ * the new one, else the baseline's. What is not given is as in the
+ * baseline, which shows only whether TOTP was on (its fence): when that
+ * was on and every part given says "no", the part not given may be what
+ * turned it on, and the answer is unknown. */
+static next_totp next_totp_mode(const mb_predict *p, const mb_predict_input *in, const fresh *f) {
+        mb_totp_mode floor = f->floor_known ? f->floor : MB_TOTP_NO;
+        mb_totp_mode conf = in->loader_conf ? conf_totp(in->loader_conf) : MB_TOTP_NO;
+        mb_totp_mode low = conf > floor ? conf : floor;     /* a lower bound */
+        next_totp t = { .known = true, .require = low == MB_TOTP_REQUIRE };
+
+        if (low != MB_TOTP_NO)
+                t.on = true;
+        else if (!f->floor_known && !in->loader_conf)
+                t.on = baseline_fenced(p);
+        else if ((f->floor_known && in->loader_conf) || !baseline_fenced(p))
+                t.known = true;
+        /* The part given is the baseline's own bytes: nothing changed. */
+        else if (in->loader_conf ? f->conf_as_baseline : f->loader_as_baseline)
+                t.on = true;
+        else
+                t.known = false;
+        return t;
+}
+
+/* mshim's command line; with TOTP on, the initrd event and the fence
+ * (docs/MEASUREMENTS.md "The TOTP initrd event", "The TOTP fence"); at
+ * the TOTP point (in->totp_point) the fence is not there yet. The
+ * baseline: [command line] [initrd event] [fence], the initrd event only
+ * with the fence (an mshim before it fenced without one). */
 static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
-        if (p->seq12.n < 1 || p->seq12.n > 2 || p->seq12.items[0].kind != K_CMDLINE ||
-            (p->seq12.n == 2 && p->seq12.items[1].kind != K_FENCE)) {
+        const mb_predict_seq *s = &p->seq12;
+        const mb_predict_item *initrd = NULL;
+        uint32_t k = 1;
+
+        if (s->n >= 2 && s->items[1].kind == K_TOTP_INITRD)
+                initrd = &s->items[k++];
+        if (s->n < 1 || s->items[0].kind != K_CMDLINE || (k < s->n && s->items[k].kind != K_FENCE) ||
+            s->n > k + 1 || (initrd && s->n != 3)) {
                 unpredictable(p, 12, "PCR 12 does not hold exactly mshim's one EV_IPL for the command line "
-                                     "(and its TOTP fence)");
+                                     "(and its TOTP initrd event and fence)");
+                return;
+        }
+        if (!f->totp.known) {
+                unpredictable(p, 12, "the baseline boot had TOTP on and what is given does not keep it on: whether "
+                                     "it stays on is up to the built-in boot policy of mshimx64.efi and loader.conf: "
+                                     "give both (--loader, and --loader-conf or --esp)");
+                return;
+        }
+        if (f->totp.on && !in->initrd_given && !initrd) {
+                unpredictable(p, 12, "with TOTP on, PCR 12 binds the initrd, and the baseline boot has no such event: "
+                                     "give the initrd (--initrd, or --esp)");
                 return;
         }
         pcr_reset(p, 12);
         if (in->options)
                 pcr_extend_set(p, 12, f->options);
         else
-                pcr_extend(p, 12, p->seq12.items[0].digest);
-        if (next_fence(p, in) && !in->totp_point) {
+                pcr_extend(p, 12, s->items[0].digest);
+        if (!f->totp.on)
+                return;
+        if (in->initrd_given)
+                pcr_extend_set(p, 12, f->totp_initrd);
+        else
+                pcr_extend(p, 12, initrd->digest);
+        if (!in->totp_point) {
                 uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
                 digest_set d;
 
@@ -1864,6 +1939,82 @@ mb_err mb_predict_scratch_size(const mb_predict_input *in, size_t *ret_size) {
         return r;
 }
 
+/* The TOTP initrd event of the given initrds (mb_totp_initrd_event: their
+ * size and SHA-256, concatenated as mshim serves them), per bank. */
+static void totp_initrd_digests(const mb_predict *p, const mb_predict_input *in, digest_set out) {
+        uint8_t sha256[MB_TOTP_INITRD_SHA256_SIZE], event[MB_TOTP_INITRD_EVENT_SIZE];
+        uint64_t size = 0;
+        mb_hash h;
+
+        mb_hash_init(&h, MB_ALG_SHA256);
+        for (size_t i = 0; i < in->n_initrd; i++) {
+                mb_hash_update(&h, in->initrd[i].data, in->initrd[i].size);
+                size += in->initrd[i].size;     /* files in memory: no overflow */
+        }
+        mb_hash_final(&h, sha256);
+        mb_totp_initrd_event(size, sha256, event);
+        hash_buf(p, event, sizeof(event), out);
+}
+
+/* Does the baseline's first item of this kind carry these digests, in
+ * every bank it has? */
+static bool baseline_item_is(const mb_predict *p, const mb_predict_seq *s, uint8_t kind, digest_set d) {
+        for (uint32_t i = 0; i < s->n; i++) {
+                if (s->items[i].kind != kind)
+                        continue;
+                for (uint32_t b = 0; b < p->pcrs.n_banks; b++)
+                        if (bank_ok(p, b) && s->items[i].digest[b] &&
+                            mb_memcmp(s->items[i].digest[b], d[b], p->pcrs.banks[b].size) != 0)
+                                return false;
+                return true;
+        }
+        return false;
+}
+
+/* Whether the given loader.conf and loader are the baseline's: then the
+ * TOTP floor or mode the baseline ran with is theirs (next_totp_mode). */
+static mb_err as_baseline(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        digest_set d;
+        size_t n;
+        mb_err r;
+
+        if (in->loader)
+                f->loader_as_baseline = baseline_item_is(p, &p->seq4, K_MSHIM_IMAGE, f->loader);
+        if (!in->loader_conf)
+                return MB_OK;
+        r = mb_pcr5_input_build(in->loader_conf->tag, in->loader_conf->path_utf16, in->loader_conf->path_bytes,
+                                in->loader_conf->data, in->loader_conf->size, in->scratch, in->scratch_size, &n);
+        if (r != MB_OK) {
+                p->err_what = MB_PREDICT_SCRATCH;
+                return r;
+        }
+        hash_buf(p, in->scratch, n, d);
+        f->conf_as_baseline = baseline_item_is(p, &p->seq5, K_CONF, d);
+        return MB_OK;
+}
+
+/* The new loader's built-in boot policy (efi/policy.c reads the same
+ * section): its TOTP floor. A loader without the section predates the
+ * policy and has no floor; one whose policy does not parse boots nothing. */
+static void loader_floor(const mb_predict_input *in, fresh *f) {
+        const uint8_t *sec = NULL;
+        mb_boot_policy bp;
+        size_t size = 0;
+        mb_pe pe;
+
+        if (!in->loader)
+                return;
+        f->floor_known = true;
+        f->floor = MB_TOTP_NO;
+        if (mb_pe_parse(in->loader, in->loader_size, &pe) != MB_OK ||
+            mb_pe_find_section(&pe, MB_BOOT_POLICY_SECTION, &sec, &size) != MB_OK || size != MB_BOOT_POLICY_SIZE)
+                return;
+        if (mb_boot_policy_parse(sec, size, &bp) != MB_OK)
+                f->loader_refuses = "the new loader's built-in boot policy does not parse: it boots nothing";
+        else
+                f->floor = bp.totp;
+}
+
 /* Everything that is hashed once, whatever PCRs use it. */
 static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f) {
         unsigned major, minor;
@@ -1885,8 +2036,11 @@ static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f)
                 f->stub_initrd = mb_linux_stub_measures_initrd(in->kernel, in->kernel_size);
                 f->stub_options = mb_linux_stub_measures_load_options(in->kernel, in->kernel_size);
         }
-        if (in->initrd_given)
+        if (in->initrd_given) {
                 hash_chunks(p, in->initrd, in->n_initrd, f->initrd);
+                totp_initrd_digests(p, in, f->totp_initrd);
+        }
+        loader_floor(in, f);
         if (in->options) {
                 /* The bytes mshim measures and passes as LoadOptions:
                  * UTF-16LE with the NUL (docs/MEASUREMENTS.md, event 5). */
@@ -1904,7 +2058,7 @@ static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f)
                 }
                 hash_buf(p, in->scratch, bytes, f->options);
         }
-        return MB_OK;
+        return as_baseline(p, in, f);
 }
 
 static bool pcr_differs(const mb_predict *p, uint32_t pcr) {
@@ -1921,7 +2075,20 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
         const char *why = baseline_path_problem(p);
         mb_err r = MB_OK;
 
+        /* As the loader (efi/policy.c, efi/totp.c): no boot at all. */
+        if (f->loader_refuses) {
+                refuse(p, f->loader_refuses);
+                return MB_OK;
+        }
+        if (f->totp.require && (in->next_stage_unsupported || grub_baseline(p))) {
+                refuse(p, "totp require: mshim starts no EFI program (an efi entry, the chainload path): no TOTP "
+                          "code can vouch for what it loads");
+                return MB_OK;
+        }
         if (grub_baseline(p)) {
+                /* The chainload path makes no code: it has no TOTP point. */
+                if (in->totp_point)
+                        unpredictable(p, 12, "the chainload path shows no TOTP code: it has no TOTP point");
                 rebuild_grub(p, in, f);
                 return MB_OK;
         }
@@ -1962,6 +2129,7 @@ mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret) {
                 return r;
         }
         r = compute_fresh(ret, in, &f);
+        f.totp = next_totp_mode(ret, in, &f);
         if (r == MB_OK)
                 r = sb_payload(ret, in->db_append, in->db_append_size, MB_PREDICT_DB_APPEND, &f.db_add, &f.db_add_len);
         if (r == MB_OK)
@@ -1973,7 +2141,7 @@ mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret) {
                 r = compute_fresh_grub(ret, in, &f);
         if (r != MB_OK)
                 return r;
-        find_touched(ret, in);
+        find_touched(ret, in, &f);
         shim_touched(ret, in, &f);
         r = rebuild(ret, in, &f);
         if (r != MB_OK)

@@ -36,6 +36,15 @@ void mb_totp_fence_event(uint8_t ret_event[MB_TOTP_FENCE_EVENT_SIZE]) {
         mb_memcpy(ret_event + 8, text, sizeof(text));
 }
 
+void mb_totp_initrd_event(uint64_t size, const uint8_t sha256[MB_TOTP_INITRD_SHA256_SIZE],
+                          uint8_t ret_event[MB_TOTP_INITRD_EVENT_SIZE]) {
+        mb_put_le32(ret_event, MB_TAG_TOTP_INITRD);
+        mb_put_le32(ret_event + 4, 8u + MB_TOTP_INITRD_SHA256_SIZE);
+        mb_put_le32(ret_event + 8, (uint32_t) size);
+        mb_put_le32(ret_event + 12, (uint32_t) (size >> 32));
+        mb_memcpy(ret_event + 16, sha256, MB_TOTP_INITRD_SHA256_SIZE);
+}
+
 static bool leap_year(uint32_t y) {
         return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
 }

@@ -44,7 +44,7 @@ static int read_policy(const char *path, const cli_file *f, mb_pe *pe, const uin
 /* Apply "KEY=VALUE" by parsing the one-line policy it makes, so the CLI
  * accepts exactly what the loader accepts. */
 static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
-        static const char *const keys[] = { "tpm-required", "tpm-failure" };
+        static const char *const keys[] = { "tpm-required", "tpm-failure", "totp" };
         char line[128];
         const char *eq = strchr(kv, '=');
         mb_boot_policy one;
@@ -59,7 +59,7 @@ static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
                         return -1;
                 }
                 *seen |= 1u << i;
-                /* Start from p so the other key keeps its value. */
+                /* Start from p so the other keys keep their values. */
                 if (snprintf(line, sizeof(line), "%s %s\n", keys[i], eq + 1) >= (int) sizeof(line) ||
                     mb_boot_policy_parse(line, strlen(line), &one) != MB_OK) {
                         cli_usage_error("boot-policy", "--set %s: invalid value", kv);
@@ -67,11 +67,14 @@ static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
                 }
                 if (i == 0)
                         p->tpm_required = one.tpm_required;
-                else
+                else if (i == 1)
                         p->tpm_failure_boot = one.tpm_failure_boot;
+                else
+                        p->totp = one.totp;
                 return 0;
         }
-        cli_usage_error("boot-policy", "--set %s: expected tpm-required=yes|no or tpm-failure=refuse|boot", kv);
+        cli_usage_error("boot-policy", "--set %s: expected tpm-required=yes|no, tpm-failure=refuse|boot or "
+                        "totp=no|show|require", kv);
         return -1;
 }
 

@@ -49,6 +49,7 @@ typedef struct pfile {
         size_t path16_bytes;
         mb_bls_entry bls;
         uint32_t bad_tag;       /* 0, or how mshim measures this unusable entry */
+        mb_err parse_err;       /* why it did not parse (bad_tag MB_TAG_BLS_ENTRY_BAD) */
 } pfile;
 
 typedef struct predict_run {
@@ -165,6 +166,7 @@ static int entry_load(pfile *pf, const char *path, const char *name) {
         }
         r = mb_bls_parse_entry((const char *) pf->f.data, pf->f.size, (mb_str) { pf->id, strlen(pf->id) }, &pf->bls);
         pf->bad_tag = r != MB_OK ? MB_TAG_BLS_ENTRY_BAD : 0;
+        pf->parse_err = r;
         return 0;
 }
 
@@ -390,6 +392,11 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
                 if (r->entry.bad_tag == MB_TAG_FILE_UNREADABLE) {
                         cli_error("%s: over %u bytes, more than mshim reads: it would skip it",
                                   r->o->entry, MB_CONF_FILE_MAX);
+                        return -1;
+                }
+                if (r->entry.bad_tag == MB_TAG_BLS_ENTRY_BAD && r->entry.parse_err == MB_ERR_UNSUPPORTED) {
+                        cli_error("%s: its options (line %zu) hold initrd=, a file the kernel would load "
+                                  "unmeasured: mshim would skip it", r->o->entry, r->entry.bls.err_line);
                         return -1;
                 }
                 if (r->entry.bad_tag) {

@@ -186,12 +186,18 @@ static int secret_load(const char *path, uint8_t ret[MB_TOTP_SECRET_SIZE]) {
 /* ---- the policy -------------------------------------------------------------- */
 
 /* The TOTP point, where the loader makes the code: right after it
- * measured the kernel command line (PCR 12, EV_IPL), before StartImage
+ * measured the kernel command line (PCR 12, EV_IPL) and then the initrd
+ * the code vouches for (PCR 12, MB_TAG_TOTP_INITRD), before StartImage
  * (docs/SEALING.md "TOTP"). Later events (the firmware's Exit Boot
  * Services actions in PCR 5, the fence, the stub's PCR 9) are not in the
  * state the policy must match. */
 static bool totp_point(const mb_tcglog_event *ev) {
         return ev->pcr == 12 && ev->type == MB_EV_IPL;
+}
+
+static bool totp_initrd(const mb_tcglog_event *ev) {
+        return ev->pcr == 12 && ev->type == MB_EV_EVENT_TAG && ev->data_size == MB_TOTP_INITRD_EVENT_SIZE &&
+               mb_le32(ev->data) == MB_TAG_TOTP_INITRD;
 }
 
 typedef struct log_replay {
@@ -213,7 +219,7 @@ static int log_replay_run(const char *path, cli_file *f, log_replay *lr) {
         mb_replay_init(&lr->cut, &log);
         while ((e = mb_tcglog_next(&log, &ev)) == MB_OK) {
                 mb_replay_event(&lr->full, &ev);
-                if (!at_point)
+                if (!at_point || totp_initrd(&ev))
                         mb_replay_event(&lr->cut, &ev);
                 at_point |= totp_point(&ev);
         }

@@ -60,7 +60,10 @@ typedef struct mb_bls_entry {
  * (err_line says where). A repeated single-valued key keeps its last value,
  * as in systemd-boot; linux, efi and initrd need a non-empty value; empty
  * options lines are dropped; an entry counts as having a sort-key when its
- * sort-key is non-empty. On failure only ret->err_line is written (0 when
+ * sort-key is non-empty. MB_ERR_UNSUPPORTED (err_line: that options line)
+ * when an options line holds "initrd=": the Linux stub would load that
+ * file itself, unmeasured, so such an entry is unusable for the loader and
+ * the predictor alike. On failure only ret->err_line is written (0 when
  * the file as a whole is to blame, e.g. neither linux nor efi). */
 mb_err mb_bls_parse_entry(const char *buf, size_t size, mb_str id, mb_bls_entry *ret);
 /* Join the options lines into dst (NUL-terminated), one space between them.

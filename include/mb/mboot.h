@@ -9,6 +9,7 @@
 #define MB_MBOOT_H
 
 #include "mb/base.h"
+#include "mb/bls.h"
 
 /*
  * TCG_PCClientTaggedEvent (PC Client PFP 10.4.2): u32 taggedEventID,
@@ -69,19 +70,26 @@ bool mb_linux_stub_measures_load_options(const void *image, size_t size);
 typedef struct mb_boot_policy {
         bool tpm_required;      /* "tpm-required yes": no usable TPM, no boot */
         bool tpm_failure_boot;  /* "tpm-failure boot": a failing TPM does not stop the boot */
+        mb_totp_mode totp;      /* "totp no|show|require": the floor loader.conf's totp can only raise */
         size_t err_line;        /* set on failure: the offending line, 0 for the whole text */
 } mb_boot_policy;
 
 /*
  * Parse the section: "KEY VALUE" lines (loader.conf's grammar), text up to
  * the first NUL, only NULs after it. Keys: tpm-required yes|no (default
- * no), tpm-failure refuse|boot (default refuse). Unlike loader.conf,
+ * no), tpm-failure refuse|boot (default refuse), totp no|show|require
+ * (default no). Unlike loader.conf,
  * unknown keys and repeated keys are MB_ERR_INVALID: a typo in a security
  * policy must not pass as a weaker one. On failure only ret->err_line is
  * written.
  */
 mb_err mb_boot_policy_parse(const void *buf, size_t size, mb_boot_policy *ret);
-/* The canonical text of p ("tpm-required no\ntpm-failure refuse\n"),
+/* The TOTP mode a boot runs with: the built-in floor, raised (never
+ * lowered) by loader.conf's (issue 20: "totp no" in loader.conf, which
+ * anyone with ESP write access can edit, must not switch off a signed
+ * "totp require"). The loader and the predictor both decide with it. */
+mb_totp_mode mb_boot_totp_mode(const mb_boot_policy *p, mb_totp_mode conf);
+/* The canonical text of p ("tpm-required no\ntpm-failure refuse\ntotp no\n"),
  * NUL-terminated; MB_ERR_NOSPACE (dst untouched) when it does not fit. */
 mb_err mb_boot_policy_format(const mb_boot_policy *p, char *dst, size_t dst_size, size_t *ret_len);
 

@@ -45,7 +45,8 @@ typedef struct mb_predict_chunk {
 typedef struct mb_predict_input {
         const void *log;                        /* the baseline event log */
         size_t log_size;
-        const void *loader;                     /* mshimx64.efi as the firmware will start it */
+        const void *loader;                     /* mshimx64.efi as the firmware will start it (and its
+                                                 * built-in TOTP floor, mb_boot_totp_mode) */
         size_t loader_size;
         const mb_predict_file *loader_conf;     /* tag LOADER_CONF, FILE_ABSENT or FILE_UNREADABLE */
         bool bad_entries_given;                 /* the unusable entry files, in file name byte order */

@@ -66,6 +66,7 @@
 #define MB_TAG_CHAINLOAD       0x6d736806u  /* PCR 12: the chainload path's LoadOptions */
 #define MB_TAG_EXIT            0x6d736807u  /* PCR 5 and 12: mshim returns to the firmware */
 #define MB_TAG_TOTP_FENCE      0x6d736808u  /* PCR 12: the TOTP code can no longer be made (mb/totp.h) */
+#define MB_TAG_TOTP_INITRD     0x6d736809u  /* PCR 12: the initrd the TOTP code vouches for (mb/totp.h) */
 /* Linux EFI stub tags in PCR 9 (drivers/firmware/efi/libstub). */
 #define MB_TAG_LINUX_INITRD       0x8F3B22ECu
 #define MB_TAG_LINUX_LOAD_OPTIONS 0x8F3B22EDu

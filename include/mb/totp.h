@@ -44,6 +44,23 @@ mb_err mb_totp_truncate(const uint8_t *hmac, size_t hmac_size, unsigned digits, 
 #define MB_TOTP_FENCE_EVENT_SIZE (8u + sizeof(MB_TOTP_FENCE_TEXT))
 void mb_totp_fence_event(uint8_t ret_event[MB_TOTP_FENCE_EVENT_SIZE]);
 
+/* ---- the initrd (docs/MEASUREMENTS.md "The TOTP initrd event") --------- */
+
+/* With TOTP on, right before the code, the loader extends this event into
+ * PCR 12 (which every TOTP and disk policy covers): the initrd it is about
+ * to serve, so the code vouches for it. The Linux stub's own initrd event
+ * (PCR 9, 5.17+) comes only after StartImage, after the code, and PCR 9 is
+ * not in a TOTP policy. EV_EVENT_TAG, tag MB_TAG_TOTP_INITRD, data {u64 LE
+ * size, SHA-256 of the initrd bytes (the entry's initrd files concatenated,
+ * as served)}; an entry without initrd gives size 0 and SHA-256 of nothing.
+ * The digest is over the event data itself: 48 bytes, however large the
+ * initrd (HashLogExtendEvent over the initrd would hash it once per bank).
+ * The predictor builds the same bytes from the initrd files. */
+#define MB_TOTP_INITRD_SHA256_SIZE 32u
+#define MB_TOTP_INITRD_EVENT_SIZE (8u + 8u + MB_TOTP_INITRD_SHA256_SIZE)
+void mb_totp_initrd_event(uint64_t size, const uint8_t sha256[MB_TOTP_INITRD_SHA256_SIZE],
+                          uint8_t ret_event[MB_TOTP_INITRD_EVENT_SIZE]);
+
 /* ---- the signed policy (docs/SEALING.md, "The TOTP key") ---------------- */
 
 /* The policyRef of the TOTP key's PolicyAuthorize, and so of every TOTP

@@ -9,7 +9,12 @@ tree, its replayed PCRs, and the PCR values a change must give.
       DIR/esp (loader.conf, entries/a.conf, vmlinuz = KERNEL, initrd.img),
       DIR/log.bin, DIR/pcrs.txt ("sha256:4=<hex>" lines), DIR/extends.txt
       (tpm2_pcrextend arguments, one event a line)
-  predict_fixture.py expect DIR [--options S] [--initrd FILE]
+  predict_fixture.py make DIR KERNEL --totp
+      the same with loader.conf "totp show": PCR 12 holds the TOTP initrd
+      event (size and SHA-256 of the initrd) and the fence after the
+      command line
+  predict_fixture.py expect DIR [--options S] [--initrd FILE] [--totp]
+                     [--conf FILE] [--loader FILE]
                      [--secure-boot [--db-add FILE] [--dbx-add FILE]]
       the JSON "pcrs" object the prediction must print; with --db-add or
       --dbx-add, db or dbx with FILE's signature lists after its own (new
@@ -43,6 +48,7 @@ import oracle  # noqa: E402
 
 BANKS = [("sha1", 0x4, 20), ("sha256", 0xB, 32)]
 CONF = b"timeout 0\ndefault a\n"
+CONF_TOTP = b"timeout 0\ndefault a\ntotp show\n"
 ENTRY = b"title A\nlinux /vmlinuz\ninitrd /initrd.img\noptions quiet splash\n"
 INITRD = b"an initrd for the fixture\n" * 10
 
@@ -92,12 +98,15 @@ def utf16(s):
 
 
 def events(esp, grub, authority, options="quiet splash", sb=None, conf=CONF, entry=("a.conf", ENTRY), kernel=None,
-           initrd=None):
+           initrd=None, totp=False, loader=None):
     """(pcr, type, data, digest input or {bank: digest}) in log order. conf
-    None: no loader.conf; entry: (file name, bytes) of the entry booted."""
+    None: no loader.conf; entry: (file name, bytes) of the entry booted;
+    totp: TOTP on (the initrd event and the fence after the command line);
+    loader: mshimx64.efi's bytes (else a stand-in digest)."""
     if kernel is None:
         kernel = open(os.path.join(esp, "vmlinuz"), "rb").read()
-    mshim_auth = {b: oracle.H(b, b"stands for mshim's Authenticode") for b, _, _ in BANKS}
+    mshim_auth = {b: oracle.H(b, b"stands for mshim's Authenticode") if loader is None else
+                  oracle.authenticode(loader, b) for b, _, _ in BANKS}
     kernel_auth = {b: oracle.authenticode(kernel, b) for b, _, _ in BANKS}
     opts = utf16(options)
     ev = [(0, 0x8, b"\0\0", None), (4, oracle.EV_EFI_ACTION, b"Calling EFI Application from Boot Option", None)]
@@ -118,6 +127,11 @@ def events(esp, grub, authority, options="quiet splash", sb=None, conf=CONF, ent
     if grub:
         ev.append((8, oracle.EV_IPL, b"grub_cmd: linux /vmlinuz", None))
     ev.append((12, oracle.EV_IPL, opts, opts))
+    if totp:
+        # The TOTP point: the initrd the code vouches for, then the fence;
+        # the 6.1 stub's PCR 9 events come after StartImage.
+        ti = oracle.totp_initrd_event(INITRD if initrd is None else initrd)
+        ev += [(12, oracle.EV_EVENT_TAG, ti, ti), (12, oracle.EV_EVENT_TAG, oracle.totp_fence_event(), None)]
     ev.append((9, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_LINUX_LOAD_OPTIONS, b"LOADED_IMAGE::LoadOptions\0"), opts))
     ev.append((9, oracle.EV_EVENT_TAG, oracle.tagged(oracle.TAG_LINUX_INITRD, b"Linux initrd\0"),
                INITRD if initrd is None else initrd))
@@ -193,7 +207,8 @@ def cmd_make(a):
     esp = os.path.join(a.dir, "esp")
     grub = a.cmd == "make-grub"
     os.makedirs(os.path.join(esp, "loader", "entries"), exist_ok=True)
-    open(os.path.join(esp, "loader", "loader.conf"), "wb").write(CONF)
+    totp = getattr(a, "totp", False)
+    open(os.path.join(esp, "loader", "loader.conf"), "wb").write(CONF_TOTP if totp else CONF)
     open(os.path.join(esp, "vmlinuz"), "wb").write(open(a.kernel, "rb").read())
     if grub:
         open(os.path.join(esp, "initrd.img"), "wb").write(GRUB_INITRD)
@@ -202,7 +217,8 @@ def cmd_make(a):
     else:
         open(os.path.join(esp, "loader", "entries", "a.conf"), "wb").write(ENTRY)
         open(os.path.join(esp, "initrd.img"), "wb").write(INITRD)
-        evs = events(esp, a.grub, a.authority, sb=(b"", b"") if a.secure_boot else None)
+        evs = events(esp, a.grub, a.authority, sb=(b"", b"") if a.secure_boot else None,
+                     conf=CONF_TOTP if totp else CONF, totp=totp)
     log = spec_header() + b"".join(record(p, t, d, None, digests_of((p, t, d, x))) for p, t, d, x in evs)
     open(os.path.join(a.dir, "log.bin"), "wb").write(log)
     write_extends(os.path.join(a.dir, "extends.txt"), evs)
@@ -225,7 +241,9 @@ def cmd_expect(a):
         sb = None
         if a.secure_boot:
             sb = tuple(open(f, "rb").read() if f else b"" for f in (a.db_add, a.dbx_add))
-        evs = events(esp, False, False, a.options or "quiet splash", sb)
+        conf = open(a.conf, "rb").read() if a.conf else CONF_TOTP if a.totp else CONF
+        loader = open(a.loader, "rb").read() if a.loader else None
+        evs = events(esp, False, False, a.options or "quiet splash", sb, conf=conf, totp=a.totp, loader=loader)
     print(json.dumps({b: {str(n): v.hex() for n, v in vals.items()} for b, vals in replay(evs).items()}, sort_keys=True))
     return 0
 
@@ -252,12 +270,16 @@ def main():
     s = sp.add_parser("make"); s.add_argument("dir"); s.add_argument("kernel")
     s.add_argument("--grub", action="store_true"); s.add_argument("--authority", action="store_true")
     s.add_argument("--secure-boot", action="store_true")
+    s.add_argument("--totp", action="store_true", help="loader.conf totp show: the initrd event and the fence")
     s.set_defaults(f=cmd_make)
     s = sp.add_parser("make-grub"); s.add_argument("dir"); s.add_argument("kernel")
     s.set_defaults(f=cmd_make)
     for name in ("expect", "expect-grub"):
         s = sp.add_parser(name); s.add_argument("dir"); s.add_argument("--options"); s.add_argument("--initrd")
         s.add_argument("--secure-boot", action="store_true"); s.add_argument("--db-add"); s.add_argument("--dbx-add")
+        s.add_argument("--totp", action="store_true", help="TOTP on in the next boot")
+        s.add_argument("--conf", help="the next boot's loader.conf (else make's)")
+        s.add_argument("--loader", help="the next boot's mshimx64.efi (PCR 4)")
         s.set_defaults(f=cmd_expect)
     s = sp.add_parser("expect-entry"); s.add_argument("--entry-name", required=True)
     s.add_argument("--entry", required=True); s.add_argument("--kernel", required=True)

@@ -47,7 +47,7 @@ for i in range(nsec):
         break
 else:
     sys.exit(1)
-want = b"tpm-required yes\ntpm-failure refuse\n".ljust(512, b"\0")
+want = b"tpm-required yes\ntpm-failure refuse\ntotp no\n".ljust(512, b"\0")
 ck = pe + 24 + 64                               # optional header CheckSum
 def checksum(d):                                # PE Format, "CheckSum"
     d = d[:ck] + b"\0\0\0\0" + d[ck + 4:]
@@ -65,8 +65,20 @@ expect_rc "the changed image shows the new policy" 0 "" "$MSHIM" boot-policy "$T
 grep -qx 'tpm-required yes' "$T/out" && pass "shown: tpm-required yes" || fail "shown: tpm-required yes"
 
 expect_rc "--set both keys" 0 "" "$MSHIM" boot-policy --set tpm-failure=boot --set tpm-required=no -o "$T/both.efi" "$T/req.efi"
-[ "$(section "$T/both.efi" | tr -d '\000')" = "$(printf 'tpm-required no\ntpm-failure boot')" ] &&
+[ "$(section "$T/both.efi" | tr -d '\000')" = "$(printf 'tpm-required no\ntpm-failure boot\ntotp no')" ] &&
         pass "both keys written" || fail "both keys written"
+
+# The TOTP floor (issue 20, finding 7): each of the three words, written
+# as the section's text (objcopy), the other keys kept.
+for m in require show no; do
+        expect_rc "--set totp=$m" 0 "" "$MSHIM" boot-policy --set totp=$m -o "$T/totp-$m.efi" "$T/both.efi"
+        [ "$(section "$T/totp-$m.efi" | tr -d '\000')" = "$(printf 'tpm-required no\ntpm-failure boot\ntotp %s' $m)" ] &&
+                pass "totp $m written, the other keys kept" || fail "totp $m written, the other keys kept"
+done
+expect_rc "the TOTP floor is shown" 0 "" "$MSHIM" boot-policy "$T/totp-require.efi"
+grep -qx 'totp require' "$T/out" && pass "shown: totp require" || fail "shown: totp require"
+expect_rc "totp takes only no|show|require" 2 "invalid value" "$MSHIM" boot-policy --set totp=yes -o "$T/x.efi" "$EFI"
+expect_rc "totp set twice" 2 "given twice" "$MSHIM" boot-policy --set totp=show --set totp=no -o "$T/x.efi" "$EFI"
 
 # Bad input: clear message, exit 2, nothing written or overwritten.
 cp "$T/req.efi" "$T/keep.efi"
@@ -107,4 +119,5 @@ fi
 expect_rc "a signed image is refused by --set" 2 "is signed; set the boot policy before signing" \
         "$MSHIM" boot-policy --set tpm-required=yes -o "$T/y.efi" "$T/signed.efi"
 expect_rc "--help" 0 "" "$MSHIM" boot-policy --help
-grep -q 'tpm-failure refuse|boot' "$T/out" && pass "--help documents the keys" || fail "--help documents the keys"
+grep -q 'tpm-failure refuse|boot' "$T/out" && tr '\n' ' ' < "$T/out" | grep -q 'totp no|show|require' &&
+        pass "--help documents the keys" || fail "--help documents the keys"

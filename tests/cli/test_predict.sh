@@ -107,6 +107,53 @@ expect_rc "an efi entry: the PCRs a next stage may extend are unpredictable" 1 "
   "[4, 5, 7, 8, 9, 12, 13, 14]" ] && pass "efi entry: PCRs 4, 5, 7, 8, 9, 12, 13, 14 unpredictable" ||
         fail "efi entry: PCRs 4, 5, 7, 8, 9, 12, 13, 14 unpredictable ($(cat "$T/out"))"
 
+# ---- TOTP (issue 20): the initrd bound in PCR 12, the built-in floor ----------
+# A baseline with loader.conf "totp show" (the fixture: hashlib and oracle.py
+# compute the initrd event and the fence); the loaders: build/mshimx64.efi
+# (built-in totp no) and a copy with built-in "totp require".
+TB=$T/totpboot
+python3 "$FIX" make "$TB" "$KERNEL" --totp || fail "fixture (totp)"
+tb=(--log "$TB/log.bin" --pcrs "$TB/pcrs.txt")
+EFI=${EFI:-build/mshimx64.efi}
+"$MSHIM" boot-policy --set totp=require -o "$T/require.efi" "$EFI" >/dev/null || fail "set-up: boot-policy --set totp=require"
+expect_rc "TOTP: unchanged ESP" 0 "" "$MSHIM" predict "${tb[@]}" --esp "$TB/esp" --json
+same_pcrs "TOTP: the initrd event and the fence predicted from the ESP's files" "$(python3 "$FIX" expect "$TB" --totp)"
+printf 'an evil maid'"'"'s initramfs' > "$T/evil-initrd"
+expect_rc "TOTP: another initrd" 0 "" "$MSHIM" predict "${tb[@]}" --initrd "$T/evil-initrd" --json
+same_pcrs "TOTP: another initrd changes PCR 12 (its size and SHA-256), not only PCR 9" \
+        "$(python3 "$FIX" expect "$TB" --totp --initrd "$T/evil-initrd")"
+[ "$(json_field changed)" = "[9, 12]" ] && pass "TOTP: another initrd: changed [9, 12]" ||
+        fail "TOTP: another initrd: changed $(json_field changed)"
+expect_rc "TOTP: another initrd at the TOTP point" 0 "" "$MSHIM" predict "${tb[@]}" --initrd "$T/evil-initrd" \
+        --totp-point --select 12 --json
+[ "$(json_field changed)" = "[12]" ] && pass "TOTP: the TOTP point's PCR 12 binds the initrd" ||
+        fail "TOTP: the TOTP point's PCR 12 binds the initrd ($(json_field changed))"
+printf 'timeout 0\ndefault a\ntotp no\n' > "$T/totp-no.conf"
+expect_rc "TOTP: built-in totp require, loader.conf totp no" 0 "" \
+        "$MSHIM" predict "${tb[@]}" --loader-conf "$T/totp-no.conf" --loader "$T/require.efi" --json
+same_pcrs "TOTP: the floor keeps the initrd event and the fence (loader.conf cannot lower it)" \
+        "$(python3 "$FIX" expect "$TB" --totp --conf "$T/totp-no.conf" --loader "$T/require.efi")"
+expect_rc "TOTP: built-in totp no, loader.conf totp no" 0 "" \
+        "$MSHIM" predict "${tb[@]}" --loader-conf "$T/totp-no.conf" --loader "$EFI" --json
+same_pcrs "TOTP: no floor, totp no: PCR 12 is the command line alone" \
+        "$(python3 "$FIX" expect "$TB" --conf "$T/totp-no.conf" --loader "$EFI")"
+expect_rc "TOTP: loader.conf totp no without the loader: unknown floor, PCR 12 unpredictable" 1 "give both (--loader" \
+        "$MSHIM" predict "${tb[@]}" --loader-conf "$T/totp-no.conf" --select 12
+cp -r "$TB/esp" "$T/totp-efi-esp"
+printf 'title an EFI program\nefi /x.efi\n' > "$T/totp-efi-esp/loader/entries/a.conf"
+expect_rc "TOTP: built-in totp require and an efi entry: no boot" 1 "totp require: mshim starts no EFI program" \
+        "$MSHIM" predict "${tb[@]}" --esp "$T/totp-efi-esp" --loader "$T/require.efi" --json
+grep -q '"refused"' "$T/out" && pass "TOTP: efi entry under totp require: refused in the JSON" ||
+        fail "TOTP: efi entry under totp require: refused in the JSON ($(cat "$T/out"))"
+# An entry whose options hold initrd= (issue 20, finding 8): unusable.
+printf 'title A\nlinux /vmlinuz\noptions quiet initrd=\\evil.img\n' > "$T/initrd-opt.conf"
+expect_rc "an entry with initrd= in its options is refused, named" 2 "initrd-opt.conf: its options (line 3) hold initrd=" \
+        "$MSHIM" predict "${base[@]}" --entry "$T/initrd-opt.conf"
+cp -r "$F/esp" "$T/initrd-opt-esp"
+cp "$T/initrd-opt.conf" "$T/initrd-opt-esp/loader/entries/a.conf"
+expect_rc "an ESP whose only entry has initrd= in its options: no usable entry" 2 "no usable entry" \
+        "$MSHIM" predict "${base[@]}" --esp "$T/initrd-opt-esp"
+
 # ---- Secure Boot updates: db/dbx appends (the fixture's PCR 7 as OVMF logs it) ----
 X=$T/sbx
 python3 "$FIX" make "$X" "$KERNEL" --secure-boot || fail "fixture (secure boot)"

@@ -78,7 +78,8 @@ swtpm socket --tpm2 --tpmstate dir="$t" --server type=unixio,path="$t/srv" \
 export TPM2TOOLS_TCTI="swtpm:path=$t/srv"
 # A boot through mshim, as an event log and the same extends into the TPM
 # (as tests/cli/test_tpm.sh): Secure Boot (7), mshim (4), loader.conf (5),
-# the kernel (4), the command line (12, EV_IPL: the TOTP point); then what
+# the kernel (4), the command line (12, EV_IPL), the initrd the code vouches
+# for (12, tag 0x6d736809: docs/MEASUREMENTS.md; the TOTP point); then what
 # comes after the code is shown: Exit Boot Services (5) and a fence (12).
 python3 - "$t/log.bin" "$t/pre.txt" "$t/post.txt" "$t/short.bin" <<'PY'
 import hashlib, struct, sys
@@ -88,11 +89,12 @@ spec += b"".join(struct.pack("<HH", a, s) for a, s, _ in algs) + b"\0"
 log = struct.pack("<II20sI", 0, 3, b"\0" * 20, len(spec)) + spec
 events = [(7, 0x80000001, b"SecureBoot"), (4, 0x80000003, b"mshim"), (5, 6, b"loader.conf"),
           (4, 0x80000003, b"kernel"), (12, 0x0D, "root=/dev/vda\0".encode("utf-16-le")),
+          (12, 6, struct.pack("<IIQ", 0x6d736809, 40, 3) + hashlib.sha256(b"abc").digest()),
           (5, 0x80000007, b"Exit Boot Services Invocation"), (12, 6, b"fence")]
 out = [[], []]
 short = None
 for i, (pcr, typ, data) in enumerate(events):
-    if i == 5:
+    if i == 6:
         short = log
     log += struct.pack("<III", pcr, typ, len(algs))
     spec = []
@@ -101,7 +103,7 @@ for i, (pcr, typ, data) in enumerate(events):
         log += struct.pack("<H", a) + d
         spec.append(f"{name}=0x{d.hex()}")
     log += struct.pack("<I", len(data)) + data
-    out[i >= 5].append(f"{pcr}:" + ",".join(spec))
+    out[i >= 6].append(f"{pcr}:" + ",".join(spec))
 open(sys.argv[1], "wb").write(log)
 open(sys.argv[4], "wb").write(short)
 for f, lines in zip(sys.argv[2:4], out):

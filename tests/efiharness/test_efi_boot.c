@@ -185,6 +185,32 @@ FH_CASE(unparseable_entry_is_measured_before_it_is_skipped) {
         FH_CHECK_CLEAN();
 }
 
+/* Issue 20, finding 8: an entry whose options hold "initrd=" (the Linux
+ * stub would load that file itself, measured by nobody) is skipped with a
+ * message naming it and measured as unusable (tag 0x6d736805, its bytes);
+ * the good entry boots. */
+FH_CASE(entry_with_initrd_option_is_skipped) {
+        static const char evil[] = "title evil\nlinux /vmlinuz\noptions quiet initrd=\\evil.img\n";
+        uint8_t path[128], ev[256], in[512];
+        const fh_event *e5[8];
+        size_t n, k;
+
+        esp_one_entry();
+        fh_file_str("/loader/entries/0-evil.conf", evil);
+        fh_boot();
+        FH_CHECK(fh_console_has("skipping entry 0-evil.conf: its options (line 3) hold initrd="));
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        k = mshim_events(5, e5, 8);
+        FH_CHECK_EQ(k, 4);      /* loader.conf (absent), the evil entry, debian.conf, exit */
+        if (k == 4) {
+                n = tagged_event(0x6d736805, path, utf16le("\\loader\\entries\\0-evil.conf", path), ev);
+                memcpy(in, ev, n);
+                memcpy(in + n, evil, strlen(evil));
+                check_event(e5[1], EV_EVENT_TAG, ev, n, in, n + strlen(evil));
+        }
+        FH_CHECK_CLEAN();
+}
+
 /* The chainload path extends PCR 12 with the options it hands on. */
 FH_CASE(chainload_measures_the_options_it_passes_on) {
         static const uint8_t opts[] = { 'x', 0, 'y', 0, 0, 0 };
@@ -396,6 +422,7 @@ FH_CASE(cmdline_over_the_cap_refuses_the_entry) {
 int main(void) {
         FH_RUN(direct_boot_measures_entry_and_cmdline);
         FH_RUN(unparseable_entry_is_measured_before_it_is_skipped);
+        FH_RUN(entry_with_initrd_option_is_skipped);
         FH_RUN(chainload_measures_the_options_it_passes_on);
         FH_RUN(image_returning_security_violation_is_not_unloaded_again);
         FH_RUN(chainloaded_image_returning_security_violation_is_not_unloaded_again);

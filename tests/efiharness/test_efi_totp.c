@@ -63,6 +63,11 @@ static void hex(const uint8_t *p, size_t n, char *out) {
                 sprintf(out + 2 * i, "%02x", p[i]);
 }
 
+/* The entry's initrd (NULL: none) and whether it boots an EFI program
+ * (efi /app.efi) instead of linux, for the next scenario. */
+static const char *initrd_text;
+static bool efi_entry;
+
 /* The ESP: loader.conf, one entry, the kernel, the clock at 2026-01-01
  * 00:00:00 UTC; the enrolment file with these states (NULL: none). */
 static void scenario(const char *conf, const uint8_t *states, size_t n_states) {
@@ -70,8 +75,12 @@ static void scenario(const char *conf, const uint8_t *states, size_t n_states) {
         int off;
 
         fh_file_str("/loader/loader.conf", conf);
-        fh_file_str("/loader/entries/a.conf", "title A\nlinux /vmlinuz\noptions quiet\n");
-        fh_image("/vmlinuz", &kernel);
+        snprintf(text, sizeof(text), "title A\n%s\n%soptions quiet\n", efi_entry ? "efi /app.efi" : "linux /vmlinuz",
+                 initrd_text ? "initrd /initrd.img\n" : "");
+        fh_file_str("/loader/entries/a.conf", text);
+        fh_image(efi_entry ? "/app.efi" : "/vmlinuz", &kernel);
+        if (initrd_text)
+                fh_file_str("/initrd.img", initrd_text);
         fh_clock(2026, 1, 1, 0, 0, 0, 0x7ff);
         if (!states)
                 return;
@@ -304,16 +313,155 @@ FH_CASE(fence_fails_closed) {
 
         learn_state("totp show\ntotp-timeout 1\n", st);
         scenario("totp show\ntotp-timeout 1\n", st, 1);
-        /* loader.conf, the entry, the command line, then the fence. */
-        fh_tpm_fail(4, EFI_DEVICE_ERROR);
+        /* loader.conf, the entry, the command line, the initrd event, then
+         * the fence. */
+        fh_tpm_fail(5, EFI_DEVICE_ERROR);
         fh_boot();
         FH_CHECK(fh_console_has("the TPM failed to measure the TOTP fence into PCR 12"));
         FH_CHECK_EQ(fh_calls("StartImage"), 0);
         FH_CHECK_CLEAN();
 }
 
+/* The initrd event cannot be measured: no code, nothing starts. */
+FH_CASE(initrd_event_fails_closed) {
+        scenario("totp show\ntotp-timeout 1\n", NULL, 0);
+        fh_tpm_fail(4, EFI_DEVICE_ERROR);
+        fh_boot();
+        FH_CHECK(fh_console_has("the TPM failed to measure the initrd for the TOTP code into PCR 12"));
+        FH_CHECK(!fh_console_has("mshim: TOTP 0"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_CLEAN();
+}
+
+/* The TOTP initrd event as docs/MEASUREMENTS.md spells it: tag "msh" 9,
+ * 40 bytes: the size (u64 LE), SHA-256 of the initrd (OpenSSL's). */
+static void initrd_event(const char *initrd, uint8_t out[48]) {
+        static const uint8_t head[8] = { 0x09, 0x68, 0x73, 0x6d, 40, 0, 0, 0 };
+        size_t n = initrd ? strlen(initrd) : 0;
+        unsigned len = 0;
+
+        memcpy(out, head, 8);
+        for (int i = 0; i < 8; i++)
+                out[8 + i] = (uint8_t) ((uint64_t) n >> (8 * i));
+        EVP_Digest(initrd ? initrd : "", n, out + 16, &len, EVP_sha256(), NULL);
+}
+
+/* PCR 12 holds, in order: the command line, this initrd's event (data
+ * and digest input both the 48 bytes), the fence (then, the fake kernel
+ * having returned, mshim's exit marker). */
+static void check_pcr12(const char *initrd) {
+        uint8_t want[48];
+        size_t seen = 0;
+
+        initrd_event(initrd, want);
+        for (size_t i = 0; i < fh_n_events() && seen < 3; i++) {
+                const fh_event *e = fh_event_at(i);
+                if (e->pcr != 12 || EFI_ERROR(e->status))
+                        continue;
+                if (seen == 0)
+                        FH_CHECK_EQ(e->type, EV_IPL);
+                if (seen == 1)
+                        FH_CHECK(e->type == EV_EVENT_TAG && e->event_size == 48 && memcmp(e->event, want, 48) == 0 &&
+                                 e->data_size == 48 && memcmp(e->data, want, 48) == 0);
+                if (seen == 2)
+                        FH_CHECK(e->event_size == sizeof(FENCE) && memcmp(e->event, FENCE, sizeof(FENCE)) == 0);
+                seen++;
+        }
+        FH_CHECK_EQ(seen, 3);
+}
+
+static const char GOOD_INITRD[] = "the enrolled initramfs", EVIL_INITRD[] = "an evil maid's initramfs";
+
+static void enrolled_initrd(size_t unused) {
+        uint8_t st[N_PCRS * 32];
+
+        learn_state("totp show\ntotp-timeout 1\n", st);
+        scenario("totp show\ntotp-timeout 1\n", st, 1);
+        fh_boot();
+        FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        check_pcr12(GOOD_INITRD);
+        FH_CHECK(k.started && k.fences == 1);
+        FH_CHECK_CLEAN();
+}
+
+/* Issue 20, finding 1: the initrd is swapped on the ESP after the
+ * enrolment (same kernel, same command line): the code is refused, because
+ * PCR 12 binds the initrd before the code. An entry without initrd gets
+ * the event over zero bytes. */
+FH_CASE(evil_initrd_no_code) {
+        uint8_t st[N_PCRS * 32];
+
+        initrd_text = GOOD_INITRD;
+        in_child(enrolled_initrd, 0, "the enrolled initrd gives the code");
+        learn_state("totp show\ntotp-timeout 1\n", st);
+        initrd_text = EVIL_INITRD;
+        scenario("totp show\ntotp-timeout 1\n", st, 1);
+        fh_boot();
+        initrd_text = NULL;
+        FH_CHECK(fh_console_has("mshim: this boot is not the enrolled one: do not type secrets"));
+        FH_CHECK(!fh_console_has("mshim: TOTP 0") && !shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        check_pcr12(EVIL_INITRD);
+        FH_CHECK(k.started && k.fences == 1);
+        FH_CHECK_CLEAN();
+}
+
+static void no_initrd(size_t unused) {
+        scenario("totp show\ntotp-timeout 1\n", NULL, 0);
+        fh_boot();
+        check_pcr12(NULL);
+        FH_CHECK_CLEAN();
+}
+
+/* An efi entry: the program loads what it likes after the code, so none
+ * is made: with show the warning says so and it starts (fenced); with
+ * require nothing starts. No TPM command at all. */
+static void efi_entry_boot(size_t require) {
+        uint8_t st[N_PCRS * 32];
+
+        /* Any enrolment: no code is even attempted. */
+        memset(st, 0x44, sizeof(st));
+        efi_entry = true;
+        scenario(require ? "totp require\n" : "totp show\ntotp-timeout 1\n", st, 1);
+        fh_boot();
+        FH_CHECK(fh_console_has("starts an EFI program: it loads what it likes after the code"));
+        FH_CHECK(fh_console_has("no TOTP code could be made: do not type secrets"));
+        FH_CHECK(!fh_console_has("mshim: TOTP 0"));
+        FH_CHECK_EQ(fh_tpm_n_commands(), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_EQ(fh_calls("StartImage"), require ? 0 : 1);
+        if (require)
+                FH_CHECK(fh_console_has("totp require: refusing to boot"));
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(efi_entry_no_code) {
+        in_child(no_initrd, 0, "an entry without initrd");
+        in_child(efi_entry_boot, 0, "an efi entry, totp show");
+        in_child(efi_entry_boot, 1, "an efi entry, totp require");
+}
+
+/* Issue 20, finding 7: the built-in policy's "totp require" is a floor
+ * loader.conf's "totp no" cannot lower: no enrolment, nothing starts. */
+static void floor_boot(size_t conf_no) {
+        fh_boot_policy("tpm-required no\ntpm-failure refuse\ntotp require\n");
+        scenario(conf_no ? "totp no\n" : "timeout 0\n", NULL, 0);
+        fh_boot();
+        FH_CHECK(fh_console_has("no enrolment"));
+        FH_CHECK(fh_console_has("totp require: refusing to boot"));
+        FH_CHECK_EQ(fh_calls("StartImage"), 0);
+        FH_CHECK_EQ(count_fences(), 1);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(builtin_totp_floor) {
+        in_child(floor_boot, 1, "built-in totp require, loader.conf totp no");
+        in_child(floor_boot, 0, "built-in totp require, no totp in loader.conf");
+}
+
 /* No entries: the chainload path has its TOTP point too (after its PCR 12
- * event), so "totp require" cannot be escaped by deleting the entries. */
+ * event), so "totp require" cannot be escaped by deleting the entries; it
+ * makes no code (GRUB loads a kernel and initrd after it), only the
+ * warning saying why, and the fence. */
 static const fh_image_spec grub = { .entry = NULL };
 
 /* No entries, GRUB next to mshim; totp show (0) or require (1). */
@@ -326,7 +474,9 @@ static void chainload_boot(size_t require) {
 
 static void chainload_show(size_t unused) {
         chainload_boot(0);
+        FH_CHECK(fh_console_has("starts an EFI program: it loads what it likes after the code"));
         FH_CHECK(fh_console_has("no TOTP code could be made"));
+        FH_CHECK_EQ(fh_tpm_n_commands(), 0);
         FH_CHECK_EQ(fh_calls("StartImage"), 1);
         FH_CHECK_EQ(count_fences(), 1);
         FH_CHECK_CLEAN();
@@ -438,6 +588,10 @@ int main(void) {
         FH_RUN(no_enrolment_file);
         FH_RUN(malformed_answers_refuse);
         FH_RUN(fence_fails_closed);
+        FH_RUN(initrd_event_fails_closed);
+        FH_RUN(evil_initrd_no_code);
+        FH_RUN(efi_entry_no_code);
+        FH_RUN(builtin_totp_floor);
         FH_RUN(chainload_path);
         FH_RUN(require_under_allocation_failures);
         FH_RUN(totp_off);

@@ -39,6 +39,7 @@ def x509_esl(der, owner):
 TAG_MSHIM_LOADER_CONF, TAG_MSHIM_ENTRY = 0x6D736801, 0x6D736802
 TAG_MSHIM_ABSENT, TAG_MSHIM_UNREADABLE, TAG_MSHIM_ENTRY_BAD = 0x6D736803, 0x6D736804, 0x6D736805
 TAG_MSHIM_CHAINLOAD, TAG_MSHIM_EXIT = 0x6D736806, 0x6D736807
+TAG_MSHIM_TOTP_FENCE, TAG_MSHIM_TOTP_INITRD = 0x6D736808, 0x6D736809
 LOADER_CONF_PATH = "\\loader\\loader.conf"
 TAG_LINUX_INITRD, TAG_LINUX_LOAD_OPTIONS = 0x8F3B22EC, 0x8F3B22ED
 # PCRs 0-15 but IMA's 10, and but those the test's OS extends itself
@@ -359,6 +360,40 @@ def mshim_file_event(tag, path, content):
     return ev, ev + (content or b"")
 
 
+def totp_fence_event():
+    """The TOTP fence (docs/MEASUREMENTS.md "The TOTP fence"): its event
+    data, which is also its digest input."""
+    return tagged(TAG_MSHIM_TOTP_FENCE, b"mshim TOTP fence\0")
+
+
+def totp_initrd_event(initrd):
+    """The TOTP initrd event (docs/MEASUREMENTS.md "The TOTP initrd event")
+    of the initrd bytes as served (the entry's initrd files concatenated):
+    u64 LE size, SHA-256; event data and digest input alike."""
+    return tagged(TAG_MSHIM_TOTP_INITRD, struct.pack("<Q", len(initrd)) + hashlib.sha256(initrd).digest())
+
+
+def cmd_check_totp_initrd(a):
+    """With TOTP on: PCR 12 holds the command line, then the TOTP initrd
+    event of --initrd's files (concatenated), then the fence, each event's
+    digest in every bank the hash of its data."""
+    res = load_result(a.result)
+    events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 12 and e.type != EV_NO_ACTION]
+    blob = b"".join(open(f, "rb").read() for f in a.initrd)
+    want = [totp_initrd_event(blob), totp_fence_event()]
+    bad = []
+    if len(events) < 3 or events[0].type != EV_IPL or [e.data for e in events[1:3]] != want:
+        bad.append("PCR 12 events: %s; expected the EV_IPL, then %s" % ([(hex(e.type), e.data[:48]) for e in events], want))
+    for e, w in zip(events[1:3], want):
+        for b in res["banks"]:
+            if e.digests.get(b) != H(b, w):
+                bad.append("event %d %s digest %s, expected %s" % (e.index, b, (e.digests.get(b) or b"").hex(),
+                                                                    H(b, w).hex()))
+    report(not bad, a.name + ": PCR 12 binds the initrd (size and SHA-256 of its bytes) before the fence",
+           "\n".join(bad))
+    return 1 if failed else 0
+
+
 def entry_path(f):
     return "\\loader\\entries\\" + os.path.basename(f)
 
@@ -562,6 +597,10 @@ def main():
     s = sp.add_parser("check-pcr9"); s.add_argument("--result", required=True)
     s.add_argument("--name", required=True); s.add_argument("--initrd", required=True)
     s.add_argument("--count", type=int, default=1); s.set_defaults(f=cmd_check_pcr9)
+    s = sp.add_parser("check-totp-initrd"); s.add_argument("--result", required=True)
+    s.add_argument("--name", required=True)
+    s.add_argument("--initrd", action="append", default=[], help="the entry's initrd files, in order")
+    s.set_defaults(f=cmd_check_totp_initrd)
     s = sp.add_parser("diff"); s.add_argument("--name", required=True)
     s.add_argument("--expect", required=True, help="comma-separated PCRs that must change")
     s.add_argument("base"); s.add_argument("variant"); s.set_defaults(f=cmd_diff)

@@ -9,13 +9,18 @@
 #              the baseline for the prediction the enrolment uses.
 #   (host)     a TPM state provisioned on the host (swtpm_setup), the key
 #              enrolled into it with `mshim totp enroll --literal --pcrs`
-#              from `mshim predict --totp-point` of base's log and a known
-#              secret; every later boot starts from that state (DIR/tpm.in).
+#              from `mshim predict --totp-point --initrd` of base's log, the
+#              enrolled initrd (lib.sh's, with the fence attempt below: PCR
+#              12 binds the initrd) and a known secret; every later boot
+#              starts from that state (DIR/tpm.in) with that initrd.
 #   enrolled   the same ESP and the enrolment file: each code on the
 #              console is oathtool's for that secret at the step it names,
-#              a step inside the guest clock's span; the kernel starts.
-#              The fence, in the guest: its /init runs the loader's own
-#              commands with the enrolled policy on /dev/tpm0 (tpm2_dev):
+#              a step inside the guest clock's span; the kernel starts;
+#              PCR 12's initrd event is oracle.py's (size and SHA-256).
+#              The fence, in the guest: its /init replays its own event log
+#              up to the fence (the enrolled state, checked against the
+#              enrolment's) and runs the loader's own commands with it on
+#              /dev/tpm0 (tpm2_dev totp-log), as root would:
 #              the TPM refuses. The fence, on the host: on a copy of the enrolled TPM state,
 #              the guest's own events for PCRs 4, 5, 7 and 12 (its log)
 #              logged before the fence give the same code through the
@@ -36,8 +41,15 @@
 #   signedbad  the revoked approval and a forged one (openssl, another
 #              key, over the right policy and policyRef): no code, the
 #              console says 1 revoked, 1 not signed, then the warning.
+#   evil       issue 20's evil maid: the enrolled ESP (same kernel, same
+#              command line) with another initrd (lib.sh's, without the
+#              fence attempt): no code, the warning, the kernel starts; PCR
+#              12 binds that initrd (oracle.py), which is why.
 #   require    loader.conf "totp require" (a changed loader.conf: PCR 5):
 #              the warning and the refusal, the kernel never starts.
+#   floor      the built-in boot policy "totp require" (mshim boot-policy
+#              --set totp=require), loader.conf "totp no", no enrolment:
+#              loader.conf cannot lower the floor: the refusal, no kernel.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=totp
@@ -112,9 +124,27 @@ else
 fi
 
 # ---- the enrolment, on the host ------------------------------------------------------
-# The PCRs at the TOTP point of a boot like base (PCR 12 without the fence).
+# The enrolled boots' initramfs: lib.sh's, and first thing in its /init the
+# loader's own literal sequence (tpm2_dev: src/tpm2.c's bytes) on
+# /dev/tpm0, from inside the booted system, with the state root finds by
+# replaying the guest's event log up to the fence (no value baked in: PCR
+# 12 binds this very initrd).
+cat >"$IT_DIR/fence-extra.sh" <<EOF
+#!/bin/sh
+[ "\$1" = --stage ] || exit 2
+cp "$TPM2_DEV" "\$2/bin/tpm2_dev" || exit 1
+printf '#!/bin/sh\necho FENCE-ATTEMPT-BEGIN\n/bin/tpm2_dev /dev/tpm0 totp-log /sys/kernel/security/tpm0/binary_bios_measurements 0x81004d54 1\necho FENCE-ATTEMPT-END\n' \
+        >"\$2/init.pre" && chmod 0755 "\$2/init.pre" "\$2/bin/tpm2_dev"
+EOF
+chmod +x "$IT_DIR/fence-extra.sh"
+INITRD_ENROLLED=$IT_DIR/initrd-enrolled.img
+EXTRA=$IT_DIR/fence-extra.sh "$IT_REPO/scripts/mkinitramfs.sh" "$INITRD_ENROLLED" >/dev/null ||
+        { it_fail "$T: set-up (the initramfs with the fence attempt)"; exit 1; }
+# The PCRs at the TOTP point of a boot like base with the enrolled initrd
+# (PCR 12 with its initrd event, without the fence).
 it_pcrs_file "$A" > "$IT_DIR/base.pcrs"
-if "$IT_CLI" predict --log "$A/result/eventlog.bin" --pcrs "$IT_DIR/base.pcrs" --totp-point --select 4,5,7,12 --json > "$IT_DIR/point.json" \
+if "$IT_CLI" predict --log "$A/result/eventlog.bin" --pcrs "$IT_DIR/base.pcrs" --totp-point --initrd "$INITRD_ENROLLED" \
+        --select 4,5,7,12 --json > "$IT_DIR/point.json" \
         2> "$IT_DIR/predict.err" &&
    python3 - "$IT_DIR/point.json" > "$IT_DIR/point.pcrs" <<'PY'
 import json, sys
@@ -169,32 +199,28 @@ sel = (1).to_bytes(4, "big") + (0x000b).to_bytes(2, "big") + bytes([3, 0xb0, 0x1
 print(hashlib.sha256(bytes(32) + (0x17F).to_bytes(4, "big") + sel + bytes.fromhex(sys.argv[1])).hexdigest())' "$STATE_DIGEST")
 
 # enrolled_boot NAME CONF OPTIONS: a boot from the enrolled TPM state with
-# the enrolment file.
+# the enrolment file and the enrolled initrd.
 enrolled_boot() {
         local d
         d=$(it_newboot "$1") || return 1
         printf '%s' "$2" > "$d/esp/loader/loader.conf"
         sed -i "s/^options .*/options $3/" "$d/esp/loader/entries/mshim-test.conf"
+        cp "$INITRD_ENROLLED" "$d/esp/initrd.img" &&
         mkdir -p "$d/esp/loader/mshim" && cp "$ENROL" "$d/esp/loader/mshim/totp" && cp -a "$TPMIN" "$d/tpm.in" &&
                 rm -f "$d/tpm.in/srv" "$d/tpm.in/srv.ctrl" && echo "$d"
 }
 OPTS2=${IT_OPTIONS/mshim.test=0/mshim.test=1}
 B=$(enrolled_boot enrolled "$SHOW_CONF" "$IT_OPTIONS") || { it_fail "$T: set-up enrolled"; exit 1; }
-# The enrolled boot's initramfs: lib.sh's, and first thing in its /init the
-# loader's own literal sequence (tpm2_dev: src/tpm2.c's bytes, the policy
-# of the enrolment) on /dev/tpm0, from inside the booted system. PCR 9 is
-# not in the enrolment, so this initramfs does not change the TOTP point.
-cat >"$IT_DIR/fence-extra.sh" <<EOF
-#!/bin/sh
-[ "\$1" = --stage ] || exit 2
-cp "$TPM2_DEV" "\$2/bin/tpm2_dev" || exit 1
-printf '#!/bin/sh\necho FENCE-ATTEMPT-BEGIN\n/bin/tpm2_dev /dev/tpm0 totp 0x81004d54 0xb 0x10b0 1 %s %s\necho FENCE-ATTEMPT-END\n' \
-        "$STATE_DIGEST" "$LEAF$LEAF" >"\$2/init.pre" && chmod 0755 "\$2/init.pre" "\$2/bin/tpm2_dev"
-EOF
-chmod +x "$IT_DIR/fence-extra.sh"
-EXTRA=$IT_DIR/fence-extra.sh "$IT_REPO/scripts/mkinitramfs.sh" "$B/esp/initrd.img" >/dev/null ||
-        { it_fail "$T: set-up enrolled (the initramfs with the fence attempt)"; exit 1; }
 C=$(enrolled_boot options "$SHOW_CONF" "$OPTS2") || { it_fail "$T: set-up options"; exit 1; }
+# The evil maid's swap: lib.sh's initrd in the enrolled one's place.
+E=$(enrolled_boot evil "$SHOW_CONF" "$IT_OPTIONS") && cp "$IT_INITRD" "$E/esp/initrd.img" &&
+        ! cmp -s "$E/esp/initrd.img" "$INITRD_ENROLLED" || { it_fail "$T: set-up evil"; exit 1; }
+# The built-in floor: "totp require" in the image, "totp no" in loader.conf,
+# no enrolment file.
+"$IT_CLI" boot-policy --set totp=require -o "$IT_DIR/mshim-totp-require.efi" "$IT_EFI" >/dev/null &&
+        FL=$(it_newboot floor "$IT_DIR/mshim-totp-require.efi") &&
+        printf '%s' "${SHOW_CONF/totp show/totp no}" > "$FL/esp/loader/loader.conf" ||
+        { it_fail "$T: set-up floor"; exit 1; }
 D=$(enrolled_boot require "${SHOW_CONF/totp show/totp require}" "$IT_OPTIONS") || { it_fail "$T: set-up require"; exit 1; }
 K=$(enrolled_boot kernel "$SHOW_CONF" "$IT_OPTIONS") && cp "$IT_KERNEL_RT" "$K/esp/vmlinuz" ||
         { it_fail "$T: set-up kernel"; exit 1; }
@@ -243,6 +269,7 @@ signed_boot() {
         local d n=$1; shift
         d=$(it_newboot "$n") || return 1
         printf '%s' "$SHOW_CONF" > "$d/esp/loader/loader.conf"
+        cp "$INITRD_ENROLLED" "$d/esp/initrd.img" &&
         mkdir -p "$d/esp/loader/mshim/totp-approvals" && cp "$IT_DIR/signed-esp/loader/mshim/totp" "$d/esp/loader/mshim/" &&
                 cp "$@" "$d/esp/loader/mshim/totp-approvals/" && cp -a "$TPMS" "$d/tpm.in" &&
                 rm -f "$d/tpm.in/srv" "$d/tpm.in/srv.ctrl" && echo "$d"
@@ -250,11 +277,16 @@ signed_boot() {
 S=$(signed_boot signed "$REVOKED" "$CURRENT") || { it_fail "$T: set-up signed"; exit 1; }
 X=$(signed_boot signedbad "$REVOKED" "$IT_DIR/forged.approval") || { it_fail "$T: set-up signedbad"; exit 1; }
 
-IT_JOBS=${IT_JOBS:-2} it_boot_all "$B" "$C" "$K" "$S" "$X"
-# require: the loader returns to the firmware, which would go on to its
-# other boot options: stop at the refusal, and see that no kernel ran.
-it_mkesp "$D" && it_qemu "$D" --stop 'totp require: refusing to boot|Linux version' --timeout 240
-D_RC=$?
+IT_JOBS=${IT_JOBS:-2} it_boot_all "$B" "$C" "$K" "$S" "$X" "$E"
+# require, floor: the loader returns to the firmware, which would go on to
+# its other boot options: stop at the refusal, and see that no kernel ran.
+for d in "$D" "$FL"; do
+        ( it_mkesp "$d" && it_qemu "$d" --stop 'totp require: refusing to boot|Linux version' --timeout 240
+          echo $? > "$d/stop.rc" ) &
+done
+wait
+D_RC=$(cat "$D/stop.rc" 2>/dev/null || echo 1)
+FL_RC=$(cat "$FL/stop.rc" 2>/dev/null || echo 1)
 
 # ---- enrolled ------------------------------------------------------------------------
 if [ "$(cat "$B/boot.rc")" = 0 ]; then
@@ -262,11 +294,19 @@ if [ "$(cat "$B/boot.rc")" = 0 ]; then
         it_totp_codes "$B" "$B32" "$BASE_UNIX" "$T: enrolled"
         hasnt "$B" "enrolled: no warning" "do not type secrets"
         fence_last "$B" enrolled
+        it_oracle check-totp-initrd --result "$B/result" --name "$T: enrolled" --initrd "$B/esp/initrd.img" ||
+                IT_FAILED=1
         it_check_replay "$B" "$T: enrolled"
-        # The fence from inside the guest: its /init, root, ran the loader's
-        # sequence with the enrolled policy: the TPM refused PolicyPCR
+        # The fence from inside the guest: its /init, root, replayed its
+        # log up to the fence (the enrolled state: the enrolment's digest)
+        # and ran the loader's sequence with it: the TPM refused PolicyPCR
         # (PCR 12 holds the fence), no HMAC came back.
         attempt=$(console "$B" | sed -n '/^FENCE-ATTEMPT-BEGIN$/,/^FENCE-ATTEMPT-END$/p')
+        if echo "$attempt" | grep -qx "state $STATE_DIGEST"; then
+                it_pass "$T: fence: root in the guest finds the enrolled state in its event log"
+        else
+                it_fail "$T: fence: the guest's replay is not the enrolled state $STATE_DIGEST: $attempt"
+        fi
         if echo "$attempt" | grep -q '^FENCE-ATTEMPT-END$' && echo "$attempt" | grep -q '^refused PolicyPCR .* VALUE' &&
            ! echo "$attempt" | grep -q '^hmac '; then
                 it_pass "$T: fence: in the booted guest, root's attempt with the enrolled key and policy is refused"
@@ -351,8 +391,8 @@ if [ "$(cat "$C/boot.rc")" = 0 ]; then
         if console "$C" | grep -aqE '^mshim: TOTP [0-9]{6} for'; then it_fail "$T: options: a code was shown"; fi
         fence_last "$C" options
         if "$IT_CLI" predict --log "$A/result/eventlog.bin" --pcrs "$IT_DIR/base.pcrs" --options "$OPTS2" \
-                --entry "$C/esp/loader/entries/mshim-test.conf" --json > "$IT_DIR/options.json"; then
-                it_predict_check "$T: options: predicted from base (fence included)" "$A" "$C" "$IT_DIR/options.json" ||
+                --entry "$C/esp/loader/entries/mshim-test.conf" --initrd "$C/esp/initrd.img" --json > "$IT_DIR/options.json"; then
+                it_predict_check "$T: options: predicted from base (initrd event and fence included)" "$A" "$C" "$IT_DIR/options.json" ||
                         IT_FAILED=1
         else
                 it_fail "$T: options: mshim predict"
@@ -389,6 +429,21 @@ else
         it_fail "$T: signedbad: boot"
 fi
 
+# ---- evil ------------------------------------------------------------------------------
+if [ "$(cat "$E/boot.rc")" = 0 ]; then
+        it_pass "$T: evil: the kernel starts with the swapped initrd (totp show)"
+        has "$E" "evil: the loader binds the initrd before the code" "mshim: TOTP: the code vouches for the initrd too"
+        has "$E" "evil: another initrd, same kernel and command line: the warning" \
+                "mshim: this boot is not the enrolled one: do not type secrets"
+        no_code "$E" "evil: another initrd, same kernel and command line"
+        fence_last "$E" evil
+        # Why: PCR 12 holds the swapped initrd's event (oracle.py, from the
+        # ESP's file), not the enrolled one's.
+        it_oracle check-totp-initrd --result "$E/result" --name "$T: evil" --initrd "$E/esp/initrd.img" || IT_FAILED=1
+else
+        it_fail "$T: evil: boot"
+fi
+
 # ---- require ---------------------------------------------------------------------------
 if [ "$D_RC" = 0 ] || [ "$D_RC" = 125 ]; then
         has "$D" "require: the warning" "mshim: this boot is not the enrolled one: do not type secrets"
@@ -396,5 +451,14 @@ if [ "$D_RC" = 0 ] || [ "$D_RC" = 125 ]; then
         hasnt "$D" "require: the kernel never starts" "Linux version"
 else
         it_fail "$T: require: boot status $D_RC"; it_show_serial "$D"
+fi
+
+# ---- floor -----------------------------------------------------------------------------
+if [ "$FL_RC" = 0 ] || [ "$FL_RC" = 125 ]; then
+        has "$FL" "floor: built-in totp require, loader.conf totp no: TOTP still runs" "mshim: TOTP: no enrolment"
+        has "$FL" "floor: the refusal" "mshim: totp require: refusing to boot"
+        hasnt "$FL" "floor: loader.conf cannot lower it: the kernel never starts" "Linux version"
+else
+        it_fail "$T: floor: boot status $FL_RC"; it_show_serial "$FL"
 fi
 exit "$IT_FAILED"

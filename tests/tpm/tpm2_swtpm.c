@@ -23,6 +23,11 @@
  *       of (R, S) over SHA-256(APPROVED || REF), FlushContext of the key,
  *       PolicyAuthorize, PolicyGetDigest, HMAC, FlushContext on failure.
  *       With REF (make bench) no PolicyGetDigest: the loader's commands.
+ *   tpm2_swtpm TCTI totp-log LOG KEY COUNTER
+ *       Root's own way to the enrolled state: LOG (this boot's event log)
+ *       replayed in SHA-256 up to the TOTP fence, PCRs 4, 5, 7, 12 give the
+ *       state ("state HEX", its digest), then the loader's literal sequence
+ *       with that state: PolicyPCR, PolicyOR of the leaf with itself, HMAC.
  *   tpm2_swtpm TCTI readpublic HANDLE
  *   tpm2_swtpm TCTI raw COMMAND
  *       COMMAND (hex, a whole command) sent as is: its response code and,
@@ -54,6 +59,8 @@
 #include "mb/tpm2.h"
 #include "mb/policy.h"
 #include "mb/sha.h"
+#include "mb/tcglog.h"
+#include "mb/totp.h"
 
 #ifdef TPM2_DEV
 static int dev = -1;
@@ -255,6 +262,67 @@ static int totp(int argc, char **argv, bool with_or) {
         return 0;
 }
 
+/* The log up to the fence (the TOTP point) replayed: the SHA-256 values of
+ * PCRs 4, 5, 7, 12 concatenated, as an enrolment's state. */
+static bool log_state(const char *path, uint8_t state[4 * 32]) {
+        static uint8_t buf[1 << 20];
+        static const unsigned pcrs[4] = { 4, 5, 7, 12 };
+        uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
+        static mb_replay r;
+        mb_tcglog log;
+        mb_tcglog_event ev;
+        mb_pcr_bank *b;
+        FILE *f = fopen(path, "rb");
+        size_t size = f ? fread(buf, 1, sizeof(buf), f) : 0;
+
+        if (f)
+                fclose(f);
+        mb_totp_fence_event(fence);
+        if (mb_tcglog_open(&log, buf, size) != MB_OK)
+                return false;
+        mb_replay_init(&r, &log);
+        while (mb_tcglog_next(&log, &ev) == MB_OK) {
+                if (ev.pcr == MB_TOTP_FENCE_PCR && ev.data_size == sizeof(fence) &&
+                    memcmp(ev.data, fence, sizeof(fence)) == 0)
+                        break;
+                mb_replay_event(&r, &ev);
+        }
+        if (!(b = mb_replay_bank(&r, MB_ALG_SHA256)))
+                return false;
+        for (int i = 0; i < 4; i++)
+                memcpy(state + 32 * i, b->pcr[pcrs[i]], 32);
+        return true;
+}
+
+/* totp-log: LOG KEY COUNTER. */
+static int totp_log(int argc, char **argv) {
+        uint8_t state[4 * 32], digest[MB_POLICY_SIZE], st_digest[32];
+        char branches[4 * MB_POLICY_SIZE + 1];
+        mb_policy leaf;
+        uint32_t session, mask = (1u << 4) | (1u << 5) | (1u << 7) | (1u << 12);
+
+        if (argc != 3)
+                die("usage", argc);
+        if (!log_state(argv[0], state))
+                die("cannot replay the event log", 0);
+        mb_hash_buf(MB_ALG_SHA256, state, sizeof(state), st_digest);
+        print_hex("state", st_digest, sizeof(st_digest));
+        mb_policy_reset(&leaf);
+        if (mb_policy_pcr_digest(state, 4, 32, digest) != MB_OK ||
+            mb_policy_pcr(&leaf, MB_ALG_SHA256, mask, digest) != MB_OK)
+                die("policy", 0);
+        for (unsigned k = 0; k < 2; k++)
+                for (unsigned i = 0; i < MB_POLICY_SIZE; i++)
+                        sprintf(branches + 2 * (k * MB_POLICY_SIZE + i), "%02x", leaf.d[i]);
+        if (!start_session(&session))
+                return 0;
+        if (policy_pcr(session, MB_ALG_SHA256, mask, digest, sizeof(digest)) && policy_or(session, branches) &&
+            hmac((uint32_t) num(argv[1]), session, num(argv[2])))
+                return 0;
+        flush(session);
+        return 0;
+}
+
 static bool policy_nv(uint32_t session, uint32_t index, uint64_t epoch) {
         uint8_t operand[8];
         size_t n = 0, len;
@@ -400,6 +468,8 @@ int main(int argc, char **argv) {
                 r = totp(argc - 3, argv + 3, false);
         else if (strcmp(argv[2], "totp-or") == 0)
                 r = totp(argc - 3, argv + 3, true);
+        else if (strcmp(argv[2], "totp-log") == 0)
+                r = totp_log(argc - 3, argv + 3);
         else if (strcmp(argv[2], "signed") == 0)
                 r = signed_policy(argc - 3, argv + 3);
         else if (strcmp(argv[2], "readpublic") == 0)

@@ -166,6 +166,30 @@ TEST(entry_invalid) {
         CHECK(untouched_but_err_line(&e));
 }
 
+/* Issue 20, finding 8: "initrd=" in the options would make the Linux stub
+ * load that file itself, measured by nobody; its handle_cmdline_files
+ * matches it anywhere in the line, so does the refusal: the entry is
+ * unusable (MB_ERR_UNSUPPORTED, the options line), whatever else it has. */
+TEST(entry_options_initrd_refused) {
+        static const struct { const char *text; size_t line; } bad[] = {
+                { "linux /vmlinuz\noptions root=/dev/sda1 initrd=\\evil.img\n", 2 },
+                { "linux /vmlinuz\ninitrd /initrd.img\noptions quiet\noptions initrd=/evil\n", 4 },
+                { "efi /app.efi\noptions x initrd=a\n", 2 },
+                { "options \"initrd=a\"\nlinux /vmlinuz\n", 1 },
+                { "linux /vmlinuz\noptions rd.xinitrd=y\n", 2 },      /* the stub would find it too */
+        };
+        mb_bls_entry e;
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(bad); i++) {
+                e.err_line = 99;
+                CHECK_EQ_INT(parse(bad[i].text, &e), MB_ERR_UNSUPPORTED);
+                CHECK_EQ_INT(e.err_line, bad[i].line);
+        }
+        /* "initrd" without "=", and the initrd key itself, are fine. */
+        CHECK_EQ_INT(parse("linux /vmlinuz\ninitrd /initrd.img\noptions noinitrd initrd quiet\n", &e), MB_OK);
+        CHECK_EQ_INT(e.n_initrd, 1);
+}
+
 TEST(entry_many_initrds_and_options) {
         char text[2048];
         mb_bls_entry e;
@@ -565,6 +589,7 @@ int main(void) {
         RUN(is_default);
         RUN(loader_conf);
         RUN(loader_conf_totp);
+        RUN(entry_options_initrd_refused);
         RUN(utf16_valid);
         RUN(utf16_invalid_and_nospace);
         TL_EXIT();

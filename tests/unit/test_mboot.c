@@ -157,6 +157,11 @@ TEST(boot_policy_parse) {
         CHECK(p.tpm_required && p.tpm_failure_boot);
         CHECK_EQ_INT(policy("# comment\n\ntpm-required no\n", &p), MB_OK);
         CHECK(!p.tpm_required);
+        CHECK(p.totp == MB_TOTP_NO);    /* the default floor */
+        CHECK_EQ_INT(policy("totp show\n", &p), MB_OK);
+        CHECK(p.totp == MB_TOTP_SHOW);
+        CHECK_EQ_INT(policy("tpm-required yes\ntotp require\n", &p), MB_OK);
+        CHECK(p.totp == MB_TOTP_REQUIRE && p.tpm_required);
         /* Fixed-size section: text, then NULs only. */
         strcpy(section, "tpm-required yes\n");
         CHECK_EQ_INT(mb_boot_policy_parse(section, sizeof(section), &p), MB_OK);
@@ -175,6 +180,9 @@ TEST(boot_policy_strict) {
                 { "tpm-requird yes\n", 1 },             /* a typo is not ignored */
                 { "tpm-required yes\ntpm-required no\n", 2 },
                 { "tpm-failure boot\nfoo bar\n", 2 },
+                { "totp yes\n", 1 },                    /* only no|show|require */
+                { "totp\n", 1 },
+                { "totp show\ntotp no\n", 2 },          /* a later line cannot lower it */
         };
         for (size_t i = 0; i < MB_ARRAY_SIZE(bad); i++) {
                 mb_boot_policy p = { .tpm_required = true };
@@ -188,21 +196,39 @@ TEST(boot_policy_strict) {
 TEST(boot_policy_format_roundtrip) {
         char buf[64], small[8];
         size_t len = 0;
-        for (int i = 0; i < 4; i++) {
-                mb_boot_policy p = { .tpm_required = i & 1, .tpm_failure_boot = i >> 1 }, q;
+        for (int i = 0; i < 12; i++) {
+                mb_boot_policy p = { .tpm_required = i & 1, .tpm_failure_boot = (i >> 1) & 1,
+                                     .totp = (mb_totp_mode) (i >> 2) }, q;
                 CHECK_EQ_INT(mb_boot_policy_format(&p, buf, sizeof(buf), &len), MB_OK);
                 CHECK_EQ_INT(len, strlen(buf));
                 CHECK_EQ_INT(policy(buf, &q), MB_OK);
-                CHECK(q.tpm_required == p.tpm_required && q.tpm_failure_boot == p.tpm_failure_boot);
+                CHECK(q.tpm_required == p.tpm_required && q.tpm_failure_boot == p.tpm_failure_boot &&
+                      q.totp == p.totp);
         }
         {
                 mb_boot_policy p = { 0 };
                 CHECK_EQ_INT(mb_boot_policy_format(&p, buf, sizeof(buf), NULL), MB_OK);
-                CHECK(strcmp(buf, "tpm-required no\ntpm-failure refuse\n") == 0);
+                CHECK(strcmp(buf, "tpm-required no\ntpm-failure refuse\ntotp no\n") == 0);
                 memset(small, 'z', sizeof(small));
                 CHECK_EQ_INT(mb_boot_policy_format(&p, small, sizeof(small), NULL), MB_ERR_NOSPACE);
                 CHECK(small[0] == 'z');
         }
+}
+
+/* Issue 20, finding 7: loader.conf raises the built-in TOTP floor, never
+ * lowers it; every pair against the order no < show < require. */
+TEST(boot_policy_totp_floor) {
+        static const mb_totp_mode want[3][3] = {
+                /* conf:  no               show             require */
+                { MB_TOTP_NO,      MB_TOTP_SHOW,    MB_TOTP_REQUIRE },  /* floor no */
+                { MB_TOTP_SHOW,    MB_TOTP_SHOW,    MB_TOTP_REQUIRE },  /* floor show */
+                { MB_TOTP_REQUIRE, MB_TOTP_REQUIRE, MB_TOTP_REQUIRE },  /* floor require */
+        };
+        for (int f = 0; f < 3; f++)
+                for (int c = 0; c < 3; c++) {
+                        mb_boot_policy p = { .totp = (mb_totp_mode) f };
+                        CHECK(mb_boot_totp_mode(&p, (mb_totp_mode) c) == want[f][c]);
+                }
 }
 
 int main(void) {
@@ -215,5 +241,6 @@ int main(void) {
         RUN(boot_policy_parse);
         RUN(boot_policy_strict);
         RUN(boot_policy_format_roundtrip);
+        RUN(boot_policy_totp_floor);
         TL_EXIT();
 }

@@ -384,44 +384,134 @@ static void add_fence(hlog *l) {
         event_self(l, 12, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
 }
 
-/* The fence follows the next boot's loader.conf: added when it enables
- * totp, dropped when it does not (or does not parse), kept when it is
- * unchanged; the TOTP point is PCR 12 without it, PCR 9 unknown. */
+/* The TOTP initrd event (docs/MEASUREMENTS.md "The TOTP initrd event"),
+ * spelled here from the document: tag "msh" 9, 40 bytes of data: the
+ * size as u64 LE, then SHA-256 of the initrd bytes (OpenSSL's). */
+static size_t totp_initrd_event(const void *initrd, size_t size, uint8_t out[48]) {
+        static const uint8_t head[8] = { 0x09, 0x68, 0x73, 0x6d, 40, 0, 0, 0 };
+        unsigned len = 0;
+
+        memcpy(out, head, 8);
+        for (int i = 0; i < 8; i++)
+                out[8 + i] = (uint8_t) ((uint64_t) size >> (8 * i));
+        EVP_Digest(initrd, size, out + 16, &len, EVP_sha256(), NULL);
+        return 48;
+}
+
+/* What this loader logs with TOTP on: the initrd event, then the fence. */
+static void add_totp(hlog *l) {
+        uint8_t ti[48];
+
+        event_self(l, 12, MB_EV_EVENT_TAG, ti, totp_initrd_event(INITRD, strlen(INITRD), ti));
+        add_fence(l);
+}
+
+/* The fence and the initrd event follow the next boot's loader.conf:
+ * added when it enables totp, dropped when it does not (or does not
+ * parse), kept when it is unchanged; the TOTP point is PCR 12 without the
+ * fence, PCR 9 unknown. */
 TEST(totp_fence) {
         static const char show[] = "timeout 0\ntotp show\n", off[] = "totp no\n", bad[] = "totp maybe\n";
-        uint8_t c16[64], o16[64], n16[64];
+        static const char evil[] = "another initrd";
+        uint8_t c16[64], o16[64], n16[64], ti[48], ti_evil[48], ti_none[48];
         size_t cn = u16("\\loader\\loader.conf", c16), on = u16("quiet", o16), nn = u16("quiet x", n16);
+        size_t tn = totp_initrd_event(INITRD, strlen(INITRD), ti), te = totp_initrd_event(evil, strlen(evil), ti_evil),
+               t0 = totp_initrd_event("", 0, ti_none);
         mb_predict_file conf = { MB_TAG_LOADER_CONF, c16, cn, show, strlen(show) };
-        const void *fenced[] = { o16, FENCE }, *plain[] = { o16 }, *fenced_new[] = { n16, FENCE };
-        size_t szf[] = { on, sizeof(FENCE) }, szp[] = { on }, szn[] = { nn, sizeof(FENCE) };
+        mb_predict_chunk same = { INITRD, strlen(INITRD) }, other = { evil, strlen(evil) };
+        const void *fenced[] = { o16, ti, FENCE }, *plain[] = { o16 }, *fenced_new[] = { n16, ti, FENCE },
+                   *fenced_evil[] = { o16, ti_evil, FENCE }, *fenced_none[] = { o16, ti_none, FENCE },
+                   *point[] = { o16, ti };
+        size_t szf[] = { on, tn, sizeof(FENCE) }, szp[] = { on }, szn[] = { nn, tn, sizeof(FENCE) },
+               sze[] = { on, te, sizeof(FENCE) }, sz0[] = { on, t0, sizeof(FENCE) }, szt[] = { on, tn };
 
-        /* Switched on by a new loader.conf. */
+        /* Switched on by a new loader.conf: the initrd must be given (the
+         * baseline has no initrd event), then it is bound before the fence. */
         mshim_boot(&L, NULL);
         {
                 mb_predict_input in = { .loader_conf = &conf };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 1u << 12);
+                CHECK(P.reason[12] && strstr(P.reason[12], "give the initrd"));
+        }
+        {
+                mb_predict_input in = { .loader_conf = &conf, .initrd_given = true, .initrd = &same, .n_initrd = 1 };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
                 CHECK_EQ_INT(P.changed, (1u << 5) | (1u << 12));
-                check_pcr(12, fenced, szf, 2);
+                check_pcr(12, fenced, szf, 3);
         }
-        /* A baseline with the fence: unchanged, new options keep it. */
-        mshim_boot(&L, add_fence);
+        /* A baseline with TOTP on: unchanged, new options keep it. */
+        mshim_boot(&L, add_totp);
         {
                 mb_predict_input in = { 0 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
                 CHECK_EQ_INT(P.changed, 0);
-                check_pcr(12, fenced, szf, 2);
+                check_pcr(12, fenced, szf, 3);
         }
         {
                 mb_predict_input in = { .options = "quiet x", .options_len = 7 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
-                check_pcr(12, fenced_new, szn, 2);
+                check_pcr(12, fenced_new, szn, 3);
         }
-        /* Switched off, or no loader.conf at all. */
+        /* Another initrd (issue 20's evil maid): PCR 12 changes, and so
+         * does the TOTP point; no initrd at all is the event over nothing. */
+        {
+                mb_predict_input in = { .initrd_given = true, .initrd = &other, .n_initrd = 1 };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                CHECK(P.changed & (1u << 12));
+                check_pcr(12, fenced_evil, sze, 3);
+        }
+        {
+                const void *point_none[] = { o16, ti_none };
+                size_t szpn[] = { on, t0 };
+                mb_predict_input in = { .initrd_given = true, .n_initrd = 0, .totp_point = true };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                check_pcr(12, point_none, szpn, 2);
+                mb_predict_input in2 = { .initrd_given = true, .n_initrd = 0 };
+                CHECK_EQ_INT(run(&in2, &L), MB_OK);
+                check_pcr(12, fenced_none, sz0, 3);
+        }
+        /* An older mshim's baseline (the fence without the initrd event):
+         * the initrd must be given. */
+        mshim_boot(&L, add_fence);
+        {
+                mb_predict_input in = { 0 };
+                in.options = "quiet x";
+                in.options_len = 7;
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK(P.unpredictable & (1u << 12));
+                mb_predict_input in2 = { .initrd_given = true, .initrd = &same, .n_initrd = 1 };
+                CHECK_EQ_INT(run(&in2, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                check_pcr(12, fenced, szf, 3);
+        }
+        /* Switched off by loader.conf while the baseline had TOTP on: the
+         * loader not given may hold a built-in floor (mb_boot_totp_mode):
+         * unknown, said so. From a baseline with TOTP off: off. */
+        mshim_boot(&L, add_totp);
         conf.data = off;
         conf.size = strlen(off);
+        {
+                mb_predict_input in = { .loader_conf = &conf };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 1u << 12);
+                CHECK(P.reason[12] && strstr(P.reason[12], "--loader"));
+        }
+        /* The baseline's own loader.conf (it says nothing of totp: the
+         * baseline's TOTP came from its loader's floor, which stays). */
+        {
+                mb_predict_file as_before = { MB_TAG_LOADER_CONF, c16, cn, CONF_TEXT, strlen(CONF_TEXT) };
+                mb_predict_input in = { .loader_conf = &as_before };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK_EQ_INT(P.unpredictable, 0);
+                CHECK_EQ_INT(P.changed, 0);
+                check_pcr(12, fenced, szf, 3);
+        }
+        mshim_boot(&L, NULL);
         {
                 mb_predict_input in = { .loader_conf = &conf };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
@@ -438,18 +528,20 @@ TEST(totp_fence) {
         conf.data = bad;
         conf.size = strlen(bad);
         {
-                mb_predict_input in = { .loader_conf = &conf };
+                mb_predict_input in = { .loader_conf = &conf, .initrd_given = true, .initrd = &same, .n_initrd = 1 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
-                check_pcr(12, fenced, szf, 2);
+                check_pcr(12, fenced, szf, 3);
         }
         {
                 mb_predict_file unreadable = { MB_TAG_FILE_UNREADABLE, c16, cn, NULL, 0 };
-                mb_predict_input in = { .loader_conf = &unreadable };
+                mb_predict_input in = { .loader_conf = &unreadable, .initrd_given = true, .initrd = &same,
+                                        .n_initrd = 1 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
-                check_pcr(12, fenced, szf, 2);
+                check_pcr(12, fenced, szf, 3);
         }
-        /* The TOTP point: no fence yet, PCR 5 before ExitBootServices, PCR
-         * 9 not final. */
+        /* The TOTP point: the initrd event, no fence yet, PCR 5 before
+         * ExitBootServices, PCR 9 not final. */
+        mshim_boot(&L, add_totp);
         {
                 mb_predict_input in = { .totp_point = true };
                 uint8_t e16[64], dc[128], de[128], ic[256], ie[256], sep[4] = { 0 };
@@ -463,12 +555,12 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 1u << 9);
                 CHECK(P.reason[9] != NULL);
-                check_pcr(12, plain, szp, 1);
+                check_pcr(12, point, szt, 2);
                 check_pcr(5, in5, sz5, 4);
                 check_baseline_kept((1u << 5) | (1u << 9) | (1u << 12));
         }
         /* Two fences, or the fence first: not mshim's order. */
-        mshim_boot(&L, add_fence);
+        mshim_boot(&L, add_totp);
         add_fence(&L);
         {
                 mb_predict_input in = { .options = "quiet x", .options_len = 7 };
