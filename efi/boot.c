@@ -18,8 +18,8 @@ static EFI_STATUS entry_options(const mshim_entry *e, void **ret_buf, UINTN *ret
 
         /* Each line plus one separator (or the NUL): bounded by the entry
          * file's size, which is capped, so this sum cannot overflow. */
-        for (size_t i = 0; i < e->bls.n_options; i++)
-                need += e->bls.options[i].len + 1;
+        for (size_t i = 0; i < e->plan.bls.n_options; i++)
+                need += e->plan.bls.options[i].len + 1;
         utf8 = AllocatePool(need);
         /* One UTF-16 unit per UTF-8 byte at most (4-byte sequences give a
          * surrogate pair: still 4 bytes), plus the NUL. */
@@ -28,7 +28,7 @@ static EFI_STATUS entry_options(const mshim_entry *e, void **ret_buf, UINTN *ret
                 st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", mshim_entry_name(e));
                 goto out;
         }
-        r = mb_bls_options_join(&e->bls, utf8, need, &len);
+        r = mb_bls_options_join(&e->plan.bls, utf8, need, &len);
         /* Refused, not cut: a truncated line would boot with options the
          * entry does not say, and be measured as such. */
         if (r == MB_OK && len > MSHIM_CMDLINE_MAX) {
@@ -58,7 +58,7 @@ out:
 /* Load the entry's linux (or efi) file with the firmware's LoadImage. */
 static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDLE *ret_child,
                                    bool *ret_stub_measures_initrd) {
-        mb_str src = e->bls.linux.len ? e->bls.linux : e->bls.efi;
+        mb_str src = e->plan.bls.linux.len ? e->plan.bls.linux : e->plan.bls.efi;
         CHAR16 path[MSHIM_PATH_UNITS];
         EFI_STATUS st;
 
@@ -69,7 +69,7 @@ static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDL
          * as shim requires of what it loads itself; a Linux kernel does
          * not (Debian's and most distributions' have none; shim's chain
          * verifies them through SHIM_LOCK, where none is needed either). */
-        st = mshim_image_load(c, path, e->bls.linux.len == 0, ret_child, ret_stub_measures_initrd);
+        st = mshim_image_load(c, path, e->plan.bls.linux.len == 0, ret_child, ret_stub_measures_initrd);
         if (st == EFI_NOT_FOUND)
                 mshim_log(st, L"entry %s: %s not found", mshim_entry_name(e), path);
         return st;
@@ -95,8 +95,8 @@ static EFI_STATUS set_load_options(EFI_HANDLE child, const mshim_entry *e, void 
 static void print_title(const mshim_entry *e) {
         mshim_text t;
 
-        if (e->bls.title.len)
-                mshim_log(EFI_SUCCESS, L"booting \"%s\" (%s)", mshim_text_of(e->bls.title, &t), mshim_entry_name(e));
+        if (e->plan.bls.title.len)
+                mshim_log(EFI_SUCCESS, L"booting \"%s\" (%s)", mshim_text_of(e->plan.bls.title, &t), mshim_entry_name(e));
         else
                 mshim_log(EFI_SUCCESS, L"booting %s", mshim_entry_name(e));
 }
@@ -112,7 +112,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         print_title(e);
         /* The entry about to be tried, measured before anything it names is
          * read: what the PCR says was considered, even if it then fails. */
-        st = mshim_tpm_measure_file(&c->tpm, MB_TAG_BLS_ENTRY, e->path, e->buf, e->size);
+        st = mshim_tpm_measure_file(&c->tpm, MB_TAG_BLS_ENTRY, e->path, e->plan.buf, e->plan.size);
         if (EFI_ERROR(st))
                 return st;
 
@@ -122,7 +122,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         /* The initrd before the image: LoadImage adds the image's PCR 4
          * event, so everything that can fail without starting it should
          * fail before that event exists. */
-        st = mshim_initrd_install(c->root, &e->bls, mshim_entry_name(e), &initrd);
+        st = mshim_initrd_install(c->root, &e->plan.bls, mshim_entry_name(e), &initrd);
         if (EFI_ERROR(st))
                 goto out;
         st = entry_load_image(c, e, &child, &stub_measures_initrd);
@@ -147,7 +147,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
          * PCR 9 only after StartImage (5.17+), after the code, and PCR 9 is
          * in no TOTP policy; so with TOTP on, the very buffer it will be
          * served from goes into PCR 12 first (docs/MEASUREMENTS.md). */
-        if (mshim_totp_on(c) && e->bls.linux.len) {
+        if (mshim_totp_on(c) && e->plan.bls.linux.len) {
                 st = mshim_initrd_measure_totp(&c->tpm, initrd);
                 if (EFI_ERROR(st))
                         goto out;
@@ -155,13 +155,13 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         /* The TOTP point: everything the code vouches for (PCRs 4, 5, 7,
          * 12) is final, and nothing of the entry has run yet. An EFI
          * program would load more after the code: no code for it. */
-        st = mshim_totp_run(c, e->bls.efi.len ? mshim_entry_name(e) : NULL);
+        st = mshim_totp_run(c, e->plan.bls.efi.len ? mshim_entry_name(e) : NULL);
         if (EFI_ERROR(st))
                 goto out;
 
         /* SHIM_LOCK only for EFI programs: a Linux kernel never asks for
          * it, and offering it would only widen what could call Verify. */
-        st = mshim_image_start(c, child, mshim_entry_name(e), e->bls.efi.len > 0, opts);
+        st = mshim_image_start(c, child, mshim_entry_name(e), e->plan.bls.efi.len > 0, opts);
         child = NULL;   /* mshim_image_start took it, and opts */
         opts = NULL;
 out:

@@ -19,13 +19,13 @@
 #include "mb/base.h"
 #include "mb/bls.h"
 #include "mb/mboot.h"
+#include "mb/plan.h"
 #include "tcg2.h"
 
 /* Caps on what we read from the ESP. Sizes come from the file system, which
  * we do not trust: everything bigger is refused before any allocation. */
 #define MSHIM_CONF_MAX     MB_CONF_FILE_MAX      /* loader.conf, entry files (mb/bls.h) */
 #define MSHIM_IMAGE_MAX    (512u * 1024 * 1024)  /* kernel, EFI image, initrds (all together) */
-#define MSHIM_MAX_ENTRIES  64                    /* more entry files are reported and ignored */
 #define MSHIM_PATH_UNITS   512                   /* CHAR16 units of a path, NUL included */
 /* Caps on what one TPM event may log, so no input can fill the event log
  * (docs/MEASUREMENTS.md, "Limits"). A command line is refused beyond 4096
@@ -184,7 +184,8 @@ EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r);
 /* ---- boot.c -------------------------------------------------------------- */
 
 typedef struct mshim_ctx {
-        const mb_loader_conf *conf; /* loader.conf as parsed (defaults when absent or bad) */
+        const mb_plan *plan;        /* what this boot does (src/plan.c) */
+        const mb_loader_conf *conf; /* &plan->conf: loader.conf as parsed (defaults when absent or bad) */
         EFI_HANDLE image;           /* mshim's own image handle */
         EFI_HANDLE device;          /* the volume mshim was loaded from */
         EFI_LOADED_IMAGE *loaded;   /* mshim's own LoadedImage */
@@ -192,14 +193,13 @@ typedef struct mshim_ctx {
         mshim_tpm tpm;
 } mshim_ctx;
 
-/* One parsed entry file; bls borrows from buf and id. */
+/* One entry file: the plan's view of it (bytes, and once the plan is
+ * built, bls parsed from them or bad_tag), its name and path. plan.id and
+ * plan.bls borrow from id and the bytes. */
 typedef struct mshim_entry {
-        char id[256];               /* file name, ASCII */
+        mb_plan_entry plan;
+        char id[256];               /* file name, UTF-8 */
         CHAR16 path[MSHIM_PATH_UNITS]; /* "\loader\entries\<id>" */
-        char *buf;                  /* the raw file, as parsed and measured */
-        UINTN size;
-        uint32_t bad_tag;           /* 0, or why it cannot be booted: MB_TAG_BLS_ENTRY_BAD, MB_TAG_FILE_UNREADABLE */
-        mb_bls_entry bls;
 } mshim_entry;
 
 /* Measure the entry file, load its image, hand over options and initrd,
@@ -278,13 +278,15 @@ EFI_STATUS mshim_sbat_check(const void *buf, UINTN size, const CHAR16 *label, bo
 
 /* ---- entries.c ----------------------------------------------------------- */
 
-/* Read and parse \loader\entries\*.conf into an array of separately
- * allocated entries (bls borrows from each, so they must not move), sorted
- * by mb_bls_compare. Files that cannot be read or parsed are reported,
- * measured (MB_TAG_FILE_UNREADABLE, MB_TAG_BLS_ENTRY_BAD; in file-name
- * order, after the listing) and skipped; EFI_SECURITY_VIOLATION when such
- * a measurement failed and the boot must stop. */
-EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_tpm *tpm, mshim_entry ***ret_entries, UINTN *ret_n);
+/* Read \loader\entries\*.conf, in listing order, into an array of
+ * separately allocated entries (the plan borrows from each, so they must
+ * not move). A file that cannot be read is reported and kept with no
+ * bytes: the plan measures it as unreadable. Nothing is parsed here. */
+EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, UINTN *ret_n);
+/* After the plan: say why each unusable entry is skipped, and measure
+ * them (PCR 5, in the plan's order). EFI_SECURITY_VIOLATION when such a
+ * measurement failed and the boot must stop. */
+EFI_STATUS mshim_entries_measure_unusable(mshim_tpm *tpm, const mb_plan *plan, mshim_entry **v);
 void mshim_entries_free(mshim_entry **entries, UINTN n);
 /* The entry's file name, for messages. */
 const CHAR16 *mshim_entry_name(const mshim_entry *e);

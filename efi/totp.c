@@ -720,7 +720,7 @@ static totp_result totp_attempt(mshim_ctx *c, totp_job *j) {
 }
 
 bool mshim_totp_on(const mshim_ctx *c) {
-        return c->conf && c->conf->totp != MB_TOTP_NO;
+        return c->plan && c->plan->totp != MB_TOTP_NO;
 }
 
 EFI_STATUS mshim_totp_run(mshim_ctx *c, const CHAR16 *next_stage) {
@@ -741,13 +741,13 @@ EFI_STATUS mshim_totp_run(mshim_ctx *c, const CHAR16 *next_stage) {
                 mshim_log(EFI_SECURITY_VIOLATION, L"this boot is not the enrolled one: do not type secrets");
         else if (r == TOTP_ERROR)
                 mshim_log(EFI_SECURITY_VIOLATION, L"no TOTP code could be made: do not type secrets");
-        if (r != TOTP_CODE && c->conf->totp == MB_TOTP_SHOW)
+        if (r != TOTP_CODE && c->plan->totp == MB_TOTP_SHOW)
                 totp_wait(c->conf);
         /* The door closes whatever happened: no code is made after this. */
         st = mshim_tpm_measure_totp_fence(&c->tpm);
         if (EFI_ERROR(st))
                 return st;
-        if (r != TOTP_CODE && c->conf->totp == MB_TOTP_REQUIRE) {
+        if (r != TOTP_CODE && c->plan->totp == MB_TOTP_REQUIRE) {
                 /* Nothing else may be tried either: another entry would
                  * start without the code the user expects. */
                 c->tpm.failed = true;

@@ -14,12 +14,13 @@
 #include <unistd.h>
 #include "cli.h"
 #include "mb/bls.h"
+#include "mb/plan.h"
 #include "mb/predict.h"
 #include "sigs.h"
 
 #define DEFAULT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 #define JSON_SCHEMA "mshim-predict/1"
-#define MAX_ENTRIES 64          /* as the loader (efi/mshim.h MSHIM_MAX_ENTRIES) */
+#define MAX_ENTRIES MB_PLAN_MAX_ENTRIES   /* as the loader */
 #define MAX_INITRD  MB_BLS_MAX_INITRD
 
 /* PCRs the predictor may rebuild: the baseline check covers them even
@@ -47,9 +48,7 @@ typedef struct pfile {
         bool loaded;
         uint8_t *path16;        /* \loader\... in UTF-16LE with NUL */
         size_t path16_bytes;
-        mb_bls_entry bls;
-        uint32_t bad_tag;       /* 0, or how mshim measures this unusable entry */
-        mb_err parse_err;       /* why it did not parse (bad_tag MB_TAG_BLS_ENTRY_BAD) */
+        mb_plan_entry plan;     /* an entry file: the boot plan's view (src/plan.c) */
 } pfile;
 
 typedef struct predict_run {
@@ -145,10 +144,10 @@ static const char *base_name(const char *path) {
         return s ? s + 1 : path;
 }
 
-/* An entry file: read, named \loader\entries\<name>, parsed. */
+/* An entry file: read and named \loader\entries\<name>; the plan
+ * parses it. */
 static int entry_load(pfile *pf, const char *path, const char *name) {
         char rel[300];
-        mb_err r;
 
         if (pfile_load(pf, path) < 0)
                 return -1;
@@ -159,14 +158,9 @@ static int entry_load(pfile *pf, const char *path, const char *name) {
         }
         if (pfile_path16(pf, rel) < 0)
                 return -1;
-        /* mshim does not read past MB_CONF_FILE_MAX: unreadable to it. */
-        if (pf->f.size > MB_CONF_FILE_MAX) {
-                pf->bad_tag = MB_TAG_FILE_UNREADABLE;
-                return 0;
-        }
-        r = mb_bls_parse_entry((const char *) pf->f.data, pf->f.size, (mb_str) { pf->id, strlen(pf->id) }, &pf->bls);
-        pf->bad_tag = r != MB_OK ? MB_TAG_BLS_ENTRY_BAD : 0;
-        pf->parse_err = r;
+        pf->plan.id = (mb_str) { pf->id, strlen(pf->id) };
+        pf->plan.buf = (const char *) pf->f.data;
+        pf->plan.size = pf->f.size;
         return 0;
 }
 
@@ -175,16 +169,6 @@ static int entry_load(pfile *pf, const char *path, const char *name) {
 static bool is_conf_name(const char *name) {
         size_t n = strlen(name);
         return n > 5 && strcasecmp(name + n - 5, ".conf") == 0;
-}
-
-/* mshim's order (efi/entries.c): bootable entries by mb_bls_compare, then
- * the unusable ones by the byte order of their names. */
-static int entry_order(const void *a, const void *b) {
-        const pfile *x = a, *y = b;
-
-        if (!x->bad_tag != !y->bad_tag)
-                return x->bad_tag ? 1 : -1;
-        return x->bad_tag ? strcmp(x->id, y->id) : mb_bls_compare(&x->bls, &y->bls);
 }
 
 static int esp_list(predict_run *r) {
@@ -223,7 +207,6 @@ static int esp_list(predict_run *r) {
                 }
                 free(path);
         }
-        qsort(r->listing, r->n_listing, sizeof(*r->listing), entry_order);
         ret = 0;
 out:
         if (d)
@@ -237,31 +220,30 @@ static bool id_matches(const pfile *pf, const char *id) {
         return strcmp(pf->id, id) == 0 || (strncmp(pf->id, id, n) == 0 && strcmp(pf->id + n, ".conf") == 0);
 }
 
-/* The entry mshim tries first: loader.conf's default glob, else the first
- * in sort order (efi/main.c). */
-static pfile *esp_default(predict_run *r, size_t good) {
-        mb_loader_conf conf;
-
-        if (r->conf_pf.tag == MB_TAG_LOADER_CONF && mb_loader_conf_parse((const char *) r->conf.f.data, r->conf.f.size, &conf) == MB_OK &&
-            conf.default_glob.len)
-                for (size_t i = 0; i < good; i++)
-                        if (mb_bls_is_default(conf.default_glob, &r->listing[i].bls))
-                                return &r->listing[i];
-        return &r->listing[0];
-}
-
+/* The boot plan mshim makes of the ESP (src/plan.c, the loader's own
+ * decision): the entry it tries first, and the unusable entries it
+ * measures before it. The plan's settings (TPM, TOTP) need the built-in
+ * policy; which entry boots does not, so the default policy serves. */
 static int esp_choose(predict_run *r, pfile **ret) {
-        size_t good = 0;
+        static const mb_boot_policy any_policy;
+        mb_plan_entry *pv[MAX_ENTRIES];
+        mb_plan plan;
         pfile *e;
 
-        while (good < r->n_listing && !r->listing[good].bad_tag)
-                good++;
-        if (good == 0) {
+        for (size_t i = 0; i < r->n_listing; i++)
+                pv[i] = &r->listing[i].plan;
+        if (mb_plan_build(&any_policy, r->conf_pf.tag == MB_TAG_FILE_ABSENT ? MB_PLAN_CONF_ABSENT
+                          : r->conf_pf.tag == MB_TAG_FILE_UNREADABLE ? MB_PLAN_CONF_UNREADABLE : MB_PLAN_CONF_READ,
+                          (const char *) r->conf_pf.data, r->conf_pf.size, pv, r->n_listing, &plan) != MB_OK) {
+                cli_error("%s: cannot plan the boot", r->o->esp);
+                return -1;
+        }
+        if (plan.chainload) {
                 cli_error("%s: no usable entry in loader/entries: mshim would chainload its next stage, "
                           "which is not predicted yet", r->o->esp);
                 return -1;
         }
-        e = esp_default(r, good);
+        e = &r->listing[plan.boot[0]];
         if (r->o->entry_id && !id_matches(e, r->o->entry_id)) {
                 for (size_t i = 0; i < r->n_listing; i++)
                         if (id_matches(&r->listing[i], r->o->entry_id))
@@ -273,10 +255,10 @@ not_first:
                           "make %s the default to predict its boot", r->o->esp, e->id, r->o->entry_id, r->o->entry_id);
                 return -1;
         }
-        for (size_t i = good; i < r->n_listing; i++) {
-                const pfile *b = &r->listing[i];
-                bool read = b->bad_tag != MB_TAG_FILE_UNREADABLE;
-                r->bad_pf[r->n_bad++] = (mb_predict_file) { b->bad_tag, b->path16, b->path16_bytes,
+        for (size_t k = 0; k < plan.n_unusable; k++) {
+                const pfile *b = &r->listing[plan.unusable[k]];
+                bool read = b->plan.bad_tag != MB_TAG_FILE_UNREADABLE;
+                r->bad_pf[r->n_bad++] = (mb_predict_file) { b->plan.bad_tag, b->path16, b->path16_bytes,
                                                             read ? b->f.data : NULL, read ? b->f.size : 0 };
         }
         r->in.bad_entries_given = true;
@@ -378,6 +360,27 @@ static int load_kernel(predict_run *r, const mb_bls_entry *e) {
         return rc;
 }
 
+/* --entry FILE: usable by the plan's rules (the plan of an ESP holding
+ * this entry alone), else why mshim would skip it. */
+static int entry_check(pfile *pf, const char *path) {
+        static const mb_boot_policy any_policy;
+        mb_plan_entry *pv[1] = { &pf->plan };
+        mb_plan plan;
+
+        if (mb_plan_build(&any_policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan) != MB_OK) {
+                cli_error("%s: cannot plan the boot", path);
+                return -1;
+        }
+        if (pf->plan.bad_tag == MB_TAG_FILE_UNREADABLE)
+                cli_error("%s: over %u bytes, more than mshim reads: it would skip it", path, MB_CONF_FILE_MAX);
+        else if (pf->plan.bad_tag && pf->plan.err == MB_ERR_UNSUPPORTED)
+                cli_error("%s: its options (line %zu) hold initrd=, a file the kernel would load "
+                          "unmeasured: mshim would skip it", path, pf->plan.bls.err_line);
+        else if (pf->plan.bad_tag)
+                cli_error("%s: not a bootable BLS entry (line %zu): mshim would skip it", path, pf->plan.bls.err_line);
+        return pf->plan.bad_tag ? -1 : 0;
+}
+
 /* The entry that boots: --entry FILE, else the one mshim picks from --esp. */
 static int load_entry(predict_run *r, const mb_bls_entry **ret) {
         pfile *e = NULL;
@@ -389,21 +392,8 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
         if (r->o->entry) {
                 if (entry_load(&r->entry, r->o->entry, base_name(r->o->entry)) < 0)
                         return -1;
-                if (r->entry.bad_tag == MB_TAG_FILE_UNREADABLE) {
-                        cli_error("%s: over %u bytes, more than mshim reads: it would skip it",
-                                  r->o->entry, MB_CONF_FILE_MAX);
+                if (entry_check(&r->entry, r->o->entry) < 0)
                         return -1;
-                }
-                if (r->entry.bad_tag == MB_TAG_BLS_ENTRY_BAD && r->entry.parse_err == MB_ERR_UNSUPPORTED) {
-                        cli_error("%s: its options (line %zu) hold initrd=, a file the kernel would load "
-                                  "unmeasured: mshim would skip it", r->o->entry, r->entry.bls.err_line);
-                        return -1;
-                }
-                if (r->entry.bad_tag) {
-                        cli_error("%s: not a bootable BLS entry (line %zu): mshim would skip it",
-                                  r->o->entry, r->entry.bls.err_line);
-                        return -1;
-                }
                 e = &r->entry;
         }
         if (!e) {
@@ -412,10 +402,10 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
         }
         r->entry_pf = (mb_predict_file) { MB_TAG_BLS_ENTRY, e->path16, e->path16_bytes, e->f.data, e->f.size };
         r->in.entry = &r->entry_pf;
-        if (e->bls.efi.len)
+        if (e->plan.bls.efi.len)
                 r->in.next_stage_unsupported = "the entry starts an EFI program (efi), not a Linux kernel: "
                                                "what it measures is not predicted yet";
-        *ret = &e->bls;
+        *ret = &e->plan.bls;
         return 0;
 }
 

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The boot plan: what mshim does with an ESP, decided once. From
+ * loader.conf's bytes, the entry files' names and bytes and the built-in
+ * boot policy, mb_plan_build says which settings are in force, which
+ * entries are usable and in what order they are tried, which unusable
+ * entries are measured and in what order, and whether mshim chainloads.
+ * The loader executes the plan (efi/main.c, efi/entries.c) and `mshim
+ * predict` assumes it (tools/predict.c): one function, so the two cannot
+ * disagree about which entry boots (docs/DESIGN.md "The boot plan").
+ * Pure: no I/O, no allocation; the caller keeps the bytes.
+ */
+#ifndef MB_PLAN_H
+#define MB_PLAN_H
+
+#include "mb/bls.h"
+#include "mb/mboot.h"
+
+/* Entry files mshim considers; more are reported and ignored. */
+#define MB_PLAN_MAX_ENTRIES 64u
+
+/* What became of loader.conf (it decides which PCR 5 event records it). */
+typedef enum mb_plan_conf_state {
+        MB_PLAN_CONF_ABSENT = 0,
+        MB_PLAN_CONF_UNREADABLE,        /* there, but it could not be read */
+        MB_PLAN_CONF_READ,
+} mb_plan_conf_state;
+
+/* One \loader\entries\*.conf file. */
+typedef struct mb_plan_entry {
+        /* In: its name (UTF-8, with ".conf") and bytes; buf NULL when the
+         * file could not be read. A file over MB_CONF_FILE_MAX bytes is
+         * unreadable to mshim, whoever read it. */
+        mb_str id;
+        const char *buf;
+        size_t size;
+        /* Out: bad_tag 0 for a usable entry (bls parsed), else how mshim
+         * measures it (MB_TAG_FILE_UNREADABLE, MB_TAG_BLS_ENTRY_BAD, with
+         * err the parser's error and bls.err_line its line). */
+        uint32_t bad_tag;
+        mb_err err;
+        mb_bls_entry bls;
+} mb_plan_entry;
+
+typedef struct mb_plan {
+        /* loader.conf as parsed, or the defaults: absent, no default, no
+         * TPM or TOTP asked for; present but unreadable or not parseable
+         * (conf_defaulted), tpm-required yes and totp show, since mshim
+         * cannot know what it asked for: fail closed on the TPM, and show
+         * a code or the warning rather than a silent boot (not "require":
+         * a typo must not brick the machine). */
+        mb_loader_conf conf;
+        bool conf_defaulted;
+        uint32_t conf_tag;              /* PCR 5: MB_TAG_LOADER_CONF, _FILE_ABSENT or _FILE_UNREADABLE */
+        /* In force: loader.conf raised to the built-in policy's floors. */
+        bool tpm_required;
+        bool tpm_failure_boot;
+        mb_totp_mode totp;
+        /* Usable entries in the order they are tried: the default (the
+         * first whose id loader.conf's glob matches, else the first in
+         * mb_bls_compare order), then the others in that order after it,
+         * wrapping around. Indices into the caller's entries. */
+        size_t boot[MB_PLAN_MAX_ENTRIES];
+        size_t n_boot;
+        /* Unusable entries in file-name byte order, each measured into
+         * PCR 5 before anything is booted (a broken entry is never the PCR
+         * 5 of no entry). */
+        size_t unusable[MB_PLAN_MAX_ENTRIES];
+        size_t n_unusable;
+        /* No usable entry: the chainload path (conf.chainload, else
+         * grubx64.efi beside mshim). */
+        bool chainload;
+} mb_plan;
+
+/* Parse every entry (writing their Out fields) and build the plan.
+ * conf/conf_size: loader.conf's bytes when conf_state is
+ * MB_PLAN_CONF_READ. MB_ERR_INVALID for more than MB_PLAN_MAX_ENTRIES
+ * entries or a NULL argument; ret is written only on success. */
+mb_err mb_plan_build(const mb_boot_policy *policy, mb_plan_conf_state conf_state, const char *conf,
+                     size_t conf_size, mb_plan_entry *const *entries, size_t n, mb_plan *ret);
+
+#endif

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The loader executes the boot plan (src/plan.c) that `mshim predict`
+ * assumes: for generated ESP trees (entries valid and broken, listed in a
+ * random order, loader.conf absent, with a default glob, or broken), the
+ * PCR 5 events the loader makes (loader.conf, the unusable entries, then
+ * each entry it tries) follow the plan mb_plan_build makes of the same
+ * bytes, event for event. No kernel image exists, so the loader tries
+ * every usable entry in turn and then returns to the firmware.
+ */
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "harness.h"
+#include "mb/plan.h"
+#include "mb/tcglog.h"
+
+#define MAX_FILES 7
+#define N_ESPS 300
+
+typedef struct gen_esp {
+        char conf[128];
+        bool has_conf;
+        char names[MAX_FILES][16];
+        char texts[MAX_FILES][160];
+        size_t n;
+} gen_esp;
+
+static uint64_t rng;
+
+static uint32_t next(void) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return (uint32_t) (rng >> 11);
+}
+
+static const char *pick(const char *const *v, size_t n) {
+        return v[next() % n];
+}
+
+static void gen_entry(char *out, size_t cap) {
+        static const char *const versions[] = { "6.1.0-9", "6.1.0-10", "6.1.0-10-rt", "5.10", "", "6.1.0-9~bpo" };
+        static const char *const keys[] = { "", "sort-key debian\n", "sort-key arch\n" };
+        static const char *const broken[] = { "nonsense\n", "title only a title\n",
+                                               "linux /k\noptions a initrd=\\x.img\n", "linux\n", "" };
+
+        if (next() % 4 == 0) {
+                snprintf(out, cap, "%s", pick(broken, MB_ARRAY_SIZE(broken)));
+                return;
+        }
+        const char *v = pick(versions, MB_ARRAY_SIZE(versions));
+        snprintf(out, cap, "title T\n%s%s%s%slinux /vmlinuz-%s\noptions root=/dev/vda2\n", pick(keys, MB_ARRAY_SIZE(keys)),
+                 *v ? "version " : "", v, *v ? "\n" : "", *v ? v : "x");
+}
+
+static void gen(uint64_t seed, gen_esp *g) {
+        static const char *const confs[] = { "", "default a*\n", "default b.conf\n", "default zz\n",
+                                             "timeout soon\n", "default *rt*\ntimeout 3\n" };
+        static const char *const stems[] = { "a", "b", "c", "aa", "debian-6", "z", "B" };
+
+        memset(g, 0, sizeof(*g));
+        rng = seed * 0x9E3779B97F4A7C15ull + 1;
+        g->has_conf = next() % 5 != 0;
+        snprintf(g->conf, sizeof(g->conf), "%s", pick(confs, MB_ARRAY_SIZE(confs)));
+        for (size_t i = 0, want = next() % (MAX_FILES + 1); i < want; i++) {
+                const char *stem = pick(stems, MB_ARRAY_SIZE(stems));
+                bool dup = false;
+
+                for (size_t j = 0; j < g->n; j++)
+                        dup |= strncasecmp(g->names[j], stem, strlen(stem)) == 0 && g->names[j][strlen(stem)] == '.';
+                if (dup)
+                        continue;       /* FAT names are unique regardless of case */
+                snprintf(g->names[g->n], sizeof(g->names[0]), "%s.conf", stem);
+                gen_entry(g->texts[g->n], sizeof(g->texts[0]));
+                g->n++;
+        }
+}
+
+/* The name at the end of a PCR 5 file event's UTF-16 path, in ASCII. */
+static void event_name(const fh_event *e, char *out, size_t cap) {
+        size_t len = e->event_size >= 8 ? e->event_size - 8 : 0, k = 0;
+        const uint8_t *p = e->event + 8;
+
+        out[0] = 0;
+        for (size_t i = 0; i + 1 < len && p[i]; i += 2) {
+                if (p[i] == '\\')
+                        k = 0;
+                else if (k + 1 < cap)
+                        out[k++] = (char) p[i];
+                out[k] = 0;
+        }
+}
+
+/* Does the loader's PCR 5 follow the plan: loader.conf's event, the
+ * unusable entries, then every usable one tried, then mshim's exit? */
+static void one_esp(size_t seed) {
+        mb_plan_entry pe[MAX_FILES], *pv[MAX_FILES];
+        mb_boot_policy policy = { 0 };
+        size_t k = 0, order[MAX_FILES];
+        gen_esp g;
+        mb_plan plan;
+        char name[64];
+
+        gen(seed, &g);
+        /* Listed in a random order: the plan must not depend on it. */
+        for (size_t i = 0; i < g.n; i++)
+                order[i] = i;
+        for (size_t i = g.n; i > 1; i--) {
+                size_t j = next() % i, t = order[i - 1];
+                order[i - 1] = order[j];
+                order[j] = t;
+        }
+        if (g.has_conf)
+                fh_file_str("/loader/loader.conf", g.conf);
+        for (size_t i = 0; i < g.n; i++) {
+                char path[64];
+
+                snprintf(path, sizeof(path), "/loader/entries/%s", g.names[order[i]]);
+                fh_file_str(path, g.texts[order[i]]);
+        }
+        fh_boot();
+
+        for (size_t i = 0; i < g.n; i++) {
+                pe[i] = (mb_plan_entry) { .id = { g.names[i], strlen(g.names[i]) }, .buf = g.texts[i], .size = strlen(g.texts[i]) };
+                pv[i] = &pe[i];
+        }
+        FH_CHECK_EQ(mb_plan_build(&policy, g.has_conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, g.conf,
+                                  strlen(g.conf), pv, g.n, &plan), MB_OK);
+
+        /* The loader's PCR 5 events of mshim, in order. */
+        for (size_t i = 0; i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+                uint32_t tag;
+                const char *want = NULL;
+                uint32_t want_tag;
+
+                if (e->pcr != 5 || e->type != MB_EV_EVENT_TAG || e->event_size < 8)
+                        continue;
+                memcpy(&tag, e->event, 4);
+                event_name(e, name, sizeof(name));
+                if (k == 0) {
+                        want_tag = plan.conf_tag;
+                        want = "loader.conf";
+                } else if (k - 1 < plan.n_unusable) {
+                        want_tag = pe[plan.unusable[k - 1]].bad_tag;
+                        want = g.names[plan.unusable[k - 1]];
+                } else if (k - 1 - plan.n_unusable < plan.n_boot) {
+                        want_tag = MB_TAG_BLS_ENTRY;
+                        want = g.names[plan.boot[k - 1 - plan.n_unusable]];
+                } else {
+                        want_tag = MB_TAG_EXIT;
+                }
+                if (tag != want_tag || (want && strcmp(name, want) != 0))
+                        fh_fail(__FILE__, __LINE__, "ESP %zu: PCR 5 event %zu is %08x %s, the plan says %08x %s",
+                                seed, k, tag, name, want_tag, want ? want : "(exit)");
+                k++;
+        }
+        FH_CHECK_EQ(k, 1 + plan.n_unusable + plan.n_boot + 1);
+}
+
+/* fh_boot runs once a process: each ESP in a child of its own. */
+FH_CASE(the_loader_follows_the_plan_on_generated_esps) {
+        for (size_t seed = 0; seed < N_ESPS; seed++) {
+                int status = 0;
+                pid_t pid = fork();
+
+                if (pid == 0) {
+                        one_esp(seed);
+                        fflush(stderr);
+                        _exit(fh_case_ok() ? 0 : 1);
+                }
+                waitpid(pid, &status, 0);
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        fh_fail(__FILE__, __LINE__, "generated ESP %zu: the loader did not follow the plan", seed);
+        }
+}
+
+int main(void) {
+        FH_RUN(the_loader_follows_the_plan_on_generated_esps);
+        return fh_exit_status();
+}

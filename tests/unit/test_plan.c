@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The boot plan (src/plan.c) on a table of ESPs: which settings are in
+ * force, the order entries are tried in, which are measured as unusable
+ * and in what order, and when mshim chainloads. Expected orders are
+ * written by hand from the Boot Loader Specification's sort rules and
+ * loader.conf(5)'s default, not computed. */
+#include "mb/plan.h"
+#include "mb/tcglog.h"
+#include "testlib.h"
+
+#define LINUX(ver) "title Debian\nversion " ver "\nlinux /vmlinuz-" ver "\noptions root=/dev/vda2\n"
+
+typedef struct esp_file {
+        const char *name;
+        const char *text;       /* NULL: cannot be read */
+} esp_file;
+
+typedef struct esp_case {
+        const char *what;
+        const char *conf;       /* NULL: no loader.conf */
+        const char *policy;     /* the built-in policy's text; NULL: defaults */
+        esp_file files[8];
+        const char *boot;       /* names tried, in order, joined by ' ' */
+        const char *unusable;   /* names measured as unusable, in order */
+        bool tpm_required;
+        mb_totp_mode totp;
+} esp_case;
+
+static const esp_case cases[] = {
+        { "no entries: chainload", NULL, NULL, { { NULL, NULL } }, "", "", false, MB_TOTP_NO },
+        { "newest version first", NULL, NULL,
+          { { "a.conf", LINUX("6.1.0-9") }, { "b.conf", LINUX("6.1.0-10") }, { NULL, NULL } },
+          "b.conf a.conf", "", false, MB_TOTP_NO },
+        { "the default glob first, the rest in order after it, wrapping",
+          "default a*\n", NULL,
+          { { "c.conf", LINUX("6.1.0-8") }, { "a.conf", LINUX("6.1.0-9") }, { "b.conf", LINUX("6.1.0-10") },
+            { NULL, NULL } },
+          "a.conf c.conf b.conf", "", false, MB_TOTP_NO },
+        { "a default that matches nothing: the first", "default zz\n", NULL,
+          { { "a.conf", LINUX("6.1.0-9") }, { "b.conf", LINUX("6.1.0-10") }, { NULL, NULL } },
+          "b.conf a.conf", "", false, MB_TOTP_NO },
+        { "unusable entries by name, whatever the listing order", NULL, NULL,
+          { { "z.conf", "nonsense\n" }, { "m.conf", NULL }, { "k.conf", LINUX("6.1.0-9") },
+            { "b.conf", "title no kernel\n" }, { NULL, NULL } },
+          "k.conf", "b.conf m.conf z.conf", false, MB_TOTP_NO },
+        { "initrd= in options makes an entry unusable", NULL, NULL,
+          { { "a.conf", "linux /vmlinuz\noptions root=/dev/vda2 initrd=\\evil.img\n" },
+            { "b.conf", LINUX("6.1.0-9") }, { NULL, NULL } },
+          "b.conf", "a.conf", false, MB_TOTP_NO },
+        { "only unusable entries: chainload, still measured", NULL, NULL,
+          { { "a.conf", "x\n" }, { NULL, NULL } }, "", "a.conf", false, MB_TOTP_NO },
+        { "loader.conf that does not parse: tpm-required yes, totp show", "timeout soon\n", NULL,
+          { { "a.conf", LINUX("6.1.0-9") }, { NULL, NULL } }, "a.conf", "", true, MB_TOTP_SHOW },
+        { "loader.conf asks for the TPM and TOTP", "tpm-required yes\ntotp require\n", NULL,
+          { { NULL, NULL } }, "", "", true, MB_TOTP_REQUIRE },
+        { "the built-in floor beats loader.conf's no", "tpm-required no\ntotp no\n",
+          "tpm-required yes\ntotp require\n", { { NULL, NULL } }, "", "", true, MB_TOTP_REQUIRE },
+        { "loader.conf raises the built-in show to require", "totp require\n", "totp show\n",
+          { { NULL, NULL } }, "", "", false, MB_TOTP_REQUIRE },
+};
+
+/* The names at the plan's indices, joined by ' '. */
+static void names(const esp_case *c, const size_t *idx, size_t n, char *out, size_t cap) {
+        out[0] = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        strncat(out, " ", cap - strlen(out) - 1);
+                strncat(out, c->files[idx[i]].name, cap - strlen(out) - 1);
+        }
+}
+
+static void run_case(const esp_case *c) {
+        mb_plan_entry e[8], *pv[8];
+        mb_boot_policy policy = { 0 };
+        mb_plan plan;
+        char got[256];
+        size_t n = 0;
+
+        if (c->policy)
+                CHECK_EQ_INT(mb_boot_policy_parse(c->policy, strlen(c->policy), &policy), MB_OK);
+        for (; c->files[n].name; n++) {
+                e[n] = (mb_plan_entry) { .id = { c->files[n].name, strlen(c->files[n].name) },
+                                         .buf = c->files[n].text, .size = c->files[n].text ? strlen(c->files[n].text) : 0 };
+                pv[n] = &e[n];
+        }
+        CHECK_EQ_INT(mb_plan_build(&policy, c->conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, c->conf,
+                                   c->conf ? strlen(c->conf) : 0, pv, n, &plan), MB_OK);
+        names(c, plan.boot, plan.n_boot, got, sizeof(got));
+        if (strcmp(got, c->boot))
+                printf("  %s: tried \"%s\", expected \"%s\"\n", c->what, got, c->boot);
+        CHECK(strcmp(got, c->boot) == 0);
+        names(c, plan.unusable, plan.n_unusable, got, sizeof(got));
+        if (strcmp(got, c->unusable))
+                printf("  %s: unusable \"%s\", expected \"%s\"\n", c->what, got, c->unusable);
+        CHECK(strcmp(got, c->unusable) == 0);
+        CHECK_EQ_INT(plan.chainload, plan.n_boot == 0);
+        CHECK_EQ_INT(plan.tpm_required, c->tpm_required);
+        CHECK_EQ_INT(plan.totp, c->totp);
+        CHECK_EQ_INT(plan.conf_tag, c->conf ? MB_TAG_LOADER_CONF : MB_TAG_FILE_ABSENT);
+        for (size_t i = 0; i < n; i++)
+                CHECK_EQ_INT(e[i].bad_tag != 0, strstr(c->unusable, c->files[i].name) != NULL);
+}
+
+TEST(table_of_esps) {
+        for (size_t i = 0; i < MB_ARRAY_SIZE(cases); i++)
+                run_case(&cases[i]);
+}
+
+/* What mshim cannot read is measured as such, whatever the host read. */
+TEST(unreadable_files) {
+        static char big[MB_CONF_FILE_MAX + 1];
+        mb_plan_entry e = { .id = { "big.conf", 8 }, .buf = big, .size = sizeof(big) }, *pv[1] = { &e };
+        mb_boot_policy policy = { 0 };
+        mb_plan plan;
+
+        memset(big, '#', sizeof(big));
+        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_READ, big, sizeof(big), pv, 1, &plan), MB_OK);
+        CHECK_EQ_INT(e.bad_tag, MB_TAG_FILE_UNREADABLE);
+        CHECK_EQ_INT(plan.conf_tag, MB_TAG_FILE_UNREADABLE);
+        CHECK(plan.conf_defaulted && plan.tpm_required && plan.totp == MB_TOTP_SHOW);
+        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_UNREADABLE, NULL, 0, pv, 0, &plan), MB_OK);
+        CHECK(plan.conf_defaulted && plan.chainload && plan.conf_tag == MB_TAG_FILE_UNREADABLE);
+}
+
+/* Bad arguments write nothing. */
+TEST(refusals) {
+        mb_plan_entry e = { .id = { "a.conf", 6 }, .buf = LINUX("1"), .size = strlen(LINUX("1")) };
+        mb_plan_entry *pv[MB_PLAN_MAX_ENTRIES + 1];
+        mb_boot_policy policy = { 0 };
+        mb_plan plan, ref;
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(pv); i++)
+                pv[i] = &e;
+        memset(&plan, 0xA5, sizeof(plan));
+        ref = plan;
+        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, MB_PLAN_MAX_ENTRIES + 1, &plan), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_plan_build(NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, NULL, 1, &plan), MB_ERR_INVALID);
+        pv[0] = NULL;
+        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan), MB_ERR_INVALID);
+        CHECK(memcmp(&plan, &ref, sizeof(plan)) == 0);
+}
+
+int main(void) {
+        RUN(table_of_esps);
+        RUN(unreadable_files);
+        RUN(refusals);
+        TL_EXIT();
+}
