@@ -191,9 +191,18 @@ void mshim_tpm_measure_exit(mshim_tpm *t) {
 EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t) {
         uint8_t event[MB_TOTP_FENCE_EVENT_SIZE];
 
-        /* The very bytes the predictor adds (mb_totp_fence_event). */
+        EFI_STATUS st;
+
+        /* The very bytes the predictor adds (mb_totp_fence_event), into
+         * PCR 12 (every TOTP policy's PCRs) and PCR 13 (the signed key's
+         * lock, outside what an approval can change: docs/SEALING.md "The
+         * TOTP key"). */
         mb_totp_fence_event(event);
-        return tpm_extend(t, L"the TOTP fence", MB_TOTP_FENCE_PCR, MB_EV_EVENT_TAG, event, sizeof(event), event,
+        st = tpm_extend(t, L"the TOTP fence", MB_TOTP_FENCE_PCR, MB_EV_EVENT_TAG, event, sizeof(event), event,
+                        sizeof(event));
+        if (EFI_ERROR(st))
+                return st;
+        return tpm_extend(t, L"the TOTP fence", MB_TOTP_LOCK_PCR, MB_EV_EVENT_TAG, event, sizeof(event), event,
                           sizeof(event));
 }
 

@@ -150,8 +150,8 @@ EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN 
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size);
 /* PCR 5 and 12 MB_TAG_EXIT: mshim returns to the firmware. */
 void mshim_tpm_measure_exit(mshim_tpm *t);
-/* PCR 12 EV_EVENT_TAG MB_TAG_TOTP_FENCE (mb_totp_fence_event): the TOTP
- * code can no longer be made for the rest of this boot. */
+/* PCRs 12 and 13 EV_EVENT_TAG MB_TAG_TOTP_FENCE (mb_totp_fence_event): the
+ * TOTP code can no longer be made for the rest of this boot. */
 EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t);
 /* PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION for a PE image in memory, as
  * shim's tpm_log_pe logs what SHIM_LOCK Verify is given: the firmware

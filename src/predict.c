@@ -410,6 +410,11 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
         case 12:
                 seq_add(p, &p->seq12, kind12(p, ev), ev);
                 break;
+        case 13: {
+                uint32_t tag;
+                p->other13 |= !(mshim_tag(ev, &tag) && tag == MB_TAG_TOTP_FENCE);
+                break;
+        }
         }
         if (ev->pcr != 4 && is_image_event(ev->type))
                 seq_add(p, &p->drivers, 0, ev);
@@ -825,9 +830,12 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
         /* At the TOTP point, PCR 5 lacks the firmware's ExitBootServices events. */
         if (in->loader_conf || in->bad_entries_given || in->entry || in->totp_point)
                 p->touched |= 1u << 5;
-        /* A new loader.conf may switch the TOTP fence on or off. */
+        /* A new loader.conf may switch the TOTP fence on or off; a new
+         * loader puts it into PCR 13 too (a baseline's mshim may not have). */
         if (in->loader_conf || in->totp_point)
                 p->touched |= 1u << 12;
+        if (in->loader_conf || in->totp_point || in->loader)
+                p->touched |= 1u << MB_TOTP_LOCK_PCR;
         if (in->totp_point) {
                 p->touched |= 1u << 9;
                 unpredictable(p, 9, "at the TOTP point the Linux stub has not measured into PCR 9 yet");
@@ -1072,6 +1080,16 @@ static bool next_fence(const mb_predict *p, const mb_predict_input *in) {
                conf.totp != MB_TOTP_NO;
 }
 
+/* The TOTP fence's event (mb_totp_fence_event) into pcr. */
+static void extend_fence(mb_predict *p, uint32_t pcr) {
+        uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
+        digest_set d;
+
+        mb_totp_fence_event(fence);
+        hash_buf(p, fence, sizeof(fence), d);
+        pcr_extend_set(p, pcr, d);
+}
+
 /* mshim's command line, then the fence when the next boot's loader.conf
  * enables TOTP (docs/MEASUREMENTS.md "The TOTP fence"); at the TOTP point
  * (in->totp_point) the fence is not there yet. */
@@ -1087,14 +1105,21 @@ static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 pcr_extend_set(p, 12, f->options);
         else
                 pcr_extend(p, 12, p->seq12.items[0].digest);
-        if (next_fence(p, in) && !in->totp_point) {
-                uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
-                digest_set d;
+        if (next_fence(p, in) && !in->totp_point)
+                extend_fence(p, 12);
+}
 
-                mb_totp_fence_event(fence);
-                hash_buf(p, fence, sizeof(fence), d);
-                pcr_extend_set(p, 12, d);
+/* PCR 13: nothing before mshim, then mshim's fence when the next boot's
+ * loader.conf enables TOTP (the signed TOTP key's lock, docs/SEALING.md
+ * "The TOTP key"); at the TOTP point all zeros. */
+static void rebuild13(mb_predict *p, const mb_predict_input *in) {
+        if (p->other13 || p->n_events[MB_TOTP_LOCK_PCR] > 1) {
+                unpredictable(p, MB_TOTP_LOCK_PCR, "PCR 13 holds an event other than mshim's one TOTP fence");
+                return;
         }
+        pcr_reset(p, MB_TOTP_LOCK_PCR);
+        if (next_fence(p, in) && !in->totp_point)
+                extend_fence(p, MB_TOTP_LOCK_PCR);
 }
 
 /* ---- rebuilding PCR 7: Secure Boot db/dbx updates, authority events -------- */
@@ -1945,6 +1970,8 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 rebuild9(p, in, f);
         if ((p->touched & (1u << 12)) && !(p->unpredictable & (1u << 12)))
                 rebuild12(p, in, f);
+        if ((p->touched & (1u << MB_TOTP_LOCK_PCR)) && !(p->unpredictable & (1u << MB_TOTP_LOCK_PCR)))
+                rebuild13(p, in);
         if ((p->touched & (1u << 14)) && !(p->unpredictable & (1u << 14)))
                 rebuild14(p, f);
         return r;
