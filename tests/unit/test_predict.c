@@ -299,7 +299,8 @@ TEST(mshim_boot_unchanged) {
         CHECK_EQ_INT(run(&in, &L), MB_OK);
         CHECK_EQ_INT(P.unpredictable, 0);
         CHECK_EQ_INT(P.changed, 0);
-        CHECK_EQ_INT(P.touched, (1u << 5) | (1u << 9) | (1u << 12));
+        /* PCR 13: a new loader.conf may switch the fence in it on or off. */
+        CHECK_EQ_INT(P.touched, (1u << 5) | (1u << 9) | (1u << 12) | (1u << 13));
         check_baseline_kept(0);
 }
 
@@ -380,20 +381,23 @@ TEST(new_config_rebuilds_pcr5_in_place) {
 static const uint8_t FENCE[] = { 0x08, 0x68, 0x73, 0x6d, 17, 0, 0, 0, 'm', 's', 'h', 'i', 'm', ' ', 'T', 'O', 'T',
                                  'P', ' ', 'f', 'e', 'n', 'c', 'e', 0 };
 
+/* The fence as the loader extends it: PCR 12, then PCR 13 (docs/MEASUREMENTS.md). */
 static void add_fence(hlog *l) {
         event_self(l, 12, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
+        event_self(l, 13, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
 }
 
 /* The fence follows the next boot's loader.conf: added when it enables
  * totp, dropped when it does not (or does not parse), kept when it is
- * unchanged; the TOTP point is PCR 12 without it, PCR 9 unknown. */
+ * unchanged, in PCR 12 and in PCR 13; the TOTP point is PCRs 12 and 13
+ * without it (13 all zeros), PCR 9 unknown. */
 TEST(totp_fence) {
         static const char show[] = "timeout 0\ntotp show\n", off[] = "totp no\n", bad[] = "totp maybe\n";
         uint8_t c16[64], o16[64], n16[64];
         size_t cn = u16("\\loader\\loader.conf", c16), on = u16("quiet", o16), nn = u16("quiet x", n16);
         mb_predict_file conf = { MB_TAG_LOADER_CONF, c16, cn, show, strlen(show) };
-        const void *fenced[] = { o16, FENCE }, *plain[] = { o16 }, *fenced_new[] = { n16, FENCE };
-        size_t szf[] = { on, sizeof(FENCE) }, szp[] = { on }, szn[] = { nn, sizeof(FENCE) };
+        const void *fenced[] = { o16, FENCE }, *plain[] = { o16 }, *fenced_new[] = { n16, FENCE }, *lock[] = { FENCE };
+        size_t szf[] = { on, sizeof(FENCE) }, szp[] = { on }, szn[] = { nn, sizeof(FENCE) }, szl[] = { sizeof(FENCE) };
 
         /* Switched on by a new loader.conf. */
         mshim_boot(&L, NULL);
@@ -401,8 +405,9 @@ TEST(totp_fence) {
                 mb_predict_input in = { .loader_conf = &conf };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
-                CHECK_EQ_INT(P.changed, (1u << 5) | (1u << 12));
+                CHECK_EQ_INT(P.changed, (1u << 5) | (1u << 12) | (1u << 13));
                 check_pcr(12, fenced, szf, 2);
+                check_pcr(13, lock, szl, 1);
         }
         /* A baseline with the fence: unchanged, new options keep it. */
         mshim_boot(&L, add_fence);
@@ -412,6 +417,7 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(P.unpredictable, 0);
                 CHECK_EQ_INT(P.changed, 0);
                 check_pcr(12, fenced, szf, 2);
+                check_pcr(13, lock, szl, 1);
         }
         {
                 mb_predict_input in = { .options = "quiet x", .options_len = 7 };
@@ -427,6 +433,7 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
                 check_pcr(12, plain, szp, 1);
+                check_pcr(13, NULL, NULL, 0);
         }
         {
                 mb_predict_file absent = { MB_TAG_FILE_ABSENT, c16, cn, NULL, 0 };
@@ -447,6 +454,7 @@ TEST(totp_fence) {
                 mb_predict_input in = { .loader_conf = &unreadable };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 check_pcr(12, fenced, szf, 2);
+                check_pcr(13, lock, szl, 1);
         }
         /* The TOTP point: no fence yet, PCR 5 before ExitBootServices, PCR
          * 9 not final. */
@@ -464,8 +472,9 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(P.unpredictable, 1u << 9);
                 CHECK(P.reason[9] != NULL);
                 check_pcr(12, plain, szp, 1);
+                check_pcr(13, NULL, NULL, 0);
                 check_pcr(5, in5, sz5, 4);
-                check_baseline_kept((1u << 5) | (1u << 9) | (1u << 12));
+                check_baseline_kept((1u << 5) | (1u << 9) | (1u << 12) | (1u << 13));
         }
         /* Two fences, or the fence first: not mshim's order. */
         mshim_boot(&L, add_fence);
@@ -474,6 +483,23 @@ TEST(totp_fence) {
                 mb_predict_input in = { .options = "quiet x", .options_len = 7 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK(P.unpredictable & (1u << 12));
+        }
+        /* PCR 13 with two fences, or with an event that is not mshim's
+         * fence: rebuilt from nothing it would be wrong, so unpredictable. */
+        conf.data = show;
+        conf.size = strlen(show);
+        {
+                mb_predict_input in = { .loader_conf = &conf };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK((P.unpredictable & (1u << 13)) && P.reason[13] != NULL);
+        }
+        mshim_boot(&L, NULL);
+        event_self(&L, 13, MB_EV_EVENT_TAG, "\1\2\3\4\0\0\0\0", 8);
+        {
+                mb_predict_input in = { .loader_conf = &conf };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK((P.unpredictable & (1u << 13)) && P.reason[13] != NULL);
+                CHECK(!(P.unpredictable & (1u << 12)));
         }
 }
 
