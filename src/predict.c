@@ -830,11 +830,13 @@ static void find_touched(mb_predict *p, const mb_predict_input *in) {
         /* At the TOTP point, PCR 5 lacks the firmware's ExitBootServices events. */
         if (in->loader_conf || in->bad_entries_given || in->entry || in->totp_point)
                 p->touched |= 1u << 5;
-        /* A new loader.conf may switch the TOTP fence on or off; a new
-         * loader puts it into PCR 13 too (a baseline's mshim may not have). */
+        /* A new loader.conf may switch the TOTP fence on or off. */
         if (in->loader_conf || in->totp_point)
                 p->touched |= 1u << 12;
-        if (in->loader_conf || in->totp_point || in->loader)
+        /* PCR 13 holds mshim's lock whatever loader.conf says; a new
+         * loader extends it even if the baseline's (an older mshim) did
+         * not; at the TOTP point it is not there yet. */
+        if (in->loader || in->totp_point)
                 p->touched |= 1u << MB_TOTP_LOCK_PCR;
         if (in->totp_point) {
                 p->touched |= 1u << 9;
@@ -1109,16 +1111,17 @@ static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 extend_fence(p, 12);
 }
 
-/* PCR 13: nothing before mshim, then mshim's fence when the next boot's
- * loader.conf enables TOTP (the signed TOTP key's lock, docs/SEALING.md
- * "The TOTP key"); at the TOTP point all zeros. */
+/* PCR 13: nothing before mshim, then mshim's lock (the fence's event,
+ * extended before it starts the kernel whatever loader.conf says: the
+ * signed TOTP key's lock, docs/SEALING.md "The TOTP key"); at the TOTP
+ * point all zeros. */
 static void rebuild13(mb_predict *p, const mb_predict_input *in) {
         if (p->other13 || p->n_events[MB_TOTP_LOCK_PCR] > 1) {
-                unpredictable(p, MB_TOTP_LOCK_PCR, "PCR 13 holds an event other than mshim's one TOTP fence");
+                unpredictable(p, MB_TOTP_LOCK_PCR, "PCR 13 holds an event other than mshim's one TOTP lock");
                 return;
         }
         pcr_reset(p, MB_TOTP_LOCK_PCR);
-        if (next_fence(p, in) && !in->totp_point)
+        if (!in->totp_point)
                 extend_fence(p, MB_TOTP_LOCK_PCR);
 }
 

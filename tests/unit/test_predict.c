@@ -299,8 +299,7 @@ TEST(mshim_boot_unchanged) {
         CHECK_EQ_INT(run(&in, &L), MB_OK);
         CHECK_EQ_INT(P.unpredictable, 0);
         CHECK_EQ_INT(P.changed, 0);
-        /* PCR 13: a new loader.conf may switch the fence in it on or off. */
-        CHECK_EQ_INT(P.touched, (1u << 5) | (1u << 9) | (1u << 12) | (1u << 13));
+        CHECK_EQ_INT(P.touched, (1u << 5) | (1u << 9) | (1u << 12));
         check_baseline_kept(0);
 }
 
@@ -381,7 +380,8 @@ TEST(new_config_rebuilds_pcr5_in_place) {
 static const uint8_t FENCE[] = { 0x08, 0x68, 0x73, 0x6d, 17, 0, 0, 0, 'm', 's', 'h', 'i', 'm', ' ', 'T', 'O', 'T',
                                  'P', ' ', 'f', 'e', 'n', 'c', 'e', 0 };
 
-/* The fence as the loader extends it: PCR 12, then PCR 13 (docs/MEASUREMENTS.md). */
+/* The fence as the loader extends it: PCR 12, then the lock in PCR 13
+ * (docs/MEASUREMENTS.md). */
 static void add_fence(hlog *l) {
         event_self(l, 12, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
         event_self(l, 13, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
@@ -389,8 +389,8 @@ static void add_fence(hlog *l) {
 
 /* The fence follows the next boot's loader.conf: added when it enables
  * totp, dropped when it does not (or does not parse), kept when it is
- * unchanged, in PCR 12 and in PCR 13; the TOTP point is PCRs 12 and 13
- * without it (13 all zeros), PCR 9 unknown. */
+ * unchanged; PCR 13's lock stays whatever loader.conf says; the TOTP
+ * point is PCRs 12 and 13 without them (13 all zeros), PCR 9 unknown. */
 TEST(totp_fence) {
         static const char show[] = "timeout 0\ntotp show\n", off[] = "totp no\n", bad[] = "totp maybe\n";
         uint8_t c16[64], o16[64], n16[64];
@@ -405,9 +405,8 @@ TEST(totp_fence) {
                 mb_predict_input in = { .loader_conf = &conf };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
-                CHECK_EQ_INT(P.changed, (1u << 5) | (1u << 12) | (1u << 13));
+                CHECK_EQ_INT(P.changed, (1u << 5) | (1u << 12));
                 check_pcr(12, fenced, szf, 2);
-                check_pcr(13, lock, szl, 1);
         }
         /* A baseline with the fence: unchanged, new options keep it. */
         mshim_boot(&L, add_fence);
@@ -433,7 +432,7 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
                 check_pcr(12, plain, szp, 1);
-                check_pcr(13, NULL, NULL, 0);
+                check_pcr(13, lock, szl, 1);
         }
         {
                 mb_predict_file absent = { MB_TAG_FILE_ABSENT, c16, cn, NULL, 0 };
@@ -484,22 +483,35 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK(P.unpredictable & (1u << 12));
         }
-        /* PCR 13 with two fences, or with an event that is not mshim's
-         * fence: rebuilt from nothing it would be wrong, so unpredictable. */
-        conf.data = show;
-        conf.size = strlen(show);
+        /* PCR 13 with two locks, or with an event that is not mshim's:
+         * rebuilt from nothing it would be wrong, so unpredictable. */
         {
-                mb_predict_input in = { .loader_conf = &conf };
+                mb_predict_input in = { .totp_point = true };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK((P.unpredictable & (1u << 13)) && P.reason[13] != NULL);
         }
         mshim_boot(&L, NULL);
         event_self(&L, 13, MB_EV_EVENT_TAG, "\1\2\3\4\0\0\0\0", 8);
         {
-                mb_predict_input in = { .loader_conf = &conf };
+                mb_predict_input in = { .totp_point = true };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK((P.unpredictable & (1u << 13)) && P.reason[13] != NULL);
                 CHECK(!(P.unpredictable & (1u << 12)));
+        }
+        /* A baseline of an older mshim (no lock) and a new loader: the
+         * lock is predicted in PCR 13 (the loader: any PE, the kernel's
+         * bytes here). */
+        {
+                size_t ksize = 0;
+                uint8_t *k = tl_read_file(getenv("MB_KERNEL") ? getenv("MB_KERNEL") : "build/kernel/vmlinuz", &ksize);
+                mb_predict_input in = { .loader = k, .loader_size = ksize };
+
+                CHECK(k != NULL);
+                mshim_boot(&L, NULL);
+                CHECK_EQ_INT(k ? run(&in, &L) : MB_ERR_INVALID, MB_OK);
+                CHECK(!(P.unpredictable & (1u << 13)));
+                check_pcr(13, lock, szl, 1);
+                free(k);
         }
 }
 
