@@ -372,13 +372,16 @@ FH_CASE(require_under_allocation_failures) {
         fh_each_alloc_failure(require_scenario);
 }
 
-/* totp no (the default): no TPM command, no fence. */
+/* totp no (the default, or written there by root): no TPM command, no
+ * fence in PCR 12, but the lock in PCR 13 before the kernel (checked in
+ * kernel_entry, and here once more). */
 FH_CASE(totp_off) {
         scenario("timeout 0\n", NULL, 0);
         fh_boot();
         FH_CHECK_EQ(fh_tpm_n_commands(), 0);
         FH_CHECK_EQ(count_fences(), 0);
         FH_CHECK(k.started);
+        FH_CHECK_EQ(fences_in(13), 1);
         FH_CHECK_CLEAN();
 }
 
