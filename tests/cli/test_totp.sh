@@ -582,6 +582,30 @@ tpm2_pcrread sha256:4,5,7,12 >"$t/post.yaml"
 use_approval "$(cat "$t/root.path")" "$t/ref"
 check "root attack: the post-fence PCRs approved with the policy key: the TPM refuses (PCR 13 holds the fence)" \
         test -z "$(hmac_signed 1111111109)"
+# loader_seq A: the loader's own nine commands (build/test/tpm2_swtpm signed
+# with a policyRef: src/tpm2.c's bytes, PolicyPCR of PCR 13 after
+# PolicyAuthorize) with approval A, at step 1; its output.
+TPM2_SWTPM=${TPM2_SWTPM:-build/test/tpm2_swtpm}
+loader_seq() {
+        local xy er
+        xy=$(openssl pkey -pubin -in "$t/state/policy.pub" -outform DER | tail -c 64 | xxd -p -c 64)
+        er=$(python3 - "$1" <<'PY'
+import sys
+kv = dict(l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines() if " " in l)
+d, i, out = bytes.fromhex(kv["signature"]), 2, []
+for _ in range(2):
+    n = d[i + 1]; out.append(d[i + 2:i + 2 + n].lstrip(b"\0").rjust(32, b"\0").hex()); i += 2 + n
+print(kv["epoch"], kv["policy"], *out)
+PY
+)
+        set -- $er
+        tpm2_flushcontext -t 2>/dev/null
+        "$TPM2_SWTPM" "$TPM2TOOLS_TCTI" signed $H o 0x01804d53 "$1" 0xb 0x10b0 "${xy:0:64}" "${xy:64:64}" "$3" "$4" "$2" 1 \
+                "$(xxd -p -c 64 "$t/ref")" 2>&1
+}
+out=$(loader_seq "$(cat "$t/root.path")")
+check "root attack, the loader's own commands: PolicyPCR of PCR 13 refused (VALUE), no HMAC" \
+        bash -c "grep -q '^refused PolicyPCR 0x1c4 VALUE\$' <<<'$out' && ! grep -q '^hmac ' <<<'$out'"
 # Control: the same without the fence in PCR 13 (what the loader did
 # before): the TPM computes the code, so PCR 13 is what stops root.
 reboot_tpm; extend_all "$t/pre.txt"
@@ -592,6 +616,10 @@ tpm2_pcrread sha256:4,5,7,12 >"$t/post12.yaml"
 use_approval "$(cat "$t/root12.path")" "$t/ref"
 check "root attack, control: without the PCR 13 fence the same approval gives a code (= oathtool)" \
         test "$(hmac_signed 1111111109)" = "$want"
+want1=$(python3 -c 'import hmac,hashlib,struct,sys; print(hmac.new(open(sys.argv[1],"rb").read(), struct.pack(">Q", 1), hashlib.sha1).hexdigest())' "$t/secret")
+out=$(loader_seq "$(cat "$t/root12.path")")
+check "root attack, control, the loader's own commands: nine, and the HMAC is Python's" \
+        bash -c "grep -qx 'hmac $want1' <<<'$out' && grep -qx 'commands 9' <<<'$out'"
 
 tpm2_flushcontext -t
 # totp remove: an ESP copy that differs from the trusted one is refused.

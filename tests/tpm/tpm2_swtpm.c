@@ -22,7 +22,9 @@
  *       LoadExternal (HIER o or n) of the P-256 key (X, Y), VerifySignature
  *       of (R, S) over SHA-256(APPROVED || REF), FlushContext of the key,
  *       PolicyAuthorize, PolicyGetDigest, HMAC, FlushContext on failure.
- *       With REF (make bench) no PolicyGetDigest: the loader's commands.
+ *       With REF (make bench) no PolicyGetDigest, and PolicyPCR of PCR 13
+ *       (SHA-256, all zeros: the TOTP key's lock) after PolicyAuthorize:
+ *       the loader's commands.
  *   tpm2_swtpm TCTI readpublic HANDLE
  *   tpm2_swtpm TCTI raw COMMAND
  *       COMMAND (hex, a whole command) sent as is: its response code and,
@@ -54,6 +56,7 @@
 #include "mb/tpm2.h"
 #include "mb/policy.h"
 #include "mb/sha.h"
+#include "mb/totp.h"
 
 #ifdef TPM2_DEV
 static int dev = -1;
@@ -322,7 +325,7 @@ static int signed_policy(int argc, char **argv) {
         if (!policy_nv(session, (uint32_t) num(argv[2]), num(argv[3])) ||
             !policy_pcr(session, (uint16_t) num(argv[4]), (uint32_t) num(argv[5]), NULL, 0))
                 goto fail;
-        /* With REF (make bench), the loader's eight commands only. */
+        /* With REF (make bench), the loader's nine commands only. */
         if (!ref_size)
                 get_digest("approved", session);
         if (!verify(hier, x, y, approved, approved_size, argv + 8, &ticket, key_name))
@@ -333,6 +336,13 @@ static int signed_policy(int argc, char **argv) {
                 goto fail;
         if (!ref_size)
                 get_digest("policy", session);
+        else {
+                uint8_t lock[MB_POLICY_SIZE];
+
+                mb_totp_lock_digest(lock);
+                if (!policy_pcr(session, MB_ALG_SHA256, 1u << MB_TOTP_LOCK_PCR, lock, sizeof(lock)))
+                        goto fail;
+        }
         if (hmac(key, session, num(argv[11])))
                 return 0;
 fail:
