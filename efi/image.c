@@ -87,6 +87,15 @@ out:
 EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock, void *options) {
         EFI_STATUS st;
 
+        /* Nothing mshim starts may find PCR 13 at zero (the signed TOTP
+         * key's lock): fail closed like every measurement. */
+        st = mshim_tpm_lock_totp(&c->tpm);
+        if (EFI_ERROR(st)) {
+                BS->UnloadImage(child);
+                if (options)
+                        FreePool(options);
+                return st;
+        }
         /* Loaders built to run behind shim (GRUB, ...) verify what they
          * load through SHIM_LOCK (docs/SHIM_LOCK.md). */
         if (shim_lock)

@@ -186,6 +186,8 @@ void mshim_tpm_measure_exit(mshim_tpm *t) {
          * nothing: mshim is already returning an error. */
         measure_tag(t, L"the exit marker", MSHIM_PCR_CONFIG, MB_TAG_EXIT, NULL, 0);
         measure_tag(t, L"the exit marker", MSHIM_PCR_CMDLINE, MB_TAG_EXIT, NULL, 0);
+        /* The firmware may start another loader next, without a TPM reset. */
+        mshim_tpm_lock_totp(t);
 }
 
 EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t) {
@@ -204,6 +206,24 @@ EFI_STATUS mshim_tpm_measure_totp_initrd(mshim_tpm *t, UINT64 size, const uint8_
         mb_totp_initrd_event(size, sha256, event);
         return tpm_extend(t, L"the initrd for the TOTP code", MSHIM_PCR_CMDLINE, MB_EV_EVENT_TAG, event, sizeof(event),
                           event, sizeof(event));
+}
+
+EFI_STATUS mshim_tpm_lock_totp(mshim_tpm *t) {
+        uint8_t event[MB_TOTP_FENCE_EVENT_SIZE];
+        EFI_STATUS st;
+
+        /* Once: a boot that falls back to another entry keeps one lock,
+         * so a prediction has one value for PCR 13. Not tied to "totp" in
+         * loader.conf: "totp no" written there must not leave the signed
+         * key usable after mshim (docs/SECURITY.md "Root and the TOTP
+         * code"). */
+        if (t->totp_locked)
+                return EFI_SUCCESS;
+        mb_totp_fence_event(event);
+        st = tpm_extend(t, L"the TOTP lock", MB_TOTP_LOCK_PCR, MB_EV_EVENT_TAG, event, sizeof(event), event,
+                        sizeof(event));
+        t->totp_locked = !EFI_ERROR(st);
+        return st;
 }
 
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size) {

@@ -124,6 +124,7 @@ typedef struct mshim_tpm {
         bool failure_boots;         /* built-in policy "tpm-failure boot" */
         bool failed;                /* a measurement failed: nothing may be started */
         bool warned_log_full;
+        bool totp_locked;           /* the fence is in PCR 13 (mshim_tpm_lock_totp) */
 } mshim_tpm;
 
 /* Find and probe the TPM. EFI_SECURITY_VIOLATION when none is usable and
@@ -156,6 +157,11 @@ void mshim_tpm_measure_exit(mshim_tpm *t);
 /* PCR 12 EV_EVENT_TAG MB_TAG_TOTP_FENCE (mb_totp_fence_event): the TOTP
  * code can no longer be made for the rest of this boot. */
 EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t);
+/* The same event into PCR 13 (MB_TOTP_LOCK_PCR), once per boot, whatever
+ * loader.conf says: before mshim starts any image and when it returns to
+ * the firmware, so nothing after mshim finds PCR 13 at zero, which the
+ * signed TOTP key's policy requires (docs/SEALING.md "The TOTP key"). */
+EFI_STATUS mshim_tpm_lock_totp(mshim_tpm *t);
 /* PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION for a PE image in memory, as
  * shim's tpm_log_pe logs what SHIM_LOCK Verify is given: the firmware
  * computes the Authenticode digest (PE_COFF_IMAGE). An error when the TPM

@@ -19,9 +19,11 @@
  * MB_POLICY_TREE_MAX_DEPTH).
  * Signed mode, the first approval holding: StartAuthSession, PolicyNV (the
  * epoch counter), PolicyPCR (the approval's values), LoadExternal (the
- * policy key, once per code), VerifySignature, PolicyAuthorize, HMAC,
- * FlushContext of the key: 8; an approval that does not hold costs its
- * session's commands and a FlushContext before the next is tried.
+ * policy key, once per code), VerifySignature, PolicyAuthorize (policyRef
+ * "mshim-totp" and the enrolment's PCR selection), PolicyPCR (PCR 13 all
+ * zeros: the lock the fence closes), HMAC, FlushContext of the key: 9; an
+ * approval that does not hold costs its session's commands and a
+ * FlushContext before the next is tried.
  */
 #include "mshim.h"
 #include "mb/policy.h"
@@ -72,7 +74,7 @@ typedef struct totp_job {
 
 /* Why no approval gave a code, for the warning. */
 typedef struct totp_tally {
-        unsigned pcrs, revoked, forged, policy;
+        unsigned pcrs, revoked, forged, locked, policy;
 } totp_tally;
 
 /* ---- one command ------------------------------------------------------- */
@@ -155,21 +157,18 @@ static void totp_flush(totp_tpm *t, uint32_t handle) {
                 totp_rc_error(L"FlushContext", rc);
 }
 
-/* PolicyPCR with the digest of `values` (the enrolment's PCRs, in
- * order): TPM_RC_VALUE (the PCRs hold other values, Part 3 §23.7) is
- * *ret_match false, not an error. */
-static EFI_STATUS totp_policy_pcr(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, const uint8_t *values,
-                                  bool *ret_match) {
-        size_t state_size = mb_sealed_state_size(en->bank, en->pcrs);
-        uint8_t digest[MB_POLICY_SIZE];
+/* PolicyPCR of (bank, pcrs) with pcrDigest `digest` (built: its
+ * computation's result): TPM_RC_VALUE (the PCRs hold other values, Part 3
+ * §23.7) is *ret_match false, not an error. */
+static EFI_STATUS totp_policy_pcr_digest(totp_tpm *t, uint32_t session, uint16_t bank, uint32_t pcrs,
+                                         const uint8_t digest[MB_POLICY_SIZE], mb_err built, bool *ret_match) {
         uint32_t rc = 0;
-        mb_err e;
+        mb_err e = built;
         EFI_STATUS st;
 
-        e = mb_policy_pcr_digest(values, state_size / mb_hash_size(en->bank), mb_hash_size(en->bank), digest);
         if (e == MB_OK)
-                e = mb_tpm2_build_policy_pcr(t->cmd, sizeof(t->cmd), session, en->bank, en->pcrs, digest,
-                                             sizeof(digest), &t->cmd_size);
+                e = mb_tpm2_build_policy_pcr(t->cmd, sizeof(t->cmd), session, bank, pcrs, digest, MB_POLICY_SIZE,
+                                             &t->cmd_size);
         st = totp_empty(t, L"PolicyPCR", e, &rc);
         if (EFI_ERROR(st))
                 return st;
@@ -177,6 +176,16 @@ static EFI_STATUS totp_policy_pcr(totp_tpm *t, uint32_t session, const mb_totp_e
                 return totp_rc_error(L"PolicyPCR", rc);
         *ret_match = rc == 0;
         return EFI_SUCCESS;
+}
+
+/* PolicyPCR with the digest of `values` (the enrolment's PCRs, in order). */
+static EFI_STATUS totp_policy_pcr(totp_tpm *t, uint32_t session, const mb_totp_enrolment *en, const uint8_t *values,
+                                  bool *ret_match) {
+        size_t state_size = mb_sealed_state_size(en->bank, en->pcrs);
+        uint8_t digest[MB_POLICY_SIZE];
+        mb_err e = mb_policy_pcr_digest(values, state_size / mb_hash_size(en->bank), mb_hash_size(en->bank), digest);
+
+        return totp_policy_pcr_digest(t, session, en->bank, en->pcrs, digest, e, ret_match);
 }
 
 /* The PolicyOR steps from leaf `index` up to the root (mb_policy_tree_path). */
@@ -332,11 +341,15 @@ static EFI_STATUS totp_policy_nv(totp_tpm *t, uint32_t session, const mb_totp_en
 }
 
 /* VerifySignature of the approval's signature over aHash = H(approvedPolicy
- * || MB_TOTP_POLICY_REF) (Part 3 §23.16), then PolicyAuthorize with the
- * ticket. TPM_RC_SIGNATURE: not made with the policy key (forged, another
- * key, or a disk approval, whose policyRef is empty): *ret_ok false. */
+ * || policyRef) (Part 3 §23.16), then PolicyAuthorize with the ticket. The
+ * policyRef is "mshim-totp" and the enrolment's PCR selection
+ * (mb_totp_policy_ref): an enrolment file edited to other PCRs gives
+ * another policyRef, and the key's authPolicy then refuses the session at
+ * HMAC. TPM_RC_SIGNATURE: not made with the policy key for this policyRef
+ * (forged, another key, another selection, or a disk approval, whose
+ * policyRef is empty): *ret_ok false. */
 static EFI_STATUS totp_authorize(totp_job *j, uint32_t session, const mb_approval *a, bool *ret_ok) {
-        static const uint8_t ref[] = MB_TOTP_POLICY_REF;
+        uint8_t ref[MB_TOTP_POLICY_REF_SIZE];
         totp_tpm *t = j->tpm;
         uint8_t ahash[MB_POLICY_SIZE], sig_r[32], sig_s[32];
         mb_tpm2_ticket ticket;
@@ -345,9 +358,13 @@ static EFI_STATUS totp_authorize(totp_job *j, uint32_t session, const mb_approva
         mb_err e;
         EFI_STATUS st;
 
-        mb_memcpy(approved.d, a->policy, MB_POLICY_SIZE);
-        mb_policy_authorize_ahash(&approved, ref, MB_TOTP_POLICY_REF_SIZE, ahash);
         *ret_ok = false;
+        /* The parser checked the selection; what does not make a policyRef
+         * authorizes nothing. */
+        if (mb_totp_policy_ref(j->en.bank, j->en.pcrs, ref) != MB_OK)
+                return EFI_SUCCESS;
+        mb_memcpy(approved.d, a->policy, MB_POLICY_SIZE);
+        mb_policy_authorize_ahash(&approved, ref, sizeof(ref), ahash);
         /* The codec checked the DER; what does not convert is no signature. */
         if (mb_approval_sig_rs(a->signature, a->signature_size, sig_r, sig_s) != MB_OK)
                 return EFI_SUCCESS;
@@ -364,11 +381,26 @@ static EFI_STATUS totp_authorize(totp_job *j, uint32_t session, const mb_approva
                 return totp_rc_error(L"VerifySignature", rc);
         st = totp_empty(t, L"PolicyAuthorize",
                         mb_tpm2_build_policy_authorize(t->cmd, sizeof(t->cmd), session, a->policy, MB_POLICY_SIZE, ref,
-                                                       MB_TOTP_POLICY_REF_SIZE, j->key_name.b, j->key_name.size,
-                                                       &ticket, &t->cmd_size), &rc);
+                                                       sizeof(ref), j->key_name.b, j->key_name.size, &ticket,
+                                                       &t->cmd_size), &rc);
         if (!EFI_ERROR(st) && rc != 0)
                 st = totp_rc_error(L"PolicyAuthorize", rc);
         *ret_ok = !EFI_ERROR(st);
+        return st;
+}
+
+/* The lock, after PolicyAuthorize (which resets the session's digest, so
+ * it cannot come first): PolicyPCR(sha256 PCR 13 == all zeros), part of the
+ * key's authPolicy outside what the policy key approves. TPM_RC_VALUE: PCR
+ * 13 holds the fence (or something else extended it), so no approval can
+ * give a code in this boot any more. */
+static EFI_STATUS totp_lock(totp_tpm *t, uint32_t session, totp_tally *tally, bool *ret_ok) {
+        uint8_t lock[MB_POLICY_SIZE];
+        EFI_STATUS st;
+
+        mb_totp_lock_digest(lock);
+        st = totp_policy_pcr_digest(t, session, MB_ALG_SHA256, 1u << MB_TOTP_LOCK_PCR, lock, MB_OK, ret_ok);
+        tally->locked += !EFI_ERROR(st) && !*ret_ok;
         return st;
 }
 
@@ -396,9 +428,11 @@ static EFI_STATUS totp_approval(totp_job *j, uint32_t session, const mb_approval
                         return st;
         }
         st = totp_authorize(j, session, a, ret_ok);
-        if (!EFI_ERROR(st) && !*ret_ok)
-                tally->forged++;
-        return st;
+        if (EFI_ERROR(st) || !*ret_ok) {
+                tally->forged += !EFI_ERROR(st);
+                return st;
+        }
+        return totp_lock(j->tpm, session, tally, ret_ok);
 }
 
 /* Say why no approval gave a code. */
@@ -411,6 +445,9 @@ static void totp_say_why(const totp_job *j, const totp_tally *tally) {
         mshim_log(EFI_SUCCESS, L"TOTP: none of the %ld approvals holds for this boot: %d for other PCR values, "
                   L"%d revoked, %d not signed by the policy key, %d refused by the key's policy",
                   (UINT64) j->n_approvals, tally->pcrs, tally->revoked, tally->forged, tally->policy);
+        if (tally->locked)
+                mshim_log(EFI_SUCCESS, L"TOTP: PCR %d is not zero (the fence is already in it): no code until the "
+                          L"TPM is reset", MB_TOTP_LOCK_PCR);
 }
 
 /* One code, signed mode: each approval in its own session until one
@@ -430,8 +467,11 @@ static totp_result totp_make_signed(totp_job *j, uint64_t step, uint32_t *ret_co
                 st = totp_approval(j, session, &j->approvals[i], &tally, &ok);
                 if (!EFI_ERROR(st) && ok) {
                         st = totp_hmac(j->tpm, session, &j->en, step, &r, ret_code);
-                        /* The signature held but the key's authPolicy is
-                         * not PolicyAuthorize(this key, mshim-totp). */
+                        /* The signature and the lock held but the key's
+                         * authPolicy is not PolicyAuthorize(this key, this
+                         * policyRef) then the lock: an enrolment file that
+                         * is not the key's (its PCRs edited, or made before
+                         * the policyRef named them). */
                         tally.policy += !EFI_ERROR(st) && r != TOTP_CODE;
                 }
                 if (EFI_ERROR(st) || r != TOTP_CODE)

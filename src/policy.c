@@ -85,17 +85,23 @@ mb_err mb_policy_pcr_digest(const uint8_t *values, size_t n_pcrs, size_t value_s
  * where pcrs is the marshalled TPML_PCR_SELECTION (Part 2, §10.9.7): count
  * (UINT32) = 1, then one TPMS_PCR_SELECTION (hash, sizeofSelect, pcrSelect,
  * bit i of octet i/8 for PCR i). */
-mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8_t pcr_digest[MB_POLICY_SIZE]) {
-        uint8_t sel[4 + 2 + 1 + PCR_SELECT_SIZE];
-        mb_hash h;
-
+mb_err mb_policy_pcr_selection(uint16_t bank, uint32_t pcr_mask, uint8_t ret[MB_POLICY_PCR_SELECTION_SIZE]) {
         if (mb_hash_size(bank) == 0 || pcr_mask == 0 || pcr_mask >> (8 * PCR_SELECT_SIZE))
                 return MB_ERR_INVALID;
-        put_be32(sel, 1);
-        put_be16(sel + 4, bank);
-        sel[6] = PCR_SELECT_SIZE;
+        put_be32(ret, 1);
+        put_be16(ret + 4, bank);
+        ret[6] = PCR_SELECT_SIZE;
         for (unsigned i = 0; i < PCR_SELECT_SIZE; i++)
-                sel[7 + i] = (uint8_t) (pcr_mask >> (8 * i));
+                ret[7 + i] = (uint8_t) (pcr_mask >> (8 * i));
+        return MB_OK;
+}
+
+mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8_t pcr_digest[MB_POLICY_SIZE]) {
+        uint8_t sel[MB_POLICY_PCR_SELECTION_SIZE];
+        mb_hash h;
+
+        if (mb_policy_pcr_selection(bank, pcr_mask, sel) != MB_OK)
+                return MB_ERR_INVALID;
         start(&h, p, MB_TPM_CC_POLICY_PCR);
         mb_hash_update(&h, sel, sizeof(sel));
         mb_hash_update(&h, pcr_digest, MB_POLICY_SIZE);

@@ -430,6 +430,11 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
         case 12:
                 seq_add(p, &p->seq12, kind12(p, ev), ev);
                 break;
+        case 13: {
+                uint32_t tag;
+                p->other13 |= !(mshim_tag(ev, &tag) && tag == MB_TAG_TOTP_FENCE);
+                break;
+        }
         }
         if (ev->pcr != 4 && is_image_event(ev->type))
                 seq_add(p, &p->drivers, 0, ev);
@@ -849,6 +854,11 @@ static void find_touched(mb_predict *p, const mb_predict_input *in, const fresh 
          * on or off; with TOTP on, PCR 12 binds the initrd. */
         if (in->loader_conf || in->totp_point || ((in->loader || in->initrd_given) && !(f->totp.known && !f->totp.on)))
                 p->touched |= 1u << 12;
+        /* PCR 13 holds mshim's lock whatever loader.conf says; a new
+         * loader extends it even if the baseline's (an older mshim) did
+         * not; at the TOTP point it is not there yet. */
+        if (in->loader || in->totp_point)
+                p->touched |= 1u << MB_TOTP_LOCK_PCR;
         if (in->totp_point) {
                 p->touched |= 1u << 9;
                 unpredictable(p, 9, "at the TOTP point the Linux stub has not measured into PCR 9 yet");
@@ -1089,6 +1099,16 @@ static mb_totp_mode conf_totp(const mb_predict_file *conf) {
         return mb_loader_conf_parse(conf->data, conf->size, &c) != MB_OK ? MB_TOTP_SHOW : c.totp;
 }
 
+/* The TOTP fence's event (mb_totp_fence_event) into pcr. */
+static void extend_fence(mb_predict *p, uint32_t pcr) {
+        uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
+        digest_set d;
+
+        mb_totp_fence_event(fence);
+        hash_buf(p, fence, sizeof(fence), d);
+        pcr_extend_set(p, pcr, d);
+}
+
 static bool baseline_fenced(const mb_predict *p) {
         for (uint32_t i = 0; i < p->seq12.n; i++)
                 if (p->seq12.items[i].kind == K_FENCE)
@@ -1162,14 +1182,22 @@ static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 pcr_extend_set(p, 12, f->totp_initrd);
         else
                 pcr_extend(p, 12, initrd->digest);
-        if (!in->totp_point) {
-                uint8_t fence[MB_TOTP_FENCE_EVENT_SIZE];
-                digest_set d;
+        if (!in->totp_point)
+                extend_fence(p, 12);
+}
 
-                mb_totp_fence_event(fence);
-                hash_buf(p, fence, sizeof(fence), d);
-                pcr_extend_set(p, 12, d);
+/* PCR 13: nothing before mshim, then mshim's lock (the fence's event,
+ * extended before it starts the kernel whatever loader.conf says: the
+ * signed TOTP key's lock, docs/SEALING.md "The TOTP key"); at the TOTP
+ * point all zeros. */
+static void rebuild13(mb_predict *p, const mb_predict_input *in) {
+        if (p->other13 || p->n_events[MB_TOTP_LOCK_PCR] > 1) {
+                unpredictable(p, MB_TOTP_LOCK_PCR, "PCR 13 holds an event other than mshim's one TOTP lock");
+                return;
         }
+        pcr_reset(p, MB_TOTP_LOCK_PCR);
+        if (!in->totp_point)
+                extend_fence(p, MB_TOTP_LOCK_PCR);
 }
 
 /* ---- rebuilding PCR 7: Secure Boot db/dbx updates, authority events -------- */
@@ -2112,6 +2140,8 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 rebuild9(p, in, f);
         if ((p->touched & (1u << 12)) && !(p->unpredictable & (1u << 12)))
                 rebuild12(p, in, f);
+        if ((p->touched & (1u << MB_TOTP_LOCK_PCR)) && !(p->unpredictable & (1u << MB_TOTP_LOCK_PCR)))
+                rebuild13(p, in);
         if ((p->touched & (1u << 14)) && !(p->unpredictable & (1u << 14)))
                 rebuild14(p, f);
         return r;

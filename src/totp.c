@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* TOTP time steps and HOTP truncation (include/mb/totp.h). */
 #include "mb/totp.h"
+#include "mb/sha.h"
 #include "mb/tcglog.h"
 
 void mb_totp_counter(uint64_t unix_time, uint32_t period, uint8_t ret_msg[MB_TOTP_COUNTER_SIZE]) {
@@ -43,6 +44,39 @@ void mb_totp_initrd_event(uint64_t size, const uint8_t sha256[MB_TOTP_INITRD_SHA
         mb_put_le32(ret_event + 8, (uint32_t) size);
         mb_put_le32(ret_event + 12, (uint32_t) (size >> 32));
         mb_memcpy(ret_event + 16, sha256, MB_TOTP_INITRD_SHA256_SIZE);
+}
+
+mb_err mb_totp_policy_ref(uint16_t bank, uint32_t pcr_mask, uint8_t ret[MB_TOTP_POLICY_REF_SIZE]) {
+        uint8_t sel[MB_POLICY_PCR_SELECTION_SIZE];
+
+        if (mb_policy_pcr_selection(bank, pcr_mask, sel) != MB_OK)
+                return MB_ERR_INVALID;
+        mb_memcpy(ret, MB_TOTP_POLICY_REF, MB_TOTP_POLICY_REF_PREFIX_SIZE);
+        mb_memcpy(ret + MB_TOTP_POLICY_REF_PREFIX_SIZE, sel, sizeof(sel));
+        return MB_OK;
+}
+
+void mb_totp_lock_digest(uint8_t ret[MB_POLICY_SIZE]) {
+        static const uint8_t zero[MB_POLICY_SIZE];
+
+        /* One SHA-256 value: cannot fail. */
+        (void) mb_policy_pcr_digest(zero, 1, sizeof(zero), ret);
+}
+
+mb_err mb_totp_signed_policy(const uint8_t *key_name, size_t key_name_size, uint16_t bank, uint32_t pcr_mask,
+                             mb_policy *ret) {
+        uint8_t ref[MB_TOTP_POLICY_REF_SIZE], lock[MB_POLICY_SIZE];
+        mb_policy p;
+        mb_err e = mb_totp_policy_ref(bank, pcr_mask, ref);
+
+        mb_totp_lock_digest(lock);
+        if (e == MB_OK)
+                e = mb_policy_authorize(&p, key_name, key_name_size, ref, sizeof(ref));
+        if (e == MB_OK)
+                e = mb_policy_pcr(&p, MB_ALG_SHA256, 1u << MB_TOTP_LOCK_PCR, lock);
+        if (e == MB_OK)
+                *ret = p;
+        return e;
 }
 
 static bool leap_year(uint32_t y) {

@@ -76,26 +76,21 @@ out:
 
 /* ---- approve --------------------------------------------------------------- */
 
-/* The PCRs of the signed TOTP enrolment in ESP/loader/mshim/totp: what
- * every TOTP approval must select (the loader's PolicyPCR is over them). */
+/* The PCRs of the signed TOTP enrolment: what every TOTP approval must
+ * select (the loader's PolicyPCR is over them, and the key's policyRef
+ * names them). From the state directory's trusted copy, never from the
+ * ESP's alone: an ESP copy that differs is refused (seal_totp_trusted). */
 static int totp_enrolment_pcrs(const policy_opts *o, uint32_t *ret_mask) {
-        char *path = seal_path(o->esp ? o->esp : SEAL_ESP, SEAL_TOTP_FILE);
         mb_totp_enrolment e;
-        int k, r = -1;
 
-        if (!path)
+        if (seal_totp_trusted(o->state_dir ? o->state_dir : SEAL_STATE_DIR, o->esp ? o->esp : SEAL_ESP, &e) < 0)
                 return -1;
-        k = totp_enrolment_load(path, &e);
-        if (k == 1)
-                cli_error("%s: no TOTP enrolment (mshim totp enroll first)", path);
-        else if (k == 0 && e.mode != MB_SEAL_SIGNED)
-                cli_error("the TOTP enrolment is literal: re-enrol with --signed to use approvals (%s)", path);
-        else if (k == 0) {
-                *ret_mask = e.pcrs;
-                r = 0;
+        if (e.mode != MB_SEAL_SIGNED) {
+                cli_error("the TOTP enrolment is literal: re-enrol with --signed to use approvals");
+                return -1;
         }
-        free(path);
-        return r;
+        *ret_mask = e.pcrs;
+        return 0;
 }
 
 /* --totp: the enrolment's PCRs, and --select (if given) must be them. */

@@ -75,7 +75,7 @@ static int seal_tpm(const seal_opts *o, seal_file *f, const char *pin, const uin
         if (seal_srk(&t, o->state_dir ? o->state_dir : SEAL_STATE_DIR, &srk, &f->srk))
                 goto out;
         if (f->literal ? literal_states(o, &t, f) < 0 || seal_literal_policy(f, &policy) < 0
-                       : seal_signed_setup(&t, o->state_dir, f) < 0 || seal_signed_policy(&f->policy_key, SEAL_DISK, f->pin, &policy) < 0)
+                       : seal_signed_setup(&t, o->state_dir, f) < 0 || seal_signed_policy(&f->policy_key, f->pin, &policy) < 0)
                 goto out;
         r = ts_seal(&t, srk, &policy, pin, secret, n, &f->pub, &f->priv);
 out:

@@ -14,6 +14,7 @@
 #include "predjson.h"
 #include "safeio.h"
 #include "sealcmd.h"
+#include "mb/sha.h"
 #include "mb/totp.h"
 
 char *seal_path(const char *dir, const char *name) {
@@ -60,33 +61,55 @@ int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mas
         return e == MB_OK ? 0 : policy_error(e);
 }
 
-static void kind_ref(seal_kind kind, const uint8_t **ret_ref, size_t *ret_size) {
-        *ret_ref = kind == SEAL_TOTP ? (const uint8_t *) MB_TOTP_POLICY_REF : NULL;
-        *ret_size = kind == SEAL_TOTP ? MB_TOTP_POLICY_REF_SIZE : 0;
+/* The policyRef of kind for the selection mask: empty for a disk key;
+ * "mshim-totp" and mask's TPML_PCR_SELECTION for the TOTP key, so a TOTP
+ * approval's signature always names the selection its approvedPolicy's
+ * PolicyPCR has (*ret_size 0 and -1 when mask makes no selection). */
+static int kind_ref(seal_kind kind, uint32_t mask, uint8_t ret_ref[MB_TOTP_POLICY_REF_SIZE], size_t *ret_size) {
+        *ret_size = 0;
+        if (kind != SEAL_TOTP)
+                return 0;
+        if (mb_totp_policy_ref(MB_ALG_SHA256, mask, ret_ref) != MB_OK)
+                return policy_error(MB_ERR_INVALID);
+        *ret_size = MB_TOTP_POLICY_REF_SIZE;
+        return 0;
 }
 
-int seal_signed_policy(const TPM2B_PUBLIC *key, seal_kind kind, bool pin, mb_policy *ret) {
-        const uint8_t *ref;
-        size_t ref_size;
+static int key_name(const TPM2B_PUBLIC *key, TPM2B_NAME *ret) {
+        if (ts_public_name(key, ret) < 0) {
+                cli_error("cannot compute the policy key's Name");
+                return -1;
+        }
+        return 0;
+}
+
+int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret) {
         TPM2B_NAME name;
         mb_policy p;
         mb_err e;
 
-        if (ts_public_name(key, &name) < 0) {
-                cli_error("cannot compute the policy key's Name");
+        if (key_name(key, &name) < 0)
                 return -1;
-        }
-        kind_ref(kind, &ref, &ref_size);
         mb_policy_reset(&p);
-        e = mb_policy_authorize(&p, name.name, name.size, ref, ref_size);
+        e = mb_policy_authorize(&p, name.name, name.size, NULL, 0);
         if (e == MB_OK)
-                e = fence_step(&p, kind == SEAL_DISK ? SEAL_FENCE_PCRS : 0);
+                e = fence_step(&p, SEAL_FENCE_PCRS);
         if (e != MB_OK)
                 return policy_error(e);
         if (pin)
                 mb_policy_auth_value(&p);
         *ret = p;
         return 0;
+}
+
+int seal_totp_policy(const TPM2B_PUBLIC *key, uint32_t mask, mb_policy *ret) {
+        TPM2B_NAME name;
+        mb_err e;
+
+        if (key_name(key, &name) < 0)
+                return -1;
+        e = mb_totp_signed_policy(name.name, name.size, MB_ALG_SHA256, mask, ret);
+        return e == MB_OK ? 0 : policy_error(e);
 }
 
 int seal_state_leaf(uint32_t mask, const uint8_t *values, mb_policy *ret) {
@@ -397,7 +420,7 @@ static int text_ok(const char *what, const char *s, size_t max, const char *extr
 
 int seal_sign(const char *state_dir, const TPM2B_NAME *nv_name, seal_kind kind, approval *a) {
         char *key = seal_key_path(state_dir, false), *pub_path = seal_key_path(state_dir, true);
-        const uint8_t *ref;
+        uint8_t ref[MB_TOTP_POLICY_REF_SIZE];
         size_t ref_size;
         TPM2B_PUBLIC pub;
         uint8_t ahash[MB_POLICY_SIZE];
@@ -409,7 +432,8 @@ int seal_sign(const char *state_dir, const TPM2B_NAME *nv_name, seal_kind kind, 
         if (seal_approved_policy(nv_name, a->epoch, a->pcrs, a->values, &policy) < 0)
                 goto out;
         memcpy(a->policy, policy.d, MB_POLICY_SIZE);
-        kind_ref(kind, &ref, &ref_size);
+        if (kind_ref(kind, a->pcrs, ref, &ref_size) < 0)
+                goto out;
         mb_policy_authorize_ahash(&policy, ref, ref_size, ahash);
         r = pk_sign(key, &pub, ahash, a->signature, sizeof(a->signature), &a->signature_size);
 out:
@@ -420,7 +444,7 @@ out:
 
 int seal_approval_verify(const char *pub_path, const TPM2B_NAME *nv_name, seal_kind kind, const approval *a,
                          const char **ret_why) {
-        const uint8_t *ref;
+        uint8_t ref[MB_TOTP_POLICY_REF_SIZE];
         size_t ref_size;
         uint8_t ahash[MB_POLICY_SIZE];
         mb_policy policy;
@@ -435,12 +459,17 @@ int seal_approval_verify(const char *pub_path, const TPM2B_NAME *nv_name, seal_k
                 *ret_why = "its policy is not the digest of its own epoch, PCRs and values (edited after it was signed)";
                 return 1;
         }
-        kind_ref(kind, &ref, &ref_size);
+        /* A TOTP approval's policyRef names its own selection (the signer
+         * signs no other). */
+        if (kind_ref(kind, a->pcrs, ref, &ref_size) < 0) {
+                *ret_why = "its PCRs make no TOTP policyRef";
+                return 1;
+        }
         mb_policy_authorize_ahash(&policy, ref, ref_size, ahash);
         k = pk_verify(pub_path, ahash, a->signature, a->signature_size);
         if (k == 1)
                 *ret_why = kind == SEAL_TOTP ? "its signature is not the policy key's over its policy and the TOTP "
-                                               "policyRef (forged, or not a TOTP approval)"
+                                               "policyRef of its PCRs (forged, or not a TOTP approval)"
                                              : "its signature is not the policy key's over its policy (forged, or "
                                                "not a disk approval)";
         return k;
@@ -595,5 +624,76 @@ int seal_log_values(const char *path, mb_pcr_values *ret) {
         }
         free(rp);
         cli_file_free(&f);
+        return r;
+}
+
+/* ---- the TOTP enrolment: the state directory's copy ------------------------- */
+
+int seal_totp_esp_check(const char *trusted, const char *esp_file) {
+        cli_file a, b;
+        int r = -1;
+
+        if (access(esp_file, F_OK) < 0 && errno == ENOENT) {
+                cli_error("%s is missing; the trusted TOTP enrolment is %s: refusing (if you did not remove it, "
+                          "put the trusted one back: cp %s %s)", esp_file, trusted, trusted, esp_file);
+                return -1;
+        }
+        if (cli_file_load_max(trusted, SEAL_MAX_FILE, "a TOTP enrolment", &a) < 0)
+                return -1;
+        if (cli_file_load_max(esp_file, SEAL_MAX_FILE, "a TOTP enrolment", &b) == 0) {
+                if (a.size == b.size && memcmp(a.data, b.data, a.size) == 0)
+                        r = 0;
+                else
+                        cli_error("%s differs from the trusted TOTP enrolment %s: refusing to use it (anyone with "
+                                  "the disk can write the ESP; if you did not change it, put the trusted one back: "
+                                  "cp %s %s)", esp_file, trusted, trusted, esp_file);
+                cli_file_free(&b);
+        }
+        cli_file_free(&a);
+        return r;
+}
+
+/* A signed enrolment's policy must be mb_totp_signed_policy of its own
+ * policy key and PCRs: one made before the policyRef named the selection
+ * and PCR 13 locked it has another, and approvals made for it now would
+ * never give a code. */
+static int totp_policy_current(const char *path, const mb_totp_enrolment *e) {
+        uint8_t name[MB_POLICY_NAME_MAX];
+        size_t name_size = 0;
+        mb_policy want;
+
+        if (e->mode != MB_SEAL_SIGNED)
+                return 0;
+        if (mb_policy_name(e->policy_key, e->policy_key_size, false, name, &name_size) != MB_OK ||
+            mb_totp_signed_policy(name, name_size, e->bank, e->pcrs, &want) != MB_OK ||
+            memcmp(want.d, e->policy, MB_POLICY_SIZE) != 0) {
+                cli_error("%s: the TOTP key's policy does not bind its PCR selection and the fence in PCR 13 "
+                          "(enrolled by an older mshim): re-enrol (mshim totp remove; mshim totp enroll)", path);
+                return -1;
+        }
+        return 0;
+}
+
+int seal_totp_trusted(const char *state_dir, const char *esp, mb_totp_enrolment *ret) {
+        char *trusted = seal_path(state_dir, SEAL_TOTP_TRUSTED), *esp_file = seal_path(esp, SEAL_TOTP_FILE);
+        mb_totp_enrolment e;
+        int k, r = -1;
+
+        if (!trusted || !esp_file)
+                goto out;
+        k = totp_enrolment_load(trusted, &e);
+        if (k == 1 && access(esp_file, F_OK) == 0)
+                cli_error("%s: no trusted copy of the TOTP enrolment %s (enrolments made by an older mshim have "
+                          "none, and their key's policy does not bind its PCRs): re-enrol (mshim totp remove; "
+                          "mshim totp enroll)", trusted, esp_file);
+        else if (k == 1)
+                cli_error("%s: no TOTP enrolment (mshim totp enroll first)", trusted);
+        if (k == 0 && seal_totp_esp_check(trusted, esp_file) == 0 && totp_policy_current(trusted, &e) == 0) {
+                *ret = e;
+                r = 0;
+        }
+out:
+        free(trusted);
+        free(esp_file);
         return r;
 }

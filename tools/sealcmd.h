@@ -12,6 +12,9 @@
 /* The TOTP enrolment the loader reads (docs/CONFIG.md); its approvals are
  * in MB_TOTP_APPROVALS_DIR. */
 #define SEAL_TOTP_FILE "loader/mshim/totp"
+/* The trusted copy of that file, in the state directory: what every host
+ * command that signs for the TOTP key reads (the ESP is the attacker's). */
+#define SEAL_TOTP_TRUSTED "totp"
 #define SEAL_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 /* docs/SEALING.md "The default PCR set": 4, 5, 7, 9, 12. */
 #define SEAL_DEFAULT_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))
@@ -38,17 +41,23 @@ int seal_approved_policy(const TPM2B_NAME *nv_name, uint64_t epoch, uint32_t mas
                          mb_policy *ret);
 /* What a signed policy and its approvals are for: the policyRef of the
  * PolicyAuthorize, and so of every approval's signature (aHash =
- * SHA-256(approvedPolicy || policyRef)): empty for disk keys,
- * MB_TOTP_POLICY_REF for the TOTP key (docs/SEALING.md "The TOTP key"),
- * so an approval of one kind never authorizes the other. */
+ * SHA-256(approvedPolicy || policyRef)): empty for disk keys;
+ * "mshim-totp" and the approval's own PCR selection for the TOTP key
+ * (mb_totp_policy_ref, docs/SEALING.md "The TOTP key"), so an approval of
+ * one kind never authorizes the other, and a TOTP approval only a key
+ * enrolled with its very selection. */
 typedef enum seal_kind {
         SEAL_DISK,
         SEAL_TOTP,
 } seal_kind;
 
-/* The signed object's authPolicy: PolicyAuthorize(policy key, kind's
- * policyRef), [the unseal fence: a disk key's,] [then PolicyAuthValue]. */
-int seal_signed_policy(const TPM2B_PUBLIC *key, seal_kind kind, bool pin, mb_policy *ret);
+/* A signed disk key's authPolicy: PolicyAuthorize(policy key, empty
+ * policyRef), the unseal fence, [then PolicyAuthValue]. */
+int seal_signed_policy(const TPM2B_PUBLIC *key, bool pin, mb_policy *ret);
+/* The signed TOTP key's authPolicy for the selection mask
+ * (mb_totp_signed_policy: PolicyAuthorize with the TOTP policyRef, then
+ * PolicyPCR of PCR 13 all zeros). */
+int seal_totp_policy(const TPM2B_PUBLIC *key, uint32_t mask, mb_policy *ret);
 /* A literal state's leaf: PolicyPCR(sha256, mask, values). */
 int seal_state_leaf(uint32_t mask, const uint8_t *values, mb_policy *ret);
 /* The literal object's authPolicy over all states: the OR tree, [then
@@ -103,5 +112,14 @@ int seal_approval_store(const char *dir, const char *path, const approval *a);
  * path, malloc()ed, in *ret_path. */
 int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
                  const char *label, const char *entry_id, seal_kind kind, char **ret_path);
+
+/* The TOTP enrolment as the state directory keeps it (state_dir/totp,
+ * written by mshim totp enroll), checked: the ESP's copy
+ * (esp/loader/mshim/totp) has the same bytes, and a signed one's policy
+ * binds its PCR selection and the lock (mb_totp_signed_policy). 0, or -1
+ * with a message naming both files (a missing trusted copy: re-enrol). */
+int seal_totp_trusted(const char *state_dir, const char *esp, mb_totp_enrolment *ret);
+/* 0 when esp_file has trusted's bytes; -1 with a message naming both. */
+int seal_totp_esp_check(const char *trusted, const char *esp_file);
 
 #endif

@@ -307,7 +307,7 @@ static int totp_policy(const totp_opts *o, cli_tpm *t, seal_file *f, mb_policy *
         if (f->literal)
                 return literal_states(o, t, f) < 0 || seal_literal_policy(f, ret) < 0 ? -1 : 0;
         return seal_signed_setup(t, o->state_dir, f) < 0 || first_values(o, t, first) < 0 ||
-                               seal_signed_policy(&f->policy_key, SEAL_TOTP, false, ret) < 0
+                               seal_totp_policy(&f->policy_key, f->pcrs, ret) < 0
                        ? -1 : 0;
 }
 
@@ -491,9 +491,8 @@ static char *esp_text(const seal_file *f, const mb_policy *policy, const TPM2B_N
         return text;
 }
 
-/* The Name the ESP file records, to check that the key at the handle is
- * the enrolled one before removing it. 1: no file. */
-static int esp_recorded_name(const char *path, TPM2B_NAME *ret) {
+/* The Name the enrolment file at path records. 1: no file. */
+static int recorded_name(const char *path, TPM2B_NAME *ret) {
         mb_totp_enrolment e;
         int k = totp_enrolment_load(path, &e);
 
@@ -504,6 +503,37 @@ static int esp_recorded_name(const char *path, TPM2B_NAME *ret) {
                 memcpy(ret->name, e.name, e.name_size);
         }
         return k;
+}
+
+/* The enrolled key's Name, to check that the key at the handle is the
+ * enrolled one before removing it: the state directory's trusted copy's,
+ * and an ESP copy that differs from it is refused. An enrolment made by
+ * an older mshim has no trusted copy: the ESP file's Name then, said so.
+ * 1: neither file. */
+static int enrolled_name(const char *esp_file, const char *trusted, TPM2B_NAME *ret) {
+        int k = recorded_name(trusted, ret);
+
+        if (k == 0 && access(esp_file, F_OK) == 0 && seal_totp_esp_check(trusted, esp_file) < 0)
+                return -1;
+        if (k != 1)
+                return k;
+        k = recorded_name(esp_file, ret);
+        if (k == 0)
+                fprintf(stderr, "mshim: %s: no trusted copy (enrolled by an older mshim): checking the key against "
+                        "%s\n", trusted, esp_file);
+        return k;
+}
+
+/* Remove path if it is there; -1 with a message when it cannot be. */
+static int remove_file(const char *path) {
+        if (unlink(path) == 0) {
+                printf("removed %s\n", path);
+                return 0;
+        }
+        if (errno == ENOENT)
+                return 0;
+        cli_error("%s: %s", path, strerror(errno));
+        return -1;
 }
 
 /* ---- the commands ---------------------------------------------------------------- */
@@ -608,16 +638,36 @@ static int refuse_existing(const char *path, const char *what) {
         return 0;
 }
 
-/* Undo a half-done enrolment: the key, then the files written. */
-static void enroll_undo(cli_tpm *t, const char *esp_file, bool esp_written, const char *approval_path) {
+/* Undo a half-done enrolment: the key, then the files written (NULL: not
+ * written). */
+static void enroll_undo(cli_tpm *t, const char *esp_file, const char *trusted, const char *approval_path) {
         ESYS_TR obj = ESYS_TR_NONE;
 
         if (key_lookup(t, &obj) == 0)
                 key_evict(t, obj);
-        if (esp_written)
+        if (esp_file)
                 unlink(esp_file);
+        if (trusted)
+                unlink(trusted);
         if (approval_path)
                 unlink(approval_path);
+}
+
+/* The enrolment's two copies: the loader's on the ESP, and the trusted
+ * one in the state directory (made 0700 if missing) that the host's
+ * commands read and check the ESP's against (docs/SEALING.md "The TOTP
+ * key"). *ret_esp, *ret_trusted: whether each was written. */
+static int write_copies(const totp_opts *o, const char *path, const char *trusted, const char *text, size_t len,
+                        bool *ret_esp, bool *ret_trusted) {
+        *ret_esp = seal_write_new(path, CLI_MODE_PUBLIC, text, len) == 0;
+        if (!*ret_esp)
+                return -1;
+        if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST) {
+                cli_error("cannot create %s: %s", o->state_dir, strerror(errno));
+                return -1;
+        }
+        *ret_trusted = seal_write_new(trusted, CLI_MODE_PUBLIC, text, len) == 0;
+        return *ret_trusted ? 0 : -1;
 }
 
 /* Signed: the first approval, of this boot's TOTP point (values), into
@@ -640,6 +690,7 @@ static int enroll(totp_opts *o) {
         uint8_t secret[MB_TOTP_SECRET_SIZE];
         char *label = o->label ? strdup(o->label) : default_label();
         char *path = seal_path(o->esp, TOTP_ESP_FILE), *text = NULL, *first_path = NULL;
+        char *trusted = seal_path(o->state_dir, SEAL_TOTP_TRUSTED);
         uint8_t first[SEAL_STATE_MAX];
         seal_file f = { 0 };
         mb_policy policy;
@@ -647,11 +698,11 @@ static int enroll(totp_opts *o) {
         cli_tpm t = { 0 };
         ESYS_TR obj = ESYS_TR_NONE;
         size_t len = 0;
-        bool connected = false, esp_written = false;
+        bool connected = false, esp_written = false, trusted_written = false;
         int r = EXIT_BAD_INPUT, k;
 
-        if (!label || !path || totp_label_check(label) < 0 || secret_load(o->secret_file, secret) < 0 ||
-            refuse_existing(path, "a TOTP enrolment") < 0 ||
+        if (!label || !path || !trusted || totp_label_check(label) < 0 || secret_load(o->secret_file, secret) < 0 ||
+            refuse_existing(path, "a TOTP enrolment") < 0 || refuse_existing(trusted, "a TOTP enrolment") < 0 ||
             (o->recovery_file && refuse_existing(o->recovery_file, "a file")) || esp_dirs(o->esp) < 0 ||
             cli_tpm_connect(&t) < 0)
                 goto out;
@@ -666,10 +717,10 @@ static int enroll(totp_opts *o) {
         if (k != 1 || totp_policy(o, &t, &f, &policy, first) < 0 || key_enroll(&t, o->state_dir, &policy, secret, &name) != 0)
                 goto out;
         text = esp_text(&f, &policy, &name, &len);
-        esp_written = text && seal_write_new(path, CLI_MODE_PUBLIC, text, len) == 0;
-        if (!esp_written || (!f.literal && first_approval(o, &t, first, &first_path) < 0) ||
+        if (!text || write_copies(o, path, trusted, text, len, &esp_written, &trusted_written) < 0 ||
+            (!f.literal && first_approval(o, &t, first, &first_path) < 0) ||
             (o->recovery_file && totp_recovery_write(o->recovery_file, o->password_file, label, secret) < 0)) {
-                enroll_undo(&t, path, esp_written, first_path);
+                enroll_undo(&t, esp_written ? path : NULL, trusted_written ? trusted : NULL, first_path);
                 goto out;
         }
         r = totp_show_uri(label, secret, o->uri);
@@ -682,6 +733,7 @@ out:
         free(text);
         free(label);
         free(path);
+        free(trusted);
         return r;
 }
 
@@ -717,21 +769,22 @@ static int remove_approvals(const char *esp) {
 /* The key goes first: a file left without its key is harmless, a key
  * left without its file would block the next enrolment unexplained. */
 static int remove_enrolment(const totp_opts *o) {
-        char *file = seal_path(o->esp, TOTP_ESP_FILE);
+        char *file = seal_path(o->esp, TOTP_ESP_FILE), *trusted = seal_path(o->state_dir, SEAL_TOTP_TRUSTED);
         TPM2B_NAME recorded, *name = NULL;
         cli_tpm t;
         ESYS_TR obj = ESYS_TR_NONE;
         int have_file, have_key, r = EXIT_BAD_INPUT;
 
-        if (!file || (have_file = esp_recorded_name(file, &recorded)) < 0 || cli_tpm_connect(&t) < 0) {
+        if (!file || !trusted || (have_file = enrolled_name(file, trusted, &recorded)) < 0 || cli_tpm_connect(&t) < 0) {
                 free(file);
+                free(trusted);
                 return EXIT_BAD_INPUT;
         }
         have_key = key_lookup(&t, &obj);
         if (have_key > 1)
                 goto out;
         if (have_key == 1 && have_file == 1) {
-                cli_error("nothing is enrolled: no key at 0x%08x and no %s", TOTP_HANDLE, file);
+                cli_error("nothing is enrolled: no key at 0x%08x, no %s and no %s", TOTP_HANDLE, file, trusted);
                 goto out;
         }
         if (have_key == 0) {
@@ -750,13 +803,8 @@ static int remove_enrolment(const totp_opts *o) {
         } else {
                 printf("no key at 0x%08x (already removed, or the TPM was cleared)\n", TOTP_HANDLE);
         }
-        if (have_file == 0) {
-                if (unlink(file) < 0) {
-                        cli_error("%s: %s", file, strerror(errno));
-                        goto out;
-                }
-                printf("removed %s\n", file);
-        }
+        if (remove_file(file) < 0 || remove_file(trusted) < 0)
+                goto out;
         r = remove_approvals(o->esp) < 0 ? EXIT_BAD_INPUT : 0;
 out:
         Esys_Free(name);
@@ -764,6 +812,7 @@ out:
                 Esys_TR_Close(t.esys, &obj);
         cli_tpm_disconnect(&t);
         free(file);
+        free(trusted);
         return r;
 }
 
@@ -785,7 +834,7 @@ int cmd_totp(int argc, char **argv) {
                 return r ? (r < 0 ? 0 : r) : enroll(&o);
         }
         if (!strcmp(sub, "remove")) {
-                r = totp_parse(argc - 1, argv + 1, "E", &o);
+                r = totp_parse(argc - 1, argv + 1, "Ed", &o);
                 if (r == 0 && o.n_args)
                         r = cli_usage_error("totp", "totp remove takes no arguments ('%s')", o.args[0]);
                 return r ? (r < 0 ? 0 : r) : remove_enrolment(&o);

@@ -62,6 +62,14 @@ void mb_policy_reset(mb_policy *p);
  * value_size bytes each, in that order. */
 mb_err mb_policy_pcr_digest(const uint8_t *values, size_t n_pcrs, size_t value_size, uint8_t ret_digest[MB_POLICY_SIZE]);
 
+/* The marshalled TPML_PCR_SELECTION TPM2_PolicyPCR hashes (Part 2,
+ * §10.9.7): count = 1 (UINT32), the bank's TPM_ALG_ID (UINT16),
+ * sizeofSelect = 3, then the 3-byte bitmap (bit i of octet i/8 for PCR i),
+ * all big-endian. MB_ERR_INVALID for an unknown bank, an empty mask or a
+ * PCR above 23. */
+#define MB_POLICY_PCR_SELECTION_SIZE 10u
+mb_err mb_policy_pcr_selection(uint16_t bank, uint32_t pcr_mask, uint8_t ret[MB_POLICY_PCR_SELECTION_SIZE]);
+
 /* TPM2_PolicyPCR: one TPMS_PCR_SELECTION (bank alg, 3-byte bitmap of
  * PCRs 0-23 in pcr_mask) and the pcrDigest. */
 mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8_t pcr_digest[MB_POLICY_SIZE]);

@@ -174,6 +174,7 @@ typedef struct mb_predict {
         uint32_t n_events[MB_PCR_COUNT];
         uint32_t authorities;           /* EV_EFI_VARIABLE_AUTHORITY records in PCR 7 */
         bool mshim_seen, mshim_left;    /* mshim's PCR 5 events; its exit or chainload marker */
+        bool other13;                   /* PCR 13 holds an event that is not mshim's TOTP fence */
         uint32_t images_before_mshim;   /* PCR 4 applications started before mshim's first event */
         mb_predict_shim shim;
 } mb_predict;

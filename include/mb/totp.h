@@ -10,6 +10,7 @@
 #define MB_TOTP_H
 
 #include "mb/base.h"
+#include "mb/policy.h"
 
 /* The parameters mshim enrols (tpm2-totp's, every authenticator app's
  * default): HMAC-SHA1, 6 digits, 30-second steps from the Unix epoch. */
@@ -32,13 +33,13 @@ mb_err mb_totp_truncate(const uint8_t *hmac, size_t hmac_size, unsigned digits, 
 /* ---- the fence (docs/MEASUREMENTS.md, "The TOTP fence") ------------------ */
 
 /* Once the code has been shown (or could not be made), the loader extends
- * this constant event into PCR 12, which every TOTP policy covers: from
- * then on no PolicyPCR over the enrolled state can succeed, so nothing that
- * runs later (the kernel, root) can make the TPM compute a code. The
- * predictor adds the same bytes to PCR 12 when the next boot's loader.conf
- * enables TOTP, so sealed disk keys expect it. EV_EVENT_TAG, a tagged event
- * (tag MB_TAG_TOTP_FENCE, data MB_TOTP_FENCE_TEXT with its NUL), the digest
- * over the event data itself. */
+ * this constant event into PCR 12, which every TOTP policy covers, and into
+ * PCR 13 (MB_TOTP_LOCK_PCR): from then on no PolicyPCR over the enrolled
+ * state can succeed, so nothing that runs later (the kernel, root) can make
+ * the TPM compute a code. The predictor adds the same bytes to both PCRs
+ * when the next boot's loader.conf enables TOTP, so sealed disk keys expect
+ * them. EV_EVENT_TAG, a tagged event (tag MB_TAG_TOTP_FENCE, data
+ * MB_TOTP_FENCE_TEXT with its NUL), the digest over the event data itself. */
 #define MB_TOTP_FENCE_PCR 12u
 #define MB_TOTP_FENCE_TEXT "mshim TOTP fence"
 #define MB_TOTP_FENCE_EVENT_SIZE (8u + sizeof(MB_TOTP_FENCE_TEXT))
@@ -63,16 +64,41 @@ void mb_totp_initrd_event(uint64_t size, const uint8_t sha256[MB_TOTP_INITRD_SHA
 
 /* ---- the signed policy (docs/SEALING.md, "The TOTP key") ---------------- */
 
-/* The policyRef of the TOTP key's PolicyAuthorize, and so of every TOTP
- * approval's signature (TPM 2.0 Part 3 §23.16: aHash = H(approvedPolicy ||
- * policyRef)). Disk approvals are signed with an empty policyRef: neither
- * kind can stand in for the other, so an approval of a boot state after the
- * fence (a disk key's) never lets root on that boot make a TOTP code. No
- * NUL: the 10 bytes. */
+/* The signed TOTP key's authPolicy is PolicyAuthorize(policy key,
+ * policyRef) then PolicyPCR(sha256 PCR 13 == all zeros):
+ *
+ * policyRef = "mshim-totp" (10 bytes, no NUL) || the marshalled
+ * TPML_PCR_SELECTION of the enrolment's PCRs (mb_policy_pcr_selection, 10
+ * bytes): 20 bytes. TPM 2.0 Part 3 §23.16: aHash = H(approvedPolicy ||
+ * policyRef), so a TOTP approval is signed for exactly one selection and
+ * the key's authPolicy names it: an approval signed for other PCRs (an
+ * ESP enrolment file edited to "pcrs 7") never authorizes the key. Disk
+ * approvals are signed with an empty policyRef: neither kind can stand in
+ * for the other.
+ *
+ * PCR 13 (MB_TOTP_LOCK_PCR): all zeros at the TOTP point (nothing extends
+ * it before mshim: the firmware uses 0-7, shim 4, 7 and 14), and the fence
+ * extends it. The PolicyPCR comes after PolicyAuthorize, outside what the
+ * policy key approves, so once the fence is in PCR 13 no approval,
+ * whatever its PCR values and whoever signed it (root holding the policy
+ * key), satisfies the key until the TPM is reset. */
 #define MB_TOTP_POLICY_REF "mshim-totp"
-#define MB_TOTP_POLICY_REF_SIZE (sizeof(MB_TOTP_POLICY_REF) - 1u)
+#define MB_TOTP_POLICY_REF_PREFIX_SIZE (sizeof(MB_TOTP_POLICY_REF) - 1u)
+#define MB_TOTP_POLICY_REF_SIZE (MB_TOTP_POLICY_REF_PREFIX_SIZE + MB_POLICY_PCR_SELECTION_SIZE)
+#define MB_TOTP_LOCK_PCR 13u
 /* <ESP>/loader/mshim/totp-approvals/: the TOTP approvals (docs/CONFIG.md). */
 #define MB_TOTP_APPROVALS_DIR "loader/mshim/totp-approvals"
+
+/* The policyRef of an enrolment (or approval) selecting pcr_mask in bank;
+ * MB_ERR_INVALID as mb_policy_pcr_selection. */
+mb_err mb_totp_policy_ref(uint16_t bank, uint32_t pcr_mask, uint8_t ret[MB_TOTP_POLICY_REF_SIZE]);
+/* The pcrDigest of the lock's PolicyPCR: SHA-256 of PCR 13's SHA-256
+ * value at the TOTP point, 32 zero bytes. */
+void mb_totp_lock_digest(uint8_t ret[MB_POLICY_SIZE]);
+/* The signed TOTP key's authPolicy for the policy key named key_name and
+ * the enrolment's selection (bank, pcr_mask). */
+mb_err mb_totp_signed_policy(const uint8_t *key_name, size_t key_name_size, uint16_t bank, uint32_t pcr_mask,
+                             mb_policy *ret);
 
 /* ---- the clock ---------------------------------------------------------- */
 

@@ -185,7 +185,8 @@ host_tpm_stop "$H"
 # The signed sequence on a second host swtpm, enrolled in signed mode at
 # the same (fresh) PCRs: its first approval, the policy key's point, the
 # signature's r and s, through tpm2_swtpm's signed sequence with the
-# policyRef mshim-totp (the loader's eight commands).
+# policyRef "mshim-totp" || the selection's TPML_PCR_SELECTION, and the
+# PCR 13 lock (the loader's nine commands).
 H2=$D/tpm.host2
 TCTI=$(host_tpm "$H2") || die "host swtpm failed"
 export TPM2TOOLS_TCTI=$TCTI
@@ -208,7 +209,7 @@ s, _ = integer(der, i)
 print(kv["epoch"], kv["policy"], r.hex(), s.hex())
 PY
 )
-REF=$(printf mshim-totp | od -An -tx1 -v | tr -d ' \n')
+REF=$(printf mshim-totp | od -An -tx1 -v | tr -d ' \n')00000001000b03b01000   # PCRs 4,5,7,12 ($SEL)
 SIGNED=(signed 0x81004d54 o 0x01804d53 "$EPOCH" 0xb 0x10b0 "${XY:0:64}" "${XY:64:64}" "$R" "$S" "$APPROVED" 1 "$REF")
 "$TPM2_SWTPM" "$TCTI" "${SIGNED[@]}" | grep -q '^hmac ' || die "the signed sequence gives no HMAC on the host swtpm"
 ts=$(tpm_time "${SIGNED[@]}")

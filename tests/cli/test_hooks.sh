@@ -293,14 +293,15 @@ check "... the ESP as before" test "$(esp_state)" = "$before"
 
 # ---- removal, with a signed TOTP enrolment on the ESP ---------------------------------
 # The hook approves the next boot's TOTP point as well (--totp, the
-# enrolment's PCRs, signed over policy || "mshim-totp"), never twice, and
-# drops it with its entry.
+# enrolment's PCRs, signed over policy || "mshim-totp" || the PCR
+# selection), never twice, and drops it with its entry.
 TOTP_DIR=$ESP/loader/mshim/totp-approvals
 "$MSHIM_REAL" totp enroll --signed --state-dir "$STATE" --esp "$ESP" --pcrs "$F/pcrs.txt" --select 4,5,7,12 --uri \
         >/dev/null 2>"$T/err" || fail "mshim totp enroll --signed: $(cat "$T/err")"
 totp_of() { grep -lx "entry-id $TOKEN-$1" "$TOTP_DIR"/*.approval 2>/dev/null; }
-printf 'mshim-totp' >"$T/ref"
-# sig_over A: A's signature verifies (openssl) over its policy || "mshim-totp".
+# The policyRef: "mshim-totp" || TPML_PCR_SELECTION {1, sha256, 3, PCRs 4,5,7,12}.
+{ printf 'mshim-totp'; printf '00000001000b03b01000' | xxd -r -p; } >"$T/ref"
+# sig_over A: A's signature verifies (openssl) over its policy || the policyRef.
 sig_over() {
         { sed -n 's/^policy //p' "$1" | xxd -r -p; cat "$T/ref"; } >"$T/sv.pol"
         sed -n 's/^signature //p' "$1" | xxd -r -p >"$T/sv.sig"
@@ -319,6 +320,14 @@ check "$V3: the TOTP point is not the whole boot: its values differ from the dis
 n_totp=$(ls "$TOTP_DIR" | wc -l)
 run "$V3: postinst.d again: entry unchanged" 0 "TOTP point approved already" zz-mshim.postinst "$V3"
 check "$V3 again: no second TOTP approval" test "$(ls "$TOTP_DIR" | wc -l)" = "$n_totp"
+# An evil maid edits the ESP's enrolment to PCR 7 alone: the hook's
+# policy approve --totp checks it against the state directory's copy.
+cp "$ESP/loader/mshim/totp" "$T/totp.orig"
+sed -i 's/^pcrs .*/pcrs 7/' "$ESP/loader/mshim/totp"
+run "attack: the ESP's TOTP enrolment edited to pcrs 7: approves nothing for it, naming both files" 0 \
+        "loader/mshim/totp differs from the trusted TOTP enrolment $STATE/totp" zz-mshim.postinst "$V3"
+check "attack: no TOTP approval written" test "$(ls "$TOTP_DIR" | wc -l)" = "$n_totp"
+cp "$T/totp.orig" "$ESP/loader/mshim/totp"
 
 # ---- ESP content the hook did not write is never approved ---------------------------
 # The copies' names carry their content's hash, but a name proves nothing:
@@ -408,7 +417,7 @@ check "$V3 removed: its TOTP approval is gone" test -z "$(totp_of "$V3")"
 check "$V3 removed: the TOTP point of the boot after it approved, named by the hook" bash -c \
         "a=\$(grep -lx 'label TOTP: default boot after removing kernel $V3' '$TOTP_DIR'/*.approval) &&
          grep -q \"TOTP point approved\\( already\\)\\?: \$a\\\$\" '$T/err'"
-"$MSHIM_REAL" totp remove --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim totp remove: $(cat "$T/err")"
+"$MSHIM_REAL" totp remove --state-dir "$STATE" --esp "$ESP" >/dev/null 2>"$T/err" || fail "mshim totp remove: $(cat "$T/err")"
 # A literal enrolment cannot be approved: said once, not a failure (the
 # hook reads its mode line only).
 printf 'mshim-totp 1\nmode literal\npcrs 4,5,7,12\n' >"$ESP/loader/mshim/totp"

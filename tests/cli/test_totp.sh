@@ -51,13 +51,17 @@ refuses "PRED.json without --literal" "go with --literal" "$MSHIM" totp enroll -
 refuses "policy approve --totp --current without --pcrs: past the fence" "past the TOTP fence.*--totp-point" \
         "$MSHIM" policy approve --totp --current --esp "$t/esp"
 refuses "policy prune --totp reads no PCRs" "revoked approvals only" "$MSHIM" policy prune --totp --pcrs "$t/x" --esp "$t/esp"
-refuses "policy approve --totp: no enrolment" "no TOTP enrolment \(mshim totp enroll first\)" \
-        "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/esp"
-mkdir -p "$t/bad-esp/loader/mshim" && printf 'mshim-totp 1\nhandle 0x81004d54\n' > "$t/bad-esp/loader/mshim/totp"
-refuses "policy approve --totp: a damaged enrolment file, named" "bad-esp/loader/mshim/totp: .*damaged" \
-        "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/bad-esp"
+refuses "policy approve --totp: no enrolment" "state/totp: no TOTP enrolment \(mshim totp enroll first\)" \
+        "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/esp" --state-dir "$t/state"
+mkdir -p "$t/bad-esp/loader/mshim" "$t/bad-state" && printf 'mshim-totp 1\nhandle 0x81004d54\n' > "$t/bad-esp/loader/mshim/totp"
+cp "$t/bad-esp/loader/mshim/totp" "$t/bad-state/totp"
+refuses "policy approve --totp: an ESP enrolment without its trusted copy (an older mshim's): re-enrol" \
+        "nostate/totp: no trusted copy of the TOTP enrolment .*bad-esp/loader/mshim/totp .*re-enrol" \
+        "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/bad-esp" --state-dir "$t/nostate"
+refuses "policy approve --totp: a damaged trusted enrolment file, named" "bad-state/totp: .*damaged" \
+        "$MSHIM" policy approve --totp --predicted "$t/x" --esp "$t/bad-esp" --state-dir "$t/bad-state"
 refuses "totp remove: a damaged enrolment file, named, left for the admin" "bad-esp/loader/mshim/totp: remove the file by hand" \
-        "$MSHIM" totp remove --esp "$t/bad-esp"
+        "$MSHIM" totp remove --state-dir "$t/nostate" --esp "$t/bad-esp"
 [ -f "$t/bad-esp/loader/mshim/totp" ] && pass "totp remove: the damaged file is still there" ||
         fail "totp remove: the damaged file is still there"
 refuses "--password-file without --recovery-file" "goes with --recovery-file" "$MSHIM" totp enroll --state-dir "$t/state" --literal --password-file "$t/pw"
@@ -67,9 +71,9 @@ refuses "a 65-byte label" "label must be 1 to 64 bytes" "$MSHIM" totp enroll --s
 refuses "no ESP directory" "not a directory" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/noesp"
 refuses "unknown totp command" "unknown totp command 'show'" "$MSHIM" totp show
 refuses "recover: no file" "takes one FILE" "$MSHIM" totp recover
-refuses "remove does not take --label" "totp remove does not take --label" "$MSHIM" totp remove --label x
+refuses "remove does not take --label" "totp remove does not take --label" "$MSHIM" totp remove --state-dir "$t/state" --label x
 refuses "recover does not take --esp" "totp recover does not take --esp" "$MSHIM" totp recover --esp x f
-refuses "enroll does not take --time" "totp enroll does not take --time" "$MSHIM" totp enroll --time 5
+refuses "enroll does not take --time" "totp enroll does not take --time" "$MSHIM" totp enroll --state-dir "$t/state" --time 5
 refuses "recover --time: seconds" "--time wants seconds" "$MSHIM" totp recover --time yesterday f
 
 # ---- a TPM ----
@@ -176,8 +180,9 @@ assert [l.split(" ")[0] for l in lines[2:-1]] == ["name", "policy", "mode", "ban
 assert lines[4:7] == ["mode literal", "bank sha256", "pcrs 4,5,7,12"] and lines[-1] == ""
 PY
 check "literal: no TOTP approval written" test ! -e "$t/esp/loader/mshim/totp-approvals"
-# A literal enrolment file, for policy approve --totp's refusal below.
-mkdir -p "$t/esplit/loader/mshim" && cp "$ESP" "$t/esplit/loader/mshim/totp"
+check "enroll: the trusted copy in the state directory, the ESP file's bytes" cmp -s "$ESP" "$t/state/totp"
+# A literal enrolment (both copies), for policy approve --totp's refusal below.
+mkdir -p "$t/esplit/loader/mshim" "$t/litstate" && cp "$ESP" "$t/esplit/loader/mshim/totp" && cp "$ESP" "$t/litstate/totp"
 
 # step_msg TIME: RFC 6238's T = TIME / 30 as 8 bytes big-endian, into $t/msg.
 step_msg() { printf '%016x' $(($1 / 30)) | xxd -r -p >"$t/msg"; }
@@ -212,8 +217,10 @@ check "the key refuses a password session" bash -c "! tpm2_hmac -c $H -g sha1 -o
 refuses "enroll twice: refused (ESP file)" "never overwrites an enrolment" \
         "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp" --uri
 mkdir -p "$t/esp2"
-refuses "enroll twice: refused (key at the handle)" "already has an object at 0x81004d54" \
+refuses "enroll twice: refused (the trusted copy)" "state/totp: a TOTP enrolment exists" \
         "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp2" --uri
+refuses "enroll twice: refused (key at the handle)" "already has an object at 0x81004d54" \
+        "$MSHIM" totp enroll --state-dir "$t/state2" --literal --secret-file "$t/secret" --esp "$t/esp2" --uri
 check "a refused enrolment writes nothing" test ! -e "$t/esp2/loader/mshim/totp"
 
 # ---- the recovery file ----
@@ -267,15 +274,16 @@ reboot_tpm; extend_all "$t/pre.txt"; tpm2_pcrextend "4:sha256=$(printf '%064x' 9
 check "another kernel (PCR 4): the TPM refuses the HMAC" test -z "$(hmac_code 59)"
 
 # ---- remove ----
-"$MSHIM" totp remove --esp "$t/esp" >"$t/out" 2>"$t/err"; rc=$?
+"$MSHIM" totp remove --state-dir "$t/state" --esp "$t/esp" >"$t/out" 2>"$t/err"; rc=$?
 check "remove: exit 0" test "$rc" = 0
 check "remove: the key is gone" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1"
 check "remove: the ESP file is gone" test ! -e "$ESP"
-refuses "remove again: nothing is enrolled" "nothing is enrolled" "$MSHIM" totp remove --esp "$t/esp"
+check "remove: the trusted copy is gone" test ! -e "$t/state/totp"
+refuses "remove again: nothing is enrolled" "nothing is enrolled" "$MSHIM" totp remove --state-dir "$t/state" --esp "$t/esp"
 # Another object at the handle is never evicted.
 tpm2_createprimary -C o -G ecc -c "$t/prim.ctx" >/dev/null && tpm2_evictcontrol -C o -c "$t/prim.ctx" $H >/dev/null
 tpm2_flushcontext -t     # no resource manager: free the transient slots
-refuses "remove: refuses an object that is not a TOTP key" "not a mshim TOTP key" "$MSHIM" totp remove --esp "$t/esp"
+refuses "remove: refuses an object that is not a TOTP key" "not a mshim TOTP key" "$MSHIM" totp remove --state-dir "$t/state" --esp "$t/esp"
 check "...and leaves it" tpm2_readpublic -c $H >/dev/null
 tpm2_evictcontrol -C o -c $H >/dev/null
 
@@ -319,11 +327,11 @@ tpm2_pcrextend "7:sha256=$(printf '%064x' 77)"
 check "two states: the predicted one gives the HMAC" test "$(hmac_or 59)" = "$want"
 tpm2_pcrextend "7:sha256=$(printf '%064x' 77)"
 check "two states: a third one does not" test -z "$(hmac_or 59)"
-"$MSHIM" totp remove --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the literal PRED.json enrolment"
+"$MSHIM" totp remove --state-dir "$t/state" --esp "$t/esp" >/dev/null 2>&1 || fail "remove after the literal PRED.json enrolment"
 
 # ---- signed: PolicyAuthorize by the policy key, policyRef "mshim-totp" ----
 refuses "policy approve --totp: a literal enrolment" "the TOTP enrolment is literal: re-enrol with --signed to use approvals" \
-        "$MSHIM" policy approve --totp --predicted "$t/pred.json" --esp "$t/esplit"
+        "$MSHIM" policy approve --totp --predicted "$t/pred.json" --esp "$t/esplit" --state-dir "$t/litstate"
 "$MSHIM" policy init --state-dir "$t/state" >/dev/null 2>"$t/err" || fail "mshim policy init" "$(cat "$t/err")"
 tpm2_flushcontext -t
 refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --signed --state-dir "$t/nostate" --esp "$t/esp"
@@ -351,13 +359,33 @@ check "signed: the approval's PCRs are the enrolment's" test "$(sed -n 's/^pcrs 
 # so that VerifySignature gives a ticket), with the policyRef.
 tpm2_loadexternal -C o -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" -n "$t/key.name" \
         -c "$t/key.ctx" >/dev/null 2>"$t/err" || fail "tpm2_loadexternal" "$(cat "$t/err")"
-printf 'mshim-totp' >"$t/ref"; : >"$t/empty"
+# policyRef: "mshim-totp" then the TPML_PCR_SELECTION of the enrolment's
+# PCRs (TPM 2.0 Part 2 §10.9.7: count 1, TPM_ALG_SHA256, sizeofSelect 3,
+# the bitmap): ref_for MASK-BYTES FILE. The old policyRef was "mshim-totp" alone.
+ref_for() { python3 -c 'import struct,sys; open(sys.argv[2],"wb").write(b"mshim-totp" + struct.pack(">IHB", 1, 0xb, 3) + bytes.fromhex(sys.argv[1]))' "$1" "$2"; }
+ref_for b01000 "$t/ref"; ref_for 800000 "$t/ref7"; printf 'mshim-totp' >"$t/oldref"; : >"$t/empty"
+head -c 32 /dev/zero >"$t/zero32"
+# authPolicy: PolicyAuthorize(policy key, ref), then PolicyPCR(sha256 PCR 13 = 32 zero bytes).
 tpm2_startauthsession -S "$t/trial.ctx" &&
-        tpm2_policyauthorize -S "$t/trial.ctx" -q "$t/ref" -n "$t/key.name" -L "$t/auth.bin" >/dev/null 2>"$t/err" &&
-        tpm2_flushcontext "$t/trial.ctx" || fail "tpm2_policyauthorize (trial)" "$(cat "$t/err")"
+        tpm2_policyauthorize -S "$t/trial.ctx" -q "$t/ref" -n "$t/key.name" >/dev/null 2>"$t/err" &&
+        tpm2_policypcr -S "$t/trial.ctx" -l sha256:13 -f "$t/zero32" -L "$t/auth.bin" >/dev/null 2>>"$t/err" &&
+        tpm2_flushcontext "$t/trial.ctx" || fail "tpm2_policyauthorize, tpm2_policypcr (trial)" "$(cat "$t/err")"
 AUTH=$(xxd -p -c 64 "$t/auth.bin")
-check "signed: authPolicy = tpm2_policyauthorize's digest with policyRef mshim-totp, in the key and in the ESP file" bash -c \
+check "signed: authPolicy = tpm2-tools' PolicyAuthorize(policyRef mshim-totp || selection 4,5,7,12) then PolicyPCR(13 = 0), in the key and the ESP file" bash -c \
         "tpm2_readpublic -c $H | grep -q '^ *authorization policy: $AUTH\$' && grep -q '^policy $AUTH\$' '$ESP'"
+check "signed: the trusted copy in the state directory, the ESP file's bytes" cmp -s "$ESP" "$t/state/totp"
+# An enrolment made by an older mshim: authPolicy PolicyAuthorize(policy
+# key, "mshim-totp") alone (tpm2-tools' digest), both copies alike: refused.
+tpm2_startauthsession -S "$t/trial.ctx" &&
+        tpm2_policyauthorize -S "$t/trial.ctx" -q "$t/oldref" -n "$t/key.name" -L "$t/oldauth.bin" >/dev/null 2>"$t/err" &&
+        tpm2_flushcontext "$t/trial.ctx" || fail "tpm2_policyauthorize (trial, old policyRef)" "$(cat "$t/err")"
+mkdir -p "$t/oldesp/loader/mshim" "$t/oldstate" && cp "$t/state/policy.key" "$t/state/policy.pub" "$t/oldstate/" &&
+        sed "s/^policy .*/policy $(xxd -p -c 64 "$t/oldauth.bin")/" "$ESP" >"$t/oldstate/totp" &&
+        cp "$t/oldstate/totp" "$t/oldesp/loader/mshim/totp"
+refuses "policy approve --totp: an enrolment whose key policy is the old one (no selection, no PCR 13): re-enrol" \
+        "oldstate/totp: the TOTP key's policy does not bind its PCR selection and the fence in PCR 13 .*re-enrol" \
+        "$MSHIM" policy approve --totp --state-dir "$t/oldstate" --esp "$t/oldesp" --current --pcrs "$t/x"
+check "... nothing written" test ! -e "$t/oldesp/loader/mshim/totp-approvals"
 check "signed: the ESP file has the policy key, the counter and no states" bash -c \
         "grep -q '^mode signed\$' '$ESP' && grep -q '^policy-key ' '$ESP' && grep -q '^nv-index 0x01804d53\$' '$ESP' &&
          grep -q \"^nv-name \$(tpm2_nvreadpublic 0x01804d53 | sed -n 's/^ *name: //p')\$\" '$ESP' && ! grep -q '^state ' '$ESP'"
@@ -369,7 +397,7 @@ sig_over() {
         sed -n 's/^signature //p' "$1" | xxd -r -p >"$t/sv.sig"
         openssl dgst -sha256 -verify "$t/state/policy.pub" -signature "$t/sv.sig" "$t/sv.pol" >/dev/null 2>&1
 }
-check "signed: the TOTP approval's signature is over SHA-256(policy || \"mshim-totp\") (openssl)" sig_over "$A" "$t/ref"
+check "signed: the TOTP approval's signature is over SHA-256(policy || \"mshim-totp\" || selection) (openssl)" sig_over "$A" "$t/ref"
 if sig_over "$A" "$t/empty"; then fail "signed: the TOTP approval does not verify over SHA-256(policy) alone"
 else pass "signed: the TOTP approval does not verify over SHA-256(policy) alone"; fi
 # use_approval A REF: A's policy, signature, epoch and aHash for hmac_signed.
@@ -381,9 +409,11 @@ use_approval() {
         cp "$2" "$t/use.ref"
 }
 # hmac_signed TIME: the code through the signed policy, tpm2-tools' own
-# sequence: PolicyNV (epoch), PolicyPCR, VerifySignature of aHash =
-# SHA-256(approvedPolicy || policyRef), PolicyAuthorize with the policyRef;
-# empty when refused.
+# sequence: PolicyNV (epoch), PolicyPCR (of USE_PCRS), VerifySignature of
+# aHash = SHA-256(approvedPolicy || policyRef), PolicyAuthorize with the
+# policyRef, PolicyPCR of PCR 13 (the TPM's value: the key's policy wants
+# zeros); empty when refused.
+USE_PCRS=sha256:4,5,7,12
 hmac_signed() {
         step_msg "$1"; rm -f "$t/mac"
         # (loaded each time: a TPM reset drops transient objects; no
@@ -394,9 +424,10 @@ hmac_signed() {
                 tpm2_verifysignature -c "$t/key.ctx" -d "$t/ahash.bin" -s "$t/sig.der" -f ecdsa -t "$t/ticket.bin" >/dev/null 2>&1 &&
                 tpm2_startauthsession --policy-session -S "$t/s.ctx" >/dev/null &&
                 tpm2_policynv -S "$t/s.ctx" -C 0x01804d53 -i "$t/epoch.bin" 0x01804d53 ule >/dev/null 2>&1 &&
-                tpm2_policypcr -S "$t/s.ctx" -l sha256:4,5,7,12 >/dev/null &&
+                tpm2_policypcr -S "$t/s.ctx" -l "$USE_PCRS" >/dev/null &&
                 tpm2_policyauthorize -S "$t/s.ctx" -i "$t/approved.bin" -q "$t/use.ref" -n "$t/key.name" -t "$t/ticket.bin" \
                         >/dev/null 2>&1 &&
+                tpm2_policypcr -S "$t/s.ctx" -l sha256:13 >/dev/null &&
                 tpm2_hmac -c $H -g sha1 -p "session:$t/s.ctx" -o "$t/mac" "$t/msg" 2>/dev/null
         tpm2_flushcontext "$t/s.ctx" 2>/dev/null
         tpm2_flushcontext "$t/key.ctx" 2>/dev/null
@@ -421,7 +452,7 @@ check "a disk approval goes to loader/mshim/approvals" test "${D%/*}" = "$t/esp/
 use_approval "$D" "$t/empty"
 check "signed: a disk approval of this very state gives no code (empty policyRef)" test -z "$(hmac_signed 1111111109)"
 cp "$t/ref" "$t/use.ref"
-check "signed: ... nor with the policyRef mshim-totp" test -z "$(hmac_signed 1111111109)"
+check "signed: ... nor with the TOTP policyRef" test -z "$(hmac_signed 1111111109)"
 
 # ---- policy approve --totp ----
 refuses "policy approve --totp: --select other than the enrolment's" "--select 4,5,7: the TOTP enrolment's PCRs are 4,5,7,12" \
@@ -441,7 +472,7 @@ PY
         >"$t/p.path" 2>"$t/err" || fail "policy approve --totp --predicted" "$(cat "$t/err")"
 P=$(cat "$t/p.path")
 check "approve --totp --predicted: into totp-approvals" test "${P%/*}" = "$TA"
-check "approve --totp --predicted: signed over policy || mshim-totp (openssl)" sig_over "$P" "$t/ref"
+check "approve --totp --predicted: signed over policy || mshim-totp || selection (openssl)" sig_over "$P" "$t/ref"
 "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --current --pcrs "$t/tp.yaml" --label same \
         >"$t/c.path" 2>"$t/err" || fail "policy approve --totp --current --pcrs" "$(cat "$t/err")"
 C=$(cat "$t/c.path")
@@ -451,6 +482,69 @@ use_approval "$P" "$t/ref"
 check "approve --totp --predicted: no code before the predicted boot" test -z "$(hmac_signed 1111111109)"
 tpm2_pcrextend "7:sha256=$(printf '%064x' 77)"
 check "approve --totp --predicted: the predicted boot gives the code" test "$(hmac_signed 1111111109)" = "$want"
+
+# ---- attack: the ESP's enrolment file edited to "pcrs 7" (issue 20, finding 3) ----
+# An evil maid writes the ESP; the next policy approve --totp (or the
+# kernel hook, which runs it) must not sign a PCR-7-only state.
+cp "$ESP" "$t/esp.orig"
+sed -i 's/^pcrs .*/pcrs 7/' "$ESP"
+ls "$TA" >"$t/ta.before"
+python3 - "$t/pred.json" "$t/pred7.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["pcrs"]["sha256"] = {"7": p["pcrs"]["sha256"]["7"]}
+json.dump(p, open(sys.argv[2], "w"))
+PY
+refuses "attack: ESP enrolment edited to pcrs 7: approve --totp refused, naming both files" \
+        "esp/loader/mshim/totp differs from the trusted TOTP enrolment .*/state/totp" \
+        "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/pred7.json" --select 7
+refuses "attack: ... also without --select (the hook passes the ESP's pcrs)" \
+        "esp/loader/mshim/totp differs from the trusted TOTP enrolment" \
+        "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/pred7.json"
+check "attack: nothing signed, nothing written" bash -c "ls '$TA' | cmp -s - '$t/ta.before'"
+rm -f "$ESP"
+refuses "attack: the ESP enrolment removed: approve --totp refused, naming both files" \
+        "esp/loader/mshim/totp is missing; the trusted TOTP enrolment is .*/state/totp" \
+        "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/pred.json"
+cp "$t/esp.orig" "$ESP"
+# Even an approval of PCR 7 alone signed with the real policy key (as a
+# fooled signer would) gives no code: the key's policyRef names 4,5,7,12.
+# Built here from the Part 3 formulas (Python) and signed by openssl:
+# approvedPolicy = PolicyNV(counter <= epoch) then PolicyPCR(selection, values).
+EPOCH=$(tpm2_nvread 0x01804d53 -C 0x01804d53 -s 8 | xxd -p)
+NVNAME=$(tpm2_nvreadpublic 0x01804d53 | sed -n 's/^ *name: //p')
+# py_approval SELECTION-BYTES PCRLIST OUT: the approvedPolicy of the TPM's PCRs now.
+py_approval() {
+        tpm2_pcrread "sha256:$2" -o "$t/pa.vals" >/dev/null
+        python3 - "$NVNAME" "$EPOCH" "$1" "$t/pa.vals" "$3" <<'PY'
+import hashlib, struct, sys
+H = lambda b: hashlib.sha256(b).digest()
+nvname, epoch, sel, vals = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2]), bytes.fromhex(sys.argv[3]), open(sys.argv[4], "rb").read()
+p = H(bytes(32) + struct.pack(">I", 0x149) + H(epoch + struct.pack(">HH", 0, 9)) + nvname)
+p = H(p + struct.pack(">I", 0x17F) + struct.pack(">IHB", 1, 0xb, 3) + sel + H(vals))
+open(sys.argv[5], "wb").write(p)
+PY
+}
+# py_use APPROVED REF: signed by openssl with the real policy key, for hmac_signed.
+py_use() {
+        cp "$1" "$t/approved.bin"; cp "$2" "$t/use.ref"; printf '%s' "$EPOCH" | xxd -r -p >"$t/epoch.bin"
+        cat "$1" "$2" | openssl dgst -sha256 -binary >"$t/ahash.bin"
+        cat "$1" "$2" | openssl dgst -sha256 -sign "$t/state/policy.key" -out "$t/sig.der"
+}
+py_approval b01000 4,5,7,12 "$t/a4.bin"; py_use "$t/a4.bin" "$t/ref"
+check "control: an approval of 4,5,7,12 built by Python, signed by openssl over the new policyRef, gives the code" \
+        test "$(hmac_signed 1111111109)" = "$want"
+py_approval 800000 7 "$t/a7.bin"
+USE_PCRS=sha256:7
+py_use "$t/a7.bin" "$t/ref7"
+check "attack: an approval of PCR 7 alone, signed with the policy key over \"mshim-totp\" || selection 7: no code" \
+        test -z "$(hmac_signed 1111111109)"
+py_use "$t/a7.bin" "$t/oldref"
+check "attack: ... over the old policyRef \"mshim-totp\": no code" test -z "$(hmac_signed 1111111109)"
+# (Signed over the enrolled selection's policyRef it would give a code: the
+# binding holds because mshim's signer takes the policyRef from the very
+# selection it puts into approvedPolicy, docs/SEALING.md "The TOTP key".)
+USE_PCRS=sha256:4,5,7,12
 
 # ---- policy list / prune / revoke --totp ----
 "$MSHIM" policy list --totp --esp "$t/esp" --json >"$t/list.json" 2>"$t/err" || fail "policy list --totp --json" "$(cat "$t/err")"
@@ -468,7 +562,7 @@ check "list (no --totp): the disk approval only" bash -c \
 K=$(ls "$TA"/next-e*.approval 2>/dev/null | grep -vxF "$P")
 check "revoke --keep TOTP: re-signed at the new epoch into totp-approvals, the old file gone" bash -c \
         "[ -f '$K' ] && [ ! -e '$P' ] && grep -qx 'epoch 2' '$K'"
-check "revoke --keep TOTP: the re-signed approval is over policy || mshim-totp" sig_over "$K" "$t/ref"
+check "revoke --keep TOTP: the re-signed approval is over policy || mshim-totp || selection" sig_over "$K" "$t/ref"
 use_approval "$K" "$t/ref"
 check "revoke --keep TOTP: it gives the code" test "$(hmac_signed 1111111109)" = "$want"
 "$MSHIM" policy prune --totp --state-dir "$t/state" --esp "$t/esp" >"$t/prune" 2>"$t/err" ||
@@ -476,7 +570,68 @@ check "revoke --keep TOTP: it gives the code" test "$(hmac_signed 1111111109)" =
 check "prune --totp: the revoked approvals removed, the re-signed one kept" bash -c \
         "[ ! -e '$A' ] && [ ! -e '$C' ] && [ -f '$K' ] && grep -q '^removed $A (revoked)\$' '$t/prune'"
 check "prune --totp: the disk approvals untouched" test -f "$D"
+
+# ---- attack: root on the running system approves the post-fence PCRs (issue 20, finding 4) ----
+# Root holds the policy key. The loader's fence (docs/MEASUREMENTS.md "The
+# TOTP fence"): EV_EVENT_TAG, 25 bytes, the digest their SHA-256, into PCR
+# 12 and PCR 13.
+FENCE=$(python3 -c 'import hashlib,struct; print(hashlib.sha256(struct.pack("<II", 0x6d736808, 17) + b"mshim TOTP fence\0").hexdigest())')
+reboot_tpm; extend_all "$t/pre.txt"
+tpm2_pcrextend "12:sha256=$FENCE" "13:sha256=$FENCE"
+tpm2_pcrread sha256:4,5,7,12 >"$t/post.yaml"
+"$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --current --pcrs "$t/post.yaml" --label root \
+        >"$t/root.path" 2>"$t/err" || fail "root: policy approve --totp --current --pcrs (post-fence)" "$(cat "$t/err")"
+use_approval "$(cat "$t/root.path")" "$t/ref"
+check "root attack: the post-fence PCRs approved with the policy key: the TPM refuses (PCR 13 holds the fence)" \
+        test -z "$(hmac_signed 1111111109)"
+# loader_seq A: the loader's own nine commands (build/test/tpm2_swtpm signed
+# with a policyRef: src/tpm2.c's bytes, PolicyPCR of PCR 13 after
+# PolicyAuthorize) with approval A, at step 1; its output.
+TPM2_SWTPM=${TPM2_SWTPM:-build/test/tpm2_swtpm}
+loader_seq() {
+        local xy er
+        xy=$(openssl pkey -pubin -in "$t/state/policy.pub" -outform DER | tail -c 64 | xxd -p -c 64)
+        er=$(python3 - "$1" <<'PY'
+import sys
+kv = dict(l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines() if " " in l)
+d, i, out = bytes.fromhex(kv["signature"]), 2, []
+for _ in range(2):
+    n = d[i + 1]; out.append(d[i + 2:i + 2 + n].lstrip(b"\0").rjust(32, b"\0").hex()); i += 2 + n
+print(kv["epoch"], kv["policy"], *out)
+PY
+)
+        set -- $er
+        tpm2_flushcontext -t 2>/dev/null
+        "$TPM2_SWTPM" "$TPM2TOOLS_TCTI" signed $H o 0x01804d53 "$1" 0xb 0x10b0 "${xy:0:64}" "${xy:64:64}" "$3" "$4" "$2" 1 \
+                "$(xxd -p -c 64 "$t/ref")" 2>&1
+}
+out=$(loader_seq "$(cat "$t/root.path")")
+check "root attack, the loader's own commands: PolicyPCR of PCR 13 refused (VALUE), no HMAC" \
+        bash -c "grep -q '^refused PolicyPCR 0x1c4 VALUE\$' <<<'$out' && ! grep -q '^hmac ' <<<'$out'"
+# Control: the same without the fence in PCR 13 (what the loader did
+# before): the TPM computes the code, so PCR 13 is what stops root.
+reboot_tpm; extend_all "$t/pre.txt"
+tpm2_pcrextend "12:sha256=$FENCE"
+tpm2_pcrread sha256:4,5,7,12 >"$t/post12.yaml"
+"$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --current --pcrs "$t/post12.yaml" --label root12 \
+        >"$t/root12.path" 2>"$t/err" || fail "root: policy approve --totp --current --pcrs (fence in 12 only)" "$(cat "$t/err")"
+use_approval "$(cat "$t/root12.path")" "$t/ref"
+check "root attack, control: without the PCR 13 fence the same approval gives a code (= oathtool)" \
+        test "$(hmac_signed 1111111109)" = "$want"
+want1=$(python3 -c 'import hmac,hashlib,struct,sys; print(hmac.new(open(sys.argv[1],"rb").read(), struct.pack(">Q", 1), hashlib.sha1).hexdigest())' "$t/secret")
+out=$(loader_seq "$(cat "$t/root12.path")")
+check "root attack, control, the loader's own commands: nine, and the HMAC is Python's" \
+        bash -c "grep -qx 'hmac $want1' <<<'$out' && grep -qx 'commands 9' <<<'$out'"
+
 tpm2_flushcontext -t
-"$MSHIM" totp remove --esp "$t/esp" >"$t/out" 2>&1 || fail "remove after the signed enrolment" "$(cat "$t/out")"
+# totp remove: an ESP copy that differs from the trusted one is refused.
+sed 's/^pcrs .*/pcrs 7/' "$t/esp.orig" >"$ESP"
+refuses "remove: an ESP enrolment that differs from the trusted copy is refused, naming both" \
+        "esp/loader/mshim/totp differs from the trusted TOTP enrolment .*/state/totp" \
+        "$MSHIM" totp remove --state-dir "$t/state" --esp "$t/esp"
+check "remove refused: the key and both files are still there" bash -c \
+        "tpm2_readpublic -c $H >/dev/null 2>&1 && [ -f '$ESP' ] && [ -f '$t/state/totp' ]"
+cp "$t/esp.orig" "$ESP"
+"$MSHIM" totp remove --state-dir "$t/state" --esp "$t/esp" >"$t/out" 2>&1 || fail "remove after the signed enrolment" "$(cat "$t/out")"
 check "remove: the TOTP approvals go with the key" bash -c "[ -z \"\$(ls -A '$TA')\" ] && grep -q '^removed $K\$' '$t/out'"
 true

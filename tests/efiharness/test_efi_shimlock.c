@@ -313,7 +313,7 @@ FH_CASE(verify_refuses_an_image_it_could_not_measure) {
         fh_image("/vmlinuz", &kernel);
         fh_image("/unsigned.efi", &other);
         fh_image("/EFI/BOOT/grubx64.efi", &(fh_image_spec) { .entry = grub_verifies });
-        fh_tpm_fail(3, EFI_DEVICE_ERROR);       /* loader.conf, the chainload options, then Verify's */
+        fh_tpm_fail(4, EFI_DEVICE_ERROR);       /* loader.conf, the chainload options, the TOTP lock, then Verify's */
         fh_boot();
         FH_CHECK(ver.verify_good != EFI_SUCCESS);
         FH_CHECK(fh_console_has("failed to measure an image given to SHIM_LOCK Verify"));

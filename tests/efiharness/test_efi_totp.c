@@ -5,7 +5,8 @@
  * truncated per RFC 4226 (written out here); a policy the TPM refuses
  * gives the warning, and with "totp require" nothing starts; the fence
  * (its bytes spelled out from docs/MEASUREMENTS.md) is extended into PCR
- * 12 in every path, before the kernel; a malformed TPM answer is a
+ * 12 in every path, before the kernel, and into PCR 13 (the lock) before
+ * every kernel, whatever loader.conf says; a malformed TPM answer is a
  * refusal, never a crash (ASan). The enrolled state is what the fake TPM's
  * PCRs are at the TOTP point, learned from a first boot in a child process
  * (the enrolment file is not measured, so both boots measure the same).
@@ -38,21 +39,32 @@ static struct {
         size_t fences;
 } k;
 
-static size_t count_fences(void) {
-        size_t n = 0;
+/* The fences in pcr (12 or 13). */
+static size_t fences_in(uint32_t pcr) {
+        size_t n[2] = { 0, 0 };
 
         for (size_t i = 0; i < fh_n_events(); i++) {
                 const fh_event *e = fh_event_at(i);
-                n += e->pcr == 12 && e->type == EV_EVENT_TAG && !EFI_ERROR(e->status) &&
-                     e->event_size == sizeof(FENCE) && memcmp(e->event, FENCE, sizeof(FENCE)) == 0 &&
-                     e->data_size == sizeof(FENCE) && memcmp(e->data, FENCE, sizeof(FENCE)) == 0;
+                bool fence = e->type == EV_EVENT_TAG && !EFI_ERROR(e->status) && e->event_size == sizeof(FENCE) &&
+                             memcmp(e->event, FENCE, sizeof(FENCE)) == 0 && e->data_size == sizeof(FENCE) &&
+                             memcmp(e->data, FENCE, sizeof(FENCE)) == 0;
+                if (fence && (e->pcr == 12 || e->pcr == 13))
+                        n[e->pcr - 12]++;
         }
-        return n;
+        return n[pcr - 12];
+}
+
+/* The fences in PCR 12. */
+static size_t count_fences(void) {
+        return fences_in(12);
 }
 
 static EFI_STATUS kernel_entry(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
         k.started = true;
         k.fences = count_fences();
+        /* Whatever loader.conf says: the lock is in PCR 13, once, before
+         * any image starts (docs/MEASUREMENTS.md "The TOTP fence"). */
+        FH_CHECK_EQ(fences_in(13), 1);
         return EFI_LOAD_ERROR;
 }
 
@@ -501,7 +513,7 @@ static void require_scenario(void) {
         if (fh_calls("StartImage"))
                 FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC") ||
                          fh_console_has("do not type secrets"));
-        FH_CHECK(count_fences() <= 1);
+        FH_CHECK(count_fences() <= 1 && fences_in(13) <= 1);
         FH_CHECK_CLEAN();
 }
 
@@ -510,13 +522,16 @@ FH_CASE(require_under_allocation_failures) {
         fh_each_alloc_failure(require_scenario);
 }
 
-/* totp no (the default): no TPM command, no fence. */
+/* totp no (the default, or written there by root): no TPM command, no
+ * fence in PCR 12, but the lock in PCR 13 before the kernel (checked in
+ * kernel_entry, and here once more). */
 FH_CASE(totp_off) {
         scenario("timeout 0\n", NULL, 0);
         fh_boot();
         FH_CHECK_EQ(fh_tpm_n_commands(), 0);
         FH_CHECK_EQ(count_fences(), 0);
         FH_CHECK(k.started);
+        FH_CHECK_EQ(fences_in(13), 1);
         FH_CHECK_CLEAN();
 }
 

@@ -498,6 +498,34 @@ def cmd_check_pcr12(a):
     return 1 if failed else 0
 
 
+# The TOTP fence (docs/MEASUREMENTS.md "The TOTP fence"): a tagged event,
+# tag "\x08hsm" (0x6D736808), data "mshim TOTP fence" with its NUL.
+TOTP_FENCE = tagged(0x6D736808, b"mshim TOTP fence\0")
+
+
+def cmd_check_fence(a):
+    """The fence is PCR 12's last event, exactly once, and PCR 13's one
+    event (the signed TOTP key's lock): EV_EVENT_TAG over the 25 bytes, each
+    bank's digest their hash; the guest's PCR 13 is that digest extended
+    into zeros (nothing else extended PCR 13 in an mshim boot)."""
+    res = load_result(a.result)
+    events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.type != EV_NO_ACTION]
+    e12, e13 = [e for e in events if e.pcr == 12], [e for e in events if e.pcr == 13]
+
+    def fence(e):
+        return e.type == EV_EVENT_TAG and e.data == TOTP_FENCE and all(
+            e.digests.get(b) == H(b, TOTP_FENCE) for b in res["banks"])
+    report(bool(e12) and fence(e12[-1]) and sum(e.data == TOTP_FENCE for e in e12) == 1,
+           a.name + ": the fence is PCR 12's last event, once",
+           "PCR 12 events: %s" % [(hex(e.type), e.data[:40]) for e in e12])
+    report(len(e13) == 1 and fence(e13[0]), a.name + ": the fence is PCR 13's one event",
+           "PCR 13 events: %s" % [(hex(e.type), e.data[:40]) for e in e13])
+    bad = ["%s PCR 13: tpm %s" % (b, tpm_pcr(res, b, 13).hex()) for b in res["banks"]
+           if tpm_pcr(res, b, 13) != extend(b, zeros(b), H(b, TOTP_FENCE))]
+    report(not bad, a.name + ": the guest's PCR 13 is the fence extended into zeros", "\n".join(bad))
+    return 1 if failed else 0
+
+
 def cmd_check_pcr4(a):
     events = [e for e in load_log(os.path.join(a.result, "eventlog.bin")) if e.pcr == 4]
     apps = [e for e in events if e.type == EV_EFI_BOOT_SERVICES_APPLICATION]
@@ -591,6 +619,8 @@ def main():
     s.add_argument("--chainload", action="store_true", help="the chainload path's tagged event")
     s.add_argument("--then-others", action="store_true", help="later stages add PCR 12 events")
     s.set_defaults(f=cmd_check_pcr12)
+    s = sp.add_parser("check-fence"); s.add_argument("--result", required=True)
+    s.add_argument("--name", required=True); s.set_defaults(f=cmd_check_fence)
     s = sp.add_parser("check-pcr4"); s.add_argument("--result", required=True)
     s.add_argument("--name", required=True); s.add_argument("images", nargs="+")
     s.set_defaults(f=cmd_check_pcr4)

@@ -22,7 +22,9 @@
  *       LoadExternal (HIER o or n) of the P-256 key (X, Y), VerifySignature
  *       of (R, S) over SHA-256(APPROVED || REF), FlushContext of the key,
  *       PolicyAuthorize, PolicyGetDigest, HMAC, FlushContext on failure.
- *       With REF (make bench) no PolicyGetDigest: the loader's commands.
+ *       With REF (make bench) no PolicyGetDigest, and PolicyPCR of PCR 13
+ *       (SHA-256, all zeros: the TOTP key's lock) after PolicyAuthorize:
+ *       the loader's commands.
  *   tpm2_swtpm TCTI totp-log LOG KEY COUNTER
  *       Root's own way to the enrolled state: LOG (this boot's event log)
  *       replayed in SHA-256 up to the TOTP fence, PCRs 4, 5, 7, 12 give the
@@ -390,7 +392,7 @@ static int signed_policy(int argc, char **argv) {
         if (!policy_nv(session, (uint32_t) num(argv[2]), num(argv[3])) ||
             !policy_pcr(session, (uint16_t) num(argv[4]), (uint32_t) num(argv[5]), NULL, 0))
                 goto fail;
-        /* With REF (make bench), the loader's eight commands only. */
+        /* With REF (make bench), the loader's nine commands only. */
         if (!ref_size)
                 get_digest("approved", session);
         if (!verify(hier, x, y, approved, approved_size, argv + 8, &ticket, key_name))
@@ -401,6 +403,13 @@ static int signed_policy(int argc, char **argv) {
                 goto fail;
         if (!ref_size)
                 get_digest("policy", session);
+        else {
+                uint8_t lock[MB_POLICY_SIZE];
+
+                mb_totp_lock_digest(lock);
+                if (!policy_pcr(session, MB_ALG_SHA256, 1u << MB_TOTP_LOCK_PCR, lock, sizeof(lock)))
+                        goto fail;
+        }
         if (hmac(key, session, num(argv[11])))
                 return 0;
 fail:

@@ -380,8 +380,11 @@ TEST(new_config_rebuilds_pcr5_in_place) {
 static const uint8_t FENCE[] = { 0x08, 0x68, 0x73, 0x6d, 17, 0, 0, 0, 'm', 's', 'h', 'i', 'm', ' ', 'T', 'O', 'T',
                                  'P', ' ', 'f', 'e', 'n', 'c', 'e', 0 };
 
+/* The fence as the loader extends it: PCR 12, then the lock in PCR 13
+ * (docs/MEASUREMENTS.md). */
 static void add_fence(hlog *l) {
         event_self(l, 12, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
+        event_self(l, 13, MB_EV_EVENT_TAG, FENCE, sizeof(FENCE));
 }
 
 /* The TOTP initrd event (docs/MEASUREMENTS.md "The TOTP initrd event"),
@@ -409,7 +412,8 @@ static void add_totp(hlog *l) {
 /* The fence and the initrd event follow the next boot's loader.conf:
  * added when it enables totp, dropped when it does not (or does not
  * parse), kept when it is unchanged; the TOTP point is PCR 12 without the
- * fence, PCR 9 unknown. */
+ * fence, PCR 9 unknown; PCR 13's lock stays whatever loader.conf says,
+ * all zeros at the TOTP point. */
 TEST(totp_fence) {
         static const char show[] = "timeout 0\ntotp show\n", off[] = "totp no\n", bad[] = "totp maybe\n";
         static const char evil[] = "another initrd";
@@ -424,6 +428,8 @@ TEST(totp_fence) {
                    *point[] = { o16, ti };
         size_t szf[] = { on, tn, sizeof(FENCE) }, szp[] = { on }, szn[] = { nn, tn, sizeof(FENCE) },
                sze[] = { on, te, sizeof(FENCE) }, sz0[] = { on, t0, sizeof(FENCE) }, szt[] = { on, tn };
+        const void *lock[] = { FENCE };
+        size_t szl[] = { sizeof(FENCE) };
 
         /* Switched on by a new loader.conf: the initrd must be given (the
          * baseline has no initrd event), then it is bound before the fence. */
@@ -449,6 +455,7 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(P.unpredictable, 0);
                 CHECK_EQ_INT(P.changed, 0);
                 check_pcr(12, fenced, szf, 3);
+                check_pcr(13, lock, szl, 1);
         }
         {
                 mb_predict_input in = { .options = "quiet x", .options_len = 7 };
@@ -517,6 +524,7 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
                 check_pcr(12, plain, szp, 1);
+                check_pcr(13, lock, szl, 1);
         }
         {
                 mb_predict_file absent = { MB_TAG_FILE_ABSENT, c16, cn, NULL, 0 };
@@ -538,6 +546,7 @@ TEST(totp_fence) {
                                         .n_initrd = 1 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 check_pcr(12, fenced, szf, 3);
+                check_pcr(13, lock, szl, 1);
         }
         /* The TOTP point: the initrd event, no fence yet, PCR 5 before
          * ExitBootServices, PCR 9 not final. */
@@ -556,8 +565,9 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(P.unpredictable, 1u << 9);
                 CHECK(P.reason[9] != NULL);
                 check_pcr(12, point, szt, 2);
+                check_pcr(13, NULL, NULL, 0);
                 check_pcr(5, in5, sz5, 4);
-                check_baseline_kept((1u << 5) | (1u << 9) | (1u << 12));
+                check_baseline_kept((1u << 5) | (1u << 9) | (1u << 12) | (1u << 13));
         }
         /* Two fences, or the fence first: not mshim's order. */
         mshim_boot(&L, add_totp);
@@ -566,6 +576,36 @@ TEST(totp_fence) {
                 mb_predict_input in = { .options = "quiet x", .options_len = 7 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK(P.unpredictable & (1u << 12));
+        }
+        /* PCR 13 with two locks, or with an event that is not mshim's:
+         * rebuilt from nothing it would be wrong, so unpredictable. */
+        {
+                mb_predict_input in = { .totp_point = true };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK((P.unpredictable & (1u << 13)) && P.reason[13] != NULL);
+        }
+        mshim_boot(&L, NULL);
+        event_self(&L, 13, MB_EV_EVENT_TAG, "\1\2\3\4\0\0\0\0", 8);
+        {
+                mb_predict_input in = { .totp_point = true };
+                CHECK_EQ_INT(run(&in, &L), MB_OK);
+                CHECK((P.unpredictable & (1u << 13)) && P.reason[13] != NULL);
+                CHECK(!(P.unpredictable & (1u << 12)));
+        }
+        /* A baseline of an older mshim (no lock) and a new loader: the
+         * lock is predicted in PCR 13 (the loader: any PE, the kernel's
+         * bytes here). */
+        {
+                size_t ksize = 0;
+                uint8_t *k = tl_read_file(getenv("MB_KERNEL") ? getenv("MB_KERNEL") : "build/kernel/vmlinuz", &ksize);
+                mb_predict_input in = { .loader = k, .loader_size = ksize };
+
+                CHECK(k != NULL);
+                mshim_boot(&L, NULL);
+                CHECK_EQ_INT(k ? run(&in, &L) : MB_ERR_INVALID, MB_OK);
+                CHECK(!(P.unpredictable & (1u << 13)));
+                check_pcr(13, lock, szl, 1);
+                free(k);
         }
 }
 

@@ -200,6 +200,37 @@ TEST(initrd_event_bytes) {
 
 /* Civil time to Unix time against libc's timegm, every month of some
  * years (leap and not), and the offset's sign (local = UTC + offset). */
+/* The signed key's policyRef and authPolicy (docs/SEALING.md "The TOTP
+ * key"), against values computed with Python's hashlib from TPM 2.0 Part 3
+ * §23.7 and §23.16: policyRef = "mshim-totp" || TPML_PCR_SELECTION {1,
+ * sha256, 3, PCRs 4,5,7,12}; authPolicy = PolicyAuthorize(Name 000b||11*32,
+ * policyRef) then PolicyPCR(sha256 PCR 13, H(32 zero bytes)). */
+TEST(signed_policy_ref_and_lock) {
+        uint8_t ref[MB_TOTP_POLICY_REF_SIZE], want_ref[20], name[34], want[32];
+        mb_policy p;
+
+        unhex("6d7368696d2d746f747000000001000b03b01000", want_ref, sizeof(want_ref));
+        CHECK_EQ_INT(MB_TOTP_POLICY_REF_SIZE, 20);
+        CHECK_EQ_INT(mb_totp_policy_ref(MB_ALG_SHA256, (1u << 4) | (1u << 5) | (1u << 7) | (1u << 12), ref), MB_OK);
+        CHECK(memcmp(ref, want_ref, sizeof(ref)) == 0);
+        name[0] = 0x00;
+        name[1] = 0x0b;
+        memset(name + 2, 0x11, 32);
+        unhex("a74a526d9f0ff3fa346e15697a53ce6099bb00b08c67e4322ea163bcfe9825c6", want, sizeof(want));
+        CHECK_EQ_INT(mb_totp_signed_policy(name, sizeof(name), MB_ALG_SHA256,
+                                           (1u << 4) | (1u << 5) | (1u << 7) | (1u << 12), &p), MB_OK);
+        CHECK(memcmp(p.d, want, sizeof(want)) == 0);
+        /* Another selection, another policyRef, another authPolicy. */
+        CHECK_EQ_INT(mb_totp_policy_ref(MB_ALG_SHA256, 1u << 7, ref), MB_OK);
+        CHECK(memcmp(ref, want_ref, sizeof(ref)) != 0);
+        CHECK_EQ_INT(mb_totp_signed_policy(name, sizeof(name), MB_ALG_SHA256, 1u << 7, &p), MB_OK);
+        CHECK(memcmp(p.d, want, sizeof(want)) != 0);
+        /* No selection, a PCR above 23, an unknown bank: refused. */
+        CHECK_EQ_INT(mb_totp_policy_ref(MB_ALG_SHA256, 0, ref), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_totp_policy_ref(MB_ALG_SHA256, 1u << 24, ref), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_totp_policy_ref(0x1234, 1u << 7, ref), MB_ERR_INVALID);
+}
+
 TEST(unix_time_against_timegm) {
         static const int years[] = { 1970, 1999, 2000, 2024, 2026, 2100, 2400, 9999 };
         mb_civil_time c;
@@ -247,6 +278,7 @@ TEST(time_text) {
 int main(void) {
         RUN(fence_event_bytes);
         RUN(initrd_event_bytes);
+        RUN(signed_policy_ref_and_lock);
         RUN(unix_time_against_timegm);
         RUN(time_text);
         RUN(hotp_rfc4226_truncation);
