@@ -524,7 +524,7 @@ TEST(totp_fence) {
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 CHECK_EQ_INT(P.unpredictable, 0);
                 check_pcr(12, plain, szp, 1);
-                check_pcr(13, lock, szl, 1);
+                check_pcr(13, NULL, NULL, 0);     /* the baseline's: an mshim without the lock */
         }
         {
                 mb_predict_file absent = { MB_TAG_FILE_ABSENT, c16, cn, NULL, 0 };
@@ -546,7 +546,7 @@ TEST(totp_fence) {
                                         .n_initrd = 1 };
                 CHECK_EQ_INT(run(&in, &L), MB_OK);
                 check_pcr(12, fenced, szf, 3);
-                check_pcr(13, lock, szl, 1);
+                check_pcr(13, NULL, NULL, 0);
         }
         /* The TOTP point: the initrd event, no fence yet, PCR 5 before
          * ExitBootServices, PCR 9 not final. */
