@@ -244,6 +244,11 @@ def cmd_expect(a):
         conf = open(a.conf, "rb").read() if a.conf else CONF_TOTP if a.totp else CONF
         loader = open(a.loader, "rb").read() if a.loader else None
         evs = events(esp, False, False, a.options or "quiet splash", sb, conf=conf, totp=a.totp, loader=loader)
+        if loader is not None:
+            # A new mshim extends the TOTP lock into PCR 13 before it starts
+            # the kernel, whatever loader.conf says (docs/MEASUREMENTS.md
+            # "The TOTP fence"); the baseline's older mshim did not.
+            evs.append((13, oracle.EV_EVENT_TAG, oracle.totp_fence_event(), None))
     print(json.dumps({b: {str(n): v.hex() for n, v in vals.items()} for b, vals in replay(evs).items()}, sort_keys=True))
     return 0
 
