@@ -2,13 +2,15 @@
 /*
  * libFuzzer target: BLS Type #1 entries, loader.conf and the line iterator
  * under them, plus options joining, sorting and default-pattern matching on
- * what they return. The first input byte selects a mode bit set, the rest is
- * the file.
+ * what they return; and the boot plan (src/plan.c) of an ESP made of the
+ * input: the whole input as loader.conf, the input cut at NUL bytes as up
+ * to 8 entry files.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mb/bls.h"
+#include "mb/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,6 +21,44 @@ static void touch(mb_str s) {
                 abort();
         for (size_t i = 0; i < s.len; i++)
                 sink += (uint8_t) s.p[i];
+}
+
+/* The plan of the input as an ESP: every entry in exactly one of its
+ * lists, usable ones parsed, unusable ones in name order, chainload only
+ * with nothing usable. */
+static void plan(const char *buf, size_t size) {
+        static const char *const names[] = { "b.conf", "a.conf", "B.conf", "aa.conf", "z.conf", "c.conf", "a", "0.conf" };
+        static const mb_boot_policy policy = { .totp = MB_TOTP_SHOW };
+        mb_plan_entry e[8], *pv[8];
+        size_t n = 0, start = 0;
+        unsigned seen = 0;
+        mb_plan p;
+
+        for (size_t i = 0; i <= size && n < 8; i++)
+                if (i == size || buf[i] == 0) {
+                        e[n] = (mb_plan_entry) { .id = { names[n], strlen(names[n]) }, .buf = n == 3 ? NULL : buf + start,
+                                                 .size = n == 3 ? 0 : i - start };
+                        pv[n] = &e[n];
+                        n++;
+                        start = i + 1;
+                }
+        if (mb_plan_build(&policy, MB_PLAN_CONF_READ, buf, size, pv, n, &p) != MB_OK)
+                abort();
+        if (p.n_boot + p.n_unusable != n || p.chainload != (p.n_boot == 0) || p.totp < MB_TOTP_SHOW)
+                abort();
+        for (size_t k = 0; k < p.n_boot; k++) {
+                if (p.boot[k] >= n || (seen & (1u << p.boot[k])) || e[p.boot[k]].bad_tag)
+                        abort();
+                seen |= 1u << p.boot[k];
+        }
+        for (size_t k = 0; k < p.n_unusable; k++) {
+                const mb_plan_entry *x = &e[p.unusable[k]];
+                if (p.unusable[k] >= n || (seen & (1u << p.unusable[k])) || !x->bad_tag)
+                        abort();
+                seen |= 1u << p.unusable[k];
+                if (k && strcmp(e[p.unusable[k - 1]].id.p, x->id.p) >= 0)
+                        abort(); /* name order */
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -79,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 sink += (uint64_t) c.timeout + c.tpm_required;
                 sink += mb_glob_match(c.default_glob, c.chainload);
         }
+        plan(buf, size);
         free(buf);
         return 0;
 }
