@@ -126,23 +126,35 @@ static const uint8_t *esp_bytes(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN 
         return buf;
 }
 
-static EFI_STATUS grub_verifies(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
-        EFI_BOOT_SERVICES *bs = st->BootServices;
-        static uint8_t kernel[2048], bad[2048];
-        UINTN ksize = sizeof(kernel), bsize = sizeof(bad);
+/* What a next stage verifying two ESP files has: SHIM_LOCK and the bytes
+ * of the files at pa and pb (each at most 2048 bytes). */
+static shim_lock *two_files(EFI_HANDLE image, EFI_BOOT_SERVICES *bs, const CHAR16 *pa, uint8_t *a, UINTN *asize,
+                            const CHAR16 *pb, uint8_t *b, UINTN *bsize) {
         EFI_SIMPLE_FILE_SYSTEM_PROTOCOL *fs = NULL;
         EFI_LOADED_IMAGE *li = NULL;
         EFI_FILE_HANDLE root = NULL;
-        EFI_HANDLE h = NULL;
         shim_lock *sl = NULL;
+        bool ok;
 
         if (bs->LocateProtocol(&fh_shim_lock_guid, NULL, (void **) &sl) != EFI_SUCCESS ||
             bs->HandleProtocol(image, &LoadedImageProtocol, (void **) &li) != EFI_SUCCESS ||
             bs->HandleProtocol(li->DeviceHandle, &FileSystemProtocol, (void **) &fs) != EFI_SUCCESS ||
-            fs->OpenVolume(fs, &root) != EFI_SUCCESS ||
-            !esp_bytes(root, L"\\vmlinuz", &ksize, kernel) || !esp_bytes(root, L"\\unsigned.efi", &bsize, bad))
-                return EFI_NOT_FOUND;
+            fs->OpenVolume(fs, &root) != EFI_SUCCESS)
+                return NULL;
+        ok = esp_bytes(root, pa, asize, a) && esp_bytes(root, pb, bsize, b);
         root->Close(root);
+        return ok ? sl : NULL;
+}
+
+static EFI_STATUS grub_verifies(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        EFI_BOOT_SERVICES *bs = st->BootServices;
+        static uint8_t kernel[2048], bad[2048];
+        UINTN ksize = sizeof(kernel), bsize = sizeof(bad);
+        EFI_HANDLE h = NULL;
+        shim_lock *sl = two_files(image, bs, L"\\vmlinuz", kernel, &ksize, L"\\unsigned.efi", bad, &bsize);
+
+        if (!sl)
+                return EFI_NOT_FOUND;
         ver.verify_good = sl->Verify(kernel, (UINT32) ksize);
         /* GRUB 2.06 verifies the kernel twice, from two copies. */
         ver.verify_again = sl->Verify(kernel, (UINT32) ksize);
@@ -231,19 +243,11 @@ static EFI_STATUS grub_verifies_two(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
         EFI_BOOT_SERVICES *bs = st->BootServices;
         static uint8_t a[2048], b[2048];
         UINTN asize = sizeof(a), bsize = sizeof(b);
-        EFI_SIMPLE_FILE_SYSTEM_PROTOCOL *fs = NULL;
-        EFI_LOADED_IMAGE *li = NULL;
-        EFI_FILE_HANDLE root = NULL;
         EFI_HANDLE h = NULL;
-        shim_lock *sl = NULL;
+        shim_lock *sl = two_files(image, bs, L"\\vmlinuz", a, &asize, L"\\other.efi", b, &bsize);
 
-        if (bs->LocateProtocol(&fh_shim_lock_guid, NULL, (void **) &sl) != EFI_SUCCESS ||
-            bs->HandleProtocol(image, &LoadedImageProtocol, (void **) &li) != EFI_SUCCESS ||
-            bs->HandleProtocol(li->DeviceHandle, &FileSystemProtocol, (void **) &fs) != EFI_SUCCESS ||
-            fs->OpenVolume(fs, &root) != EFI_SUCCESS ||
-            !esp_bytes(root, L"\\vmlinuz", &asize, a) || !esp_bytes(root, L"\\other.efi", &bsize, b))
+        if (!sl)
                 return EFI_NOT_FOUND;
-        root->Close(root);
         two.verify[0] = sl->Verify(a, (UINT32) asize);
         two.verify[1] = sl->Verify(b, (UINT32) bsize);
         two.verify[2] = sl->Verify(a, (UINT32) asize);
