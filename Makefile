@@ -19,10 +19,14 @@ CLANG    ?= clang
 VERSION  := 0.1.0
 
 CORE_SRC  := $(sort $(wildcard src/*.c))
-# tools/sha_openssl.c is the host CLI's SHA engine in place of
+# The CLI: tools/mshim.c dispatches to one file per command in tools/cmd/;
+# what commands share is in tools/lib/ (docs/DESIGN.md "Layout").
+# tools/lib/sha_openssl.c is the host CLI's SHA engine in place of
 # src/sha_engine.c (include/mb/sha.h); the sanitized test build keeps the
 # portable one.
-TOOL_SRC  := $(sort $(filter-out tools/sha_openssl.c,$(wildcard tools/*.c)))
+TOOL_SRC  := $(sort $(filter-out tools/lib/sha_openssl.c,$(wildcard tools/*.c tools/cmd/*.c tools/lib/*.c)))
+TOOL_H    := $(wildcard tools/cmd/*.h tools/lib/*.h)
+TOOL_INC  := -Itools/lib -Itools/cmd
 EFI_SRC   := $(sort $(wildcard efi/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -34,7 +38,7 @@ INC       := -Iinclude
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) $(INC) -DMB_VERSION=\"$(VERSION)\" -D_FORTIFY_SOURCE=2 $(CFLAGS)
 HOST_LIBS    := -pthread -lcrypto -ltss2-esys -ltss2-tctildr -ltss2-mu -ltss2-rc -lqrencode
 HOST_CORE_O  := $(filter-out $(B)/host/src/sha_engine.o,$(CORE_SRC:src/%.c=$(B)/host/src/%.o))
-HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/sha_openssl.o $(B)/host/gen/help.o
+HOST_TOOL_O  := $(TOOL_SRC:tools/%.c=$(B)/host/tools/%.o) $(B)/host/tools/lib/sha_openssl.o $(B)/host/gen/help.o
 
 # ---- manual pages, --help texts and bash completion: one source, man/*.txt ----
 # scripts/mkman.py turns each page source into roff and writes every
@@ -83,13 +87,13 @@ EFI_SELFTEST_O := $(B)/efi/efi/selftest.o
 .PHONY: all check check-quick check-build unit integration demo fuzz bench clean deps kernel install uninstall lint
 all: $(B)/mshimx64.efi $(B)/mshim $(MAN_PAGES) $(GEN)/mshim.bash
 
-$(B)/host/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+$(B)/host/%.o: %.c $(wildcard include/mb/*.h) $(TOOL_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itools -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(TOOL_INC) -c $< -o $@
 
-$(B)/host/gen/help.o: $(GEN)/help.c tools/help.h
+$(B)/host/gen/help.o: $(GEN)/help.c tools/lib/help.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itools -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(TOOL_INC) -c $< -o $@
 
 $(B)/mshim: $(HOST_TOOL_O) $(HOST_CORE_O)
 	$(CC) $(HOST_CFLAGS) -o $@ $^ $(HOST_LIBS)
@@ -98,34 +102,34 @@ $(B)/test/src/%.o: src/%.c $(wildcard include/mb/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
-$(B)/test/tools/%.o: tools/%.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+$(B)/test/tools/%.o: tools/%.c $(wildcard include/mb/*.h) $(TOOL_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itools -c $< -o $@
+	$(CC) $(TEST_CFLAGS) $(TOOL_INC) -c $< -o $@
 
-$(B)/test/gen/help.o: $(GEN)/help.c tools/help.h
+$(B)/test/gen/help.o: $(GEN)/help.c tools/lib/help.h
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Itools -c $< -o $@
+	$(CC) $(TEST_CFLAGS) $(TOOL_INC) -c $< -o $@
 
 # The CLI again, under ASan/UBSan: tests/cli runs this one.
 $(B)/test/mshim: $(TEST_TOOL_O) $(TEST_CORE_O)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(HOST_LIBS)
 
-# And under ThreadSanitizer, for `mshim log`'s threads (tools/logwork.c).
+# And under ThreadSanitizer, for `mshim log`'s threads (tools/lib/logwork.c).
 TSAN_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=thread -DMB_VERSION=\"$(VERSION)\"
 TSAN_O       := $(TOOL_SRC:tools/%.c=$(B)/tsan/tools/%.o) $(CORE_SRC:src/%.c=$(B)/tsan/src/%.o) $(B)/tsan/gen/help.o
-$(B)/tsan/%.o: %.c $(wildcard include/mb/*.h) $(wildcard tools/*.h)
+$(B)/tsan/%.o: %.c $(wildcard include/mb/*.h) $(TOOL_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(TSAN_CFLAGS) -Itools -c $< -o $@
-$(B)/tsan/gen/help.o: $(GEN)/help.c tools/help.h
+	$(CC) $(TSAN_CFLAGS) $(TOOL_INC) -c $< -o $@
+$(B)/tsan/gen/help.o: $(GEN)/help.c tools/lib/help.h
 	@mkdir -p $(dir $@)
-	$(CC) $(TSAN_CFLAGS) -Itools -c $< -o $@
+	$(CC) $(TSAN_CFLAGS) $(TOOL_INC) -c $< -o $@
 $(B)/tsan/mshim: $(TSAN_O)
 	$(CC) $(TSAN_CFLAGS) -o $@ $^ $(HOST_LIBS)
 
 # The host CLI's eight-lane SHA-512 and batched replay are tools/ code.
-X8_TEST_O    := $(B)/test/tools/sha512x8.o $(B)/test/tools/replay_batch.o
+X8_TEST_O    := $(B)/test/tools/lib/sha512x8.o $(B)/test/tools/lib/replay_batch.o
 $(B)/test/test_sha512x8: tests/unit/test_sha512x8.c tests/unit/testlib.h $(TEST_CORE_O) $(X8_TEST_O)
-	$(CC) $(TEST_CFLAGS) -Itools -o $@ $< $(TEST_CORE_O) $(X8_TEST_O) -lcrypto
+	$(CC) $(TEST_CFLAGS) $(TOOL_INC) -o $@ $< $(TEST_CORE_O) $(X8_TEST_O) -lcrypto
 
 # test_tpm2 checks src/tpm2.c's bytes against tpm2-tss's own marshaller.
 $(B)/test/test_tpm2: tests/unit/test_tpm2.c tests/unit/testlib.h $(TEST_CORE_O)

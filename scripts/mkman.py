@@ -7,7 +7,7 @@ disagree. Standard library only.
     scripts/mkman.py --version V [--date YYYY-MM-DD] --out DIR man/*.txt
 
 writes DIR/man/NAME.SECTION (roff, man(7) macros), DIR/help.c (every
-command's --help text, tools/help.c prints them) and DIR/mshim.bash (the
+command's --help text, tools/lib/help.c prints them) and DIR/mshim.bash (the
 completion). Nothing else reads the sources.
 
 The source format (see man/mshim-pcrs.1.txt for a short example):
@@ -42,7 +42,7 @@ become "Title:".
 Adding an option to a command: add its term and indented description to
 the OPTIONS list of man/mshim-CMD.1.txt; `make` rebuilds the page, the
 --help text and the completion, and tests/cli/test_man.sh checks that
-every long option in tools/*.c is documented in some page.
+every long option in tools/cmd/*.c is documented in some page.
 """
 import argparse
 import os

@@ -2,7 +2,7 @@
 /*
  * What both SHA implementations share: the TPM_ALG_ID table (TCG Algorithm
  * Registry) and the one-shot helper. The engines are src/sha.c (portable)
- * and tools/sha_openssl.c (host CLI); see include/mb/sha.h.
+ * and tools/lib/sha_openssl.c (host CLI); see include/mb/sha.h.
  */
 #include "mb/sha.h"
 

@@ -2,7 +2,7 @@
 /*
  * The SHA-384/512 constants of FIPS 180-4, in one place for the two codes
  * that compress SHA-512 blocks themselves: the portable src/sha.c and the
- * host CLI's eight-lane tools/sha512x8.c.
+ * host CLI's eight-lane tools/lib/sha512x8.c.
  */
 #include "mb/sha.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The portable engine (src/sha.c) as include/mb/sha.h's engine, for the
- * loader and the sanitized tests. The host CLI links tools/sha_openssl.c
+ * loader and the sanitized tests. The host CLI links tools/lib/sha_openssl.c
  * in place of this file (Makefile HOST_CORE_O).
  */
 #include "mb/sha.h"

@@ -4,7 +4,7 @@
 #include "cli.h"
 
 /* Every command; `mshim help NAME` is `mshim NAME --help`. The help texts
- * are man/mshim.1.txt and man/mshim-NAME.1.txt (tools/help.h). */
+ * are man/mshim.1.txt and man/mshim-NAME.1.txt (tools/lib/help.h). */
 static const struct {
         const char *name;
         int (*fn)(int argc, char **argv);

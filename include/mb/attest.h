@@ -7,7 +7,7 @@
  * sent, so every byte is the attacker's until the signature is checked,
  * and the structure must be read before that (the signature's algorithm,
  * the key's parameters). Nothing here verifies a signature or talks to a
- * TPM; tools/verify.c does the cryptography with OpenSSL.
+ * TPM; tools/cmd/verify.c does the cryptography with OpenSSL.
  *
  * References: TPM 2.0 Library Part 2 (Structures), rev. 1.59: §10.12
  * TPMS_ATTEST and its members, §11.3 TPMT_SIGNATURE, §12.2 TPMT_PUBLIC.

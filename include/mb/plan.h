@@ -6,7 +6,7 @@
  * entries are usable and in what order they are tried, which unusable
  * entries are measured and in what order, and whether mshim chainloads.
  * The loader executes the plan (efi/main.c, efi/entries.c) and `mshim
- * predict` assumes it (tools/predict.c): one function, so the two cannot
+ * predict` assumes it (tools/cmd/predict.c): one function, so the two cannot
  * disagree about which entry boots (docs/DESIGN.md "The boot plan").
  * Pure: no I/O, no allocation; the caller keeps the bytes.
  */

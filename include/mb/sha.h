@@ -20,7 +20,7 @@
 
 /* Two engines implement mb_hash_init/update/final: src/sha_engine.c, the
  * portable src/sha.c, for the loader and the sanitized tests; and
- * tools/sha_openssl.c, for the host CLI, which uses libcrypto's
+ * tools/lib/sha_openssl.c, for the host CLI, which uses libcrypto's
  * CPU-specific code (SHA-NI, AVX2) for SHA and keeps its context in
  * `backend`, and hands SM3 to the portable code (docs/DESIGN.md). */
 typedef struct mb_hash {

@@ -146,7 +146,7 @@ struct mb_replay {
         /* How extends are applied: NULL (what mb_replay_init sets) means at
          * once, with mb_pcr_extend. The host CLI sets a function that queues
          * SHA-384/512 extends and runs them eight at a time
-         * (tools/replay_batch.c); it then owns bringing bank->pcr up to date. */
+         * (tools/lib/replay_batch.c); it then owns bringing bank->pcr up to date. */
         void (*extend)(void *ctx, mb_pcr_bank *bank, uint32_t pcr, const uint8_t *digest);
         void *extend_ctx;
 };

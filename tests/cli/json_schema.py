@@ -177,7 +177,7 @@ def log_other_outputs():
             for i in range(16):
                 fh.write(f"{b}:{i}={vals.get(str(i), '00' * 32)}\n")
     doc = check_output("log --json --pcrs (comparison)", run("log", "--json", "--pcrs", pf, log), LOG)
-    # PCRs 0-15 but 10 in both banks (tools/log.c compared_pcr), SM3 included.
+    # PCRs 0-15 but 10 in both banks (tools/cmd/log.c compared_pcr), SM3 included.
     got = doc and sorted((c["bank"], c["pcr"]) for c in doc.get("comparison", []) if c["match"])
     result(got == sorted((b, i) for b in ("sha256", "sm3_256") for i in range(16) if i != 10),
            "comparison lists every compared PCR of both banks, all matching", doc and doc.get("comparison"))

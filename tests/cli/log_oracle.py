@@ -388,7 +388,7 @@ def run_env(env, *args):
                           env={**os.environ, **env})
 
 def test_threads(tmp):
-    """A log of many chunks (tools/logwork.c cuts 128 events each): the
+    """A log of many chunks (tools/lib/logwork.c cuts 128 events each): the
     replay agrees with tpm2_eventlog, and the output with any number of
     threads is byte for byte the single-threaded one, for a clean log and
     for one with a tampered event and a truncated tail."""

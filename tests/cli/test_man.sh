@@ -81,15 +81,15 @@ check "mshim help for a command without one fails" bash -c "! '$MSHIM' help 'log
 # texts) are the sources' values.
 n=$(sed -n 's/^#define MB_SBAT_MAX_LINE \([0-9]*\).*/\1/p' include/mb/sbat.h)
 check "sbat: the line limit is MB_SBAT_MAX_LINE ($n)" bash -c "'$MSHIM' sbat --help | tr '\n' ' ' | grep -q 'no line over $n bytes'"
-owner=$(sed -n 's/^static const char DEFAULT_OWNER\[\] = "\(.*\)";/\1/p' tools/vars.c)
+owner=$(sed -n 's/^static const char DEFAULT_OWNER\[\] = "\(.*\)";/\1/p' tools/cmd/vars.c)
 check "vars: the default owner is DEFAULT_OWNER ($owner)" bash -c "[ -n '$owner' ] && '$MSHIM' vars --help | grep -q -- '$owner'"
-secs=$(sed -n 's/^#define TPM_TIMEOUT_DEFAULT \([0-9]*\).*/\1/p' tools/tpm.c)
+secs=$(sed -n 's/^#define TPM_TIMEOUT_DEFAULT \([0-9]*\).*/\1/p' tools/lib/tpm.c)
 check "pcrs, log: MSHIM_TPM_TIMEOUT's default is TPM_TIMEOUT_DEFAULT ($secs)" bash -c \
         "[ -n '$secs' ] && '$MSHIM' pcrs --help | grep -q 'MSHIM_TPM_TIMEOUT .*(default $secs)' && '$MSHIM' log --help | grep -q 'MSHIM_TPM_TIMEOUT .*(default $secs)'"
 
 # Every long option in the C sources' option tables is documented: its
 # name appears in a page's OPTIONS list (.TP terms) or synopsis.
-opts=$(grep -h -o -E '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' tools/*.c | sed -E 's/\{ *"([^"]*)".*/\1/' | sort -u)
+opts=$(grep -h -o -E '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' tools/*.c tools/cmd/*.c tools/lib/*.c | sed -E 's/\{ *"([^"]*)".*/\1/' | sort -u)
 [ "$(echo "$opts" | wc -w)" -ge 20 ] && pass "found the option tables ($(echo "$opts" | wc -w) options)" || fail "found the option tables"
 for o in $opts; do
         esc=$(echo "$o" | sed 's/-/\\\\-/g')

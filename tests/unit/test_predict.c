@@ -1319,7 +1319,7 @@ TEST(sb_bad_update_files) {
         }
 }
 
-/* A stand-in for OpenSSL's check (tools/sigs.c): the image's signature
+/* A stand-in for OpenSSL's check (tools/cmd/sigs.c): the image's signature
  * "verifies" with the certificates VERIFIER_CERTS lists. */
 static const uint8_t *VERIFIER_CERTS[2];
 static int fake_verify(void *ctx, const void *image, size_t image_size, const uint8_t *pkcs7, size_t pkcs7_len,

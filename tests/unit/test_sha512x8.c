@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The host CLI's eight-lane SHA-512 (tools/sha512x8.c) and the batched
- * replay built on it (tools/replay_batch.c), against libcrypto and against
+ * The host CLI's eight-lane SHA-512 (tools/lib/sha512x8.c) and the batched
+ * replay built on it (tools/lib/replay_batch.c), against libcrypto and against
  * the core's one-extend-at-a-time replay. Without AVX-512 there is nothing
  * to run: the cases print SKIP, which tests/run-all.sh does not count.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The sealed file and approvals, read and written through src/sealfile.c
- * (tools/sealdata.h). */
+ * (tools/lib/sealdata.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

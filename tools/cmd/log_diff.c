@@ -4,7 +4,7 @@
  * PCR. Events are aligned with a longest-common-subsequence over (type,
  * data, and the digests of the banks both logs declare); a removal and an
  * addition of the same event type at the same place are reported as one
- * change. Every event shown is checked against its own data (tools/log.c's
+ * change. Every event shown is checked against its own data (tools/cmd/log.c's
  * rules, src/evdata.c), so a payload edited without its digest stands out.
  */
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What mshim attest and mshim verify share (tools/attest.h): the key as
+ * What mshim attest and mshim verify share (tools/lib/attest.h): the key as
  * OpenSSL sees it, base64 and hex, the nonce, and a strict JSON reader for
  * the evidence document, which comes from the machine being judged and is
  * read before anything in it is trusted.

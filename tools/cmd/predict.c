@@ -428,7 +428,7 @@ static int load_grub(predict_run *r) {
 
 /* --db-append, --dbx-append; their signature lists' checks are the
  * engine's (mb_siglist_payload), as are the rules of PCR 7. The OpenSSL
- * check of which db entry verifies a new image is tools/sigs.c's. */
+ * check of which db entry verifies a new image is tools/cmd/sigs.c's. */
 static int load_sb_updates(predict_run *r) {
         r->in.sb_verify = sig_verify_with;
         return pfile_opt(&r->db_append, r->o->db_append, &r->in.db_append, &r->in.db_append_size) < 0 ||

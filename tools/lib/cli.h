@@ -116,21 +116,21 @@ void text_sink_init(text_sink *t);
 
 int cmd_log(int argc, char **argv);
 int cmd_log_diff(int argc, char **argv);
-int cmd_sign(int argc, char **argv);     /* tools/sign.c */
-int cmd_sigs(int argc, char **argv);     /* tools/sigs.c */
+int cmd_sign(int argc, char **argv);     /* tools/cmd/sign.c */
+int cmd_sigs(int argc, char **argv);     /* tools/cmd/sigs.c */
 int cmd_pe_hash(int argc, char **argv);
 int cmd_sbat(int argc, char **argv);
 int cmd_vars(int argc, char **argv);
-int cmd_boot_policy(int argc, char **argv);  /* tools/bootpolicy.c */
-int cmd_pcrs(int argc, char **argv);     /* tools/pcrs.c */
-int cmd_predict(int argc, char **argv);  /* tools/predict.c */
-int cmd_policy(int argc, char **argv);   /* tools/policycmd.c */
-int cmd_seal(int argc, char **argv);     /* tools/seal.c */
-int cmd_unseal(int argc, char **argv);   /* tools/unseal.c */
-int cmd_fence(int argc, char **argv);    /* tools/fence.c */
-int cmd_totp(int argc, char **argv);     /* tools/totp.c */
-int cmd_attest(int argc, char **argv);   /* tools/attest.c */
-int cmd_verify(int argc, char **argv);   /* tools/verify.c */
+int cmd_boot_policy(int argc, char **argv);  /* tools/cmd/bootpolicy.c */
+int cmd_pcrs(int argc, char **argv);     /* tools/cmd/pcrs.c */
+int cmd_predict(int argc, char **argv);  /* tools/cmd/predict.c */
+int cmd_policy(int argc, char **argv);   /* tools/cmd/policy.c */
+int cmd_seal(int argc, char **argv);     /* tools/cmd/seal.c */
+int cmd_unseal(int argc, char **argv);   /* tools/cmd/unseal.c */
+int cmd_fence(int argc, char **argv);    /* tools/cmd/fence.c */
+int cmd_totp(int argc, char **argv);     /* tools/cmd/totp.c */
+int cmd_attest(int argc, char **argv);   /* tools/cmd/attest.c */
+int cmd_verify(int argc, char **argv);   /* tools/cmd/verify.c */
 
 /* The events of a log (data, size) that extended PCR pcr, with their alg
  * digests, as `mshim log --pcrs` lists them under a mismatching PCR

@@ -11,7 +11,7 @@
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 
-/* ---- tools/sigs.c ---- */
+/* ---- tools/cmd/sigs.c ---- */
 
 /* The digest an Authenticode signature vouches for (the messageDigest of
  * its SpcIndirectDataContent) and its OpenSSL NID: 0, or -1 when p7 is
@@ -28,7 +28,7 @@ uint16_t sig_alg_of_nid(int nid);
 int sig_verify_with(void *ctx, const void *image, size_t size, const uint8_t *pkcs7, size_t pkcs7_len,
                     const uint8_t *cert_der, size_t cert_len);
 
-/* ---- tools/cred.c ---- */
+/* ---- tools/lib/cred.c ---- */
 
 /* A PEM or DER X.509 certificate; NULL after printing why. */
 X509 *cred_load_cert(const char *path);
@@ -40,6 +40,6 @@ EVP_PKEY *cred_load_key(const char *path, const char *pass_file);
 
 /* ---- elsewhere ---- */
 
-/* tools/sign.c: the same file by device and inode (through links). */
+/* tools/cmd/sign.c: the same file by device and inode (through links). */
 
 #endif

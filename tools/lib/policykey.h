@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The policy key (tools/policykey.c) and writing sealing files. */
+/* The policy key (tools/lib/policykey.c) and writing sealing files. */
 #ifndef MB_POLICYKEY_H
 #define MB_POLICYKEY_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* What mshim seal, unseal and policy share (tools/sealcmd.c). */
+/* What mshim seal, unseal and policy share (tools/lib/sealcmd.c). */
 #ifndef MB_SEALCMD_H
 #define MB_SEALCMD_H
 

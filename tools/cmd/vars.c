@@ -3,7 +3,7 @@
  * mshim vars: list, read and edit an OVMF variable store file (what
  * virt-fw-vars does, for Debian 12 which lacks it). The store format is the
  * core's (src/varstore.c, src/siglist.c); this file reads certificates with
- * OpenSSL, prints, and writes the result through tools/safeio.c, so that a
+ * OpenSSL, prints, and writes the result through tools/lib/safeio.c, so that a
  * failure never leaves a half-written store behind and no output lands on
  * an input.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * mshim pcrs: the TPM's PCR values (tools/tpm.c, the reader `mshim log
+ * mshim pcrs: the TPM's PCR values (tools/lib/tpm.c, the reader `mshim log
  * --tpm` uses), printed in tpm2_pcrread's layout, which mb_pcrs_parse and
  * so `mshim log --pcrs` read back, or as JSON (schema mshim-pcrs/1, the
  * "pcrs" member of mshim-log/1 plus the schema and mshim's version).

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * mshim attest (the machine: tools/attest.c) and mshim verify (anyone:
- * tools/verify.c), docs/ATTESTATION.md. What both sides share: the
+ * mshim attest (the machine: tools/cmd/attest.c) and mshim verify (anyone:
+ * tools/cmd/verify.c), docs/ATTESTATION.md. What both sides share: the
  * attestation key's handle and names, its public area as an OpenSSL key,
  * base64, and a strict reader for the one JSON document verify reads
- * (tools/attestjson.c).
+ * (tools/lib/attestjson.c).
  */
 #ifndef MB_ATTEST_TOOLS_H
 #define MB_ATTEST_TOOLS_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mshim totp: the pieces tools/totp.c and tools/totp_recovery.c share. */
+/* mshim totp: the pieces tools/cmd/totp.c and tools/cmd/totp_recovery.c share. */
 #ifndef MB_TOOLS_TOTP_H
 #define MB_TOOLS_TOTP_H
 
@@ -11,7 +11,7 @@
 /* RFC 4648 §6 base32 of the 20-byte secret: 32 characters, no padding. */
 #define TOTP_BASE32_SIZE 33u
 
-/* The options of mshim totp's commands (tools/totp.c parses them). */
+/* The options of mshim totp's commands (tools/cmd/totp.c parses them). */
 typedef struct totp_opts {
         const char *secret_file, *label, *esp, *state_dir, *pcrs_file, *select, *recovery_file, *password_file;
         const char *time, *secret_out, *log;

@@ -6,7 +6,7 @@
  * code before the kernel runs and nothing can compute it once the boot
  * differs (docs/SEALING.md "TOTP", issue 12). The loader's data goes onto
  * the ESP (docs/CONFIG.md "<ESP>/loader/mshim/totp"). mshim totp recover is
- * tools/totp_recovery.c.
+ * tools/cmd/totp_recovery.c.
  */
 #include <dirent.h>
 #include <errno.h>

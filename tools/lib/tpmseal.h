@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "mb/policy.h"
 
-/* A connection to the TPM of the usual TCTI environment (tools/tpm.c),
+/* A connection to the TPM of the usual TCTI environment (tools/lib/tpm.c),
  * under the MSHIM_TPM_TIMEOUT watchdog until cli_tpm_disconnect. */
 typedef struct cli_tpm {
         TSS2_TCTI_CONTEXT *tcti;
