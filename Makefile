@@ -84,8 +84,16 @@ MSHIM_POLICY ?= efi/boot-policy.conf
 # The unsigned EFI application SHIM_LOCK's self-test embeds (efi/selftest.S).
 EFI_SELFTEST_O := $(B)/efi/efi/selftest.o
 
-.PHONY: all check check-quick check-build unit integration demo fuzz bench clean deps kernel install uninstall lint
-all: $(B)/mshimx64.efi $(B)/mshim $(MAN_PAGES) $(GEN)/mshim.bash
+.PHONY: all binaries build-deps check check-quick check-system check-build unit integration demo fuzz bench clean deps kernel install uninstall lint
+# Plain `make` on a fresh Debian 12 machine first installs what the build
+# itself needs (scripts/deps.sh --build: gnu-efi, the libraries' -dev
+# packages, the compilers; quiet when all are there, no download), then
+# builds both binaries.
+all: build-deps
+	@$(MAKE) --no-print-directory binaries
+binaries: $(B)/mshimx64.efi $(B)/mshim $(MAN_PAGES) $(GEN)/mshim.bash
+build-deps:
+	@scripts/deps.sh --build
 
 $(B)/host/%.o: %.c $(wildcard include/mb/*.h) $(TOOL_H)
 	@mkdir -p $(dir $@)
@@ -226,7 +234,7 @@ check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) check-build
 	@tests/run-all.sh
 
-check-build: all $(UNIT_BIN) $(B)/test/mshim $(B)/tsan/mshim
+check-build: binaries $(UNIT_BIN) $(B)/test/mshim $(B)/tsan/mshim
 
 # The edit-test loop: unit programs, the firmware harness, the CLI files and
 # the fuzz-corpus replay, no boot (under 3 minutes on 2 cores).
@@ -234,10 +242,17 @@ check-quick: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) check-build
 	@MB_ONLY=quick tests/run-all.sh
 
-integration: deps all
+# The whole-system tests (tests/system/): the Debian package built with
+# dpkg-buildpackage and checked by lintian. Slower than make check, so a
+# target of their own; .ci/run runs both.
+check-system: all
+	@EXTRA_PKGS="debhelper lintian" KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@MB_ONLY=system tests/run-all.sh
+
+integration: deps binaries
 	@tests/integration/run.sh
 
-demo: deps all
+demo: deps binaries
 	@scripts/demo.sh
 
 clean:

@@ -10,7 +10,9 @@ PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
 libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
 clang cppcheck python3 python3-jsonschema pesign grub-efi-amd64-bin systemd-boot-efi groff-base man-db
 strace libtss2-tcti-pcap0 openssl libqrencode-dev oathtool cryptsetup-bin fdisk kmod
-python3-cryptography"
+python3-cryptography ${EXTRA_PKGS:-}"
+# EXTRA_PKGS: make check-system's own (debhelper and lintian build and check
+# the Debian package, tests/system/test_package.sh).
 # strace: tests/cli/test_safety.sh checks fsync/rename order. libtss2-tcti-pcap0:
 # tests/cli/test_seal.sh counts unseal's TPM commands from its capture; openssl
 # (the command) checks the approvals' signatures there. libqrencode-dev: mshim
@@ -25,6 +27,11 @@ python3-cryptography"
 # Debian's signed shim, MokManager and GRUB are not installed (installing
 # shim-signed on an EFI host re-runs grub-install on its ESP): the tests
 # use copies unpacked by scripts/fetch-efi.sh.
+
+# --build (plain make): only what compiling the loader and the CLI needs,
+# and no download.
+BUILD_PKGS="gnu-efi libssl-dev libtss2-dev libqrencode-dev gcc make python3"
+[ "${1:-}" = --build ] && PKGS=$BUILD_PKGS
 
 missing=
 for p in $PKGS; do
@@ -49,6 +56,7 @@ if [ -n "$missing" ]; then
         fi
 fi
 
+[ "${1:-}" = --build ] && exit 0
 scripts/fetch-efi.sh
 scripts/fetch-kernel.sh
 # The second real kernel (tests/integration/test_predict.sh: a kernel update).

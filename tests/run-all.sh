@@ -44,6 +44,7 @@ show() {
 }
 
 for t in "$B"/test/test_*; do
+        [ "$only" = system ] && break
         [ -x "$t" ] || continue
         run_one "$work/unit.out" "$t"
         show "$work/unit.out"
@@ -55,9 +56,12 @@ done
 slow="tests/integration/test_luks.sh tests/integration/test_predict.sh tests/integration/test_luks_sb.sh"
 files=()
 boots="$slow tests/integration/test_*.sh"
+clis="tests/cli/test_*.sh"
 [ "$only" = quick ] && boots=
+# MB_ONLY=system (make check-system): the whole-system files alone.
+[ "$only" = system ] && boots= clis="tests/system/test_*.sh"
 if [ "$only" != unit ]; then
-        for t in $boots tests/cli/test_*.sh; do
+        for t in $boots $clis; do
                 [ -f "$t" ] || continue
                 case " ${files[*]} " in *" $t "*) continue ;; esac
                 files+=("$t")

@@ -107,3 +107,13 @@ else fail "default PREFIX is /usr/local" "$(diff <(expected usr/local) <(tree "$
 echo "#!/bin/sh" >"$R/usr/local/lib/mshim/hooks/50-mine"
 check "make uninstall (default PREFIX)" mk uninstall DESTDIR="$R"
 check "uninstall keeps a file it did not install" test "$(cd "$R" && find . -type f)" = "./usr/local/lib/mshim/hooks/50-mine"
+
+# Plain `make` in a fresh clone (issue 23): the default goal checks the build
+# packages, then builds both binaries. A dry run in a copy of the tree lists
+# the commands it would run.
+mkdir "$t/clone"
+git ls-files -z | xargs -0 cp --parents -t "$t/clone"
+(cd "$t/clone" && make -n) >"$t/dry.log" 2>&1
+check "plain make checks the build packages first" grep -q 'scripts/deps.sh --build' "$t/dry.log"
+check "plain make builds build/mshimx64.efi" grep -qE -- '-o build/mshimx64\.so|build/mshimx64\.efi' "$t/dry.log"
+check "plain make builds build/mshim" grep -qE -- '-o build/mshim ' "$t/dry.log"
