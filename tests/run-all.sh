@@ -10,6 +10,9 @@
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
+# python3 itself rather than a version manager's shim (tests/python3.sh):
+# every file inherits the PATH.
+. tests/python3.sh
 # Debian's signed EFI images, unpacked by scripts/fetch-efi.sh.
 export MB_EFIROOT=${MB_EFIROOT:-$B/debian-efi}
 jobs=${MB_JOBS:-2}

@@ -14,20 +14,13 @@
 # quote, as firmware would have done at boot.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/attesttest.XXXXXX")
-pass() { echo "PASS: attest: $1"; }
-fail() { echo "FAIL: attest: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+cli_init attest "$tmp"
 not() { ! "$@"; }
 # tpm2_checkquote prints the PCRs and the signature: only its status counts.
 checkquote() { tpm2_checkquote "$@" >/dev/null 2>&1; }
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
 for tool in swtpm swtpm_setup swtpm_ioctl tpm2_pcrextend tpm2_checkquote tpm2_createek tpm2_readpublic openssl python3; do
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
@@ -62,10 +55,7 @@ EOF
 swtpm_setup --tpm2 --tpmstate "$tmp/st" --create-ek-cert --create-platform-cert --pcr-banks sha1,sha256 \
         --config "$tmp/setup.conf" --overwrite --logfile "$tmp/setup.log" >/dev/null 2>&1 ||
         { fail "swtpm_setup --create-ek-cert" "$(cat "$tmp/setup.log")"; exit 1; }
-swtpm socket --tpm2 --tpmstate dir="$tmp/st" --server type=unixio,path="$tmp/srv" \
-        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
-        fail "swtpm starts"; exit 1; }
-export TPM2TOOLS_TCTI="swtpm:path=$tmp/srv"
+cli_swtpm "$tmp" "$tmp/st" || { fail "swtpm starts"; exit 1; }
 unset TCTI TSS2_TCTI
 
 # ---- attest init ----------------------------------------------------------------

@@ -6,12 +6,11 @@
 # changed image still signs and a signed one is refused.
 set -u
 cd "$(dirname "$0")/../.."
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 EFI=${EFI:-build/mshimx64.efi}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d)
+cli_init boot-policy "$T"
 
-pass() { echo "PASS: boot-policy: $1"; }
-fail() { echo "FAIL: boot-policy: $1"; }
 expect_rc() {
         local name=$1 want=$2 pat=$3; shift 3
         "$@" >"$T/out" 2>"$T/err"; local rc=$?

@@ -6,15 +6,12 @@
 # stays true.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 OVMF=${MB_OVMF_DIR:-/usr/share/OVMF}
 FB=${MB_EFIROOT:-build/debian-efi}/usr/lib/shim/fbx64.efi
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-failed=0
+t=$(mktemp -d)
+cli_init docs "$t"
 
-pass() { echo "PASS: docs: $*"; }
-fail() { echo "FAIL: docs: $*"; failed=1; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
 
 for f in "$MSHIM" "$OVMF/OVMF_VARS_4M.fd" "$OVMF/OVMF_VARS_4M.ms.fd" "$FB"; do
         [ -e "$f" ] || { fail "missing $f"; exit 1; }
@@ -82,4 +79,4 @@ if run MOK.md mok "$t/mok.pem"; then
         check "MOK.md mok: the example shows the MOK's SHA-1 fingerprint (openssl)" grep -q "SHA1 Fingerprint: $fp" "$d.log"
         check "MOK.md mok: Microsoft's store itself is untouched" cmp -s "$d/OVMF_VARS_4M.ms.fd" "$OVMF/OVMF_VARS_4M.ms.fd"
 fi
-exit "$failed"
+exit "$CLI_FAILED"

@@ -8,13 +8,12 @@
 # refuse images that would make the NX_COMPAT claim false.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/cli/lib.sh
 IMG=${MSHIM_EFI:-build/mshimx64.efi}
 SO=${IMG%.efi}.so
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d)
+cli_init efi-image "$T"
 
-pass() { echo "PASS: efi-image: $1"; }
-fail() { echo "FAIL: efi-image: $1"; }
-check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
 
 for f in "$IMG" "$SO"; do
         [ -f "$f" ] || { fail "missing $f: run make"; exit 1; }

@@ -18,21 +18,15 @@
 # tampered one (the TPM extended with each boot's events, hashlib's).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
 ROOT=$PWD
 MSHIM_REAL=${MSHIM:-build/test/mshim}
 K1=${KERNEL:-build/kernel/vmlinuz}
 K2=${KERNEL_RT:-build/kernel-rt/vmlinuz}
 FIX=tests/cli/predict_fixture.py
 T=$(mktemp -d)
-cleanup() {
-        [ -S "$T/tpm/srv.ctrl" ] && swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null
-        rm -rf "$T"
-}
-trap cleanup EXIT
-
-pass() { echo "PASS: hooks: $1"; }
-fail() { echo "FAIL: hooks: $1"; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+cli_init hooks "$T"
+CLI_AT_EXIT='[ -S "$T/tpm/srv.ctrl" ] && swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null'
 for f in "$K1" "$K2" "$MSHIM_REAL" build/mshimx64.efi; do
         [ -f "$f" ] || { fail "missing $f (make deps; make build/test/mshim)"; exit 1; }
 done

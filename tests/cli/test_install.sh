@@ -6,12 +6,11 @@
 # of it and nothing a user added.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
 B=${B:-build}
 VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-pass() { echo "PASS: install: $1"; }
-fail() { echo "FAIL: install: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+t=$(mktemp -d)
+cli_init install "$t"
 mk() { make --no-print-directory -s B="$B" "$@" >"$t/make.log" 2>&1 || { cat "$t/make.log" >&2; return 1; }; }
 
 # The layout, written out here rather than derived from the Makefile.

@@ -8,11 +8,11 @@
 # flags.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/cli/lib.sh
 B=${B:-build}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d)
+cli_init lint "$T"
 
-pass() { echo "PASS: lint: $1"; }
-fail() { echo "FAIL: lint: $1"; }
 for t in make clang cppcheck; do
         command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
 done

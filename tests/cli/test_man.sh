@@ -8,12 +8,10 @@
 # accept is documented; completion offers commands, sub-commands, options.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 GEN=${B:-build}/gen
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-pass() { echo "PASS: man: $1"; }
-fail() { echo "FAIL: man: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+t=$(mktemp -d)
+cli_init man "$t"
 for tool in groff man col; do command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }; done
 
 pages="mshim.1 mshim-log.1 mshim-pcrs.1 mshim-vars.1 mshim-sign.1 mshim-pe-hash.1 mshim-sbat.1 mshim-loader.conf.5

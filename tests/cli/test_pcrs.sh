@@ -7,14 +7,14 @@
 # a message, exit 2, no hang.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
 tmp=$(mktemp -d "$PWD/build/pcrstest.XXXXXX")
-pass() { echo "PASS: pcrs: $1"; }
-fail() { echo "FAIL: pcrs: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
+cli_init pcrs "$tmp"
 # run CMD...: stdout in $tmp/out, stderr in $tmp/err, status in $rc
 run() { "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 # refuses NAME REGEX CMD...: exit 2, nothing on stdout, one "mshim: " line matching REGEX
+# (stricter than lib.sh's, which it replaces here)
 refuses() {
         local n=$1 re=$2; shift 2
         run "$@"
@@ -25,12 +25,7 @@ refuses() {
         fi
 }
 srv_pid=
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
+CLI_AT_EXIT='[ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null; [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null'
 for t in swtpm swtpm_ioctl tpm2_pcrread tpm2_pcrextend tpm2_getcap tpm2_pcrallocate tpm2_startup; do
         command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
 done

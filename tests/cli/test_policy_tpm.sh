@@ -7,29 +7,22 @@
 # tpm2-tools is a second, independent client for the PolicyPCR case.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
 B=${B:-build}
 BIN=$B/test/policy_trial
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The refusals this test provokes on purpose would fill stderr with ESAPI warnings.
 export TSS2_LOG=${TSS2_LOG:-all+none}
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
 
 if [ ! -x "$BIN" ]; then
         fail "policy-tpm: $BIN not built (make $BIN)"; exit 1
 fi
 mkdir -p "$B"
 tmp=$(mktemp -d "$PWD/$B/policytpm.XXXXXX")
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
+cli_init "" "$tmp"
 
-swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
-        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
-        fail "policy-tpm: swtpm starts"; exit 1; }
+cli_swtpm "$tmp" || { fail "policy-tpm: swtpm starts"; exit 1; }
 tcti="swtpm:path=$tmp/srv"
 
 # timeout: a TPM that stops answering must not hang the suite.

@@ -7,18 +7,13 @@
 # prints nothing on stdout. The boots themselves: tests/integration/test_predict.sh.
 set -u
 cd "$(dirname "$0")/../.."
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 KERNEL=${KERNEL:-build/kernel/vmlinuz}
 FIX=tests/cli/predict_fixture.py
 T=$(mktemp -d)
-cleanup() {
-        [ -S "$T/tpm.ctrl" ] && swtpm_ioctl --unix "$T/tpm.ctrl" -s 2>/dev/null
-        rm -rf "$T"
-}
-trap cleanup EXIT
+cli_init predict "$T"
+CLI_AT_EXIT='[ -S "$T/tpm.ctrl" ] && swtpm_ioctl --unix "$T/tpm.ctrl" -s 2>/dev/null'
 
-pass() { echo "PASS: predict: $1"; }
-fail() { echo "FAIL: predict: $1"; }
 # expect_rc NAME RC PATTERN CMD...: exit status RC and PATTERN in stderr or
 # stdout; for status 2 also nothing on stdout.
 expect_rc() {

@@ -7,11 +7,10 @@
 # from (debug info included), which hold neither build path.
 set -u
 cd "$(dirname "$0")/../.."
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+. tests/cli/lib.sh
+T=$(mktemp -d)
+cli_init reproducible "$T"
 
-pass() { echo "PASS: reproducible: $1"; }
-fail() { echo "FAIL: reproducible: $1"; }
-check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
 
 # The tree as a reviewer gets it: tracked and new (not ignored) files, no
 # build/ (a tarball of a release has none either).

@@ -10,7 +10,7 @@
 # hashlib, never from mshim itself.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 # The memory test runs the unsanitized build under an address-space limit
 # (ASan reserves terabytes of address space up front).
 MSHIM_REL=${MSHIM_REL:-build/mshim}
@@ -18,22 +18,9 @@ OVMF=${MB_OVMF_DIR:-/usr/share/OVMF}
 VARS=$OVMF/OVMF_VARS_4M.fd
 MS=$OVMF/OVMF_VARS_4M.ms.fd
 FB=${MB_EFIROOT:-build/debian-efi}/usr/lib/shim/fbx64.efi
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-failed=0
+t=$(mktemp -d)
+cli_init safety "$t"
 
-pass() { echo "PASS: safety: $*"; }
-fail() { echo "FAIL: safety: $*"; failed=1; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
-# refuses NAME REGEX CMD...: exit status 2 and REGEX in a "mshim: " message.
-refuses() {
-        local n=$1 re=$2 rc; shift 2
-        "$@" >"$t/out" 2>"$t/err" </dev/null; rc=$?
-        if [ "$rc" = 2 ] && grep -q -E "^mshim: .*$re" "$t/err"; then
-                pass "$n"
-        else
-                fail "$n (status $rc)"; cat "$t/err" >&2
-        fi
-}
 # no_temp DIR: no temporary file of mshim's (.mshim-*) nor of older
 # versions (NAME.XXXXXX, NAME.mshim-XXXXXX) in DIR.
 no_temp() { [ -z "$(find "$1" -maxdepth 1 \( -name '.mshim-*' -o -name '*.mshim-*' -o -name '*.fd.??????' \))" ]; }
@@ -459,4 +446,4 @@ sys.exit(not (rc == -signal.SIGTERM and termios.tcgetattr(slave)[3] & termios.EC
 EOF
 
 check "no temporary file anywhere" no_temp "$t"
-exit "$failed"
+exit "$CLI_FAILED"

@@ -8,17 +8,10 @@
 # tpm2-tss pcap TCTI (tests/cli/tpm_pcap.py).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/sealtest.XXXXXX")
-pass() { echo "PASS: seal: $1"; }
-fail() { echo "FAIL: seal: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
+cli_init seal "$tmp"
 for tool in swtpm swtpm_ioctl tpm2_pcrextend tpm2_evictcontrol python3; do
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
@@ -68,11 +61,7 @@ done <<EOF2
 {"schema": "mshim-predict/1", "pcrs": {}
 EOF2
 
-swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
-        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
-        fail "swtpm starts"; exit 1; }
-export TPM2TOOLS_TCTI="swtpm:path=$tmp/srv"
-unset TCTI TSS2_TCTI
+cli_swtpm "$tmp" || { fail "swtpm starts"; exit 1; }
 while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/b0/extends.txt"
 
 # ---- policy init --------------------------------------------------------------
@@ -394,13 +383,19 @@ check "seal --literal --pcrs FILE: the hashlib values open it" bash -c "'$MSHIM'
 # PolicyOR tree of three levels (8 leaves a node: 70 -> 9 -> 2 -> 1), the
 # real state's path walked from leaf 70.
 mkdir -p "$tmp/many"
+# One Python for the 68 (each as `fix pred` writes it).
+python3 - "$tmp/many" <<'PY'
+import os, sys
+sys.path.insert(0, "tests/cli")
+import seal_fixture
+for i in range(1, 69):
+    txt = "%s/%d.txt" % (sys.argv[1], i)
+    with open(txt, "w") as f:
+        f.write("".join("sha256:%d=%s\n" % (n, os.urandom(32).hex()) for n in (4, 5, 7, 9, 12)))
+    seal_fixture.pred("%s/%d.json" % (sys.argv[1], i), txt, [])
+PY
 preds=()
-for i in $(seq 1 68); do
-        python3 -c 'import os, sys
-print("".join("sha256:%d=%s\n" % (n, os.urandom(32).hex()) for n in (4, 5, 7, 9, 12)), end="")' >"$tmp/many/$i.txt"
-        fix pred "$tmp/many/$i.json" "$tmp/many/$i.txt"
-        preds+=("$tmp/many/$i.json")
-done
+for i in $(seq 1 68); do preds+=("$tmp/many/$i.json"); done
 fix pred "$tmp/many/real.json" "$tmp/b1/pcrs.txt"
 "$MSHIM" seal --literal --state-dir "$st" --pcrs "$tmp/far.txt" -o "$tmp/l70.sealed" "${preds[@]}" "$tmp/many/real.json" <"$tmp/secret"; rc=$?
 check "seal --literal with 70 states (rc=$rc)" bash -c "[ $rc = 0 ] && [ \$(grep -c '^state ' '$tmp/l70.sealed') = 70 ]"

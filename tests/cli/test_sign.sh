@@ -6,24 +6,15 @@
 # the test kernel and build/mshimx64.efi when present.
 set -u
 cd "$(dirname "$0")/../.."
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 # Debian's images, unpacked by scripts/fetch-efi.sh (never installed).
 EFIROOT=${MB_EFIROOT:-build/debian-efi}
 SHIM=$EFIROOT/usr/lib/shim/shimx64.efi.signed
 GRUB=$EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
 FB=$EFIROOT/usr/lib/shim/fbx64.efi
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d)
+cli_init sign "$T"
 
-pass() { echo "PASS: sign: $1"; }
-fail() { echo "FAIL: sign: $1"; }
-check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
-# expect_rc NAME RC PATTERN CMD...: exit status RC and stderr matching PATTERN
-expect_rc() {
-        local name=$1 want=$2 pat=$3; shift 3
-        "$@" >"$T/out" 2>"$T/err"; local rc=$?
-        if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$T/err"; }; then pass "$name"
-        else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$T/err"))"; fi
-}
 
 for f in "$SHIM" "$GRUB" "$FB"; do
         [ -f "$f" ] || { fail "missing $f: run make deps (scripts/fetch-efi.sh)"; exit 1; }

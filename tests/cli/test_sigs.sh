@@ -6,23 +6,14 @@
 # struct/pty/termios; images from sbsign and Debian's own signed shim.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 EFIROOT=${MB_EFIROOT:-build/debian-efi}
 SHIM=$EFIROOT/usr/lib/shim/shimx64.efi.signed
 FB=$EFIROOT/usr/lib/shim/fbx64.efi
 MS=${MB_OVMF_DIR:-/usr/share/OVMF}/OVMF_VARS_4M.ms.fd
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d)
+cli_init sigs "$T"
 
-pass() { echo "PASS: sigs: $1"; }
-fail() { echo "FAIL: sigs: $1"; }
-check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
-# expect_rc NAME RC PATTERN CMD...: exit status RC and stderr matching PATTERN
-expect_rc() {
-        local name=$1 want=$2 pat=$3; shift 3
-        "$@" >"$T/out" 2>"$T/err"; local rc=$?
-        if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$T/err"; }; then pass "$name"
-        else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$T/err"))"; fi
-}
 sbv() { sbverify "$@" >/dev/null 2>&1; }
 no_temp_left() { ! ls -a "$T" | grep -q -e 'mshim-' -e '\.efi\.[A-Za-z0-9]\{6\}$'; }
 

@@ -8,24 +8,10 @@
 # from the base32 secret (RFC 6238).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 t=$(mktemp -d "$PWD/build/totptest.XXXXXX")
+cli_init totp "$t"
 H=0x81004d54
-pass() { echo "PASS: totp: $1"; }
-fail() { echo "FAIL: totp: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
-# refuses NAME REGEX CMD...: exit status 2 and REGEX in a "mshim: " line on stderr.
-refuses() {
-        local n=$1 re=$2 rc; shift 2
-        "$@" >"$t/out" 2>"$t/err"; rc=$?
-        if [ "$rc" = 2 ] && grep -q -E "^mshim: .*$re" "$t/err"; then pass "$n"
-        else fail "$n (status $rc)" "$(cat "$t/err")"; fi
-}
-cleanup() {
-        [ -S "$t/srv.ctrl" ] && swtpm_ioctl --unix "$t/srv.ctrl" -s 2>/dev/null
-        rm -rf "$t"
-}
-trap cleanup EXIT
 for tool in swtpm tpm2_hmac oathtool python3 openssl; do
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
@@ -77,9 +63,7 @@ refuses "enroll does not take --time" "totp enroll does not take --time" "$MSHIM
 refuses "recover --time: seconds" "--time wants seconds" "$MSHIM" totp recover --time yesterday f
 
 # ---- a TPM ----
-swtpm socket --tpm2 --tpmstate dir="$t" --server type=unixio,path="$t/srv" \
-        --ctrl type=unixio,path="$t/srv.ctrl" --flags not-need-init,startup-clear --daemon || { fail "swtpm starts"; exit 1; }
-export TPM2TOOLS_TCTI="swtpm:path=$t/srv"
+cli_swtpm "$t" || { fail "swtpm starts"; exit 1; }
 # A boot through mshim, as an event log and the same extends into the TPM
 # (as tests/cli/test_tpm.sh): Secure Boot (7), mshim (4), loader.conf (5),
 # the kernel (4), the command line (12, EV_IPL), the initrd the code vouches

@@ -5,24 +5,15 @@
 # extend must then be reported as a mismatch of exactly that PCR.
 set -u
 cd "$(dirname "$0")/../.."
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 tmp=$(mktemp -d "$PWD/build/tpmtest.XXXXXX")
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
+cli_init "" "$tmp"
 
 # Without a reachable TPM: a clear error, exit 2... (the TCTI names a dead socket)
 out=$(TPM2TOOLS_TCTI="swtpm:path=$tmp/none" "$MSHIM" log --tpm tests/data/eventlogs/tpm2-tools-event.bin 2>&1 >/dev/null); rc=$?
 if [ "$rc" = 2 ] && grep -q "cannot reach a TPM" <<<"$out"; then pass "log --tpm without a TPM fails with a message"; else fail "log --tpm without a TPM fails with a message" "rc=$rc $out"; fi
 
-swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
-        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
-        fail "swtpm starts"; exit 1; }
-export TPM2TOOLS_TCTI="swtpm:path=$tmp/srv"
+cli_swtpm "$tmp" || { fail "swtpm starts"; exit 1; }
 
 python3 - "$tmp/log.bin" "$tmp/extends.txt" <<'PY'
 import hashlib, struct, sys

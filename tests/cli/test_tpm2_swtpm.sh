@@ -16,23 +16,15 @@
 #     key's ticket, a bad signature, a revoked epoch are refused.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/cli/lib.sh
 B=${B:-build}
 BIN=$B/test/tpm2_swtpm
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
 if [ ! -x "$BIN" ]; then fail "tpm2_swtpm: $BIN not built (make $BIN)"; exit 1; fi
 tmp=$(mktemp -d "$PWD/$B/tpm2swtpm.XXXXXX")
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
+cli_init "" "$tmp"
 
-swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
-        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
-        fail "swtpm starts"; exit 1; }
-TCTI="swtpm:path=$tmp/srv"
-export TPM2TOOLS_TCTI=$TCTI
+cli_swtpm "$tmp" || { fail "swtpm starts"; exit 1; }
+TCTI=$TPM2TOOLS_TCTI
 setup() { "$@" >"$tmp/setup.log" 2>&1 || { fail "set-up: $*" "$(cat "$tmp/setup.log")"; exit 1; }; }
 
 # ---- set-up with tpm2-tools: SRK, PCRs 7 and 12 not all zero, the HMAC key ----

@@ -6,12 +6,10 @@
 # naming the right command. No TPM is needed: usage is checked first.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 OVMF_VARS=${MB_OVMF_DIR:-/usr/share/OVMF}/OVMF_VARS_4M.fd
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-pass() { echo "PASS: usage: $1"; }
-fail() { echo "FAIL: usage: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+t=$(mktemp -d)
+cli_init usage "$t"
 
 [ -x "$MSHIM" ] || { fail "no $MSHIM"; exit 1; }
 [ -f "$OVMF_VARS" ] || { fail "no $OVMF_VARS (make deps)"; exit 1; }

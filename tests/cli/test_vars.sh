@@ -5,27 +5,14 @@
 # "mshim: " message and write nothing.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 OVMF=${MB_OVMF_DIR:-/usr/share/OVMF}
 VARS=$OVMF/OVMF_VARS_4M.fd
 MS=$OVMF/OVMF_VARS_4M.ms.fd
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-failed=0
+t=$(mktemp -d)
+cli_init vars "$t"
 
-pass() { echo "PASS: vars: $*"; }
-fail() { echo "FAIL: vars: $*"; failed=1; }
 # check NAME CMD...: pass when CMD succeeds.
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
-# refuses NAME REGEX CMD...: exit status 2 and REGEX in a "mshim: " message.
-refuses() {
-        local n=$1 re=$2 rc; shift 2
-        "$@" >"$t/out" 2>"$t/err"; rc=$?
-        if [ "$rc" = 2 ] && grep -q -E "^mshim: .*$re" "$t/err"; then
-                pass "$n"
-        else
-                fail "$n (status $rc)"; cat "$t/err" >&2
-        fi
-}
 # same_size_valid FILE: the size of OVMF_VARS_4M.fd and parseable again.
 same_size_valid() { [ "$(stat -c %s "$1")" = "$(stat -c %s "$VARS")" ] && "$MSHIM" vars list "$1" >/dev/null; }
 
@@ -227,4 +214,4 @@ check "--help documents every subcommand" sh -c "
         out=\$('$MSHIM' vars --help) && for c in list get delete enroll add-mok mok-import sbat-level; do
                 echo \"\$out\" | grep -q \"mshim vars \$c\" || exit 1; done"
 check "mshim --help mentions vars" sh -c "'$MSHIM' --help | grep -q '^  vars '"
-exit "$failed"
+exit "$CLI_FAILED"

@@ -6,19 +6,16 @@
 # x509, pesign -h, and a Python reading of the store's records.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 OVMF=${MB_OVMF_DIR:-/usr/share/OVMF}
 VARS=$OVMF/OVMF_VARS_4M.fd
 MS=$OVMF/OVMF_VARS_4M.ms.fd
 FB=${MB_EFIROOT:-build/debian-efi}/usr/lib/shim/fbx64.efi
 OWNER=4d0b4b1e-b009-4cb7-863a-287100431702     # mshim's default SignatureOwner
 ZERO=00000000-0000-0000-0000-000000000000
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
-failed=0
+t=$(mktemp -d)
+cli_init "vars keys" "$t"
 
-pass() { echo "PASS: vars keys: $*"; }
-fail() { echo "FAIL: vars keys: $*"; failed=1; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
 # runs NAME RC REGEX CMD...: exit status RC and, when REGEX is not empty, a
 # "mshim: " message on stderr matching it.
 runs() {
@@ -200,4 +197,4 @@ check "refused exports wrote nothing" test -z "$(ls "$t" | grep '^none')"
 check "vars --help documents append, certs and export" sh -c "
         out=\$('$MSHIM' vars --help) && for c in append certs export; do
                 echo \"\$out\" | grep -q \"mshim vars \$c\" || exit 1; done"
-exit "$failed"
+exit "$CLI_FAILED"

@@ -25,6 +25,8 @@
 IT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
 case "$B" in /*) IT_B=$B ;; *) IT_B=$IT_REPO/$B ;; esac
+# The interpreter itself rather than a version manager's shim.
+. "$IT_REPO/tests/python3.sh"
 # Debian's signed shim, MokManager and GRUB (scripts/fetch-efi.sh).
 IT_EFIROOT=${MB_EFIROOT:-$IT_B/debian-efi}
 case "$IT_EFIROOT" in /*) ;; *) IT_EFIROOT=$IT_REPO/$IT_EFIROOT ;; esac
@@ -34,6 +36,9 @@ IT_KERNEL=${IT_KERNEL:-$IT_B/kernel/vmlinuz}
 IT_INITRD=$IT_B/it/initrd.img
 IT_ORACLE=$IT_REPO/tests/integration/oracle.py
 IT_TIMEOUT=${IT_TIMEOUT:-300}
+# Seconds between two looks at a running boot's console (it_qemu): a boot
+# is seen to end within this of its last line.
+IT_POLL=${IT_POLL:-0.2}
 OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
 OVMF_VARS=${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
 IT_BANKS=${IT_BANKS:-sha1,sha256,sha384,sha512}
@@ -547,7 +552,7 @@ it_qemu() {
                                 fi
                         done
                 fi
-                sleep 0.5
+                sleep "$IT_POLL"
         done
         if kill -0 "$qpid" 2>/dev/null; then
                 kill "$qpid" 2>/dev/null

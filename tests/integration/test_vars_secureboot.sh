@@ -38,7 +38,7 @@ sb_boot() {
                 if grep -a -q -E "$stop" "$d/serial.log"; then
                         sleep 1; rc=0; break
                 fi
-                sleep 0.5
+                sleep "$IT_POLL"
         done
         kill "$qpid" 2>/dev/null
         wait "$qpid" 2>/dev/null

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# What the CLI tests (tests/cli/test_*.sh) share. A script starts with
+#   cd "$(dirname "$0")/../.." || exit 1
+#   . tests/cli/lib.sh
+#   tmp=$(mktemp -d ...)          # its own scratch directory, any name
+#   cli_init NAME "$tmp"          # NAME: the prefix of its PASS/FAIL lines
+# and then has:
+#   pass NAME                     "PASS: <prefix>NAME"
+#   fail NAME [DETAIL...]         "FAIL: <prefix>NAME", each DETAIL on stderr;
+#                                 CLI_FAILED=1
+#   check NAME CMD...             pass NAME when CMD succeeds, else fail NAME
+#   refuses NAME ERE CMD...       CMD (stdin /dev/null) exits 2 with ERE in a
+#                                 "mshim: " line on stderr
+#   expect_rc NAME RC PAT CMD...  CMD exits RC with PAT (grep) on stderr
+#   cli_swtpm DIR [STATE]         a swtpm on state STATE (default DIR; made
+#                                 when absent), served at DIR/srv (control
+#                                 DIR/srv.ctrl), TPM2TOOLS_TCTI pointing at
+#                                 it; stopped at exit or by cli_swtpm_stop DIR
+# At exit the swtpms stop, CLI_AT_EXIT (a command, when set) runs and the
+# scratch directory goes. MSHIM is the sanitized CLI unless set.
+MSHIM=${MSHIM:-build/test/mshim}
+CLI_FAILED=0
+CLI_PREFIX=
+CLI_TMP=
+CLI_SWTPMS=
+CLI_AT_EXIT=
+# The interpreter itself rather than a version manager's shim.
+. "$(dirname "${BASH_SOURCE[0]}")/../python3.sh"
+
+# cli_init NAME [TMPDIR]: PASS/FAIL lines start "NAME: " (none when NAME is
+# empty); TMPDIR is removed at exit and holds refuses'/expect_rc's output.
+cli_init() {
+        CLI_PREFIX=${1:+$1: }
+        CLI_TMP=${2:-}
+        trap cli_cleanup EXIT
+}
+
+cli_cleanup() {
+        local d
+        for d in $CLI_SWTPMS; do cli_swtpm_stop "$d"; done
+        [ -n "$CLI_AT_EXIT" ] && eval "$CLI_AT_EXIT"
+        [ -n "$CLI_TMP" ] && rm -rf "$CLI_TMP"
+}
+
+pass() { echo "PASS: $CLI_PREFIX$1"; }
+fail() {
+        echo "FAIL: $CLI_PREFIX$1"
+        CLI_FAILED=1
+        shift
+        [ $# -gt 0 ] && printf '  %s\n' "$@" >&2
+        return 0
+}
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+
+refuses() {
+        local n=$1 re=$2 rc; shift 2
+        "$@" >"$CLI_TMP/out" 2>"$CLI_TMP/err" </dev/null; rc=$?
+        if [ "$rc" = 2 ] && grep -q -E "^mshim: .*$re" "$CLI_TMP/err"; then pass "$n"
+        else fail "$n (status $rc)" "$(cat "$CLI_TMP/err")"; fi
+}
+
+expect_rc() {
+        local name=$1 want=$2 pat=$3 rc; shift 3
+        "$@" >"$CLI_TMP/out" 2>"$CLI_TMP/err"; rc=$?
+        if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$CLI_TMP/err"; }; then pass "$name"
+        else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$CLI_TMP/err"))"; fi
+}
+
+cli_swtpm() {
+        local d=$1 st=${2:-$1} i=0
+        mkdir -p "$d" "$st"
+        rm -f "$d/srv" "$d/srv.ctrl"
+        swtpm socket --tpm2 --tpmstate dir="$st" --server type=unixio,path="$d/srv" \
+                --ctrl type=unixio,path="$d/srv.ctrl" --flags not-need-init,startup-clear --daemon || return 1
+        CLI_SWTPMS="$CLI_SWTPMS $d"
+        # --daemon returns once the sockets are bound; wait anyway, briefly.
+        while [ ! -S "$d/srv" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+        export TPM2TOOLS_TCTI="swtpm:path=$d/srv"
+        unset TCTI TSS2_TCTI
+}
+
+cli_swtpm_stop() {
+        [ -S "$1/srv.ctrl" ] && swtpm_ioctl --unix "$1/srv.ctrl" -s 2>/dev/null
+        return 0
+}
