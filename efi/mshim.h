@@ -54,6 +54,22 @@
 #define MSHIM_PCR_CMDLINE  12  /* kernel command line, systemd-boot convention */
 #define MSHIM_PCR_INITRD   9   /* the initrd, when the Linux stub does not measure it */
 
+/* ---- bench.c: phase timestamps, benchmark build only ---------------------- */
+
+/* build/bench/mshimx64.efi (make bench-efi, -DMB_BENCH) records the time-
+ * stamp counter at the end of each phase and prints the table on the
+ * console just before StartImage (scripts/bench/loadtime.sh reads it).
+ * The release loader has no timing code: these expand to nothing. */
+#ifdef MB_BENCH
+void mshim_bench_mark(const CHAR16 *phase);
+void mshim_bench_report(void);
+#define MSHIM_BENCH_MARK(phase) mshim_bench_mark(phase)
+#define MSHIM_BENCH_REPORT() mshim_bench_report()
+#else
+#define MSHIM_BENCH_MARK(phase) ((void) 0)
+#define MSHIM_BENCH_REPORT() ((void) 0)
+#endif
+
 /* ---- util.c -------------------------------------------------------------- */
 
 /* The one conversion of the core's error type to EFI_STATUS. */
