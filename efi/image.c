@@ -41,9 +41,9 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
         UINTN size = 0;
         EFI_STATUS st;
 
-        st = mshim_file_load(c->root, path, MSHIM_IMAGE_MAX, &buf, &size);
+        st = mshim_file_load_pages(c->root, path, MSHIM_IMAGE_MAX, &buf, &size);
         /* A missing file is the caller's to report: it knows what was
-         * expected there. Other failures mshim_file_load has reported. */
+         * expected there. Other failures mshim_file_load_pages has reported. */
         if (EFI_ERROR(st))
                 return st;
         MSHIM_BENCH_MARK(L"image read");
@@ -83,7 +83,7 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
 out:
         if (dp)
                 FreePool(dp);
-        FreePool(buf);  /* LoadImage copied the image */
+        mshim_pages_free(buf, size + 1);        /* LoadImage copied the image */
         return st;
 }
 

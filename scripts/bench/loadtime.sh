@@ -28,7 +28,7 @@ B=${B:-build}
 RUNS=${BENCH_RUNS:-5}
 . tests/integration/lib.sh
 die() { echo "bench-loadtime: $*" >&2; exit 1; }
-BENCH_EFI=$IT_B/bench/mshimx64.efi
+BENCH_EFI=${BENCH_EFI:-$IT_B/bench/mshimx64.efi}
 it_require "$IT_EFI" "$BENCH_EFI" "$IT_KERNEL" "$OVMF_CODE" "$OVMF_VARS" || die "prerequisites missing (make bench-efi; make deps)"
 
 # systemd-boot: Debian's, as the integration tests use it; without the
