@@ -19,6 +19,7 @@
 #
 # Informative only: exits non-zero when a boot fails, never on a ratio.
 # Environment: B, BENCH_RUNS (default 5), BENCH_INITRD_MB (default 48),
+# BENCH_BASELINE (an older mshimx64.efi to compare, see below),
 # SDBOOT (systemd-boot's image; default Debian's, installed by make deps,
 # else unpacked once into $B/systemd-boot-efi with apt-get download).
 set -u
@@ -69,7 +70,10 @@ mkesp() {
         echo "$1=$d/esp.img"
 }
 imgs=()
-for x in "mshim $IT_EFI" "sdboot $SDBOOT" "phases $BENCH_EFI"; do
+# BENCH_BASELINE: an older build of mshimx64.efi, booted in turn with the
+# others, to show what a change gained under the same load.
+NAMES="mshim ${BENCH_BASELINE:+baseline }sdboot"
+for x in "mshim $IT_EFI" ${BENCH_BASELINE:+"baseline $BENCH_BASELINE"} "sdboot $SDBOOT" "phases $BENCH_EFI"; do
         # shellcheck disable=SC2086 # two words: name, loader
         imgs+=("$(mkesp $x)") || die "cannot build the ESP for ${x%% *}"
 done
@@ -84,32 +88,24 @@ echo "  $RUNS rounds, loaders in turn, medians; load average before: $(cut -d' '
 out=$(python3 scripts/bench/loadtime.py --runs "$RUNS" --dir "$D/runs" --tpm-state "$D/tpm-state" \
         --ovmf-code "$OVMF_CODE" --ovmf-vars "$OVMF_VARS" "${imgs[@]}") || { IT_FAILED=1; die "a boot failed"; }
 echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-# The medians as "KIND MARK mshim systemd-boot" lines: wall clock and CPU
-# time (QEMU's and swtpm's: far less sensitive to the machine's other load).
-summary() {
-        local kind k
-        for kind in median cpu; do
-                for k in loader initrd; do
-                        awk -v kind="$kind" -v k="$k" '$1 == kind && $3 == k { v[$2] = $4 }
-                                END { print kind, k, v["mshim"], v["sdboot"] }' <<< "$out"
-                done
-        done
-}
-summary | awk '{ v[$1, $2, "m"] = $3; v[$1, $2, "s"] = $4 } END {
-        printf "  %-40s %19s %19s\n", "medians, mshim / systemd-boot", "wall clock", "CPU (QEMU+swtpm)"
-        row("QEMU start -> initrd handed over", "initrd", "", 1)
-        row("QEMU start -> loader started (firmware)", "loader", "", 0)
-        row("loader started -> initrd handed over", "initrd", "loader", 1)
-}
-function row(label, k, k0, ratio,   kind, m, s, line) {
-        line = sprintf("  %-40s", label)
-        for (kind = 0; kind < 2; kind++) {
-                K = kind ? "cpu" : "median"
-                m = v[K, k, "m"] - (k0 ? v[K, k0, "m"] : 0); s = v[K, k, "s"] - (k0 ? v[K, k0, "s"] : 0)
-                line = line sprintf(" %6.2f/%6.2f s", m, s) (ratio ? sprintf(" %.3fx", m / s) : "       ")
-        }
-        print line
-}'
+# One row per loader and span, the medians of wall clock and CPU time
+# (QEMU's and swtpm's: far less sensitive to the machine's other load),
+# and the ratio to systemd-boot's.
+awk -v names="$NAMES" '
+$1 == "median" || $1 == "cpu" { v[$1, $2, $3] = $4 }
+function span(kind, n, k, k0) { return v[kind, n, k] - (k0 == "" ? 0 : v[kind, n, k0]) }
+END {
+        n = split(names, nm, " ")
+        printf "  %-38s %-8s %22s %22s\n", "medians", "loader", "wall clock, ratio", "CPU (QEMU+swtpm), ratio"
+        split("QEMU start -> initrd handed over|QEMU start -> loader started|loader started -> initrd handed over", label, "|")
+        split("initrd|loader|initrd", k, "|"); split("||loader", k0, "|")
+        for (r = 1; r <= 3; r++)
+                for (i = 1; i <= n; i++) {
+                        w = span("median", nm[i], k[r], k0[r]); ws = span("median", "sdboot", k[r], k0[r])
+                        c = span("cpu", nm[i], k[r], k0[r]); cs = span("cpu", "sdboot", k[r], k0[r])
+                        printf "  %-38s %-8s %10.3f s %7.3fx %10.3f s %7.3fx\n", i == 1 ? label[r] : "", nm[i], w, w / ws, c, c / cs
+                }
+}' <<< "$out"
 echo "  (target: mshim <= 0.85x systemd-boot, QEMU start -> initrd handed over; informative, never a failure)"
 echo "  mshim's phases (build/bench/mshimx64.efi, -DMB_BENCH; medians, milliseconds):"
 awk '$1 == "phase" && $2 == "phases" { us = $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); printf "    %-52s %9.1f\n", $0, us / 1000 }' <<< "$out"
