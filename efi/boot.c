@@ -115,16 +115,19 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         st = mshim_tpm_measure_file(&c->tpm, MB_TAG_BLS_ENTRY, e->path, e->plan.buf, e->plan.size);
         if (EFI_ERROR(st))
                 return st;
+        MSHIM_BENCH_MARK(L"entry measured (PCR 5)");
 
         st = entry_options(e, &opts, &opts_size);
         if (EFI_ERROR(st))
                 return st;
+        MSHIM_BENCH_MARK(L"options");
         /* The initrd before the image: LoadImage adds the image's PCR 4
          * event, so everything that can fail without starting it should
          * fail before that event exists. */
         st = mshim_initrd_install(c->root, &e->plan.bls, mshim_entry_name(e), &initrd);
         if (EFI_ERROR(st))
                 goto out;
+        MSHIM_BENCH_MARK(L"initrd read");
         st = entry_load_image(c, e, &child, &stub_measures_initrd);
         if (EFI_ERROR(st))
                 goto out;
@@ -135,6 +138,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
         st = mshim_tpm_measure_cmdline(&c->tpm, opts, opts_size);
         if (EFI_ERROR(st))
                 goto out;
+        MSHIM_BENCH_MARK(L"command line measured (PCR 12)");
         /* The initrd reaches PCR 9 exactly once: from the Linux stub when
          * it measures (5.17+), else from us, with the stub's own event so
          * a prediction need not care which. */
@@ -143,6 +147,7 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
                 if (EFI_ERROR(st))
                         goto out;
         }
+        MSHIM_BENCH_MARK(L"initrd measured (PCR 9, when the stub does not)");
         /* The initrd the code vouches for: the Linux stub measures it into
          * PCR 9 only after StartImage (5.17+), after the code, and PCR 9 is
          * in no TOTP policy; so with TOTP on, the very buffer it will be
@@ -152,12 +157,14 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
                 if (EFI_ERROR(st))
                         goto out;
         }
+        MSHIM_BENCH_MARK(L"initrd hashed for TOTP (PCR 12)");
         /* The TOTP point: everything the code vouches for (PCRs 4, 5, 7,
          * 12) is final, and nothing of the entry has run yet. An EFI
          * program would load more after the code: no code for it. */
         st = mshim_totp_run(c, e->plan.bls.efi.len ? mshim_entry_name(e) : NULL);
         if (EFI_ERROR(st))
                 goto out;
+        MSHIM_BENCH_MARK(L"TOTP code and fence");
 
         /* SHIM_LOCK only for EFI programs: a Linux kernel never asks for
          * it, and offering it would only widen what could call Verify. */

@@ -40,8 +40,9 @@ EFI_STATUS mshim_file_read_exact(EFI_FILE_HANDLE f, const CHAR16 *path, void *bu
         return EFI_SUCCESS;
 }
 
-EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
-                           void **ret_buf, UINTN *ret_size) {
+/* mshim_file_load and mshim_file_load_pages: pages picks the allocator. */
+static EFI_STATUS file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max, bool pages,
+                            void **ret_buf, UINTN *ret_size) {
         EFI_FILE_HANDLE f = NULL;
         void *buf = NULL;
         UINTN size = 0;
@@ -57,7 +58,7 @@ EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
         if (EFI_ERROR(st))
                 goto out;
         /* One spare byte so an empty file still gets a valid pointer. */
-        buf = AllocatePool(size + 1);
+        buf = pages ? mshim_pages_alloc(size + 1) : AllocatePool(size + 1);
         if (!buf) {
                 st = mshim_log(EFI_OUT_OF_RESOURCES, L"out of memory reading %s", path);
                 goto out;
@@ -70,10 +71,22 @@ EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
         *ret_size = size;
         buf = NULL;
 out:
-        if (buf)
+        if (buf && pages)
+                mshim_pages_free(buf, size + 1);
+        else if (buf)
                 FreePool(buf);
         f->Close(f);
         return st;
+}
+
+EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
+                           void **ret_buf, UINTN *ret_size) {
+        return file_load(root, path, max, false, ret_buf, ret_size);
+}
+
+EFI_STATUS mshim_file_load_pages(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
+                                 void **ret_buf, UINTN *ret_size) {
+        return file_load(root, path, max, true, ret_buf, ret_size);
 }
 
 /* name ends in suffix, ignoring the case of ASCII letters. */

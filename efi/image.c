@@ -41,11 +41,12 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
         UINTN size = 0;
         EFI_STATUS st;
 
-        st = mshim_file_load(c->root, path, MSHIM_IMAGE_MAX, &buf, &size);
+        st = mshim_file_load_pages(c->root, path, MSHIM_IMAGE_MAX, &buf, &size);
         /* A missing file is the caller's to report: it knows what was
-         * expected there. Other failures mshim_file_load has reported. */
+         * expected there. Other failures mshim_file_load_pages has reported. */
         if (EFI_ERROR(st))
                 return st;
+        MSHIM_BENCH_MARK(L"image read");
         /* From the bytes LoadImage gets, so the answer is about the very
          * image that runs. */
         stub_measures = mb_linux_stub_measures_initrd(buf, size);
@@ -53,6 +54,7 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
         st = mshim_sbat_check(buf, size, path, sbat_required);
         if (EFI_ERROR(st))
                 goto out;
+        MSHIM_BENCH_MARK(L"stub and SBAT checks");
 
         /* The file's device path, so the firmware's PCR 4 event says where
          * the image came from. */
@@ -74,13 +76,14 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
                         st = mshim_log(st, L"%s: %s (%r)", path, load_refusal_reason(st), st);
                 goto out;
         }
+        MSHIM_BENCH_MARK(L"LoadImage (firmware: PE load, PCR 4)");
         *ret_child = child;
         if (ret_stub_measures_initrd)
                 *ret_stub_measures_initrd = stub_measures;
 out:
         if (dp)
                 FreePool(dp);
-        FreePool(buf);  /* LoadImage copied the image */
+        mshim_pages_free(buf, size + 1);        /* LoadImage copied the image */
         return st;
 }
 
@@ -96,6 +99,8 @@ EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label
                         FreePool(options);
                 return st;
         }
+        MSHIM_BENCH_MARK(L"PCR 13 lock");
+        MSHIM_BENCH_REPORT();
         /* Loaders built to run behind shim (GRUB, ...) verify what they
          * load through SHIM_LOCK (docs/SHIM_LOCK.md). */
         if (shim_lock)

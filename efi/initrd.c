@@ -159,7 +159,9 @@ EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
         r = AllocateZeroPool(sizeof(*r));
         if (!r)
                 return mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", label);
-        r->buf = AllocatePool(total + 1);       /* + 1: valid even when all initrds are empty */
+        /* + 1: valid even when all initrds are empty. Pages, not pool:
+         * mshim_pages_alloc says why. */
+        r->buf = mshim_pages_alloc(total + 1);
         if (!r->buf) {
                 st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory for %ld bytes of initrd",
                                label, (UINT64) total);
@@ -180,8 +182,7 @@ EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
         *ret = r;
         return EFI_SUCCESS;
 fail:
-        if (r->buf)
-                FreePool(r->buf);
+        mshim_pages_free(r->buf, total + 1);
         FreePool(r);
         return st;
 }
@@ -197,7 +198,7 @@ void mshim_initrd_uninstall(mshim_initrd *r) {
          * live in mshim's image: see mshim_fatal_stuck. */
         if (EFI_ERROR(st))
                 mshim_fatal_stuck(L"the initrd's LoadFile2 protocol", st);
-        FreePool(r->buf);
+        mshim_pages_free(r->buf, r->size + 1);
         FreePool(r);
 }
 

@@ -114,6 +114,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         EFI_STATUS st, listed;
 
         InitializeLib(image, systab);
+        MSHIM_BENCH_MARK(L"start");
         mshim_log(EFI_SUCCESS, L"version " MB_VERSION L", measured boot loader");
 
         st = mshim_boot_policy(&policy);
@@ -124,13 +125,17 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
                 goto out;
         /* Before anything can be booted: the initramfs reads it. */
         mshim_bli_set_partuuid(c.device);
+        MSHIM_BENCH_MARK(L"policy, volume, LoaderDevicePartUUID");
         /* Read everything the plan decides from, then decide once. A
          * listing that failed (said why) plans with the entries read. */
         conf_st = load_loader_conf(c.root, &conf_buf, &conf_size);
+        MSHIM_BENCH_MARK(L"loader.conf read");
         listed = mshim_entries_load(c.root, &entries, &n);
+        MSHIM_BENCH_MARK(L"entries listed and read");
         st = make_plan(&policy, conf_st, conf_buf, conf_size, entries, n, &plan);
         if (EFI_ERROR(st))
                 goto out;
+        MSHIM_BENCH_MARK(L"boot plan");
         c.plan = &plan;
         c.conf = &plan.conf;
         /* Known only now: whether a missing TPM may be tolerated (the
@@ -139,6 +144,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         if (EFI_ERROR(st))
                 goto out;
         tpm_ready = true;
+        MSHIM_BENCH_MARK(L"TPM found");
         st = measure_loader_conf(&c.tpm, &plan, conf_buf, conf_size);
         if (EFI_ERROR(st))
                 goto out;
@@ -149,6 +155,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         st = mshim_entries_measure_unusable(&c.tpm, &plan, entries);
         if (EFI_ERROR(st))
                 goto out;
+        MSHIM_BENCH_MARK(L"loader.conf measured (PCR 5)");
         st = boot_entries(&c, entries);
 out:
         /* Every way back to the firmware leaves a mark in PCRs 5 and 12. */

@@ -54,6 +54,22 @@
 #define MSHIM_PCR_CMDLINE  12  /* kernel command line, systemd-boot convention */
 #define MSHIM_PCR_INITRD   9   /* the initrd, when the Linux stub does not measure it */
 
+/* ---- bench.c: phase timestamps, benchmark build only ---------------------- */
+
+/* build/bench/mshimx64.efi (make bench-efi, -DMB_BENCH) records the time-
+ * stamp counter at the end of each phase and prints the table on the
+ * console just before StartImage (scripts/bench/loadtime.sh reads it).
+ * The release loader has no timing code: these expand to nothing. */
+#ifdef MB_BENCH
+void mshim_bench_mark(const CHAR16 *phase);
+void mshim_bench_report(void);
+#define MSHIM_BENCH_MARK(phase) mshim_bench_mark(phase)
+#define MSHIM_BENCH_REPORT() mshim_bench_report()
+#else
+#define MSHIM_BENCH_MARK(phase) ((void) 0)
+#define MSHIM_BENCH_REPORT() ((void) 0)
+#endif
+
 /* ---- util.c -------------------------------------------------------------- */
 
 /* The one conversion of the core's error type to EFI_STATUS. */
@@ -63,6 +79,14 @@ EFI_STATUS mb_efi_status(mb_err e);
  * few hundred bytes (gnu-efi's CopyMem copies a byte at a time, which a
  * 48 MiB initrd pays for under emulation). Boot services only. */
 void mshim_copy(void *dst, const void *src, UINTN n);
+
+/* Buffers of size bytes (> 0) in whole pages, for kernels and initrds:
+ * EDK2's pool fills every block with 0xAF when it is allocated and again
+ * when it is freed (DEBUG_CLEAR_MEMORY, on in OVMF's builds), a pass over
+ * megabytes the file read then overwrites; AllocatePages does not. NULL
+ * when out of memory. Boot services only. */
+void *mshim_pages_alloc(UINTN size);
+void mshim_pages_free(void *p, UINTN size);
 
 /* Print "mshim: " + the formatted text + newline; returns status, so errors
  * are reported and returned in the same expression. */
@@ -102,6 +126,10 @@ void mshim_bli_set_partuuid(EFI_HANDLE device);
  * whether a missing file is an error); other failures are logged. */
 EFI_STATUS mshim_file_load(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
                            void **ret_buf, UINTN *ret_size);
+/* The same into whole pages (mshim_pages_alloc), for images: free the
+ * buffer with mshim_pages_free(buf, size + 1). */
+EFI_STATUS mshim_file_load_pages(EFI_FILE_HANDLE root, const CHAR16 *path, UINTN max,
+                                 void **ret_buf, UINTN *ret_size);
 /* Size of an open file, refused when it exceeds max or is a directory. */
 EFI_STATUS mshim_file_size(EFI_FILE_HANDLE f, const CHAR16 *path, UINTN max, UINTN *ret_size);
 /* Read exactly size bytes from the current position. */

@@ -11,6 +11,21 @@ void mshim_copy(void *dst, const void *src, UINTN n) {
                 BS->CopyMem(dst, (void *) src, n);
 }
 
+void *mshim_pages_alloc(UINTN size) {
+        EFI_PHYSICAL_ADDRESS a = 0;
+
+        /* The pool's memory type (gnu-efi's PoolAllocationType): the OS
+         * gets it back after ExitBootServices. */
+        if (size == 0 || EFI_ERROR(BS->AllocatePages(AllocateAnyPages, EfiBootServicesData, EFI_SIZE_TO_PAGES(size), &a)))
+                return NULL;
+        return (void *) (UINTN) a;
+}
+
+void mshim_pages_free(void *p, UINTN size) {
+        if (p)
+                BS->FreePages((EFI_PHYSICAL_ADDRESS) (UINTN) p, EFI_SIZE_TO_PAGES(size));
+}
+
 EFI_STATUS mb_efi_status(mb_err e) {
         switch (e) {
         case MB_OK:

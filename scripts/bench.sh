@@ -135,3 +135,6 @@ B=$B BENCH_RUNS=$RUNS scripts/bench/unseal.sh || die "the unseal comparison fail
 # The TOTP code at boot: mshim's commands counted by swtpm under QEMU,
 # next to tpm2-totp's sequence (docs/BENCHMARK.md).
 B=$B BENCH_RUNS=$RUNS scripts/bench/totp.sh || die "the TOTP comparison failed"
+# The loader's time, firmware start to the initrd handed over, against
+# systemd-boot (docs/BENCHMARK.md "Loader time").
+B=$B BENCH_RUNS=$RUNS scripts/bench/loadtime.sh || die "the loader-time comparison failed"

@@ -92,6 +92,19 @@ static const uint32_t K256[64] = {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
+/* One round of §6.2.2 step 3, with the eight working variables renamed
+ * instead of moved (the caller rotates the arguments): h becomes the new
+ * a (T1 + T2) and d the new e (d + T1). Ch and Maj in their equivalent
+ * forms with one operation fewer each: fewer instructions is what counts
+ * for the loader, which hashes a whole initrd for the TOTP code, under
+ * emulation as well. */
+#define SHA256_ROUND(a, b, c, d, e, f, g, h, t) do { \
+                uint32_t t1_ = (h) + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + \
+                               ((g) ^ ((e) & ((f) ^ (g)))) + K256[t] + w[t]; \
+                (d) += t1_; \
+                (h) = t1_ + (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) + (((a) & (b)) | ((c) & ((a) | (b)))); \
+        } while (0)
+
 static void sha256_blocks(uint32_t *h, const uint8_t *p, size_t nblocks) {
         for (; nblocks; nblocks--, p += 64) {
                 uint32_t w[64], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
@@ -104,11 +117,17 @@ static void sha256_blocks(uint32_t *h, const uint8_t *p, size_t nblocks) {
                         uint32_t s1 = ror32(w[t - 2], 17) ^ ror32(w[t - 2], 19) ^ (w[t - 2] >> 10);
                         w[t] = w[t - 16] + s0 + w[t - 7] + s1;
                 }
-                for (unsigned t = 0; t < 64; t++) {
-                        uint32_t t1 = hh + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + CH(e, f, g) + K256[t] + w[t];
-                        uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) + MAJ(a, b, c);
-                        hh = g; g = f; f = e; e = d + t1;
-                        d = c; c = b; b = a; a = t1 + t2;
+                /* Steps 2-3: eight rounds per pass, after which every
+                 * variable is back in its own name. */
+                for (unsigned t = 0; t < 64; t += 8) {
+                        SHA256_ROUND(a, b, c, d, e, f, g, hh, t);
+                        SHA256_ROUND(hh, a, b, c, d, e, f, g, t + 1);
+                        SHA256_ROUND(g, hh, a, b, c, d, e, f, t + 2);
+                        SHA256_ROUND(f, g, hh, a, b, c, d, e, t + 3);
+                        SHA256_ROUND(e, f, g, hh, a, b, c, d, t + 4);
+                        SHA256_ROUND(d, e, f, g, hh, a, b, c, t + 5);
+                        SHA256_ROUND(c, d, e, f, g, hh, a, b, t + 6);
+                        SHA256_ROUND(b, c, d, e, f, g, hh, a, t + 7);
                 }
                 h[0] += a; h[1] += b; h[2] += c; h[3] += d;
                 h[4] += e; h[5] += f; h[6] += g; h[7] += hh;

@@ -44,7 +44,7 @@ static struct {
         /* calls by service name */
         struct { const char *name; unsigned n; } calls[64];
         /* pool */
-        struct { void *p; size_t size; bool live; fh_loaded *owner; } *pool;
+        struct { void *p; size_t size; bool live, pages; fh_loaded *owner; } *pool;
         size_t n_pool, cap_pool;
         unsigned alloc_count, alloc_fail_nth;
         /* handles, never freed: a stale handle stays recognisable */
@@ -283,17 +283,9 @@ unsigned fh_alloc_count(void) {
         return fh.alloc_count;
 }
 
-static EFI_STATUS EFIAPI fw_allocate_pool(EFI_MEMORY_TYPE type, UINTN size, VOID **ret) {
-        void *p;
-
-        fh_record_call("AllocatePool");
-        if (!ret)
-                return EFI_INVALID_PARAMETER;
-        fh.alloc_count++;
-        if (fh.alloc_fail_nth && fh.alloc_count == fh.alloc_fail_nth)
-                return EFI_OUT_OF_RESOURCES;
-        p = fh_xmalloc(size);
-        /* Not zeroed, like firmware pool: a pattern makes reads of bytes
+/* A live block, from AllocatePool or (pages) AllocatePages. */
+static void block_add(void *p, size_t size, bool pages) {
+        /* Not zeroed, like firmware memory: a pattern makes reads of bytes
          * nobody wrote visible. */
         memset(p, 0xaf, size);
         if (fh.n_pool == fh.cap_pool) {
@@ -305,16 +297,70 @@ static EFI_STATUS EFIAPI fw_allocate_pool(EFI_MEMORY_TYPE type, UINTN size, VOID
         fh.pool[fh.n_pool].p = p;
         fh.pool[fh.n_pool].size = size;
         fh.pool[fh.n_pool].live = true;
+        fh.pool[fh.n_pool].pages = pages;
         fh.pool[fh.n_pool].owner = fh_running_image();
         fh.n_pool++;
+}
+
+static EFI_STATUS EFIAPI fw_allocate_pool(EFI_MEMORY_TYPE type, UINTN size, VOID **ret) {
+        void *p;
+
+        fh_record_call("AllocatePool");
+        if (!ret)
+                return EFI_INVALID_PARAMETER;
+        fh.alloc_count++;
+        if (fh.alloc_fail_nth && fh.alloc_count == fh.alloc_fail_nth)
+                return EFI_OUT_OF_RESOURCES;
+        p = fh_xmalloc(size);
+        block_add(p, size, false);
         *ret = p;
         return EFI_SUCCESS;
+}
+
+/* AllocatePages with AllocateAnyPages only, counted with the pool's
+ * allocations (fh_alloc_fail fails either). */
+static EFI_STATUS EFIAPI fw_allocate_pages(EFI_ALLOCATE_TYPE type, EFI_MEMORY_TYPE mem, UINTN n,
+                                           EFI_PHYSICAL_ADDRESS *ret) {
+        void *p;
+
+        fh_record_call("AllocatePages");
+        if (!ret || type != AllocateAnyPages) {
+                fh_error("AllocatePages: only AllocateAnyPages with an address pointer is faked");
+                return EFI_INVALID_PARAMETER;
+        }
+        fh.alloc_count++;
+        if (fh.alloc_fail_nth && fh.alloc_count == fh.alloc_fail_nth)
+                return EFI_OUT_OF_RESOURCES;
+        if (n == 0 || n > SIZE_MAX / EFI_PAGE_SIZE || !(p = aligned_alloc(EFI_PAGE_SIZE, n * EFI_PAGE_SIZE)))
+                return EFI_OUT_OF_RESOURCES;
+        block_add(p, n * EFI_PAGE_SIZE, true);
+        *ret = (EFI_PHYSICAL_ADDRESS) (uintptr_t) p;
+        return EFI_SUCCESS;
+}
+
+static EFI_STATUS EFIAPI fw_free_pages(EFI_PHYSICAL_ADDRESS a, UINTN n) {
+        void *p = (void *) (uintptr_t) a;
+
+        fh_record_call("FreePages");
+        for (size_t i = fh.n_pool; i-- > 0;)
+                if (fh.pool[i].live && fh.pool[i].pages && fh.pool[i].p == p) {
+                        if (fh.pool[i].size != n * EFI_PAGE_SIZE) {
+                                fh_error("FreePages(%p, %zu): allocated as %zu pages", p, (size_t) n,
+                                         fh.pool[i].size / EFI_PAGE_SIZE);
+                                return EFI_INVALID_PARAMETER;
+                        }
+                        fh.pool[i].live = false;
+                        free(p);
+                        return EFI_SUCCESS;
+                }
+        fh_error("FreePages(%p): not live pages (double free, or not from AllocatePages)", p);
+        return EFI_NOT_FOUND;
 }
 
 static EFI_STATUS EFIAPI fw_free_pool(VOID *p) {
         fh_record_call("FreePool");
         for (size_t i = fh.n_pool; i-- > 0;)
-                if (fh.pool[i].live && fh.pool[i].p == p) {
+                if (fh.pool[i].live && !fh.pool[i].pages && fh.pool[i].p == p) {
                         fh.pool[i].live = false;
                         free(p);
                         return EFI_SUCCESS;
@@ -1030,7 +1076,7 @@ static SIMPLE_TEXT_OUTPUT_INTERFACE fh_conout;
  * names it, so whoever needs it next knows what to add. One list, used
  * to define the stubs and to fill the tables. */
 #define FH_UNIMPLEMENTED(X) \
-        X(fh_bs, AllocatePages) X(fh_bs, FreePages) X(fh_bs, GetMemoryMap) X(fh_bs, CreateEvent) \
+        X(fh_bs, GetMemoryMap) X(fh_bs, CreateEvent) \
         X(fh_bs, SetTimer) X(fh_bs, WaitForEvent) X(fh_bs, SignalEvent) X(fh_bs, CloseEvent) \
         X(fh_bs, CheckEvent) X(fh_bs, ReinstallProtocolInterface) X(fh_bs, RegisterProtocolNotify) \
         X(fh_bs, LocateHandle) X(fh_bs, InstallConfigurationTable) X(fh_bs, ExitBootServices) \
@@ -1060,6 +1106,7 @@ static void tables_init(void) {
                          .HeaderSize = sizeof(EFI_BOOT_SERVICES) },
                 .RaiseTPL = fw_raise_tpl, .RestoreTPL = fw_restore_tpl,
                 .AllocatePool = fw_allocate_pool, .FreePool = fw_free_pool,
+                .AllocatePages = fw_allocate_pages, .FreePages = fw_free_pages,
                 .InstallProtocolInterface = fw_install_protocol,
                 .UninstallProtocolInterface = fw_uninstall_protocol,
                 .HandleProtocol = fw_handle_protocol, .PCHandleProtocol = fw_handle_protocol,
