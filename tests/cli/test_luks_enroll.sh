@@ -18,7 +18,7 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
-for tool in swtpm swtpm_ioctl cryptsetup python3; do
+for tool in swtpm swtpm_ioctl tpm2_pcrextend cryptsetup python3; do
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
 swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
@@ -177,6 +177,24 @@ meta "$tmp/a.img" >"$tmp/a.meta"
 check "remove of the last slot that opens without the TPM: refused (exit 2), the header unchanged" bash -c \
         "[ $rc = 2 ] && grep -q 'refusing: no passphrase or recovery key slot would be left' '$tmp/err' &&
          meta '$tmp/a.img' | cmp -s - '$tmp/a.meta' && opens '$tmp/a.img' <'$tmp/a.key'"
+
+# ---- the token is on disk, for anyone to read or write (docs/SECURITY.md) -----------
+# Edited: its sealed key replaced by bytes that are not one.
+cp "$tmp/a.img" "$tmp/t.img"
+python3 - "$tmp/t.tok" <<'PY' && cryptsetup token remove --token-id 0 "$tmp/t.img" &&
+import json, sys
+t = {"type": "mshim-tpm2", "keyslots": ["1"], "mshim-version": 1, "mshim-sealed": "bm90IGEgc2VhbGVkIGtleQ=="}
+open(sys.argv[1], "w").write(json.dumps(t))
+PY
+        cryptsetup token import --json-file "$tmp/t.tok" --token-id 0 "$tmp/t.img" || fail "set-up: an edited token"
+"$MSHIM" unseal --esp "$esp" --luks-token "$tmp/t.img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "an edited token: unseal refuses it (exit 2, names the token), no key" bash -c \
+        "[ $rc = 2 ] && [ ! -s '$tmp/out' ] && grep -q 't.img, token 0' '$tmp/err'"
+# Read: the token's sealed key opens only in an approved boot state.
+tpm2_pcrextend 9:sha256=$(printf '%064d' 9) >/dev/null 2>&1 || fail "set-up: tpm2_pcrextend"
+"$MSHIM" unseal --esp "$esp" --luks-token "$tmp/a.img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "the token read by anyone: its key does not unseal once PCR 9 moves off the approved state (exit 1, names PCR 9), no key" bash -c \
+        "[ $rc = 1 ] && [ ! -s '$tmp/out' ] && grep -q '^mshim: unseal refused: PCR 9 differs' '$tmp/err'"
 
 # ---- usage ------------------------------------------------------------------------
 for args in "luks" "luks bogus" "luks enroll" "luks enroll --tpm2-pcrs 15 x" "luks enroll --pin --pin-file p x" \
