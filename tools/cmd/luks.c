@@ -8,11 +8,11 @@
  * mshim-recovery, no secret in it), and sets the keyscript in crypttab;
  * list shows them; remove kills their slots and removes their tokens.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

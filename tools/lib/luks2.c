@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* LUKS2 headers through the cryptsetup program (tools/lib/luks2.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 #include "cli.h"
 #include "luks2.h"
@@ -68,6 +70,10 @@ int luks2_read(const char *device, luks2_hdr *ret) {
         size_t n;
         int r;
 
+        if (access(device, R_OK) < 0) {
+                cli_error("cannot read %s: %s", device, strerror(errno));
+                return EXIT_BAD_INPUT;
+        }
         r = cryptsetup(is, NULL, 0, NULL, true);
         if (r == 127 || r < 0)
                 return EXIT_BAD_INPUT;
