@@ -22,6 +22,7 @@ static const struct {
         { "seal", cmd_seal },
         { "unseal", cmd_unseal },
         { "fence", cmd_fence },
+        { "luks", cmd_luks },
         { "totp", cmd_totp },
         { "attest", cmd_attest },
         { "verify", cmd_verify },

@@ -15,7 +15,7 @@ cli_init man "$t"
 for tool in groff man col; do command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }; done
 
 pages="mshim.1 mshim-log.1 mshim-pcrs.1 mshim-vars.1 mshim-sign.1 mshim-pe-hash.1 mshim-sbat.1 mshim-loader.conf.5
-       mshim-seal.1 mshim-unseal.1 mshim-policy.1 mshim-totp.1 mshim-fence.1 mshim-attest.1 mshim-verify.1"
+       mshim-seal.1 mshim-unseal.1 mshim-policy.1 mshim-totp.1 mshim-fence.1 mshim-attest.1 mshim-verify.1 mshim-luks.1"
 for p in $pages; do
         f=$GEN/man/$p
         [ -f "$f" ] || { fail "$p exists (make all)"; continue; }
@@ -54,7 +54,7 @@ sys.exit("first missing: %r" % missing[:1] if missing else 0)' "$1" "$2"
 for entry in ":mshim.1" "log:mshim-log.1" "log diff:mshim-log.1" "pcrs:mshim-pcrs.1" "vars:mshim-vars.1" \
              "sign:mshim-sign.1" "pe-hash:mshim-pe-hash.1" "sbat:mshim-sbat.1" \
              "seal:mshim-seal.1" "unseal:mshim-unseal.1" "policy:mshim-policy.1" "totp:mshim-totp.1" \
-             "attest:mshim-attest.1" "verify:mshim-verify.1"; do
+             "attest:mshim-attest.1" "verify:mshim-verify.1" "luks:mshim-luks.1"; do
         unit=${entry%%:*} page=${entry#*:}
         # shellcheck disable=SC2086
         if [ -z "$unit" ]; then "$MSHIM" --help >"$t/a"; ra=$?; "$MSHIM" help >"$t/b"; rb=$?; cp "$t/b" "$t/c"; rc=0

@@ -20,7 +20,10 @@
 #                 volatile, to the ESP's partition GUID as the disk's GPT
 #                 holds it (read back with sfdisk); the PCRs replay.
 #   approved      A's PCRs approved (`mshim policy approve --current
-#                 --pcrs`), the sealed key: UNLOCKED with no passphrase.
+#                 --pcrs`), the disk enrolled with `mshim luks enroll` (the
+#                 sealed key in the volume's mshim-tpm2 token) and no sealed
+#                 file on the ESP: the keyscript finds the token by the
+#                 device; UNLOCKED with no passphrase.
 #   kernel        Debian's RT kernel and its own LUKS initramfs, approved
 #                 from `mshim predict --esp` on A's log: UNLOCKED. Its
 #                 options gain efi=runtime: Debian's RT kernels turn EFI
@@ -114,6 +117,14 @@ it_swtpm_host_start "$tp" || { it_fail "$T: set-up (host TPM)"; exit 1; }
 cur=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr" --current --pcrs "$a/pcrs.txt" \
         --entry-id mshim-test --label "boot A" 2>"$IT_DIR/approve.err")
 it_step $? "approve A's PCRs (--current --pcrs)" "$IT_DIR/approve.err"
+# approved's volume: luks.img enrolled with `mshim luks enroll` (a key slot
+# and token of its own; the same volume key, so the same PCR 15 events).
+# Its key slot area holds two slots: luks.key's (slot 1) makes room.
+cp "$IT_DIR/luks.img" "$IT_DIR/luks-token.img" &&
+        cryptsetup luksKillSlot --batch-mode "$IT_DIR/luks-token.img" 1 &&
+        "$IT_CLI" luks enroll --state-dir "$pol" --unlock-key-file "$IT_DIR/pass" --no-crypttab "$IT_DIR/luks-token.img" \
+                >"$IT_DIR/enroll.log" 2>&1
+it_step $? "approved: mshim luks enroll (the sealed key in the volume's mshim-tpm2 token)" "$IT_DIR/enroll.log"
 
 # approve_predicted DIR ENTRY [predict options]: `mshim predict --esp` of
 # DIR's ESP on A's log and PCRs (DIR/predict.json), then `mshim policy
@@ -201,7 +212,8 @@ ol=$(it_luks_boot otherloader) && rm "$ol/esp/EFI/BOOT/BOOTX64.EFI" &&
         ! cmp -s "$IT_EFI" "$ol/esp/EFI/BOOT/BOOTX64.EFI" && it_luks_sealed_esp "$ol" "$cur" ||
         { it_fail "$T: set-up otherloader"; exit 1; }
 
-ok=$(it_luks_boot approved) && it_luks_sealed_esp "$ok" "$cur" || { it_fail "$T: set-up approved"; exit 1; }
+ok=$(it_luks_boot approved) && it_luks_sealed_esp "$ok" "$cur" && rm "$ok/esp/loader/mshim/root.sealed" &&
+        cp "$IT_DIR/luks-token.img" "$ok/luks.img" || { it_fail "$T: set-up approved"; exit 1; }
 
 # decoy: the attacker's volume in the root partition (same UUID), the real
 # one on a second disk; its "init" tries the real sealed key.
@@ -270,7 +282,14 @@ PY
         else it_fail "$T: $(basename "$1"): PCR 15 is the fence, then the volume opened (its UUID, its volume key's HMAC)"; fi
 }
 pcr15 "$a" "$IT_DIR/luks.vk"
-it_luks_booted "$ok" && it_luks_unsealed "$ok" && pcr15 "$ok" "$IT_DIR/luks.vk"
+if it_luks_booted "$ok"; then
+        it_luks_unsealed "$ok" && pcr15 "$ok" "$IT_DIR/luks.vk"
+        if [ ! -e "$ok/esp/loader/mshim/root.sealed" ] && "$IT_CLI" luks list "$ok/luks.img" 2>/dev/null | grep -q '^keyslot [0-9]*: mshim-tpm2 (token 0)'; then
+                it_pass "$T: approved: unsealed from the volume's token, with no sealed file on the ESP"
+        else
+                it_fail "$T: approved: unsealed from the volume's token, with no sealed file on the ESP"
+        fi
+fi
 if it_luks_booted "$dc"; then
         it_luks_has "$dc" "decoy: the initramfs meets the decoy (first with the root's UUID)" "MSHIM-LUKS SOURCE /dev/vda2"
         it_luks_has "$dc" "decoy: the keyscript unsealed the real key, which the decoy refused; called again, it fell back" \

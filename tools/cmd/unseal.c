@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include <tss2/tss2_rc.h>
+#include "luks2.h"
 #include "safeio.h"
 #include "sealcmd.h"
 
@@ -21,6 +22,7 @@
 
 typedef struct unseal_opts {
         const char *esp, *approvals, *pin_file, *log, *file;
+        const char *luks;       /* --luks-token DEVICE: the sealed key is its mshim-tpm2 token's */
 } unseal_opts;
 
 /* A boot state the secret may open for: an approval, or a literal state. */
@@ -33,7 +35,7 @@ typedef struct candidate {
 } candidate;
 
 typedef struct unseal_run {
-        const unseal_opts *o;
+        unseal_opts *o;
         seal_file f;
         approval_entry *ap;
         size_t n_ap;
@@ -419,12 +421,34 @@ static int current_pcrs(unseal_run *r) {
         return cli_tpm_pcr_read_bank(&r->t, MB_ALG_SHA256, pcrs_needed(r), r->now);
 }
 
+/* The sealed key from the volume's header (docs/SEALING.md "mshim luks"):
+ * as untrusted as a sealed file on the ESP, and checked the same way; its
+ * name in messages is "DEVICE, token N". */
+static int sealed_from_token(unseal_run *r) {
+        static char name[4200];
+        luks2_hdr h;
+        int e, id;
+
+        if ((e = luks2_read(r->o->luks, &h)))
+                return e;
+        e = luks2_sealed(&h, &r->f, &id);
+        luks2_free(&h);
+        if (e == 0) {
+                snprintf(name, sizeof(name), "%s, token %d", r->o->luks, id);
+                r->o->file = name;
+        }
+        return e;
+}
+
 /* Everything up to the first attempt: files, PIN, TPM objects. */
 static int prepare(unseal_run *r) {
         char *pin = NULL;
         int e;
 
-        if (seal_file_load(r->o->file, &r->f) < 0)
+        if (r->o->luks) {
+                if ((e = sealed_from_token(r)))
+                        return e;
+        } else if (seal_file_load(r->o->file, &r->f) < 0)
                 return EXIT_BAD_INPUT;
         /* Its policy is the TPM's to enforce, not this command's: an older
          * file still unseals, with the risk said (docs/SEALING.md). */
@@ -556,6 +580,7 @@ int cmd_unseal(int argc, char **argv) {
                 { "approvals", required_argument, NULL, 'A' },
                 { "pin-file", required_argument, NULL, 'F' },
                 { "log", required_argument, NULL, 'l' },
+                { "luks-token", required_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -572,6 +597,7 @@ int cmd_unseal(int argc, char **argv) {
                 case 'A': once = cli_opt_once(&o.approvals, "--approvals", optarg); break;
                 case 'F': once = cli_opt_once(&o.pin_file, "--pin-file", optarg); break;
                 case 'l': once = cli_opt_once(&o.log, "--log", optarg); break;
+                case 'T': once = cli_opt_once(&o.luks, "--luks-token", optarg); break;
                 case 'h': cli_help(stdout, "unseal"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -580,9 +606,12 @@ int cmd_unseal(int argc, char **argv) {
         }
         if (o.esp && o.approvals)
                 return cli_usage_error("unseal", "--esp and --approvals cannot be used together");
-        if (argc - optind != 1)
+        if (o.luks && argc - optind != 0)
+                return cli_usage_error("unseal", "unexpected argument '%s' (--luks-token DEVICE is the sealed key)",
+                                       argv[optind]);
+        if (!o.luks && argc - optind != 1)
                 return cli_usage_error("unseal", "unseal takes one FILE (the sealed file)");
-        o.file = argv[optind];
+        o.file = o.luks ? o.luks : argv[optind];
         e = run(&r);
         if (e == 0)
                 e = write_all(r.secret, r.secret_size) < 0 ? EXIT_BAD_INPUT : 0;

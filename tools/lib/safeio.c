@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -442,6 +443,186 @@ int cli_run(char *const argv[], const char *hide, const char *shown) {
         cleanup_child = 0;
         relay_stderr(argv[0], buf, len, hide, shown);
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ---- helper programs with inputs and output ---------------------------------------------- */
+
+#define FEEDS_MAX 4
+
+/* In the child: each feed's pipe on its descriptor (moved out of the way
+ * first, so that no dup2 overwrites a pipe still to be placed), standard
+ * output to its pipe. */
+static void io_child(char *const argv[], const cli_run_io_opts *o, int (*feed)[2], int out_fd, int err_fd,
+                     const sigset_t *mask) {
+        int tmp[FEEDS_MAX];
+
+        for (size_t i = 0; i < o->n_feeds; i++)
+                if ((tmp[i] = fcntl(feed[i][0], F_DUPFD, 64)) < 0)
+                        _exit(127);
+        for (size_t i = 0; i < o->n_feeds; i++)
+                if (dup2(tmp[i], o->feeds[i].fd) < 0)
+                        _exit(127);
+        if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0)
+                _exit(127);
+        exec_child(argv, err_fd, mask);
+}
+
+typedef struct io_buf {
+        char *p;
+        size_t len, cap;
+        bool over;
+} io_buf;
+
+/* Read what is there into b (grown up to cap bytes; more is counted as
+ * over and dropped). false at the end of the stream. */
+static bool io_read(int fd, io_buf *b) {
+        char skip[512];
+        ssize_t n;
+
+        if (b->len < b->cap) {
+                if (!b->p && !(b->p = malloc(b->cap + 1)))
+                        return false;
+                n = read(fd, b->p + b->len, b->cap - b->len);
+        } else
+                n = read(fd, skip, sizeof(skip));
+        if (n < 0 && errno == EINTR)
+                return true;
+        if (n <= 0)
+                return false;
+        if (b->len < b->cap)
+                b->len += (size_t) n;
+        else
+                b->over = true;
+        return true;
+}
+
+/* Feed, collect and wait: one poll loop, so that neither side waits on a
+ * full pipe. */
+static int io_loop(const cli_run_io_opts *o, int *feed_w, size_t *fed, int out_r, int err_r, io_buf *out, io_buf *err) {
+        for (;;) {
+                struct pollfd pf[FEEDS_MAX + 2];
+                size_t n = 0;
+
+                for (size_t i = 0; i < o->n_feeds; i++)
+                        if (feed_w[i] >= 0)
+                                pf[n++] = (struct pollfd) { .fd = feed_w[i], .events = POLLOUT };
+                if (out_r >= 0)
+                        pf[n++] = (struct pollfd) { .fd = out_r, .events = POLLIN };
+                if (err_r >= 0)
+                        pf[n++] = (struct pollfd) { .fd = err_r, .events = POLLIN };
+                if (!n)
+                        return 0;
+                if (poll(pf, n, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        /* Closed, the child sees the end of its input
+                         * and output: it cannot wait on mshim. */
+                        for (size_t i = 0; i < n; i++)
+                                close(pf[i].fd);
+                        return -1;
+                }
+                for (size_t i = 0; i < o->n_feeds; i++) {
+                        const char *d = o->feeds[i].data;
+                        ssize_t w;
+                        if (feed_w[i] < 0)
+                                continue;
+                        w = fed[i] < o->feeds[i].size ? write(feed_w[i], d + fed[i], o->feeds[i].size - fed[i]) : 0;
+                        if (w < 0 && (errno == EINTR || errno == EAGAIN))
+                                continue;
+                        /* Written, or the child closed it: either way done. */
+                        if (w > 0)
+                                fed[i] += (size_t) w;
+                        if (w <= 0 || fed[i] == o->feeds[i].size) {
+                                close(feed_w[i]);
+                                feed_w[i] = -1;
+                        }
+                }
+                if (out_r >= 0 && !io_read(out_r, out)) {
+                        close(out_r);
+                        out_r = -1;
+                }
+                if (err_r >= 0 && !io_read(err_r, err)) {
+                        close(err_r);
+                        err_r = -1;
+                }
+        }
+}
+
+int cli_run_io(char *const argv[], const cli_run_io_opts *o) {
+        int feed[FEEDS_MAX][2], outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, feed_w[FEEDS_MAX], status = 0;
+        size_t fed[FEEDS_MAX] = { 0 }, made = 0;
+        io_buf out = { .cap = o->out_max }, err = { .cap = 16 << 10 };
+        void (*old_pipe)(int);
+        sigset_t old;
+        pid_t pid = -1;
+        int r = -1;
+
+        if (o->n_feeds > FEEDS_MAX || (o->ret_out && !o->out_max))
+                return -1;
+        out_flush();
+        fflush(stderr);
+        for (; made < o->n_feeds; made++)
+                if (pipe2(feed[made], O_CLOEXEC) < 0)
+                        goto fail;
+        if (pipe2(errp, O_CLOEXEC) < 0 || (o->ret_out && pipe2(outp, O_CLOEXEC) < 0))
+                goto fail;
+        install_handlers();
+        block_fatal(&old);
+        pid = fork();
+        if (pid == 0)
+                io_child(argv, o, feed, outp[1], errp[1], &old);
+        if (pid > 0)
+                cleanup_child = pid;
+        unblock(&old);
+        if (pid < 0)
+                goto fail;
+        /* A child that exits without reading its input must not kill mshim. */
+        old_pipe = signal(SIGPIPE, SIG_IGN);
+        for (size_t i = 0; i < made; i++) {
+                close(feed[i][0]);
+                feed_w[i] = feed[i][1];
+                fcntl(feed_w[i], F_SETFL, O_NONBLOCK);
+        }
+        made = 0;
+        close(errp[1]);
+        if (outp[1] >= 0)
+                close(outp[1]);
+        io_loop(o, feed_w, fed, outp[0], errp[0], &out, &err);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        signal(SIGPIPE, old_pipe);
+        cleanup_child = 0;
+        if (!o->quiet)
+                relay_stderr(argv[0], err.p ? err.p : (char[1]) { 0 }, err.len, NULL, NULL);
+        free(err.p);
+        r = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        if (o->ret_out && r != -1 && r != 127) {
+                if (out.over || !out.p) {
+                        cli_error("%s: %s", argv[0], out.over ? "more output than expected" : "out of memory");
+                        r = -1;
+                } else {
+                        out.p[out.len] = 0;
+                        *o->ret_out = out.p;
+                        if (o->ret_out_size)
+                                *o->ret_out_size = out.len;
+                        out.p = NULL;
+                }
+        }
+        free(out.p);
+        return r;
+fail:
+        cli_error("cannot start %s: %s", argv[0], strerror(errno));
+        for (size_t i = 0; i < made; i++) {
+                close(feed[i][0]);
+                close(feed[i][1]);
+        }
+        for (int i = 0; i < 2; i++) {
+                if (outp[i] >= 0)
+                        close(outp[i]);
+                if (errp[i] >= 0)
+                        close(errp[i]);
+        }
+        return -1;
 }
 
 /* ---- terminal secrets ---------------------------------------------------------------- */

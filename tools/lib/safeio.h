@@ -71,6 +71,28 @@ int cli_write_file(const char *path, mode_t new_mode, const void *p, size_t n);
  * it cannot be run, or -1 when it died of a signal or could not start. */
 int cli_run(char *const argv[], const char *hide, const char *shown);
 
+/* cli_run with more plumbing: each feed's bytes readable on the child's
+ * descriptor fd (a pipe: a secret never touches a file; name it to the
+ * program as /dev/fd/N, or N = 0 for standard input), and, with ret_out
+ * non-NULL, the child's standard output collected (at most out_max bytes:
+ * more is an error) into a malloc()ed, NUL-terminated buffer. quiet: the
+ * child's standard error is dropped (the caller says what went wrong).
+ * Same return values as cli_run; on -1 or 127 *ret_out is untouched. */
+typedef struct cli_feed {
+        int fd;                 /* in the child: 0, or 3 and up */
+        const void *data;
+        size_t size;
+} cli_feed;
+typedef struct cli_run_io_opts {
+        const cli_feed *feeds;
+        size_t n_feeds;
+        char **ret_out;
+        size_t *ret_out_size;
+        size_t out_max;
+        bool quiet;
+} cli_run_io_opts;
+int cli_run_io(char *const argv[], const cli_run_io_opts *o);
+
 /* A secret read from the terminal on fd without echo, after `prompt` on
  * standard error; the terminal is restored even on a fatal signal. A
  * malloc()ed string without its newline, or NULL with a message. */

@@ -117,34 +117,37 @@ static int sealed_take(const char *path, const mb_sealed *s, seal_file *f) {
         return 0;
 }
 
-int seal_file_load(const char *path, seal_file *ret) {
+int seal_file_parse(const char *name, const char *text, size_t size, seal_file *ret) {
         size_t cap = (size_t) SEAL_MAX_STATES * SEAL_STATE_MAX, line = 0;
         uint8_t *buf = malloc(cap);
         mb_sealed *s = calloc(1, sizeof(*s));
         seal_file f = { 0 };
-        cli_file cf;
         mb_err e;
         int r = -1;
 
-        if (!buf || !s) {
+        if (!buf || !s)
                 cli_error("out of memory");
-                goto out;
-        }
-        if (cli_file_load_max(path, SEAL_MAX_FILE, "a sealed file", &cf) < 0)
-                goto out;
-        e = mb_sealed_parse((const char *) cf.data, cf.size, buf, cap, s, &line);
-        cli_file_free(&cf);
-        if (e != MB_OK)
-                parse_error(path, line, e);
+        else if ((e = mb_sealed_parse(text, size, buf, cap, s, &line)) != MB_OK)
+                parse_error(name, line, e);
         else if (s->bank != MB_ALG_SHA256)
-                cli_error("%s: PCR bank not sha256 (unsupported)", path);
-        else if ((r = sealed_take(path, s, &f)) == 0)
+                cli_error("%s: PCR bank not sha256 (unsupported)", name);
+        else if ((r = sealed_take(name, s, &f)) == 0)
                 *ret = f;
         else
                 seal_file_free(&f);
-out:
         free(buf);
         free(s);
+        return r;
+}
+
+int seal_file_load(const char *path, seal_file *ret) {
+        cli_file cf;
+        int r;
+
+        if (cli_file_load_max(path, SEAL_MAX_FILE, "a sealed file", &cf) < 0)
+                return -1;
+        r = seal_file_parse(path, (const char *) cf.data, cf.size, ret);
+        cli_file_free(&cf);
         return r;
 }
 

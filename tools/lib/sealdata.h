@@ -43,6 +43,9 @@ char *approval_format(const approval *a);
 /* Parse; -1 with a message naming path (and line). seal_file_free frees
  * the states. */
 int seal_file_load(const char *path, seal_file *ret);
+/* The same from text (size bytes) that came from elsewhere (a LUKS2
+ * token); messages name it name. */
+int seal_file_parse(const char *name, const char *text, size_t size, seal_file *ret);
 void seal_file_free(seal_file *f);
 int approval_load(const char *path, approval *ret);
 /* The TOTP enrolment file at path (<ESP>/loader/mshim/totp), without its
