@@ -308,3 +308,89 @@ refused "install after the counter moved (a revoke between request and install)"
         "$MSHIM" policy approve --state-dir "$stB" --esp "$espB" --signature "$tmp/sig4" "$tmp/req4"
 refused "approve --request over an existing file" 2 "exists; not overwriting" \
         "$MSHIM" policy approve --state-dir "$stB" --esp "$espB" --current --request "$tmp/req4"
+
+# ---- recovery (docs/RECOVERY.md): each case made by tpm2-tools, then the
+# documented commands bring unseal back -------------------------------------------------
+# A fresh state directory R on this TPM: a key, a sealed secret, an approval.
+tpm2_pcrreset 16 >/dev/null
+R=$tmp/rstate resp=$tmp/resp
+printf 'recovery secret' >"$tmp/rsecret"
+"$MSHIM" policy init --state-dir "$R" >/dev/null 2>&1    # the counter and SRK exist: recorded, a key made
+"$MSHIM" seal --state-dir "$R" -o "$tmp/r0.sealed" <"$tmp/rsecret" 2>/dev/null
+"$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r0 >/dev/null 2>&1
+unseals() { "$MSHIM" unseal --esp "$resp" "$1" 2>"$tmp/uerr" | cmp -s - "$tmp/rsecret"; }
+check "recovery: before anything, the secret unseals" unseals "$tmp/r0.sealed"
+out=$("$MSHIM" policy init --state-dir "$R" --reset 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "init --reset with nothing lost: exit 0, changes nothing, says so (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q 'storage root key: the recorded one' '$tmp/o' && grep -q 'epoch counter: unchanged' '$tmp/o' &&
+         grep -q 'nothing: nothing was lost' '$tmp/o'"
+
+# NV counter gone (tpm2_nvundefine): the SRK and the sealed file stay good.
+cp "$resp"/loader/mshim/approvals/*.approval "$tmp/r0.approval"
+c_old=$((16#$(counter)))
+tpm2_nvundefine 0x01804D53 -C o >/dev/null 2>&1 || fail "tpm2_nvundefine"
+out=$("$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "counter gone: policy approve names it and 'mshim policy init --reset' (rc=$rc)" bash -c \
+        "[ $rc = 2 ] && grep -q 'no epoch counter.*mshim policy init --reset' '$tmp/o'"
+out=$("$MSHIM" policy init --state-dir "$R" --esp "$resp" --reset 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+c_new=$((16#$(counter)))
+check "counter gone: init --reset makes it again above every epoch the key signed ($c_old -> $c_new, tpm2_nvread; rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q 'epoch counter: made again = $c_new' '$tmp/o' && [ $c_new -gt \$(sed -n 's/^epoch //p' '$tmp/r0.approval') ] &&
+         grep -q 'storage root key: the recorded one' '$tmp/o'"
+check "counter gone: the old approval now refused as revoked (its copy put back)" bash -c \
+        "! '$MSHIM' unseal --esp '$resp' '$tmp/r0.sealed' >/dev/null 2>'$tmp/uerr' && grep -q 'revoked' '$tmp/uerr'"
+"$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r1 >/dev/null 2>&1
+check "counter gone: after 'policy approve --current' the same sealed file unseals again" unseals "$tmp/r0.sealed"
+
+# TPM cleared (tpm2_clear): SRK, counter and every sealed object gone.
+cp "$R/srk.public" "$tmp/srk.before"; cp "$R/policy.key" "$tmp/rkey.before"
+tpm2_clear -c p >/dev/null 2>&1 || fail "tpm2_clear"
+out=$("$MSHIM" unseal --esp "$resp" "$tmp/r0.sealed" 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "TPM cleared: unseal says there is no SRK (exit 2)" bash -c "[ $rc = 2 ] && grep -q 'no storage root key at 0x81000001' '$tmp/o'"
+out=$("$MSHIM" policy init --state-dir "$R" 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "TPM cleared: policy init points to --reset, changes nothing" bash -c \
+        "[ $rc = 2 ] && grep -q 'policy init --reset' '$tmp/o' && cmp -s '$R/policy.key' '$tmp/rkey.before'"
+out=$("$MSHIM" seal --state-dir "$R" -o "$tmp/x.sealed" <"$tmp/rsecret" 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "TPM cleared: seal refuses, naming 'mshim policy init --reset'" bash -c \
+        "[ $rc = 2 ] && grep -q 'policy init --reset' '$tmp/o' && [ ! -e '$tmp/x.sealed' ]"
+out=$("$MSHIM" policy init --state-dir "$R" --esp "$resp" --reset 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+aside=$(ls "$R"/srk.public.replaced-* 2>/dev/null)
+tpm2_readpublic -c 0x81000001 -o "$tmp/srk.now" >/dev/null 2>&1
+check "TPM cleared: init --reset makes another SRK and records it (tpm2_readpublic -o), the old record kept aside (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && cmp -s '$tmp/srk.now' '$R/srk.public' && cmp -s '$aside' '$tmp/srk.before' &&
+         grep -q 'ANOTHER key' '$tmp/o' && grep -q 'seal every secret again' '$tmp/o'"
+check "TPM cleared: the counter made again (tpm2_nvreadpublic), the policy key kept byte for byte" bash -c \
+        "tpm2_nvreadpublic 0x01804D53 >/dev/null 2>&1 && cmp -s '$R/policy.key' '$tmp/rkey.before' && grep -q 'policy key: kept' '$tmp/o'"
+"$MSHIM" seal --state-dir "$R" -o "$tmp/r1.sealed" <"$tmp/rsecret" 2>/dev/null
+"$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r2 >/dev/null 2>&1
+check "TPM cleared: after the documented commands (seal, approve --current) the secret unseals" unseals "$tmp/r1.sealed"
+
+# SRK replaced: another key at 0x81000001 (tpm2-tools), not mshim's to remove.
+tpm2_evictcontrol -C o -c 0x81000001 >/dev/null
+tpm2_createprimary -C o -g sha256 -G ecc256 -c "$tmp/o.ctx" >/dev/null
+tpm2_evictcontrol -C o -c "$tmp/o.ctx" 0x81000001 >/dev/null
+tpm2_flushcontext -t >/dev/null
+refused "init --reset with another key at 0x81000001" 2 "not replacing it: if that key is yours, evict it" \
+        "$MSHIM" policy init --state-dir "$R" --esp "$resp" --reset
+tpm2_evictcontrol -C o -c 0x81000001 >/dev/null
+out=$("$MSHIM" policy init --state-dir "$R" --esp "$resp" --reset 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "SRK replaced, then evicted: init --reset makes the recorded SRK again, the same key (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q 'made again: the same key' '$tmp/o'"
+check "SRK replaced: the file sealed before unseals again" unseals "$tmp/r1.sealed"
+
+# The policy key lost: a new one, the old pair kept aside.
+rm -f "$R/policy.key"
+out=$("$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "key lost: policy approve refuses (rc=$rc)" test "$rc" = 2
+cp "$R/policy.pub" "$tmp/rpub.before"
+out=$("$MSHIM" policy init --state-dir "$R" --esp "$resp" --reset --new-key 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
+check "key lost: init --reset --new-key makes a new pair, the old public key kept aside, says to seal again (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && cmp -s \"\$(ls '$R'/policy.pub.replaced-*)\" '$tmp/rpub.before' && ! cmp -s '$R/policy.pub' '$tmp/rpub.before' &&
+         openssl pkey -in '$R/policy.key' -noout 2>/dev/null && grep -q 'policy key: NEW' '$tmp/o' && grep -q 'seal every secret again' '$tmp/o'"
+"$MSHIM" seal --state-dir "$R" -o "$tmp/r2.sealed" <"$tmp/rsecret" 2>/dev/null
+"$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r3 >/dev/null 2>&1
+check "key lost: after seal and approve --current with the new key the secret unseals" unseals "$tmp/r2.sealed"
+check "key lost: the file sealed for the old key opens no more with the new key's approvals alone" bash -c \
+        "rm -f '$resp'/loader/mshim/approvals/r2-*; ! '$MSHIM' unseal --esp '$resp' '$tmp/r1.sealed' >/dev/null 2>&1"
+refused "init --reset --new-key of a machine never set up" 2 "nothing to reset" \
+        "$MSHIM" policy init --state-dir "$tmp/never" --reset --new-key

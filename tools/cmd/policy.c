@@ -22,6 +22,7 @@ typedef struct policy_opts {
         const char *signature;  /* approve --signature SIG: install a signed request */
         const char *key, *output; /* sign --key KEY -o SIG */
         const char *public_only; /* init --public-only PUB */
+        bool reset, new_key;    /* init --reset [--new-key] */
         const char *arg;        /* approve --signature's and sign's REQUEST */
         bool current, tpm, json, totp;
         uint32_t select;
@@ -53,6 +54,8 @@ static int public_only_load(const char *path, cli_file *ret) {
         return cli_file_load_max(path, (size_t) 1 << 20, "a public key", ret);
 }
 
+static int policy_reset(const policy_opts *o);
+
 static int policy_init(const policy_opts *o) {
         const char *dir = o->state_dir ? o->state_dir : SEAL_STATE_DIR;
         char *key = seal_key_path(dir, false), *pub = seal_key_path(dir, true);
@@ -64,12 +67,18 @@ static int policy_init(const policy_opts *o) {
         cli_tpm t;
         int r = EXIT_BAD_INPUT;
 
+        if (o->reset) {
+                free(key);
+                free(pub);
+                return policy_reset(o);
+        }
         if (!key || !pub || (o->public_only && public_only_load(o->public_only, &pf) < 0))
                 goto out;
         /* Before anything changes in the TPM: an existing key is kept. */
         if (lstat(key, &st) == 0 || lstat(pub, &st) == 0) {
                 cli_error("%s exists: the policy key is made once (every approval and signed sealed file "
-                          "depends on it); not overwriting it", lstat(key, &st) == 0 ? key : pub);
+                          "depends on it); not overwriting it (a cleared TPM, a lost key: 'mshim policy init "
+                          "--reset', docs/RECOVERY.md)", lstat(key, &st) == 0 ? key : pub);
                 goto out;
         }
         if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
@@ -1031,6 +1040,143 @@ out:
         return r;
 }
 
+/* ---- init --reset: a way back after a cleared TPM or a lost key ----------------
+ * (docs/RECOVERY.md). Run after a passphrase boot; re-creates only what is
+ * gone, keeps every file it replaces under another name, and says what
+ * must be sealed or approved again. */
+
+/* The highest epoch of an approval on the ESP (either kind) that the
+ * policy key signed for a counter of this Name: what a counter made again
+ * must pass, so that no approval it signed before unseals again. Approvals
+ * that do not verify do not count (anyone can write the ESP). */
+static int signed_epoch_max(const policy_opts *o, const TPM2B_NAME *nv_name, uint64_t *ret) {
+        char *pub = seal_key_path(STATE(o), true);
+        approval_entry *e;
+        const char *why;
+        size_t n;
+        int r = pub ? 0 : -1;
+
+        *ret = 0;
+        for (int k = 0; r == 0 && k < 2; k++) {
+                if (load_kind(o, k ? SEAL_TOTP : SEAL_DISK, &e, &n) < 0) {
+                        r = -1;
+                        break;
+                }
+                for (size_t i = 0; r == 0 && i < n; i++) {
+                        int v = seal_approval_verify(pub, nv_name, k ? SEAL_TOTP : SEAL_DISK, &e[i].a, &why);
+                        if (v < 0)
+                                r = -1;
+                        else if (v == 0 && e[i].a.epoch > *ret)
+                                *ret = e[i].a.epoch;
+                }
+                approvals_free(e, n);
+        }
+        free(pub);
+        return r;
+}
+
+/* The counter made again (it was gone): defined, then moved past every
+ * epoch the kept key signed that the ESP shows. */
+#define RESET_MAX_STEPS 100000u
+static int reset_counter(const policy_opts *o, cli_tpm *t, uint64_t *ret_value) {
+        ESYS_TR nv = ESYS_TR_NONE;
+        TPM2B_NAME nv_name;
+        uint64_t v, max = 0;
+        int r = ts_counter_provision(t, &v);
+
+        if (r == 0 && !o->new_key && (r = ts_counter_open(t, &nv, &nv_name, NULL)) == 0) {
+                Esys_TR_Close(t->esys, &nv);
+                r = signed_epoch_max(o, &nv_name, &max) < 0 ? EXIT_BAD_INPUT : 0;
+        }
+        if (r == 0 && max >= v && max - v >= RESET_MAX_STEPS) {
+                cli_error("the policy key signed approvals up to epoch %llu, the new counter is %llu: too far to "
+                          "increment; use --new-key", (unsigned long long) max, (unsigned long long) v);
+                return EXIT_BAD_INPUT;
+        }
+        while (r == 0 && v <= max)
+                r = ts_counter_increment(t, &v);
+        if (r == 0)
+                *ret_value = v;
+        return r;
+}
+
+/* --new-key: the old pair kept under other names, a new one made. */
+static int reset_key(const char *key, const char *pub) {
+        char *a = NULL, *b = NULL;
+        struct stat st;
+        int r = -1;
+
+        if ((lstat(key, &st) == 0 && seal_move_aside(key, &a) < 0) || seal_move_aside(pub, &b) < 0)
+                goto out;
+        if (a)
+                printf("kept the old policy key as %s\n", a);
+        printf("kept the old public key as %s\n", b);
+        r = pk_generate(key, pub);
+out:
+        free(a);
+        free(b);
+        return r;
+}
+
+static void reset_said(int srk, bool counter, uint64_t epoch, bool new_key, bool have_key) {
+        printf("storage root key: %s\n", srk == 0 ? "the recorded one (unchanged)" : srk == 1 ?
+               "made again: the same key (nothing sealed under it is lost)" :
+               "made again: ANOTHER key (the TPM was cleared or is another one)");
+        printf("epoch counter: %s = %llu\n", counter ? "made again" : "unchanged", (unsigned long long) epoch);
+        printf("policy key: %s\n", new_key ? "NEW" : have_key ? "kept" : "kept (policy.pub only here)");
+        printf("to do now:\n");
+        if (srk == 2 || new_key)
+                printf("  seal every secret again (mshim seal; a LUKS key: see docs/RECOVERY.md), the old sealed "
+                       "files open nothing now\n  enrol TOTP again if you use it (mshim totp remove; mshim totp "
+                       "enroll)\n");
+        if (counter || new_key || srk == 2)
+                printf("  approve this boot and the next: mshim policy approve --current; mshim predict --json > "
+                       "next.json; mshim policy approve --predicted next.json (every earlier approval is %s)\n",
+                       new_key ? "of the old key" : "revoked");
+        if (srk != 2 && !counter && !new_key)
+                printf("  nothing: nothing was lost\n");
+}
+
+static int policy_reset(const policy_opts *o) {
+        const char *dir = STATE(o);
+        char *key = seal_key_path(dir, false), *pub = seal_key_path(dir, true);
+        struct stat st;
+        uint64_t epoch = 0;
+        bool have_key, counter = false;
+        int srk = 0, k, r = EXIT_BAD_INPUT;
+        cli_tpm t;
+
+        if (!key || !pub)
+                goto out;
+        if (lstat(pub, &st) < 0) {
+                cli_error("%s: absent: nothing to reset (mshim was not set up here: mshim policy init)", pub);
+                goto out;
+        }
+        have_key = lstat(key, &st) == 0;
+        if (!have_key && !o->new_key)
+                fprintf(stderr, "mshim: %s: absent (a machine that holds policy.pub only, or the key is lost: then "
+                        "add --new-key); keeping %s\n", key, pub);
+        if (cli_tpm_connect(&t) < 0)
+                goto out;
+        r = seal_srk_reset(&t, dir, &srk);
+        if (r == 0 && (k = ts_counter_present(&t)) > 1)
+                r = k;
+        else if (r == 0)
+                counter = k == 1;
+        /* The new key before the counter: its bump is for a kept key only. */
+        if (r == 0 && o->new_key && reset_key(key, pub) < 0)
+                r = EXIT_BAD_INPUT;
+        if (r == 0)
+                r = counter ? reset_counter(o, &t, &epoch) : ts_counter_provision(&t, &epoch);
+        cli_tpm_disconnect(&t);
+        if (r == 0)
+                reset_said(srk, counter, epoch, o->new_key, have_key);
+out:
+        free(key);
+        free(pub);
+        return r;
+}
+
 /* ---- options ---------------------------------------------------------------- */
 
 int cmd_policy(int argc, char **argv) {
@@ -1054,6 +1200,8 @@ int cmd_policy(int argc, char **argv) {
                 { "key", required_argument, NULL, 'k' },
                 { "output", required_argument, NULL, 'o' },
                 { "public-only", required_argument, NULL, 'U' },
+                { "reset", no_argument, NULL, 'X' },
+                { "new-key", no_argument, NULL, 'N' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -1062,7 +1210,7 @@ int cmd_policy(int argc, char **argv) {
                 int (*fn)(const policy_opts *);
                 const char *opts;       /* the option letters it takes */
         } subs[] = {
-                { "init", policy_init, "SU" },
+                { "init", policy_init, "SUXNE" },
                 { "approve", policy_approve, "SEsPCpLITFRG" },
                 { "list", policy_list, "SEjT" },
                 { "prune", policy_prune, "SElptTF" },
@@ -1113,6 +1261,8 @@ int cmd_policy(int argc, char **argv) {
                 case 'k': once = cli_opt_once(&o.key, "--key", optarg); break;
                 case 'o': once = cli_opt_once(&o.output, "--output", optarg); break;
                 case 'U': once = cli_opt_once(&o.public_only, "--public-only", optarg); break;
+                case 'X': o.reset = true; break;
+                case 'N': o.new_key = true; break;
                 case 'C': o.current = true; break;
                 case 'j': o.json = true; break;
                 case 't': o.tpm = true; break;
@@ -1139,6 +1289,11 @@ int cmd_policy(int argc, char **argv) {
                                        "wrote)", sub);
         else if (optind < argc - 1)
                 return cli_usage_error("policy", "unexpected argument '%s'", argv[optind + 1]);
+        if (k == 0 && (o.new_key || o.esp) && !o.reset)
+                return cli_usage_error("policy", "--new-key and --esp go with policy init --reset");
+        if (k == 0 && o.reset && o.public_only)
+                return cli_usage_error("policy", "--reset keeps the key there is (or makes one with --new-key): "
+                                       "not --public-only");
         if (k == 6 && (!o.key || !o.output))
                 return cli_usage_error("policy", "policy sign needs --key KEY (the policy key) and -o SIG");
         if (k == 1 && o.signature && (o.request || o.predicted || o.current || o.pcrs_file || o.select || o.label ||

@@ -627,6 +627,76 @@ int seal_srk(cli_tpm *t, const char *state_dir, ESYS_TR *ret_srk, TPM2B_PUBLIC *
         return r;
 }
 
+int seal_move_aside(const char *path, char **ret_to) {
+        time_t now = time(NULL);
+        char stamp[32], *to;
+        size_t n = strlen(path) + 48;
+        struct stat st;
+
+        strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", gmtime(&now));
+        if (!(to = malloc(n))) {
+                cli_error("out of memory");
+                return -1;
+        }
+        snprintf(to, n, "%s.replaced-%s", path, stamp);
+        if (lstat(to, &st) == 0 || errno != ENOENT || rename(path, to) < 0) {
+                cli_error("cannot keep %s as %s: %s", path, to, lstat(to, &st) == 0 ? "it exists" : strerror(errno));
+                free(to);
+                return -1;
+        }
+        *ret_to = to;
+        return 0;
+}
+
+int seal_srk_reset(cli_tpm *t, const char *state_dir, int *ret_what) {
+        char *path = seal_path(state_dir, SEAL_SRK_RECORD), *aside = NULL;
+        TPM2B_PUBLIC rec, pub;
+        TPM2B_NAME a, b;
+        ESYS_TR srk = ESYS_TR_NONE;
+        int k, m = 1, r = EXIT_BAD_INPUT;
+
+        if (!path || (k = srk_record_load(path, &rec)) < 0)
+                goto out;
+        if (k == 0 && (m = ts_srk_match(t, &rec)) == 2) {
+                /* Someone else's key at mshim's handle: said with both
+                 * Names; removing it is the owner's decision. */
+                ts_srk_recorded(t, &rec, path, &srk);
+                cli_error("not replacing it: if that key is yours, evict it (tpm2_evictcontrol -C o -c 0x81000001) "
+                          "and run this again (docs/RECOVERY.md \"SRK replaced\")");
+                goto out;
+        }
+        if (m == 0) {
+                *ret_what = 0;
+                r = 0;
+                goto out;
+        }
+        if (m != 1) {
+                r = m;
+                goto out;
+        }
+        if ((r = ts_srk_provision(t, &srk, &pub)) != 0)
+                goto out;
+        Esys_TR_Close(t->esys, &srk);
+        /* The template and the owner seed make the key: the same Name, the
+         * same key, and every file sealed under it still opens. */
+        if (k == 0 && ts_public_name(&rec, &a) == 0 && ts_public_name(&pub, &b) == 0 && a.size == b.size &&
+            memcmp(a.name, b.name, a.size) == 0) {
+                *ret_what = 1;
+                goto out;
+        }
+        r = EXIT_BAD_INPUT;
+        if ((k == 0 && seal_move_aside(path, &aside) < 0) || srk_record_write(state_dir, path, &pub) < 0)
+                goto out;
+        if (aside)
+                printf("kept the old SRK record as %s\n", aside);
+        *ret_what = 2;
+        r = 0;
+out:
+        free(aside);
+        free(path);
+        return r;
+}
+
 /* The PCR values an event log replays to (every bank mshim can hash), as
  * the TPM should hold them if nothing outside the log extended a PCR. */
 int seal_log_values(const char *path, mb_pcr_values *ret) {

@@ -32,6 +32,15 @@ char *seal_path(const char *dir, const char *name);
  * 0x81000001 must be that one (never made); without it, the SRK is made
  * or checked against the template (ts_srk_provision) and recorded. */
 int seal_srk(cli_tpm *t, const char *state_dir, ESYS_TR *ret_srk, TPM2B_PUBLIC *ret_pub);
+/* policy init --reset (docs/RECOVERY.md): the SRK made again when it is
+ * gone. *ret_what: 0 the recorded one is there, 1 made again and the same
+ * key (the owner seed is the same), 2 another key (the TPM was cleared or
+ * is another): the old record kept as srk.public.replaced-TIME, the new
+ * one written. Another key at the handle is refused (not mshim's). */
+int seal_srk_reset(cli_tpm *t, const char *state_dir, int *ret_what);
+/* Rename path to path.replaced-YYYYmmddTHHMMSS (never over a file); the
+ * new name in *ret_to (malloc()ed). 0, or -1 with a message. */
+int seal_move_aside(const char *path, char **ret_to);
 /* DIR/policy.key and DIR/policy.pub. */
 char *seal_key_path(const char *state_dir, bool pub);
 
