@@ -510,6 +510,31 @@ run "OPTIONS in hook.conf override /etc/kernel/cmdline" 0 "entry written" zz-msh
 check_installed "$V3" "$K2" "$T/initrd3"
 check_approved "OPTIONS" "$V3" "$K2" "$T/initrd3"
 
+# ---- an encrypted policy key: PASS_FILE, or nothing approved and apt goes on ----------
+# The key encrypted with openssl; the hook runs with no terminal (setsid),
+# as under unattended upgrades, where a passphrase cannot be asked.
+cp "$STATE/policy.key" "$T/plain.key"
+echo 'the hook passphrase' >"$T/hook.pass"
+openssl pkcs8 -topk8 -v2 aes-256-cbc -in "$T/plain.key" -passout file:"$T/hook.pass" -out "$T/enc.key" 2>/dev/null &&
+        cat "$T/enc.key" >"$STATE/policy.key" || fail "openssl encrypts the policy key"
+hook() { setsid -w "$ROOT/hooks/$1" "${@:2}" </dev/null; }
+astate=$(approvals_state)
+write_conf "OPTIONS=$OPTS" "STRICT=yes"
+run "encrypted policy key, no PASS_FILE, no terminal, STRICT=yes: refused (exit 1), naming --pass-file" 1 \
+        "give --pass-file" mshim.post-update "$V3" "$BOOT/initrd.img-$V3"
+write_conf "OPTIONS=$OPTS"
+run "encrypted policy key, no PASS_FILE, no terminal: exit 0, approved nothing, says why" 0 "give --pass-file" \
+        mshim.post-update "$V3" "$BOOT/initrd.img-$V3"
+check "... says it approved nothing and what to run" grep -q "approved nothing" "$T/err"
+check "... the approvals untouched" test "$(approvals_state)" = "$astate"
+write_conf "OPTIONS=$OPTS" "PASS_FILE=$T/hook.pass"
+run "encrypted policy key with PASS_FILE in hook.conf: the next boot approved, exit 0" 0 "entry unchanged; the next boot" \
+        mshim.post-update "$V3" "$BOOT/initrd.img-$V3"
+check "... with PASS_FILE nothing says 'approved nothing'" bash -c "! grep -q 'approved nothing' '$T/err'"
+hook() { "$ROOT/hooks/$1" "${@:2}"; }
+cat "$T/plain.key" >"$STATE/policy.key"
+write_conf "OPTIONS=$OPTS"
+
 # ---- killed mid-run (power cut, SIGKILL) just before the approval: no
 # rollback runs; what is left must be files no loader reads ---------------------
 V4=6.1.0-59-rt-amd64

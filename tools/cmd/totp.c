@@ -556,6 +556,7 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 { "log", required_argument, NULL, 'g' },
                 { "time", required_argument, NULL, 't' },
                 { "secret-out", required_argument, NULL, 'o' },
+                { "pass-file", required_argument, NULL, 'F' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -586,6 +587,7 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 case 'g': once = cli_opt_once(&o->log, "--log", optarg); break;
                 case 't': once = cli_opt_once(&o->time, "--time", optarg); break;
                 case 'o': once = cli_opt_once(&o->secret_out, "--secret-out", optarg); break;
+                case 'F': once = cli_opt_once(&o->pass_file, "--pass-file", optarg); break;
                 case 'h': cli_help(stdout, "totp"); return -1;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -674,12 +676,15 @@ static int write_copies(const totp_opts *o, const char *path, const char *truste
  * ESP/loader/mshim/totp-approvals; its path in *ret_path. */
 static int first_approval(const totp_opts *o, cli_tpm *t, const uint8_t *values, char **ret_path) {
         char *dir = seal_path(o->esp, MB_TOTP_APPROVALS_DIR);
+        seal_signer s;
         int r = -1;
 
-        if (dir && seal_approve(t, o->state_dir, dir, o->mask, values, "enrolment", "", SEAL_TOTP, ret_path) == 0) {
+        if (seal_signer_init(&s, o->state_dir, o->pass_file) == 0 && dir &&
+            seal_approve(t, &s, dir, o->mask, values, "enrolment", "", SEAL_TOTP, ret_path) == 0) {
                 fprintf(stderr, "approval of this boot's TOTP point: %s\n", *ret_path);
                 r = 0;
         }
+        seal_signer_done(&s);
         free(dir);
         return r;
 }
@@ -828,7 +833,7 @@ int cmd_totp(int argc, char **argv) {
                 return 0;
         }
         if (!strcmp(sub, "enroll")) {
-                r = totp_parse(argc - 1, argv + 1, "SLspgflEudrP", &o);
+                r = totp_parse(argc - 1, argv + 1, "SLspgflEudrPF", &o);
                 if (r == 0)
                         r = enroll_check(&o);
                 return r ? (r < 0 ? 0 : r) : enroll(&o);

@@ -14,6 +14,7 @@
 /* The options of mshim totp's commands (tools/cmd/totp.c parses them). */
 typedef struct totp_opts {
         const char *secret_file, *label, *esp, *state_dir, *pcrs_file, *select, *recovery_file, *password_file;
+        const char *pass_file;  /* --pass-file: the policy key's passphrase */
         const char *time, *secret_out, *log;
         bool literal, is_signed, uri;
         uint32_t mask;

@@ -145,37 +145,51 @@ int pk_load_public(const char *path, TPM2B_PUBLIC *ret) {
         return r;
 }
 
-int pk_sign(const char *key_path, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t *ret_sig, size_t max,
+int pk_sign(pk_signer *s, const TPM2B_PUBLIC *expect, const uint8_t digest[32], uint8_t *ret_sig, size_t max,
             size_t *ret_size) {
-        EVP_PKEY *key = cred_load_key(key_path, NULL);
         EVP_PKEY_CTX *c = NULL;
         TPM2B_PUBLIC pub;
         uint8_t x[32], y[32];
         size_t n = max;
         int r = -1;
 
-        if (!key)
+        if (!s->key && !(s->key = cred_load_key(s->key_path, s->pass_file)))
                 return -1;
-        if (ec_point(key, key_path, x, y) < 0)
+        if (ec_point(s->key, s->key_path, x, y) < 0)
                 goto out;
         tpm_public(x, y, &pub);
         if (expect && memcmp(&pub.publicArea.unique.ecc, &expect->publicArea.unique.ecc, sizeof(pub.publicArea.unique.ecc))) {
-                cli_error("%s is not the policy key the public key names", key_path);
+                cli_error("%s is not the policy key the public key names", s->key_path);
                 goto out;
         }
         /* aHash is already a digest: ECDSA over it as given (no hashing
          * again, as EVP_DigestSign would); OpenSSL writes DER. */
-        c = EVP_PKEY_CTX_new(key, NULL);
+        c = EVP_PKEY_CTX_new(s->key, NULL);
         if (!c || EVP_PKEY_sign_init(c) <= 0 || EVP_PKEY_sign(c, ret_sig, &n, digest, 32) <= 0) {
-                cli_error("signing with %s failed: %s", key_path, ERR_reason_error_string(ERR_get_error()));
+                cli_error("signing with %s failed: %s", s->key_path, ERR_reason_error_string(ERR_get_error()));
                 goto out;
         }
         *ret_size = n;
         r = 0;
 out:
         EVP_PKEY_CTX_free(c);
-        EVP_PKEY_free(key);
         return r;
+}
+
+int pk_signer_public(pk_signer *s, TPM2B_PUBLIC *ret) {
+        uint8_t x[32], y[32];
+
+        if (!s->key && !(s->key = cred_load_key(s->key_path, s->pass_file)))
+                return -1;
+        if (ec_point(s->key, s->key_path, x, y) < 0)
+                return -1;
+        tpm_public(x, y, ret);
+        return 0;
+}
+
+void pk_signer_done(pk_signer *s) {
+        EVP_PKEY_free(s->key);
+        s->key = NULL;
 }
 
 int pk_verify(const char *pub_path, const uint8_t digest[32], const uint8_t *sig, size_t sig_size) {

@@ -418,28 +418,53 @@ static int text_ok(const char *what, const char *s, size_t max, const char *extr
         return 0;
 }
 
-int seal_sign(const char *state_dir, const TPM2B_NAME *nv_name, seal_kind kind, approval *a) {
-        char *key = seal_key_path(state_dir, false), *pub_path = seal_key_path(state_dir, true);
+int seal_signer_init(seal_signer *s, const char *state_dir, const char *pass_file) {
+        *s = (seal_signer) { .state_dir = state_dir };
+        s->pub_path = seal_key_path(state_dir, true);
+        s->key_path = seal_key_path(state_dir, false);
+        s->pk = (pk_signer) { .key_path = s->key_path, .pass_file = pass_file };
+        return s->pub_path && s->key_path ? 0 : -1;
+}
+
+void seal_signer_done(seal_signer *s) {
+        pk_signer_done(&s->pk);
+        free(s->pub_path);
+        free(s->key_path);
+        s->pub_path = s->key_path = NULL;
+}
+
+int seal_ahash(const TPM2B_NAME *nv_name, seal_kind kind, approval *a, uint8_t ret_ahash[MB_POLICY_SIZE]) {
         uint8_t ref[MB_TOTP_POLICY_REF_SIZE];
         size_t ref_size;
-        TPM2B_PUBLIC pub;
-        uint8_t ahash[MB_POLICY_SIZE];
         mb_policy policy;
-        int r = -1;
 
-        if (!key || !pub_path || pk_load_public(pub_path, &pub) < 0)
-                goto out;
-        if (seal_approved_policy(nv_name, a->epoch, a->pcrs, a->values, &policy) < 0)
-                goto out;
+        if (seal_approved_policy(nv_name, a->epoch, a->pcrs, a->values, &policy) < 0 ||
+            kind_ref(kind, a->pcrs, ref, &ref_size) < 0)
+                return -1;
         memcpy(a->policy, policy.d, MB_POLICY_SIZE);
-        if (kind_ref(kind, a->pcrs, ref, &ref_size) < 0)
-                goto out;
-        mb_policy_authorize_ahash(&policy, ref, ref_size, ahash);
-        r = pk_sign(key, &pub, ahash, a->signature, sizeof(a->signature), &a->signature_size);
-out:
-        free(key);
-        free(pub_path);
-        return r;
+        mb_policy_authorize_ahash(&policy, ref, ref_size, ret_ahash);
+        return 0;
+}
+
+int seal_sign(seal_signer *s, const TPM2B_NAME *nv_name, seal_kind kind, approval *a) {
+        uint8_t ahash[MB_POLICY_SIZE];
+        TPM2B_PUBLIC pub;
+        struct stat st;
+
+        if (pk_load_public(s->pub_path, &pub) < 0)
+                return -1;
+        /* A machine that holds the public key alone signs nothing: said
+         * before any prompt, with the way that works there. */
+        if (!s->pk.key && lstat(s->key_path, &st) < 0 && errno == ENOENT) {
+                cli_error("%s: absent: this machine holds the policy key's public part only (%s); write what to "
+                          "sign with 'mshim policy approve --request OUT', sign it where the key is ('mshim policy "
+                          "sign'), and install it with 'mshim policy approve --signature SIG OUT' (docs/SEALING.md "
+                          "\"Signing elsewhere\")", s->key_path, s->pub_path);
+                return -1;
+        }
+        if (seal_ahash(nv_name, kind, a, ahash) < 0)
+                return -1;
+        return pk_sign(&s->pk, &pub, ahash, a->signature, sizeof(a->signature), &a->signature_size);
 }
 
 int seal_approval_verify(const char *pub_path, const TPM2B_NAME *nv_name, seal_kind kind, const approval *a,
@@ -475,14 +500,14 @@ int seal_approval_verify(const char *pub_path, const TPM2B_NAME *nv_name, seal_k
         return k;
 }
 
-static int sign_approval(cli_tpm *t, const char *state_dir, seal_kind kind, approval *a) {
+static int sign_approval(cli_tpm *t, seal_signer *s, seal_kind kind, approval *a) {
         TPM2B_NAME nv_name;
         ESYS_TR nv = ESYS_TR_NONE;
 
         if (ts_counter_open(t, &nv, &nv_name, &a->epoch))
                 return -1;
         Esys_TR_Close(t->esys, &nv);
-        return seal_sign(state_dir, &nv_name, kind, a);
+        return seal_sign(s, &nv_name, kind, a);
 }
 
 char *seal_approval_path(const char *dir, const approval *a) {
@@ -504,24 +529,31 @@ int seal_approval_store(const char *dir, const char *path, const approval *a) {
         return r;
 }
 
-int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
-                 const char *label, const char *entry_id, seal_kind kind, char **ret_path) {
-        approval a;
-        char *path = NULL;
+int seal_approval_init(approval *a, uint32_t mask, const uint8_t *values, const char *label, const char *entry_id) {
         time_t now = time(NULL);
-        int r = -1;
 
-        memset(&a, 0, sizeof(a));
+        memset(a, 0, sizeof(*a));
         if (text_ok("--label", label, MB_APPROVAL_LABEL_MAX, NULL) < 0 ||
             text_ok("--entry-id", entry_id, MB_APPROVAL_ID_MAX, "._+~@:-") < 0)
                 return -1;
-        a.bank = MB_ALG_SHA256;
-        a.pcrs = mask;
-        memcpy(a.values, values, seal_pcr_count(mask) * SEAL_PCR_VALUE);
-        strcpy(a.label, label);
-        strcpy(a.entry_id, entry_id);
-        strftime(a.created, sizeof(a.created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-        if (sign_approval(t, state_dir, kind, &a) < 0 || !(path = seal_approval_path(approvals_dir, &a)) ||
+        a->bank = MB_ALG_SHA256;
+        a->pcrs = mask;
+        memcpy(a->values, values, seal_pcr_count(mask) * SEAL_PCR_VALUE);
+        strcpy(a->label, label);
+        strcpy(a->entry_id, entry_id);
+        strftime(a->created, sizeof(a->created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        return 0;
+}
+
+int seal_approve(cli_tpm *t, seal_signer *s, const char *approvals_dir, uint32_t mask, const uint8_t *values,
+                 const char *label, const char *entry_id, seal_kind kind, char **ret_path) {
+        approval a;
+        char *path = NULL;
+        int r = -1;
+
+        if (seal_approval_init(&a, mask, values, label, entry_id) < 0)
+                return -1;
+        if (sign_approval(t, s, kind, &a) < 0 || !(path = seal_approval_path(approvals_dir, &a)) ||
             seal_approval_store(approvals_dir, path, &a) < 0)
                 goto out;
         if (ret_path) {
@@ -591,6 +623,76 @@ int seal_srk(cli_tpm *t, const char *state_dir, ESYS_TR *ret_srk, TPM2B_PUBLIC *
                 Esys_TR_Close(t->esys, ret_srk);
                 r = EXIT_BAD_INPUT;
         }
+        free(path);
+        return r;
+}
+
+int seal_move_aside(const char *path, char **ret_to) {
+        time_t now = time(NULL);
+        char stamp[32], *to;
+        size_t n = strlen(path) + 48;
+        struct stat st;
+
+        strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", gmtime(&now));
+        if (!(to = malloc(n))) {
+                cli_error("out of memory");
+                return -1;
+        }
+        snprintf(to, n, "%s.replaced-%s", path, stamp);
+        if (lstat(to, &st) == 0 || errno != ENOENT || rename(path, to) < 0) {
+                cli_error("cannot keep %s as %s: %s", path, to, lstat(to, &st) == 0 ? "it exists" : strerror(errno));
+                free(to);
+                return -1;
+        }
+        *ret_to = to;
+        return 0;
+}
+
+int seal_srk_reset(cli_tpm *t, const char *state_dir, int *ret_what) {
+        char *path = seal_path(state_dir, SEAL_SRK_RECORD), *aside = NULL;
+        TPM2B_PUBLIC rec, pub;
+        TPM2B_NAME a, b;
+        ESYS_TR srk = ESYS_TR_NONE;
+        int k, m = 1, r = EXIT_BAD_INPUT;
+
+        if (!path || (k = srk_record_load(path, &rec)) < 0)
+                goto out;
+        if (k == 0 && (m = ts_srk_match(t, &rec)) == 2) {
+                /* Someone else's key at mshim's handle: said with both
+                 * Names; removing it is the owner's decision. */
+                ts_srk_recorded(t, &rec, path, &srk);
+                cli_error("not replacing it: if that key is yours, evict it (tpm2_evictcontrol -C o -c 0x81000001) "
+                          "and run this again (docs/RECOVERY.md \"SRK replaced\")");
+                goto out;
+        }
+        if (m == 0) {
+                *ret_what = 0;
+                r = 0;
+                goto out;
+        }
+        if (m != 1) {
+                r = m;
+                goto out;
+        }
+        if ((r = ts_srk_provision(t, &srk, &pub)) != 0)
+                goto out;
+        Esys_TR_Close(t->esys, &srk);
+        /* The template and the owner seed make the key: the same Name, the
+         * same key, and every file sealed under it still opens. */
+        if (k == 0 && ts_public_name(&rec, &a) == 0 && ts_public_name(&pub, &b) == 0 && a.size == b.size &&
+            memcmp(a.name, b.name, a.size) == 0) {
+                *ret_what = 1;
+                goto out;
+        }
+        r = EXIT_BAD_INPUT;
+        if ((k == 0 && seal_move_aside(path, &aside) < 0) || srk_record_write(state_dir, path, &pub) < 0)
+                goto out;
+        if (aside)
+                printf("kept the old SRK record as %s\n", aside);
+        *ret_what = 2;
+        r = 0;
+out:
+        free(aside);
         free(path);
         return r;
 }

@@ -32,6 +32,15 @@ char *seal_path(const char *dir, const char *name);
  * 0x81000001 must be that one (never made); without it, the SRK is made
  * or checked against the template (ts_srk_provision) and recorded. */
 int seal_srk(cli_tpm *t, const char *state_dir, ESYS_TR *ret_srk, TPM2B_PUBLIC *ret_pub);
+/* policy init --reset (docs/RECOVERY.md): the SRK made again when it is
+ * gone. *ret_what: 0 the recorded one is there, 1 made again and the same
+ * key (the owner seed is the same), 2 another key (the TPM was cleared or
+ * is another): the old record kept as srk.public.replaced-TIME, the new
+ * one written. Another key at the handle is refused (not mshim's). */
+int seal_srk_reset(cli_tpm *t, const char *state_dir, int *ret_what);
+/* Rename path to path.replaced-YYYYmmddTHHMMSS (never over a file); the
+ * new name in *ret_to (malloc()ed). 0, or -1 with a message. */
+int seal_move_aside(const char *path, char **ret_to);
 /* DIR/policy.key and DIR/policy.pub. */
 char *seal_key_path(const char *state_dir, bool pub);
 
@@ -91,10 +100,27 @@ typedef struct approval_entry {
 int approvals_load_dir(const char *dir, approval_entry **ret, size_t *ret_n, size_t *ret_bad);
 void approvals_free(approval_entry *e, size_t n);
 
+/* Who signs approvals: the policy key DIR/policy.key of state_dir
+ * (checked against DIR/policy.pub), its passphrase from pass_file
+ * (--pass-file; NULL: asked on /dev/tty when the key is encrypted), read
+ * once for all the signatures of a command. seal_signer_done frees it. */
+typedef struct seal_signer {
+        const char *state_dir;
+        char *pub_path;
+        char *key_path;
+        pk_signer pk;
+} seal_signer;
+int seal_signer_init(seal_signer *s, const char *state_dir, const char *pass_file);
+void seal_signer_done(seal_signer *s);
+
 /* Sign a: its policy (approvedPolicy of its epoch, PCRs and values, with
- * the counter's Name nv_name) and signature by the policy key in
- * state_dir over kind's aHash. */
-int seal_sign(const char *state_dir, const TPM2B_NAME *nv_name, seal_kind kind, approval *a);
+ * the counter's Name nv_name) and signature by s's key over kind's aHash.
+ * A state directory that holds policy.pub alone (policy init --public-only)
+ * is refused with what to do instead (policy approve --request). */
+int seal_sign(seal_signer *s, const TPM2B_NAME *nv_name, seal_kind kind, approval *a);
+/* a's policy (approvedPolicy, with the counter's Name nv_name) and kind's
+ * aHash over it: what seal_sign signs. */
+int seal_ahash(const TPM2B_NAME *nv_name, seal_kind kind, approval *a, uint8_t ret_ahash[MB_POLICY_SIZE]);
 /* An approval read from the ESP, before anything trusts it: its policy
  * must be the digest of its own fields (epoch, PCRs, values, nv_name) and
  * its signature the key's at pub_path over kind's aHash. 0 yes; 1 no,
@@ -106,11 +132,13 @@ char *seal_approval_path(const char *dir, const approval *a);
 /* Write a to path (in dir, made if absent), never over a file. */
 int seal_approval_store(const char *dir, const char *path, const approval *a);
 
-/* A new approval of (mask, values) at the counter's epoch, signed with
- * the policy key in state_dir over kind's aHash, written into
- * approvals_dir. ret_path NULL: its path printed on stdout; else the
- * path, malloc()ed, in *ret_path. */
-int seal_approve(cli_tpm *t, const char *state_dir, const char *approvals_dir, uint32_t mask, const uint8_t *values,
+/* A new approval's fields (no epoch, policy or signature yet): -1 with a
+ * message when label or entry_id break the codec's rules. */
+int seal_approval_init(approval *a, uint32_t mask, const uint8_t *values, const char *label, const char *entry_id);
+/* A new approval of (mask, values) at the counter's epoch, signed by s
+ * over kind's aHash, written into approvals_dir. ret_path NULL: its path
+ * printed on stdout; else the path, malloc()ed, in *ret_path. */
+int seal_approve(cli_tpm *t, seal_signer *s, const char *approvals_dir, uint32_t mask, const uint8_t *values,
                  const char *label, const char *entry_id, seal_kind kind, char **ret_path);
 
 /* The TOTP enrolment as the state directory keeps it (state_dir/totp,

@@ -193,6 +193,16 @@ int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk) {
         return r == 1 || r == 2 ? EXIT_BAD_INPUT : r;
 }
 
+int ts_srk_match(cli_tpm *t, const TPM2B_PUBLIC *recorded) {
+        ESYS_TR srk = ESYS_TR_NONE;
+        TPM2B_NAME found;
+        int r = srk_match(t, recorded, &srk, &found);
+
+        if (r == 0)
+                Esys_TR_Close(t->esys, &srk);
+        return r;
+}
+
 /* A Name in hex, for messages. */
 static void name_hex(const TPM2B_NAME *n, char out[2 * sizeof(n->name) + 1]) {
         size_t k = 0;
@@ -215,7 +225,8 @@ int ts_srk_recorded(cli_tpm *t, const TPM2B_PUBLIC *recorded, const char *record
         if (r == 1) {
                 cli_error("the TPM has no storage root key at 0x81000001, but %s records the one mshim first "
                           "used (Name %s): the TPM was cleared or the key evicted; refusing to make another "
-                          "(docs/SEALING.md \"The SRK record\")", record, want_hex);
+                          "(docs/SEALING.md \"The SRK record\"; after a passphrase boot, 'mshim policy init --reset' "
+                          "makes it again: docs/RECOVERY.md)", record, want_hex);
         } else {
                 name_hex(&found, found_hex);
                 cli_error("the storage root key at 0x81000001 (Name %s) is not the one %s recorded at mshim's "
@@ -284,7 +295,8 @@ int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t 
         TSS2_RC rc = Esys_TR_FromTPMPublic(t->esys, TS_COUNTER_INDEX, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv);
 
         if (ts_rc_base(rc) == TPM2_RC_HANDLE) {
-                cli_error("the TPM has no epoch counter (NV index 0x01804D53): run 'mshim policy init' first");
+                cli_error("the TPM has no epoch counter (NV index 0x01804D53): run 'mshim policy init' first (set up "
+                          "before, and the TPM cleared since: 'mshim policy init --reset', docs/RECOVERY.md)");
                 return EXIT_BAD_INPUT;
         }
         if (rc != TSS2_RC_SUCCESS)
@@ -368,6 +380,18 @@ static int counter_increment(cli_tpm *t, ESYS_TR nv) {
         TSS2_RC rc = Esys_NV_Increment(t->esys, ESYS_TR_RH_OWNER, nv, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
 
         return rc == TSS2_RC_SUCCESS ? 0 : tpm_fail("incrementing the epoch counter 0x01804D53 (NV_Increment)", rc);
+}
+
+int ts_counter_present(cli_tpm *t) {
+        ESYS_TR nv = ESYS_TR_NONE;
+        TSS2_RC rc = Esys_TR_FromTPMPublic(t->esys, TS_COUNTER_INDEX, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv);
+
+        if (ts_rc_base(rc) == TPM2_RC_HANDLE)
+                return 1;
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail("opening the epoch counter 0x01804D53 (NV_ReadPublic)", rc);
+        Esys_TR_Close(t->esys, &nv);
+        return 0;
 }
 
 int ts_counter_provision(cli_tpm *t, uint64_t *ret_value) {

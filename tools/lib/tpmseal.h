@@ -44,6 +44,12 @@ int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk);
  * at mshim's first use, with a message naming both keys' Names. */
 int ts_srk_recorded(cli_tpm *t, const TPM2B_PUBLIC *recorded, const char *record, ESYS_TR *ret_srk);
 
+/* The key at TS_SRK_HANDLE against recorded, said nothing: 0 the same, 1
+ * none there, 2 another, or an exit status (a message). */
+int ts_srk_match(cli_tpm *t, const TPM2B_PUBLIC *recorded);
+/* Whether the epoch counter is defined: 0 yes, 1 no, or an exit status. */
+int ts_counter_present(cli_tpm *t);
+
 /* The epoch counter: defined and incremented once if absent. */
 int ts_counter_provision(cli_tpm *t, uint64_t *ret_value);
 /* Its handle (NV_ReadPublic) and Name; ret_value (NULL: not read) its value. */
