@@ -90,18 +90,10 @@ static void entry_say_why(const mshim_entry *e) {
 
 /* The PCR records every entry file mshim saw and could not use, so a
  * broken entry is never the same PCR 5 as no entry. */
-EFI_STATUS mshim_entries_measure_unusable(mshim_tpm *tpm, const mb_plan *plan, mshim_entry **v) {
-        for (UINTN k = 0; k < plan->n_unusable; k++) {
-                const mshim_entry *e = v[plan->unusable[k]];
-                EFI_STATUS st;
-
-                entry_say_why(e);
-                st = mshim_tpm_measure_file(tpm, e->plan.bad_tag, e->path, e->plan.buf,
-                                            e->plan.bad_tag == MB_TAG_FILE_UNREADABLE ? 0 : e->plan.size);
-                if (EFI_ERROR(st))
-                        return st;
-        }
-        return EFI_SUCCESS;
+EFI_STATUS mshim_entry_measure_unusable(mshim_tpm *tpm, const mb_plan_step *s, const mshim_entry *e) {
+        entry_say_why(e);
+        return mshim_tpm_measure_file(tpm, s->tag, e->path, e->plan.buf,
+                                      s->tag == MB_TAG_FILE_UNREADABLE ? 0 : e->plan.size);
 }
 
 EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, UINTN *ret_n) {

@@ -88,6 +88,58 @@ static void plan_default(mb_plan *p, mb_plan_entry *const *entries) {
                 p->boot[k] = tmp[k];
 }
 
+static mb_plan_step step(uint32_t pcr, mb_plan_src src, uint32_t type, uint32_t tag, size_t entry) {
+        return (mb_plan_step) { .pcr = (uint8_t) pcr, .src = (uint8_t) src, .type = type, .tag = tag,
+                                /* < MB_PLAN_MAX_ENTRIES: fits */
+                                .entry = (uint16_t) entry };
+}
+
+size_t mb_plan_try_steps(mb_totp_mode totp, bool linux_entry, size_t entry, mb_plan_step ret[MB_PLAN_TRY_STEPS]) {
+        size_t n = 0;
+
+        /* The file before anything it names is read: what the PCR says was
+         * considered, even if it then fails. */
+        ret[n++] = step(5, MB_PLAN_SRC_ENTRY, MB_EV_EVENT_TAG, MB_TAG_BLS_ENTRY, entry);
+        /* After LoadImage (the firmware's PCR 4 event): the very buffer
+         * the image gets as LoadOptions. */
+        ret[n++] = step(12, MB_PLAN_SRC_CMDLINE, MB_EV_IPL, 0, entry);
+        ret[n++] = step(9, MB_PLAN_SRC_INITRD, MB_EV_EVENT_TAG, MB_TAG_LINUX_INITRD, entry);
+        /* The TOTP point: what the code vouches for, then the fence. An
+         * EFI program loads its own initrd after the code: none for it. */
+        if (totp != MB_TOTP_NO && linux_entry)
+                ret[n++] = step(12, MB_PLAN_SRC_TOTP_INITRD, MB_EV_EVENT_TAG, MB_TAG_TOTP_INITRD, entry);
+        if (totp != MB_TOTP_NO)
+                ret[n++] = step(12, MB_PLAN_SRC_TOTP_FENCE, MB_EV_EVENT_TAG, MB_TAG_TOTP_FENCE, entry);
+        /* Nothing mshim starts may find PCR 13 at zero, whatever
+         * loader.conf says (docs/SEALING.md "The TOTP key"). */
+        ret[n++] = step(13, MB_PLAN_SRC_TOTP_LOCK, MB_EV_EVENT_TAG, MB_TAG_TOTP_FENCE, entry);
+        return n;
+}
+
+/* The sequence of mshim's own measurements (docs/MEASUREMENTS.md). */
+static void plan_steps(mb_plan *p, mb_plan_entry *const *entries) {
+        p->start[p->n_start++] = step(5, MB_PLAN_SRC_LOADER_CONF, MB_EV_EVENT_TAG, p->conf_tag, 0);
+        /* Every unusable file before anything is booted: a broken entry is
+         * never the PCR 5 of no entry. */
+        for (size_t k = 0; k < p->n_unusable; k++)
+                p->start[p->n_start++] = step(5, MB_PLAN_SRC_UNUSABLE, MB_EV_EVENT_TAG,
+                                              entries[p->unusable[k]]->bad_tag, p->unusable[k]);
+        for (size_t k = 0; k < p->n_boot; k++)
+                p->n_tries[k] = mb_plan_try_steps(p->totp, entries[p->boot[k]]->bls.linux.len > 0, p->boot[k],
+                                                  p->tries[k]);
+        /* As shim: the options passed on, so PCR 12 never stays at its
+         * reset value; the fence (no code: an EFI program loads after it). */
+        p->chain[p->n_chain++] = step(12, MB_PLAN_SRC_CHAINLOAD, MB_EV_EVENT_TAG, MB_TAG_CHAINLOAD, 0);
+        if (p->totp != MB_TOTP_NO)
+                p->chain[p->n_chain++] = step(12, MB_PLAN_SRC_TOTP_FENCE, MB_EV_EVENT_TAG, MB_TAG_TOTP_FENCE, 0);
+        p->chain[p->n_chain++] = step(13, MB_PLAN_SRC_TOTP_LOCK, MB_EV_EVENT_TAG, MB_TAG_TOTP_FENCE, 0);
+        /* Both PCRs mshim owns, then the lock: the firmware may start
+         * another loader without a TPM reset. */
+        p->exit[p->n_exit++] = step(5, MB_PLAN_SRC_EXIT, MB_EV_EVENT_TAG, MB_TAG_EXIT, 0);
+        p->exit[p->n_exit++] = step(12, MB_PLAN_SRC_EXIT, MB_EV_EVENT_TAG, MB_TAG_EXIT, 0);
+        p->exit[p->n_exit++] = step(13, MB_PLAN_SRC_TOTP_LOCK, MB_EV_EVENT_TAG, MB_TAG_TOTP_FENCE, 0);
+}
+
 mb_err mb_plan_build(const mb_boot_policy *policy, mb_plan_conf_state conf_state, const char *conf,
                      size_t conf_size, mb_plan_entry *const *entries, size_t n, mb_plan *ret) {
         mb_plan p;
@@ -116,6 +168,7 @@ mb_err mb_plan_build(const mb_boot_policy *policy, mb_plan_conf_state conf_state
         sort_indices(p.unusable, p.n_unusable, entries);
         plan_default(&p, entries);
         p.chainload = p.n_boot == 0;
+        plan_steps(&p, entries);
         *ret = p;
         return MB_OK;
 }

@@ -19,6 +19,46 @@
 /* Entry files mshim considers; more are reported and ignored. */
 #define MB_PLAN_MAX_ENTRIES 64u
 
+/* mshim's own measurements, one step each (docs/MEASUREMENTS.md "The
+ * events, in the order they happen"): which bytes a step measures. The
+ * loader executes the steps in the plan's order and `mshim predict`
+ * replays the same order; neither decides a sequence of its own. */
+typedef enum mb_plan_src {
+        MB_PLAN_SRC_LOADER_CONF = 1,    /* loader.conf's path, and its bytes when read (tag: conf_tag) */
+        MB_PLAN_SRC_UNUSABLE,           /* an unusable entry's path and bytes, none when unreadable (its bad_tag) */
+        MB_PLAN_SRC_ENTRY,              /* the entry about to be tried: path and bytes (MB_TAG_BLS_ENTRY) */
+        MB_PLAN_SRC_CMDLINE,            /* its options joined, UTF-16LE with the NUL (EV_IPL) */
+        MB_PLAN_SRC_INITRD,             /* the initrd, with the Linux stub's event: only when the image's
+                                         * stub does not make it (mb_linux_stub_measures_initrd) */
+        MB_PLAN_SRC_TOTP_INITRD,        /* the initrd's size and SHA-256 (mb_totp_initrd_event) */
+        MB_PLAN_SRC_TOTP_FENCE,         /* the TOTP code (or the warning), then the fence */
+        MB_PLAN_SRC_TOTP_LOCK,          /* the fence's event into PCR 13: once a boot, the first time */
+        MB_PLAN_SRC_CHAINLOAD,          /* the load options passed on to the chainloaded program */
+        MB_PLAN_SRC_EXIT,               /* the exit marker: mshim returns to the firmware */
+} mb_plan_src;
+
+typedef struct mb_plan_step {
+        uint8_t pcr;
+        uint8_t src;                    /* mb_plan_src */
+        uint16_t entry;                 /* index into the caller's entries (< MB_PLAN_MAX_ENTRIES) */
+        uint32_t type;                  /* MB_EV_EVENT_TAG or MB_EV_IPL */
+        uint32_t tag;                   /* the tagged event's id; 0 for EV_IPL */
+} mb_plan_step;
+
+/* Steps of one try of an entry: entry, command line, initrd, TOTP
+ * initrd, fence, lock. */
+#define MB_PLAN_TRY_STEPS 6u
+#define MB_PLAN_END_STEPS 3u
+
+/* The steps of trying entry index `entry` (a `linux` entry, else an
+ * `efi` one) with TOTP mode totp, in the order mshim makes them: its
+ * file (PCR 5), then, once its image is loaded, the command line (PCR
+ * 12), the initrd (PCR 9), with TOTP on the TOTP initrd event (`linux`
+ * only) and the fence (PCR 12), then the lock (PCR 13) right before
+ * StartImage. Returns how many (at most MB_PLAN_TRY_STEPS). The plan
+ * holds these for each usable entry; the predictor asks for them too. */
+size_t mb_plan_try_steps(mb_totp_mode totp, bool linux_entry, size_t entry, mb_plan_step ret[MB_PLAN_TRY_STEPS]);
+
 /* What became of loader.conf (it decides which PCR 5 event records it). */
 typedef enum mb_plan_conf_state {
         MB_PLAN_CONF_ABSENT = 0,
@@ -70,6 +110,16 @@ typedef struct mb_plan {
         /* No usable entry: the chainload path (conf.chainload, else
          * grubx64.efi beside mshim). */
         bool chainload;
+        /* mshim's measurements, in order: before anything is tried
+         * (loader.conf, then the unusable entries); for trying boot[k],
+         * tries[k]; on the chainload path, chain; when mshim returns to
+         * the firmware, exit (the lock only if not made yet). */
+        mb_plan_step start[1 + MB_PLAN_MAX_ENTRIES];
+        size_t n_start;
+        mb_plan_step tries[MB_PLAN_MAX_ENTRIES][MB_PLAN_TRY_STEPS];
+        size_t n_tries[MB_PLAN_MAX_ENTRIES];
+        mb_plan_step chain[MB_PLAN_END_STEPS], exit[MB_PLAN_END_STEPS];
+        size_t n_chain, n_exit;
 } mb_plan;
 
 /* Parse every entry (writing their Out fields) and build the plan.

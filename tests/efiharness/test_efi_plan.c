@@ -3,9 +3,9 @@
  * The loader executes the boot plan (src/plan.c) that `mshim predict`
  * assumes: for generated ESP trees (entries valid and broken, listed in a
  * random order, loader.conf absent, with a default glob, or broken), the
- * PCR 5 events the loader makes (loader.conf, the unusable entries, then
- * each entry it tries) follow the plan mb_plan_build makes of the same
- * bytes, event for event. No kernel image exists, so the loader tries
+ * events the loader makes (loader.conf, the unusable entries, each entry
+ * it tries, the exit markers and the lock) follow the plan's measurement
+ * steps that mb_plan_build makes of the same bytes, event for event. No kernel image exists, so the loader tries
  * every usable entry in turn and then returns to the firmware.
  */
 #include <string.h>
@@ -93,12 +93,40 @@ static void event_name(const fh_event *e, char *out, size_t cap) {
         }
 }
 
-/* Does the loader's PCR 5 follow the plan: loader.conf's event, the
- * unusable entries, then every usable one tried, then mshim's exit? */
+/* What the plan says the loader measures, in order: its start steps,
+ * for each entry tried the steps up to the first that needs the image
+ * (none exists here: each try ends after its entry file), then the exit
+ * steps. */
+typedef struct want_event {
+        uint32_t pcr, type, tag;
+        const char *name;       /* PCR 5 file events: the file's name */
+} want_event;
+
+static size_t plan_events(const mb_plan *plan, const gen_esp *g, want_event *w) {
+        size_t n = 0;
+
+        for (size_t k = 0; k < plan->n_start; k++) {
+                const mb_plan_step *s = &plan->start[k];
+                w[n++] = (want_event) { s->pcr, s->type, s->tag,
+                                        s->src == MB_PLAN_SRC_LOADER_CONF ? "loader.conf" : g->names[s->entry] };
+        }
+        for (size_t k = 0; k < plan->n_boot; k++)
+                for (size_t j = 0; j < plan->n_tries[k] && plan->tries[k][j].src == MB_PLAN_SRC_ENTRY; j++) {
+                        const mb_plan_step *s = &plan->tries[k][j];
+                        w[n++] = (want_event) { s->pcr, s->type, s->tag, g->names[s->entry] };
+                }
+        for (size_t k = 0; k < plan->n_exit; k++)
+                w[n++] = (want_event) { plan->exit[k].pcr, plan->exit[k].type, plan->exit[k].tag, NULL };
+        return n;
+}
+
+/* Does the loader follow the plan: every one of mshim's events (PCR,
+ * type, tag, and for PCR 5 files the name) in the plan's order? */
 static void one_esp(size_t seed) {
         mb_plan_entry pe[MAX_FILES], *pv[MAX_FILES];
         mb_boot_policy policy = { 0 };
-        size_t k = 0, order[MAX_FILES];
+        size_t k = 0, order[MAX_FILES], n_want;
+        want_event want[1 + 2 * MAX_FILES + MB_PLAN_END_STEPS];
         gen_esp g;
         mb_plan plan;
         char name[64];
@@ -128,36 +156,27 @@ static void one_esp(size_t seed) {
         }
         FH_CHECK_EQ(mb_plan_build(&policy, g.has_conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, g.conf,
                                   strlen(g.conf), pv, g.n, &plan), MB_OK);
+        n_want = plan_events(&plan, &g, want);
 
-        /* The loader's PCR 5 events of mshim, in order. */
+        /* The loader's own events, in order (not the fake firmware's). */
         for (size_t i = 0; i < fh_n_events(); i++) {
                 const fh_event *e = fh_event_at(i);
-                uint32_t tag;
-                const char *want = NULL;
-                uint32_t want_tag;
+                uint32_t tag = 0;
 
-                if (e->pcr != 5 || e->type != MB_EV_EVENT_TAG || e->event_size < 8)
+                if (e->by_firmware)
                         continue;
-                memcpy(&tag, e->event, 4);
-                event_name(e, name, sizeof(name));
-                if (k == 0) {
-                        want_tag = plan.conf_tag;
-                        want = "loader.conf";
-                } else if (k - 1 < plan.n_unusable) {
-                        want_tag = pe[plan.unusable[k - 1]].bad_tag;
-                        want = g.names[plan.unusable[k - 1]];
-                } else if (k - 1 - plan.n_unusable < plan.n_boot) {
-                        want_tag = MB_TAG_BLS_ENTRY;
-                        want = g.names[plan.boot[k - 1 - plan.n_unusable]];
-                } else {
-                        want_tag = MB_TAG_EXIT;
-                }
-                if (tag != want_tag || (want && strcmp(name, want) != 0))
-                        fh_fail(__FILE__, __LINE__, "ESP %zu: PCR 5 event %zu is %08x %s, the plan says %08x %s",
-                                seed, k, tag, name, want_tag, want ? want : "(exit)");
+                if (e->type == MB_EV_EVENT_TAG && e->event_size >= 4)
+                        memcpy(&tag, e->event, 4);
+                name[0] = 0;
+                if (e->pcr == 5 && tag != MB_TAG_EXIT)
+                        event_name(e, name, sizeof(name));
+                if (k >= n_want || e->pcr != want[k].pcr || e->type != want[k].type || tag != want[k].tag ||
+                    (want[k].name && strcmp(name, want[k].name) != 0))
+                        fh_fail(__FILE__, __LINE__, "ESP %zu: event %zu is PCR %u %08x %08x %s, the plan says %s",
+                                seed, k, e->pcr, e->type, tag, name, k < n_want ? (want[k].name ? want[k].name : "(no file)") : "nothing");
                 k++;
         }
-        FH_CHECK_EQ(k, 1 + plan.n_unusable + plan.n_boot + 1);
+        FH_CHECK_EQ(k, n_want);
 }
 
 /* fh_boot runs once a process: each ESP in a child of its own. */

@@ -141,8 +141,69 @@ TEST(refusals) {
         CHECK(memcmp(&plan, &ref, sizeof(plan)) == 0);
 }
 
+/* The steps rendered "PCR:what", one a word. */
+static void render(const mb_plan_step *v, size_t n, char *out, size_t cap) {
+        static const char *const what[] = { "?", "conf", "unusable", "entry", "cmdline", "initrd", "totp-initrd",
+                                            "fence", "lock", "chainload", "exit" };
+
+        out[0] = 0;
+        for (size_t i = 0; i < n; i++) {
+                char w[32];
+
+                snprintf(w, sizeof(w), "%s%u:%s", i ? " " : "", v[i].pcr,
+                         v[i].src < MB_ARRAY_SIZE(what) ? what[v[i].src] : "?");
+                strncat(out, w, cap - strlen(out) - 1);
+        }
+}
+
+#define CHECK_STEPS(v, n, want) do { char _g[256]; render(v, n, _g, sizeof(_g)); \
+        if (strcmp(_g, want)) printf("  steps \"%s\", expected \"%s\"\n", _g, want); \
+        CHECK(strcmp(_g, want) == 0); } while (0)
+
+/* The sequence of mshim's own measurements, as docs/MEASUREMENTS.md's
+ * table "The events, in the order they happen" lists them (events 2, 2b,
+ * 3, 5, 5b, 5i, 5c, 5d; the chainload and exit rows). */
+TEST(measurement_steps) {
+        mb_plan_entry e[3] = {
+                { .id = { "b.conf", 6 }, .buf = "x\n", .size = 2 },
+                { .id = { "k.conf", 6 }, .buf = LINUX("6.1"), .size = strlen(LINUX("6.1")) },
+                { .id = { "e.conf", 6 }, .buf = "efi /shell.efi\n", .size = strlen("efi /shell.efi\n") },
+        }, *pv[3] = { &e[0], &e[1], &e[2] };
+        mb_boot_policy policy = { 0 };
+        mb_plan_step v[MB_PLAN_TRY_STEPS];
+        mb_plan plan;
+
+        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 3, &plan), MB_OK);
+        CHECK_STEPS(plan.start, plan.n_start, "5:conf 5:unusable");
+        CHECK_EQ_INT(plan.start[0].tag, MB_TAG_FILE_ABSENT);
+        CHECK_EQ_INT(plan.start[1].tag, MB_TAG_BLS_ENTRY_BAD);
+        CHECK_EQ_INT(plan.start[1].entry, 0);
+        /* k.conf (a version) sorts before e.conf: BLS order by id. */
+        CHECK_EQ_INT(plan.n_boot, 2);
+        CHECK_STEPS(plan.tries[0], plan.n_tries[0], "5:entry 12:cmdline 9:initrd 13:lock");
+        CHECK_EQ_INT(plan.tries[0][0].entry, plan.boot[0]);
+        CHECK_EQ_INT(plan.tries[0][1].type, MB_EV_IPL);
+        CHECK_STEPS(plan.chain, plan.n_chain, "12:chainload 13:lock");
+        CHECK_STEPS(plan.exit, plan.n_exit, "5:exit 12:exit 13:lock");
+
+        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_READ, "totp show\n", 10, pv, 3, &plan), MB_OK);
+        CHECK_EQ_INT(plan.start[0].tag, MB_TAG_LOADER_CONF);
+        for (size_t k = 0; k < plan.n_boot; k++) {
+                if (e[plan.boot[k]].bls.linux.len)
+                        CHECK_STEPS(plan.tries[k], plan.n_tries[k],
+                                    "5:entry 12:cmdline 9:initrd 12:totp-initrd 12:fence 13:lock");
+                else    /* an EFI program: no initrd event to vouch for */
+                        CHECK_STEPS(plan.tries[k], plan.n_tries[k], "5:entry 12:cmdline 9:initrd 12:fence 13:lock");
+        }
+        CHECK_STEPS(plan.chain, plan.n_chain, "12:chainload 12:fence 13:lock");
+        CHECK_EQ_INT(mb_plan_try_steps(MB_TOTP_REQUIRE, true, 7, v), 6);
+        CHECK_EQ_INT(v[5].tag, MB_TAG_TOTP_FENCE);
+        CHECK_EQ_INT(v[0].entry, 7);
+}
+
 int main(void) {
         RUN(table_of_esps);
+        RUN(measurement_steps);
         RUN(unreadable_files);
         RUN(refusals);
         TL_EXIT();

@@ -255,11 +255,16 @@ not_first:
                           "make %s the default to predict its boot", r->o->esp, e->id, r->o->entry_id, r->o->entry_id);
                 return -1;
         }
-        for (size_t k = 0; k < plan.n_unusable; k++) {
-                const pfile *b = &r->listing[plan.unusable[k]];
-                bool read = b->plan.bad_tag != MB_TAG_FILE_UNREADABLE;
-                r->bad_pf[r->n_bad++] = (mb_predict_file) { b->plan.bad_tag, b->path16, b->path16_bytes,
-                                                            read ? b->f.data : NULL, read ? b->f.size : 0 };
+        /* The plan's PCR 5 steps before the entry, replayed in its order:
+         * loader.conf (load_conf), then each unusable entry file. */
+        for (size_t k = 0; k < plan.n_start; k++) {
+                const mb_plan_step *st = &plan.start[k];
+                const pfile *b = &r->listing[st->entry];
+                bool read = st->tag != MB_TAG_FILE_UNREADABLE;
+
+                if (st->src == MB_PLAN_SRC_UNUSABLE)
+                        r->bad_pf[r->n_bad++] = (mb_predict_file) { st->tag, b->path16, b->path16_bytes,
+                                                                    read ? b->f.data : NULL, read ? b->f.size : 0 };
         }
         r->in.bad_entries_given = true;
         r->in.bad_entries = r->bad_pf;
