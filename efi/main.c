@@ -73,6 +73,9 @@ static EFI_STATUS boot_entries(mshim_ctx *c, mshim_entry **v) {
         for (UINTN k = 0; k < plan->n_boot; k++) {
                 const mshim_entry *e = v[plan->boot[k]];
 
+                /* For the running system (`mshim bless`): the entry tried. */
+                mshim_bli_set_selected(e->plan.bls.id);
+
                 /* Any failure has been reported where it happened; the
                  * only one that ends the loop is a TPM we must not do
                  * without. */
@@ -90,11 +93,14 @@ static EFI_STATUS boot_entries(mshim_ctx *c, mshim_entry **v) {
 static EFI_STATUS make_plan(const mb_boot_policy *policy, mb_plan_conf_state conf_st, const void *conf_buf,
                             UINTN conf_size, mshim_entry **v, UINTN n, mb_plan *ret) {
         mb_plan_entry *pv[MB_PLAN_MAX_ENTRIES];
+        mshim_bli_ids ids;
+        mb_plan_vars vars;
         mb_err r;
 
         for (UINTN i = 0; i < n; i++)
                 pv[i] = &v[i]->plan;
-        r = mb_plan_build(policy, conf_st, conf_buf, conf_size, pv, n, ret);
+        mshim_bli_read_vars(&ids, &vars);
+        r = mb_plan_build(policy, &vars, conf_st, conf_buf, conf_size, pv, n, ret);
         if (r != MB_OK)
                 return mshim_log(mb_efi_status(r), L"cannot plan the boot: %a", mb_strerror(r));
         /* Still measured: the PCR records these bytes whether or not we
@@ -155,6 +161,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
                 goto out;
         c.plan = &plan;
         c.conf = &plan.conf;
+        /* Read once, as systemd-boot does: deleted before anything is
+         * tried, so a boot that fails does not follow it again. */
+        if (plan.delete_oneshot)
+                mshim_bli_delete_oneshot();
         /* Known only now: whether a missing TPM may be tolerated (the
          * built-in policy's floor, raised by loader.conf). */
         st = mshim_tpm_init(&c.tpm, plan.tpm_required, plan.tpm_failure_boot);

@@ -95,6 +95,22 @@ bool mshim_secure_boot_enabled(void);
  * a warning. */
 void mshim_bli_set_partuuid(EFI_HANDLE device);
 
+/* Entry ids in the Boot Loader Interface's variables: at most this many
+ * UTF-16 units (a FAT long name is 255). */
+#define MSHIM_BLI_ID_MAX 256
+typedef struct mshim_bli_ids {
+        char oneshot[MSHIM_BLI_ID_MAX * 3], entry_default[MSHIM_BLI_ID_MAX * 3];
+} mshim_bli_ids;
+/* LoaderEntryOneShot and LoaderEntryDefault for the plan (ret borrows
+ * from ids). One that cannot be read is reported and names nothing. */
+void mshim_bli_read_vars(mshim_bli_ids *ids, mb_plan_vars *ret);
+/* Delete LoaderEntryOneShot (the plan's delete_oneshot); a failure is a
+ * warning. */
+void mshim_bli_delete_oneshot(void);
+/* Set the volatile LoaderEntrySelected to the entry id about to be
+ * tried; a failure is a warning. */
+void mshim_bli_set_selected(mb_str id);
+
 /* ---- file.c -------------------------------------------------------------- */
 
 /* Read the whole file at path (from the volume root) into a new pool buffer

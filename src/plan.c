@@ -72,16 +72,46 @@ static void sort_indices(size_t *v, size_t n, mb_plan_entry *const *entries) {
         }
 }
 
-/* Rotate the sorted usable entries so the default comes first. */
-static void plan_default(mb_plan *p, mb_plan_entry *const *entries) {
-        size_t first = 0, tmp[MB_PLAN_MAX_ENTRIES];
+bool mb_plan_id_matches(mb_str want, const mb_bls_entry *e) {
+        static const char suffix[] = ".conf";
+        size_t slen = sizeof(suffix) - 1;
+        mb_str id = e->id;
 
-        if (p->conf.default_glob.len)
-                for (size_t i = 0; i < p->n_boot; i++)
-                        if (mb_bls_is_default(p->conf.default_glob, &entries[p->boot[i]]->bls)) {
-                                first = i;
-                                break;
-                        }
+        if (want.len == id.len && mb_memcmp(want.p, id.p, id.len) == 0)
+                return true;
+        return id.len > slen && mb_memcmp(id.p + id.len - slen, suffix, slen) == 0 && want.len == id.len - slen &&
+               mb_memcmp(want.p, id.p, want.len) == 0;
+}
+
+/* The position in boot[] of the first entry the id names; n_boot if none. */
+static size_t find_id(const mb_plan *p, mb_plan_entry *const *entries, mb_str id) {
+        for (size_t i = 0; id.len && i < p->n_boot; i++)
+                if (mb_plan_id_matches(id, &entries[p->boot[i]]->bls))
+                        return i;
+        return p->n_boot;
+}
+
+static size_t find_glob(const mb_plan *p, mb_plan_entry *const *entries, mb_str glob) {
+        for (size_t i = 0; glob.len && i < p->n_boot; i++)
+                if (mb_bls_is_default(glob, &entries[p->boot[i]]->bls))
+                        return i;
+        return p->n_boot;
+}
+
+/* The default (systemd-boot's precedence, the Boot Loader Interface's
+ * variables before loader.conf), then rotate the sorted usable entries
+ * so it comes first. */
+static void plan_default(mb_plan *p, const mb_plan_vars *vars, mb_plan_entry *const *entries) {
+        size_t first = p->n_boot, tmp[MB_PLAN_MAX_ENTRIES];
+
+        if (vars && vars->oneshot_set && (first = find_id(p, entries, vars->oneshot)) < p->n_boot)
+                p->default_from = MB_PLAN_DEFAULT_ONESHOT;
+        else if (vars && (first = find_id(p, entries, vars->entry_default)) < p->n_boot)
+                p->default_from = MB_PLAN_DEFAULT_VAR;
+        else if ((first = find_glob(p, entries, p->conf.default_glob)) < p->n_boot)
+                p->default_from = MB_PLAN_DEFAULT_CONF;
+        else
+                first = 0;
         for (size_t k = 0; k < p->n_boot; k++)
                 tmp[k] = p->boot[(first + k) % p->n_boot];
         for (size_t k = 0; k < p->n_boot; k++)
@@ -140,11 +170,12 @@ static void plan_steps(mb_plan *p, mb_plan_entry *const *entries) {
         p->exit[p->n_exit++] = step(13, MB_PLAN_SRC_TOTP_LOCK, MB_EV_EVENT_TAG, MB_TAG_TOTP_FENCE, 0);
 }
 
-mb_err mb_plan_build(const mb_boot_policy *policy, mb_plan_conf_state conf_state, const char *conf,
-                     size_t conf_size, mb_plan_entry *const *entries, size_t n, mb_plan *ret) {
+mb_err mb_plan_build(const mb_boot_policy *policy, const mb_plan_vars *vars, mb_plan_conf_state conf_state,
+                     const char *conf, size_t conf_size, mb_plan_entry *const *entries, size_t n, mb_plan *ret) {
         mb_plan p;
 
         if (!policy || !ret || n > MB_PLAN_MAX_ENTRIES || (n && !entries) ||
+            (vars && ((!vars->oneshot.p && vars->oneshot.len) || (!vars->entry_default.p && vars->entry_default.len))) ||
             (conf_state == MB_PLAN_CONF_READ && !conf && conf_size))
                 return MB_ERR_INVALID;
         mb_memset(&p, 0, sizeof(p));
@@ -166,7 +197,8 @@ mb_err mb_plan_build(const mb_boot_policy *policy, mb_plan_conf_state conf_state
         }
         sort_indices(p.boot, p.n_boot, entries);
         sort_indices(p.unusable, p.n_unusable, entries);
-        plan_default(&p, entries);
+        plan_default(&p, vars, entries);
+        p.delete_oneshot = vars && vars->oneshot_set;
         p.chainload = p.n_boot == 0;
         plan_steps(&p, entries);
         *ret = p;

@@ -66,6 +66,30 @@ typedef enum mb_plan_conf_state {
         MB_PLAN_CONF_READ,
 } mb_plan_conf_state;
 
+/* The Boot Loader Interface variables the plan follows (systemd's "Boot
+ * Loader Interface", vendor GUID 4a67b082-0a4c-41cf-b6c7-440b29bb8c4f):
+ * entry ids as UTF-8 (the loader converts their UTF-16 values). */
+typedef struct mb_plan_vars {
+        /* LoaderEntryOneShot exists: the loader deletes it before anything
+         * is tried, whatever it holds (delete_oneshot), and it names the
+         * entry of this one boot. */
+        bool oneshot_set;
+        mb_str oneshot;
+        mb_str entry_default;           /* LoaderEntryDefault; len 0: not set */
+} mb_plan_vars;
+
+/* Which rule chose the entry tried first. */
+typedef enum mb_plan_default_from {
+        MB_PLAN_DEFAULT_FIRST = 0,      /* none matched: the first in sort order */
+        MB_PLAN_DEFAULT_CONF,           /* loader.conf's "default" glob */
+        MB_PLAN_DEFAULT_VAR,            /* LoaderEntryDefault */
+        MB_PLAN_DEFAULT_ONESHOT,        /* LoaderEntryOneShot */
+} mb_plan_default_from;
+
+/* Does a Boot Loader Interface entry id name this entry: its id, or its id
+ * without ".conf" (as loader.conf's default matches)? */
+bool mb_plan_id_matches(mb_str want, const mb_bls_entry *e);
+
 /* One \loader\entries\*.conf file. */
 typedef struct mb_plan_entry {
         /* In: its name (UTF-8, with ".conf") and bytes; buf NULL when the
@@ -96,12 +120,19 @@ typedef struct mb_plan {
         bool tpm_required;
         bool tpm_failure_boot;
         mb_totp_mode totp;
-        /* Usable entries in the order they are tried: the default (the
-         * first whose id loader.conf's glob matches, else the first in
-         * mb_bls_compare order), then the others in that order after it,
-         * wrapping around. Indices into the caller's entries. */
+        /* Usable entries in the order they are tried: the default, then
+         * the others in sort order after it, wrapping around. The default
+         * is, first match wins (systemd-boot's precedence): the entry
+         * LoaderEntryOneShot names, the one LoaderEntryDefault names, the
+         * first loader.conf's "default" glob matches, else the first in
+         * mb_bls_compare order. Indices into the caller's entries. */
         size_t boot[MB_PLAN_MAX_ENTRIES];
         size_t n_boot;
+        mb_plan_default_from default_from;
+        /* LoaderEntryOneShot is to be deleted before anything is tried
+         * (read once, as systemd-boot does: a failed boot does not repeat
+         * it). */
+        bool delete_oneshot;
         /* Unusable entries in file-name byte order, each measured into
          * PCR 5 before anything is booted (a broken entry is never the PCR
          * 5 of no entry). */
@@ -123,10 +154,11 @@ typedef struct mb_plan {
 } mb_plan;
 
 /* Parse every entry (writing their Out fields) and build the plan.
+ * vars: the Boot Loader Interface variables (NULL: none set).
  * conf/conf_size: loader.conf's bytes when conf_state is
  * MB_PLAN_CONF_READ. MB_ERR_INVALID for more than MB_PLAN_MAX_ENTRIES
  * entries or a NULL argument; ret is written only on success. */
-mb_err mb_plan_build(const mb_boot_policy *policy, mb_plan_conf_state conf_state, const char *conf,
-                     size_t conf_size, mb_plan_entry *const *entries, size_t n, mb_plan *ret);
+mb_err mb_plan_build(const mb_boot_policy *policy, const mb_plan_vars *vars, mb_plan_conf_state conf_state,
+                     const char *conf, size_t conf_size, mb_plan_entry *const *entries, size_t n, mb_plan *ret);
 
 #endif

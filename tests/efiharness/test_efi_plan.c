@@ -22,6 +22,7 @@
 typedef struct gen_esp {
         char conf[128];
         bool has_conf;
+        const char *oneshot, *entry_default;    /* NULL: not set */
         char names[MAX_FILES][16];
         char texts[MAX_FILES][160];
         size_t n;
@@ -59,10 +60,13 @@ static void gen(uint64_t seed, gen_esp *g) {
         static const char *const confs[] = { "", "default a*\n", "default b.conf\n", "default zz\n",
                                              "timeout soon\n", "default *rt*\ntimeout 3\n" };
         static const char *const stems[] = { "a", "b", "c", "aa", "debian-6", "z", "B" };
+        static const char *const ids[] = { NULL, NULL, "a", "b.conf", "zz", "debian-6", "" };
 
         memset(g, 0, sizeof(*g));
         rng = seed * 0x9E3779B97F4A7C15ull + 1;
         g->has_conf = next() % 5 != 0;
+        g->oneshot = pick(ids, MB_ARRAY_SIZE(ids));
+        g->entry_default = pick(ids, MB_ARRAY_SIZE(ids));
         snprintf(g->conf, sizeof(g->conf), "%s", pick(confs, MB_ARRAY_SIZE(confs)));
         for (size_t i = 0, want = next() % (MAX_FILES + 1); i < want; i++) {
                 const char *stem = pick(stems, MB_ARRAY_SIZE(stems));
@@ -91,6 +95,30 @@ static void event_name(const fh_event *e, char *out, size_t cap) {
                         out[k++] = (char) p[i];
                 out[k] = 0;
         }
+}
+
+static const EFI_GUID loader_guid = { 0x4a67b082, 0x0a4c, 0x41cf, { 0xb6, 0xc7, 0x44, 0x0b, 0x29, 0xbb, 0x8c, 0x4f } };
+
+/* A Boot Loader Interface variable: the id as UTF-16LE with its NUL. */
+static void set_id_var(const CHAR16 *name, const char *id) {
+        uint8_t v[64];
+        size_t n = strlen(id);
+
+        for (size_t i = 0; i <= n; i++) {
+                v[2 * i] = (uint8_t) id[i];
+                v[2 * i + 1] = 0;
+        }
+        fh_var(name, &loader_guid, v, 2 * (n + 1));
+}
+
+/* The variable's value as ASCII ("" when absent). */
+static void get_id_var(const CHAR16 *name, char *out, size_t cap) {
+        const fh_var_value *v = fh_var_get(name, &loader_guid);
+        size_t k = 0;
+
+        for (size_t i = 0; v && i + 1 < v->size && v->data[i] && k + 1 < cap; i += 2)
+                out[k++] = (char) v->data[i];
+        out[k] = 0;
 }
 
 /* What the plan says the loader measures, in order: its start steps,
@@ -128,6 +156,7 @@ static void one_esp(size_t seed) {
         size_t k = 0, order[MAX_FILES], n_want;
         want_event want[1 + 2 * MAX_FILES + MB_PLAN_END_STEPS];
         gen_esp g;
+        mb_plan_vars vars = { 0 };
         mb_plan plan;
         char name[64];
 
@@ -148,13 +177,20 @@ static void one_esp(size_t seed) {
                 snprintf(path, sizeof(path), "/loader/entries/%s", g.names[order[i]]);
                 fh_file_str(path, g.texts[order[i]]);
         }
+        if (g.oneshot)
+                set_id_var(L"LoaderEntryOneShot", g.oneshot);
+        if (g.entry_default)
+                set_id_var(L"LoaderEntryDefault", g.entry_default);
         fh_boot();
 
         for (size_t i = 0; i < g.n; i++) {
                 pe[i] = (mb_plan_entry) { .id = { g.names[i], strlen(g.names[i]) }, .buf = g.texts[i], .size = strlen(g.texts[i]) };
                 pv[i] = &pe[i];
         }
-        FH_CHECK_EQ(mb_plan_build(&policy, g.has_conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, g.conf,
+        vars.oneshot_set = g.oneshot != NULL;
+        vars.oneshot = (mb_str) { g.oneshot ? g.oneshot : "", g.oneshot ? strlen(g.oneshot) : 0 };
+        vars.entry_default = (mb_str) { g.entry_default ? g.entry_default : "", g.entry_default ? strlen(g.entry_default) : 0 };
+        FH_CHECK_EQ(mb_plan_build(&policy, &vars, g.has_conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, g.conf,
                                   strlen(g.conf), pv, g.n, &plan), MB_OK);
         n_want = plan_events(&plan, &g, want);
 
@@ -177,6 +213,12 @@ static void one_esp(size_t seed) {
                 k++;
         }
         FH_CHECK_EQ(k, n_want);
+        /* OneShot read once: gone, whatever it named; the entry tried last
+         * is the selected one. */
+        FH_CHECK(fh_var_get(L"LoaderEntryOneShot", &loader_guid) == NULL);
+        get_id_var(L"LoaderEntrySelected", name, sizeof(name));
+        if (strcmp(name, plan.n_boot ? g.names[plan.boot[plan.n_boot - 1]] : "") != 0)
+                fh_fail(__FILE__, __LINE__, "ESP %zu: LoaderEntrySelected is \"%s\"", seed, name);
 }
 
 /* fh_boot runs once a process: each ESP in a child of its own. */

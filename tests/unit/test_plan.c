@@ -83,7 +83,7 @@ static void run_case(const esp_case *c) {
                                          .buf = c->files[n].text, .size = c->files[n].text ? strlen(c->files[n].text) : 0 };
                 pv[n] = &e[n];
         }
-        CHECK_EQ_INT(mb_plan_build(&policy, c->conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, c->conf,
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, c->conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, c->conf,
                                    c->conf ? strlen(c->conf) : 0, pv, n, &plan), MB_OK);
         names(c, plan.boot, plan.n_boot, got, sizeof(got));
         if (strcmp(got, c->boot))
@@ -114,11 +114,11 @@ TEST(unreadable_files) {
         mb_plan plan;
 
         memset(big, '#', sizeof(big));
-        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_READ, big, sizeof(big), pv, 1, &plan), MB_OK);
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_READ, big, sizeof(big), pv, 1, &plan), MB_OK);
         CHECK_EQ_INT(e.bad_tag, MB_TAG_FILE_UNREADABLE);
         CHECK_EQ_INT(plan.conf_tag, MB_TAG_FILE_UNREADABLE);
         CHECK(plan.conf_defaulted && plan.tpm_required && plan.totp == MB_TOTP_SHOW);
-        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_UNREADABLE, NULL, 0, pv, 0, &plan), MB_OK);
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_UNREADABLE, NULL, 0, pv, 0, &plan), MB_OK);
         CHECK(plan.conf_defaulted && plan.chainload && plan.conf_tag == MB_TAG_FILE_UNREADABLE);
 }
 
@@ -133,11 +133,11 @@ TEST(refusals) {
                 pv[i] = &e;
         memset(&plan, 0xA5, sizeof(plan));
         ref = plan;
-        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, MB_PLAN_MAX_ENTRIES + 1, &plan), MB_ERR_INVALID);
-        CHECK_EQ_INT(mb_plan_build(NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan), MB_ERR_INVALID);
-        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, NULL, 1, &plan), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, MB_PLAN_MAX_ENTRIES + 1, &plan), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_plan_build(NULL, NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_ABSENT, NULL, 0, NULL, 1, &plan), MB_ERR_INVALID);
         pv[0] = NULL;
-        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan), MB_ERR_INVALID);
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan), MB_ERR_INVALID);
         CHECK(memcmp(&plan, &ref, sizeof(plan)) == 0);
 }
 
@@ -173,7 +173,7 @@ TEST(measurement_steps) {
         mb_plan_step v[MB_PLAN_TRY_STEPS];
         mb_plan plan;
 
-        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 3, &plan), MB_OK);
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 3, &plan), MB_OK);
         CHECK_STEPS(plan.start, plan.n_start, "5:conf 5:unusable");
         CHECK_EQ_INT(plan.start[0].tag, MB_TAG_FILE_ABSENT);
         CHECK_EQ_INT(plan.start[1].tag, MB_TAG_BLS_ENTRY_BAD);
@@ -186,7 +186,7 @@ TEST(measurement_steps) {
         CHECK_STEPS(plan.chain, plan.n_chain, "12:chainload 13:lock");
         CHECK_STEPS(plan.exit, plan.n_exit, "5:exit 12:exit 13:lock");
 
-        CHECK_EQ_INT(mb_plan_build(&policy, MB_PLAN_CONF_READ, "totp show\n", 10, pv, 3, &plan), MB_OK);
+        CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_READ, "totp show\n", 10, pv, 3, &plan), MB_OK);
         CHECK_EQ_INT(plan.start[0].tag, MB_TAG_LOADER_CONF);
         for (size_t k = 0; k < plan.n_boot; k++) {
                 if (e[plan.boot[k]].bls.linux.len)
@@ -201,8 +201,68 @@ TEST(measurement_steps) {
         CHECK_EQ_INT(v[0].entry, 7);
 }
 
+/* Which entry is tried first: LoaderEntryOneShot, LoaderEntryDefault,
+ * loader.conf's default glob, the first in BLS order (systemd-boot's
+ * precedence, its Boot Loader Interface); the rest follow in sort
+ * order, wrapping. */
+typedef struct default_case {
+        const char *what, *conf, *oneshot, *def;        /* NULL: not set */
+        const char *boot;
+        mb_plan_default_from from;
+} default_case;
+
+static const default_case default_cases[] = {
+        { "nothing set: the first in BLS order", NULL, NULL, NULL, "c.conf b.conf a.conf", MB_PLAN_DEFAULT_FIRST },
+        { "loader.conf's glob", "default a*\n", NULL, NULL, "a.conf c.conf b.conf", MB_PLAN_DEFAULT_CONF },
+        { "LoaderEntryDefault beats loader.conf", "default a*\n", NULL, "b", "b.conf a.conf c.conf", MB_PLAN_DEFAULT_VAR },
+        { "LoaderEntryDefault with .conf", NULL, NULL, "a.conf", "a.conf c.conf b.conf", MB_PLAN_DEFAULT_VAR },
+        { "LoaderEntryDefault is not a glob", "default c*\n", NULL, "a*", "c.conf b.conf a.conf", MB_PLAN_DEFAULT_CONF },
+        { "LoaderEntryOneShot beats both", "default a*\n", "b.conf", "a", "b.conf a.conf c.conf", MB_PLAN_DEFAULT_ONESHOT },
+        { "a OneShot naming nothing: LoaderEntryDefault", NULL, "zz", "a", "a.conf c.conf b.conf", MB_PLAN_DEFAULT_VAR },
+        { "a OneShot naming an unusable entry: loader.conf", "default b*\n", "x", NULL, "b.conf a.conf c.conf",
+          MB_PLAN_DEFAULT_CONF },
+        { "an empty OneShot names nothing", NULL, "", NULL, "c.conf b.conf a.conf", MB_PLAN_DEFAULT_FIRST },
+};
+
+TEST(default_precedence) {
+        static const char *const names[] = { "a.conf", "b.conf", "c.conf", "x.conf" };
+        static const char *const texts[] = { LINUX("6.1.0-1"), LINUX("6.1.0-2"), LINUX("6.1.0-3"), "nonsense\n" };
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(default_cases); i++) {
+                const default_case *c = &default_cases[i];
+                mb_plan_entry e[4], *pv[4];
+                mb_plan_vars vars = { 0 };
+                mb_boot_policy policy = { 0 };
+                mb_plan plan;
+                char got[64] = "";
+
+                for (size_t k = 0; k < 4; k++) {
+                        e[k] = (mb_plan_entry) { .id = { names[k], 6 }, .buf = texts[k], .size = strlen(texts[k]) };
+                        pv[k] = &e[k];
+                }
+                vars.oneshot_set = c->oneshot != NULL;
+                vars.oneshot = (mb_str) { c->oneshot ? c->oneshot : "", c->oneshot ? strlen(c->oneshot) : 0 };
+                vars.entry_default = (mb_str) { c->def ? c->def : "", c->def ? strlen(c->def) : 0 };
+                CHECK_EQ_INT(mb_plan_build(&policy, &vars, c->conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, c->conf,
+                                           c->conf ? strlen(c->conf) : 0, pv, 4, &plan), MB_OK);
+                for (size_t k = 0; k < plan.n_boot; k++) {
+                        if (k)
+                                strcat(got, " ");
+                        strcat(got, names[plan.boot[k]]);
+                }
+                if (strcmp(got, c->boot) || plan.default_from != c->from)
+                        printf("  %s: tried \"%s\" (rule %d), expected \"%s\" (rule %d)\n", c->what, got,
+                               plan.default_from, c->boot, c->from);
+                CHECK(strcmp(got, c->boot) == 0);
+                CHECK_EQ_INT(plan.default_from, c->from);
+                /* Deleted whenever it exists, whatever it names. */
+                CHECK_EQ_INT(plan.delete_oneshot, c->oneshot != NULL);
+        }
+}
+
 int main(void) {
         RUN(table_of_esps);
+        RUN(default_precedence);
         RUN(measurement_steps);
         RUN(unreadable_files);
         RUN(refusals);
