@@ -136,7 +136,10 @@ static EFI_STATUS entry_step(mshim_ctx *c, const mshim_entry *e, const mb_plan_s
         case MB_PLAN_SRC_ENTRY:
                 /* Before anything it names is read: what the PCR says was
                  * considered, even if it then fails. */
-                return mshim_tpm_measure_file(&c->tpm, s->tag, e->path, e->plan.buf, e->plan.size);
+                return mshim_tpm_measure_file(&c->tpm, s->tag, e->mpath, e->plan.buf, e->plan.size);
+        case MB_PLAN_SRC_COUNTER:
+                mshim_entry_count_try(c->root, e);
+                return EFI_SUCCESS;
         case MB_PLAN_SRC_CMDLINE:
                 st = entry_prepare(c, e, t);
                 /* Nothing is read or changed after it but the TOTP point. */

@@ -223,6 +223,7 @@ typedef struct mshim_entry {
         mb_plan_entry plan;
         char id[256];               /* file name, UTF-8 */
         CHAR16 path[MSHIM_PATH_UNITS]; /* "\loader\entries\<id>" */
+        CHAR16 mpath[MSHIM_PATH_UNITS]; /* the path measured: without the boot counter */
 } mshim_entry;
 
 /* Execute the plan's steps of trying e (plan->tries[k]: measure the
@@ -312,6 +313,9 @@ EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, 
  * and the boot must stop. */
 EFI_STATUS mshim_entry_measure_unusable(mshim_tpm *tpm, const mb_plan_step *s, const mshim_entry *e);
 void mshim_entries_free(mshim_entry **entries, UINTN n);
+/* The plan's counter step: rename e's file to e->plan.next_name (boot
+ * counting). A failure is a warning: the entry still boots. */
+void mshim_entry_count_try(EFI_FILE_HANDLE root, const mshim_entry *e);
 /* The entry's file name, for messages. */
 const CHAR16 *mshim_entry_name(const mshim_entry *e);
 

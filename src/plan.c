@@ -4,6 +4,7 @@
  * does with an ESP; the loader executes it and `mshim predict` assumes it.
  */
 #include "mb/plan.h"
+#include "mb/emit.h"
 #include "mb/tcglog.h"
 
 /* loader.conf: parsed, or the defaults of include/mb/plan.h. */
@@ -30,15 +31,102 @@ static void plan_conf(mb_plan_conf_state state, const char *buf, size_t size, mb
         p->conf.totp = p->conf_defaulted ? MB_TOTP_SHOW : MB_TOTP_NO;
 }
 
+/* Decimal digits [p, end) as a value of at most MB_PLAN_COUNTER_MAX. */
+static bool counter_number(const char *p, const char *end, uint32_t *ret) {
+        uint32_t v = 0;
+
+        if (p == end)
+                return false;
+        for (; p < end; p++) {
+                if (*p < '0' || *p > '9' || v > (MB_PLAN_COUNTER_MAX - (uint32_t) (*p - '0')) / 10)
+                        return false;
+                v = v * 10 + (uint32_t) (*p - '0');
+        }
+        *ret = v;
+        return true;
+}
+
+/* BLS "Boot counting": "+LEFT" or "+LEFT-DONE" right before ".conf" (the
+ * listing's case of the suffix), after a NAME of at least one byte. */
+void mb_plan_counter_parse(mb_str name, mb_plan_counter *ret) {
+        static const char suffix[] = ".conf";
+        size_t slen = sizeof(suffix) - 1, plus, dash;
+        mb_plan_counter c = { 0 };
+
+        mb_memset(ret, 0, sizeof(*ret));
+        if (name.len <= slen + 2)
+                return;
+        for (size_t i = 0; i < slen; i++)
+                if ((name.p[name.len - slen + i] | 0x20) != suffix[i])
+                        return;
+        plus = name.len - slen;
+        while (plus > 0 && name.p[plus - 1] != '+')
+                plus--;
+        if (plus < 2)
+                return;         /* no '+', or no NAME before it */
+        for (dash = plus; dash < name.len - slen && name.p[dash] != '-'; dash++)
+                ;
+        if (!counter_number(name.p + plus, name.p + dash, &c.left))
+                return;
+        if (dash < name.len - slen && !counter_number(name.p + dash + 1, name.p + name.len - slen, &c.done))
+                return;
+        c.counted = true;
+        c.stem = plus - 1;
+        *ret = c;
+}
+
+mb_err mb_plan_entry_id(mb_str name, char *buf, size_t cap, mb_str *ret) {
+        mb_plan_counter c;
+        size_t slen = 5, n;     /* ".conf" */
+
+        mb_plan_counter_parse(name, &c);
+        n = c.counted ? c.stem + slen : name.len;
+        if (n > cap)
+                return MB_ERR_NOSPACE;
+        if (c.counted) {
+                mb_memcpy(buf, name.p, c.stem);
+                mb_memcpy(buf + c.stem, name.p + name.len - slen, slen);
+        } else if (n) {
+                mb_memcpy(buf, name.p, n);
+        }
+        *ret = (mb_str) { buf, n };
+        return MB_OK;
+}
+
+/* "NAME+LEFT-DONE.conf" of the next boot: one try less (not below 0), one
+ * more done (systemd-boot's rename). */
+static void next_name(mb_plan_entry *e) {
+        mb_strbuf b;
+        mb_str n = e->id;
+
+        mb_strbuf_init(&b, e->next_name, sizeof(e->next_name));
+        mb_strbuf_put(&b, n.p, e->counter.stem + 1);
+        mb_strbuf_u64(&b, e->counter.left ? e->counter.left - 1 : 0);
+        mb_strbuf_put(&b, "-", 1);
+        mb_strbuf_u64(&b, e->counter.done < MB_PLAN_COUNTER_MAX ? e->counter.done + 1 : MB_PLAN_COUNTER_MAX);
+        mb_strbuf_put(&b, n.p + n.len - 5, 5);
+}
+
 static void plan_entry(mb_plan_entry *e) {
+        mb_str id;
+
         mb_memset(&e->bls, 0, sizeof(e->bls));
         e->err = MB_OK;
         e->bad_tag = 0;
+        mb_plan_counter_parse(e->id, &e->counter);
+        e->next_name[0] = 0;
+        if (e->counter.counted)
+                next_name(e);
+        /* A name too long for the id is unreadable to mshim as well. */
+        if (mb_plan_entry_id(e->id, e->id_buf, sizeof(e->id_buf), &id) != MB_OK) {
+                e->bad_tag = MB_TAG_FILE_UNREADABLE;
+                return;
+        }
         if (!e->buf || e->size > MB_CONF_FILE_MAX) {
                 e->bad_tag = MB_TAG_FILE_UNREADABLE;
                 return;
         }
-        e->err = mb_bls_parse_entry(e->buf, e->size, e->id, &e->bls);
+        e->err = mb_bls_parse_entry(e->buf, e->size, id, &e->bls);
         if (e->err != MB_OK)
                 e->bad_tag = MB_TAG_BLS_ENTRY_BAD;
 }
@@ -52,9 +140,24 @@ static int id_compare(const mb_plan_entry *a, const mb_plan_entry *b) {
         return c ? c : (a->id.len > b->id.len) - (a->id.len < b->id.len);
 }
 
-/* Usable entries in mb_bls_compare order, unusable ones by name. */
+static int u32_cmp(uint32_t a, uint32_t b) {
+        return (a > b) - (a < b);
+}
+
+/* Usable entries: no tries left last, then mb_bls_compare, then more
+ * tries left first, fewer done first (systemd-boot's boot_entry_compare);
+ * unusable ones by name. */
 static int entry_order(const mb_plan_entry *a, const mb_plan_entry *b) {
-        int c = a->bad_tag ? id_compare(a, b) : mb_bls_compare(&a->bls, &b->bls);
+        bool bad_a = a->counter.counted && a->counter.left == 0, bad_b = b->counter.counted && b->counter.left == 0;
+        int c;
+
+        if (a->bad_tag)
+                c = id_compare(a, b);
+        else if (bad_a != bad_b)
+                c = bad_a ? 1 : -1;
+        else if ((c = mb_bls_compare(&a->bls, &b->bls)) == 0 && a->counter.counted && b->counter.counted)
+                c = u32_cmp(b->counter.left, a->counter.left) ? u32_cmp(b->counter.left, a->counter.left)
+                                                               : u32_cmp(a->counter.done, b->counter.done);
 
         /* Equal by the BLS rules (same sort key, version and id cannot
          * happen for two files, but keep the order total): by name. */
@@ -124,12 +227,17 @@ static mb_plan_step step(uint32_t pcr, mb_plan_src src, uint32_t type, uint32_t 
                                 .entry = (uint16_t) entry };
 }
 
-size_t mb_plan_try_steps(mb_totp_mode totp, bool linux_entry, size_t entry, mb_plan_step ret[MB_PLAN_TRY_STEPS]) {
+size_t mb_plan_try_steps(mb_totp_mode totp, bool linux_entry, bool counted, size_t entry,
+                         mb_plan_step ret[MB_PLAN_TRY_STEPS]) {
         size_t n = 0;
 
         /* The file before anything it names is read: what the PCR says was
          * considered, even if it then fails. */
         ret[n++] = step(5, MB_PLAN_SRC_ENTRY, MB_EV_EVENT_TAG, MB_TAG_BLS_ENTRY, entry);
+        /* One try used, before its image is loaded: a kernel that hangs
+         * has been counted (BLS "Boot counting"). */
+        if (counted)
+                ret[n++] = step(0, MB_PLAN_SRC_COUNTER, 0, 0, entry);
         /* After LoadImage (the firmware's PCR 4 event): the very buffer
          * the image gets as LoadOptions. */
         ret[n++] = step(12, MB_PLAN_SRC_CMDLINE, MB_EV_IPL, 0, entry);
@@ -155,8 +263,8 @@ static void plan_steps(mb_plan *p, mb_plan_entry *const *entries) {
                 p->start[p->n_start++] = step(5, MB_PLAN_SRC_UNUSABLE, MB_EV_EVENT_TAG,
                                               entries[p->unusable[k]]->bad_tag, p->unusable[k]);
         for (size_t k = 0; k < p->n_boot; k++)
-                p->n_tries[k] = mb_plan_try_steps(p->totp, entries[p->boot[k]]->bls.linux.len > 0, p->boot[k],
-                                                  p->tries[k]);
+                p->n_tries[k] = mb_plan_try_steps(p->totp, entries[p->boot[k]]->bls.linux.len > 0,
+                                                  entries[p->boot[k]]->counter.counted, p->boot[k], p->tries[k]);
         /* As shim: the options passed on, so PCR 12 never stays at its
          * reset value; the fence (no code: an EFI program loads after it). */
         p->chain[p->n_chain++] = step(12, MB_PLAN_SRC_CHAINLOAD, MB_EV_EVENT_TAG, MB_TAG_CHAINLOAD, 0);

@@ -1152,7 +1152,7 @@ static next_totp next_totp_mode(const mb_predict *p, const mb_predict_input *in,
  * sequence): trying one `linux` entry; at the TOTP point (in->totp_point)
  * only those before it, that is before the fence and the lock. */
 static size_t boot_steps(const mb_predict_input *in, const fresh *f, mb_plan_step steps[MB_PLAN_TRY_STEPS]) {
-        size_t n = mb_plan_try_steps(f->totp.on ? MB_TOTP_SHOW : MB_TOTP_NO, true, 0, steps);
+        size_t n = mb_plan_try_steps(f->totp.on ? MB_TOTP_SHOW : MB_TOTP_NO, true, false, 0, steps);
 
         for (size_t k = 0; in->totp_point && k < n; k++)
                 if (steps[k].src == MB_PLAN_SRC_TOTP_FENCE || steps[k].src == MB_PLAN_SRC_TOTP_LOCK)

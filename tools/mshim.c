@@ -27,6 +27,7 @@ static const struct {
         { "verify", cmd_verify },
         { "set-default", cmd_set_default },
         { "set-oneshot", cmd_set_oneshot },
+        { "bless", cmd_bless },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

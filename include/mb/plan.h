@@ -35,6 +35,9 @@ typedef enum mb_plan_src {
         MB_PLAN_SRC_TOTP_LOCK,          /* the fence's event into PCR 13: once a boot, the first time */
         MB_PLAN_SRC_CHAINLOAD,          /* the load options passed on to the chainloaded program */
         MB_PLAN_SRC_EXIT,               /* the exit marker: mshim returns to the firmware */
+        /* Not a measurement (PCR 0, type 0): rename the entry file to its
+         * next_name, before its image is loaded (boot counting). */
+        MB_PLAN_SRC_COUNTER,
 } mb_plan_src;
 
 typedef struct mb_plan_step {
@@ -45,9 +48,9 @@ typedef struct mb_plan_step {
         uint32_t tag;                   /* the tagged event's id; 0 for EV_IPL */
 } mb_plan_step;
 
-/* Steps of one try of an entry: entry, command line, initrd, TOTP
- * initrd, fence, lock. */
-#define MB_PLAN_TRY_STEPS 6u
+/* Steps of one try of an entry: entry, counter, command line, initrd,
+ * TOTP initrd, fence, lock. */
+#define MB_PLAN_TRY_STEPS 7u
 #define MB_PLAN_END_STEPS 3u
 
 /* The steps of trying entry index `entry` (a `linux` entry, else an
@@ -55,9 +58,12 @@ typedef struct mb_plan_step {
  * file (PCR 5), then, once its image is loaded, the command line (PCR
  * 12), the initrd (PCR 9), with TOTP on the TOTP initrd event (`linux`
  * only) and the fence (PCR 12), then the lock (PCR 13) right before
- * StartImage. Returns how many (at most MB_PLAN_TRY_STEPS). The plan
- * holds these for each usable entry; the predictor asks for them too. */
-size_t mb_plan_try_steps(mb_totp_mode totp, bool linux_entry, size_t entry, mb_plan_step ret[MB_PLAN_TRY_STEPS]);
+ * StartImage; with a boot counter (counted), the rename right after the
+ * entry's file is measured. Returns how many (at most
+ * MB_PLAN_TRY_STEPS). The plan holds these for each usable entry; the
+ * predictor asks for them too. */
+size_t mb_plan_try_steps(mb_totp_mode totp, bool linux_entry, bool counted, size_t entry,
+                         mb_plan_step ret[MB_PLAN_TRY_STEPS]);
 
 /* What became of loader.conf (it decides which PCR 5 event records it). */
 typedef enum mb_plan_conf_state {
@@ -90,14 +96,42 @@ typedef enum mb_plan_default_from {
  * without ".conf" (as loader.conf's default matches)? */
 bool mb_plan_id_matches(mb_str want, const mb_bls_entry *e);
 
+/* Boot counting (Boot Loader Specification "Boot counting", systemd's
+ * Automatic Boot Assessment): an entry file "NAME+LEFT-DONE.conf" or
+ * "NAME+LEFT.conf" (decimal, at most MB_PLAN_COUNTER_MAX each) has LEFT
+ * tries left and DONE made. Its entry id is "NAME.conf": the counter is
+ * no part of it, so LoaderEntryDefault, loader.conf's default and the
+ * measured path (docs/MEASUREMENTS.md) do not change when it counts. */
+#define MB_PLAN_COUNTER_MAX 999999u
+#define MB_PLAN_NAME_MAX    256u        /* bytes of an entry file name (UTF-8) mshim keeps */
+typedef struct mb_plan_counter {
+        bool counted;
+        uint32_t left, done;
+        size_t stem;                    /* NAME's length */
+} mb_plan_counter;
+/* Parse name's counter (ret->counted false when there is none: then the
+ * name is the id). Pure, never fails. */
+void mb_plan_counter_parse(mb_str name, mb_plan_counter *ret);
+/* The entry id of file name: the name without its counter, into buf.
+ * MB_ERR_NOSPACE when it does not fit (buf untouched). */
+mb_err mb_plan_entry_id(mb_str name, char *buf, size_t cap, mb_str *ret);
+
 /* One \loader\entries\*.conf file. */
 typedef struct mb_plan_entry {
-        /* In: its name (UTF-8, with ".conf") and bytes; buf NULL when the
-         * file could not be read. A file over MB_CONF_FILE_MAX bytes is
+        /* In: its file name (UTF-8, with ".conf") and bytes; buf NULL when
+         * the file could not be read. A file over MB_CONF_FILE_MAX bytes is
          * unreadable to mshim, whoever read it. */
         mb_str id;
         const char *buf;
         size_t size;
+        /* Out: its boot counter; bls.id is the entry id (the name without
+         * the counter, in id_buf); with a counter, next_name is the name
+         * the loader renames the file to before it boots it: LEFT - 1 (not
+         * below 0), DONE + 1, "NAME+LEFT-DONE.conf" (systemd-boot's
+         * rename). */
+        mb_plan_counter counter;
+        char id_buf[MB_PLAN_NAME_MAX];
+        char next_name[MB_PLAN_NAME_MAX + 16];
         /* Out: bad_tag 0 for a usable entry (bls parsed), else how mshim
          * measures it (MB_TAG_FILE_UNREADABLE, MB_TAG_BLS_ENTRY_BAD, with
          * err the parser's error and bls.err_line its line). */
@@ -121,7 +155,10 @@ typedef struct mb_plan {
         bool tpm_failure_boot;
         mb_totp_mode totp;
         /* Usable entries in the order they are tried: the default, then
-         * the others in sort order after it, wrapping around. The default
+         * the others in sort order after it, wrapping around. Sort order:
+         * entries with no tries left ("bad": a counter at LEFT 0) after
+         * all others, then mb_bls_compare (of the entry ids), then more
+         * tries left first, fewer done first (systemd-boot's order). The default
          * is, first match wins (systemd-boot's precedence): the entry
          * LoaderEntryOneShot names, the one LoaderEntryDefault names, the
          * first loader.conf's "default" glob matches, else the first in

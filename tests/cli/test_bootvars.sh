@@ -110,3 +110,42 @@ same_5_12 "efivarfs OneShot b: b.conf's PCRs" "$B"
 expect_rc "--entry-id a with OneShot b: refused, naming both" 2 "mshim would boot b.conf, not a" \
         "$MSHIM" predict "${base[@]}" --entry-id a
 expect_rc "--oneshot without --esp" 2 "need --esp" "$MSHIM" predict --log "$F/log.bin" --pcrs "$F/pcrs.txt" --oneshot b
+
+# ---- boot counting: the counter is not measured ---------------------------------
+rm -f "$E/b.conf" "$V"/*
+mv "$E/a.conf" "$E/a+3-0.conf"
+expect_rc "an entry with a boot counter" 0 "" "$MSHIM" predict "${base[@]}"
+same_5_12 "a+3-0.conf predicts a.conf's PCRs 5 and 12 (the path measured has no counter)" "$A"
+mv "$E/a+3-0.conf" "$E/a+0-3.conf"
+printf 'title B\nlinux /vmlinuz\ninitrd /initrd.img\noptions quiet b=1\n' > "$E/b.conf"
+# Sorted last, but loader.conf's "default a" names it exactly: still first
+# (systemd-boot's rule); --default b moves on to b.
+expect_rc "no tries left, named by the default" 0 "" "$MSHIM" predict "${base[@]}"
+same_5_12 "a+0-3.conf named by loader.conf's default: a.conf's PCRs" "$A"
+expect_rc "no tries left, LoaderEntryDefault b" 0 "" "$MSHIM" predict "${base[@]}" --default b
+same_5_12 "--default b: b.conf's PCRs" "$B"
+rm "$E/b.conf"; mv "$E/a+0-3.conf" "$E/a.conf"
+
+# ---- mshim bless -----------------------------------------------------------------
+S=$T/esp2; mkdir -p "$S/loader/entries"
+printf 'title D\nlinux /vmlinuz\n' > "$S/loader/entries/deb+1-1.conf"
+cp "$S/loader/entries/deb+1-1.conf" "$T/deb.bytes"
+expect_rc "bless without LoaderEntrySelected: nothing to do" 0 "not set" "$MSHIM" bless --esp "$S"
+[ -e "$S/loader/entries/deb+1-1.conf" ] && pass "nothing renamed" || fail "renamed without LoaderEntrySelected"
+python3 -c 'import sys; open(sys.argv[1], "wb").write((6).to_bytes(4, "little") + "deb.conf\0".encode("utf-16-le"))' \
+        "$V/LoaderEntrySelected-$GUID"
+expect_rc "bless renames NAME+LEFT-DONE.conf to NAME.conf" 0 "deb+1-1.conf -> deb.conf" "$MSHIM" bless --esp "$S"
+[ ! -e "$S/loader/entries/deb+1-1.conf" ] && cmp -s "$T/deb.bytes" "$S/loader/entries/deb.conf" &&
+        pass "deb.conf holds the entry's bytes, the counted name is gone" || fail "after bless: $(ls "$S/loader/entries")"
+expect_rc "bless again: already good" 0 "already good" "$MSHIM" bless --esp "$S"
+cp "$T/deb.bytes" "$S/loader/entries/deb+2.conf"
+expect_rc "a counted and a plain file: refused, exit 1" 1 "not renaming" "$MSHIM" bless --esp "$S"
+[ -e "$S/loader/entries/deb+2.conf" ] && [ -e "$S/loader/entries/deb.conf" ] && pass "refused: both left as they were" ||
+        fail "refused bless changed files"
+rm "$S/loader/entries/deb.conf" "$S/loader/entries/deb+2.conf"
+expect_rc "LoaderEntrySelected naming no file" 2 "no entry deb.conf" "$MSHIM" bless --esp "$S"
+expect_rc "bless: an argument" 2 "unexpected argument 'x'; see 'mshim bless --help'" "$MSHIM" bless x
+expect_rc "bless: no ESP dir" 2 "cannot list" "$MSHIM" bless --esp "$T/nothing"
+grep -q '^ExecStart=@BINDIR@/mshim bless$' hooks/mshim-bless.service && grep -q '^After=.*boot-complete.target' hooks/mshim-bless.service &&
+        grep -q 'hooks/mshim-bless.service:$(SYSTEMDUNITDIR)/mshim-bless.service' Makefile &&
+        pass "mshim-bless.service: after boot-complete.target, installed by make install" || fail "mshim-bless.service"

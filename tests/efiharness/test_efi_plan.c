@@ -23,7 +23,8 @@ typedef struct gen_esp {
         char conf[128];
         bool has_conf;
         const char *oneshot, *entry_default;    /* NULL: not set */
-        char names[MAX_FILES][16];
+        char names[MAX_FILES][24];
+        bool writable;          /* the volume can be written (else renames fail) */
         char texts[MAX_FILES][160];
         size_t n;
 } gen_esp;
@@ -61,10 +62,13 @@ static void gen(uint64_t seed, gen_esp *g) {
                                              "timeout soon\n", "default *rt*\ntimeout 3\n" };
         static const char *const stems[] = { "a", "b", "c", "aa", "debian-6", "z", "B" };
         static const char *const ids[] = { NULL, NULL, "a", "b.conf", "zz", "debian-6", "" };
+        /* Boot counters (BLS "Boot counting"), valid and not. */
+        static const char *const counters[] = { "", "", "+3", "+1-0", "+0-2", "+2-5", "+x" };
 
         memset(g, 0, sizeof(*g));
         rng = seed * 0x9E3779B97F4A7C15ull + 1;
         g->has_conf = next() % 5 != 0;
+        g->writable = next() % 4 != 0;
         g->oneshot = pick(ids, MB_ARRAY_SIZE(ids));
         g->entry_default = pick(ids, MB_ARRAY_SIZE(ids));
         snprintf(g->conf, sizeof(g->conf), "%s", pick(confs, MB_ARRAY_SIZE(confs)));
@@ -73,10 +77,11 @@ static void gen(uint64_t seed, gen_esp *g) {
                 bool dup = false;
 
                 for (size_t j = 0; j < g->n; j++)
-                        dup |= strncasecmp(g->names[j], stem, strlen(stem)) == 0 && g->names[j][strlen(stem)] == '.';
+                        dup |= strncasecmp(g->names[j], stem, strlen(stem)) == 0 &&
+                               (g->names[j][strlen(stem)] == '.' || g->names[j][strlen(stem)] == '+');
                 if (dup)
                         continue;       /* FAT names are unique regardless of case */
-                snprintf(g->names[g->n], sizeof(g->names[0]), "%s.conf", stem);
+                snprintf(g->names[g->n], sizeof(g->names[0]), "%s%s.conf", stem, pick(counters, MB_ARRAY_SIZE(counters)));
                 gen_entry(g->texts[g->n], sizeof(g->texts[0]));
                 g->n++;
         }
@@ -130,22 +135,48 @@ typedef struct want_event {
         const char *name;       /* PCR 5 file events: the file's name */
 } want_event;
 
-static size_t plan_events(const mb_plan *plan, const gen_esp *g, want_event *w) {
+static size_t plan_events(const mb_plan *plan, const char *const *ids, want_event *w) {
         size_t n = 0;
 
         for (size_t k = 0; k < plan->n_start; k++) {
                 const mb_plan_step *s = &plan->start[k];
                 w[n++] = (want_event) { s->pcr, s->type, s->tag,
-                                        s->src == MB_PLAN_SRC_LOADER_CONF ? "loader.conf" : g->names[s->entry] };
+                                        s->src == MB_PLAN_SRC_LOADER_CONF ? "loader.conf" : ids[s->entry] };
         }
         for (size_t k = 0; k < plan->n_boot; k++)
                 for (size_t j = 0; j < plan->n_tries[k] && plan->tries[k][j].src == MB_PLAN_SRC_ENTRY; j++) {
                         const mb_plan_step *s = &plan->tries[k][j];
-                        w[n++] = (want_event) { s->pcr, s->type, s->tag, g->names[s->entry] };
+                        w[n++] = (want_event) { s->pcr, s->type, s->tag, ids[s->entry] };
                 }
         for (size_t k = 0; k < plan->n_exit; k++)
                 w[n++] = (want_event) { plan->exit[k].pcr, plan->exit[k].type, plan->exit[k].tag, NULL };
         return n;
+}
+
+/* The entry files after the boot: each counted entry tried renamed to
+ * its next name (when the volume is writable and the name is free), in
+ * the order tried; the others as they were. */
+static void check_renames(size_t seed, const gen_esp *g, const mb_plan_entry *pe, const mb_plan *plan) {
+        char now[MAX_FILES][MB_PLAN_NAME_MAX + 16], path[MB_PLAN_NAME_MAX + 48];
+
+        for (size_t i = 0; i < g->n; i++)
+                snprintf(now[i], sizeof(now[i]), "%s", g->names[i]);
+        for (size_t k = 0; g->writable && k < plan->n_boot; k++) {
+                size_t i = plan->boot[k];
+                bool taken = false;
+
+                if (!pe[i].counter.counted)
+                        continue;
+                for (size_t j = 0; j < g->n; j++)
+                        taken |= j != i && strcasecmp(now[j], pe[i].next_name) == 0;
+                if (!taken)
+                        snprintf(now[i], sizeof(now[i]), "%s", pe[i].next_name);
+        }
+        for (size_t i = 0; i < g->n; i++) {
+                snprintf(path, sizeof(path), "/loader/entries/%s", now[i]);
+                if (!fh_file_bytes(path))
+                        fh_fail(__FILE__, __LINE__, "ESP %zu: no %s after the boot (was %s)", seed, now[i], g->names[i]);
+        }
 }
 
 /* Does the loader follow the plan: every one of mshim's events (PCR,
@@ -158,9 +189,11 @@ static void one_esp(size_t seed) {
         gen_esp g;
         mb_plan_vars vars = { 0 };
         mb_plan plan;
-        char name[64];
+        char name[64], idv[MAX_FILES][32];
+        const char *ids[MAX_FILES];
 
         gen(seed, &g);
+        fh_volume_writable(g.writable);
         /* Listed in a random order: the plan must not depend on it. */
         for (size_t i = 0; i < g.n; i++)
                 order[i] = i;
@@ -192,7 +225,16 @@ static void one_esp(size_t seed) {
         vars.entry_default = (mb_str) { g.entry_default ? g.entry_default : "", g.entry_default ? strlen(g.entry_default) : 0 };
         FH_CHECK_EQ(mb_plan_build(&policy, &vars, g.has_conf ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, g.conf,
                                   strlen(g.conf), pv, g.n, &plan), MB_OK);
-        n_want = plan_events(&plan, &g, want);
+        /* The measured name is the entry id: the file name without its
+         * boot counter (docs/MEASUREMENTS.md). */
+        for (size_t i = 0; i < g.n; i++) {
+                mb_str id = { "", 0 };
+
+                FH_CHECK_EQ(mb_plan_entry_id(pe[i].id, idv[i], sizeof(idv[i]) - 1, &id), MB_OK);
+                idv[i][id.len] = 0;
+                ids[i] = idv[i];
+        }
+        n_want = plan_events(&plan, ids, want);
 
         /* The loader's own events, in order (not the fake firmware's). */
         for (size_t i = 0; i < fh_n_events(); i++) {
@@ -217,8 +259,9 @@ static void one_esp(size_t seed) {
          * is the selected one. */
         FH_CHECK(fh_var_get(L"LoaderEntryOneShot", &loader_guid) == NULL);
         get_id_var(L"LoaderEntrySelected", name, sizeof(name));
-        if (strcmp(name, plan.n_boot ? g.names[plan.boot[plan.n_boot - 1]] : "") != 0)
+        if (strcmp(name, plan.n_boot ? ids[plan.boot[plan.n_boot - 1]] : "") != 0)
                 fh_fail(__FILE__, __LINE__, "ESP %zu: LoaderEntrySelected is \"%s\"", seed, name);
+        check_renames(seed, &g, pe, &plan);
 }
 
 /* fh_boot runs once a process: each ESP in a child of its own. */

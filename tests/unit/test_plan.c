@@ -144,7 +144,7 @@ TEST(refusals) {
 /* The steps rendered "PCR:what", one a word. */
 static void render(const mb_plan_step *v, size_t n, char *out, size_t cap) {
         static const char *const what[] = { "?", "conf", "unusable", "entry", "cmdline", "initrd", "totp-initrd",
-                                            "fence", "lock", "chainload", "exit" };
+                                            "fence", "lock", "chainload", "exit", "counter" };
 
         out[0] = 0;
         for (size_t i = 0; i < n; i++) {
@@ -196,9 +196,12 @@ TEST(measurement_steps) {
                         CHECK_STEPS(plan.tries[k], plan.n_tries[k], "5:entry 12:cmdline 9:initrd 12:fence 13:lock");
         }
         CHECK_STEPS(plan.chain, plan.n_chain, "12:chainload 12:fence 13:lock");
-        CHECK_EQ_INT(mb_plan_try_steps(MB_TOTP_REQUIRE, true, 7, v), 6);
+        CHECK_EQ_INT(mb_plan_try_steps(MB_TOTP_REQUIRE, true, false, 7, v), 6);
         CHECK_EQ_INT(v[5].tag, MB_TAG_TOTP_FENCE);
         CHECK_EQ_INT(v[0].entry, 7);
+        /* A counted entry: renamed after its file is measured, before its
+         * image is loaded; the rename is no measurement (PCR 0). */
+        CHECK_STEPS(v, mb_plan_try_steps(MB_TOTP_NO, true, true, 1, v), "5:entry 0:counter 12:cmdline 9:initrd 13:lock");
 }
 
 /* Which entry is tried first: LoaderEntryOneShot, LoaderEntryDefault,
@@ -260,8 +263,105 @@ TEST(default_precedence) {
         }
 }
 
+/* Boot counting (BLS "Boot counting"): names, the next name, the id. */
+TEST(boot_counters) {
+        static const struct {
+                const char *name;
+                bool counted;
+                uint32_t left, done;
+                const char *id, *next;
+        } v[] = {
+                { "a+3-1.conf", true, 3, 1, "a.conf", "a+2-2.conf" },
+                { "a+3.conf", true, 3, 0, "a.conf", "a+2-1.conf" },
+                { "debian-6.1+1-0.conf", true, 1, 0, "debian-6.1.conf", "debian-6.1+0-1.conf" },
+                { "x+0-4.conf", true, 0, 4, "x.conf", "x+0-5.conf" },       /* LEFT stays 0 */
+                { "a+b+2-0.CONF", true, 2, 0, "a+b.CONF", "a+b+1-1.CONF" }, /* the last '+' */
+                { "a.conf", false, 0, 0, "a.conf", "" },
+                { "a+.conf", false, 0, 0, "a+.conf", "" },
+                { "+3.conf", false, 0, 0, "+3.conf", "" },
+                { "a+3-.conf", false, 0, 0, "a+3-.conf", "" },
+                { "a+x.conf", false, 0, 0, "a+x.conf", "" },
+                { "a+1-2-3.conf", false, 0, 0, "a+1-2-3.conf", "" },
+                { "a+1000000.conf", false, 0, 0, "a+1000000.conf", "" },    /* over MB_PLAN_COUNTER_MAX */
+                { "a+3.txt", false, 0, 0, "a+3.txt", "" },
+        };
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(v); i++) {
+                mb_plan_entry e = { .id = { v[i].name, strlen(v[i].name) }, .buf = LINUX("1"), .size = strlen(LINUX("1")) };
+                mb_plan_entry *pv[1] = { &e };
+                mb_boot_policy policy = { 0 };
+                mb_plan plan;
+
+                CHECK_EQ_INT(mb_plan_build(&policy, NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan), MB_OK);
+                if (e.counter.counted != v[i].counted || strncmp(e.bls.id.p, v[i].id, e.bls.id.len) ||
+                    e.bls.id.len != strlen(v[i].id) || strcmp(e.next_name, v[i].next))
+                        printf("  %s: counted %d id %.*s next \"%s\"\n", v[i].name, e.counter.counted,
+                               (int) e.bls.id.len, e.bls.id.p, e.next_name);
+                CHECK_EQ_INT(e.counter.counted, v[i].counted);
+                CHECK_EQ_INT(e.counter.left, v[i].left);
+                CHECK_EQ_INT(e.counter.done, v[i].done);
+                CHECK(e.bls.id.len == strlen(v[i].id) && memcmp(e.bls.id.p, v[i].id, e.bls.id.len) == 0);
+                CHECK(strcmp(e.next_name, v[i].next) == 0);
+                CHECK_EQ_INT(plan.n_tries[0], v[i].counted ? 5 : 4);
+        }
+}
+
+/* systemd-boot's order with counters: no tries left after everything
+ * else; otherwise by the id (without counter), then more tries left,
+ * then fewer done; the default matches the id without counter. */
+TEST(boot_counter_order) {
+        static const struct {
+                const char *what, *def;
+                esp_file files[4];
+                const char *boot;
+        } v[] = {
+                /* Without sort-key, ids sort newest version first: b before a. */
+                { "no tries left: after all others", NULL,
+                  { { "b+0-3.conf", LINUX("6.1.0-10") }, { "a.conf", LINUX("6.1.0-9") }, { NULL, NULL } },
+                  "a.conf b+0-3.conf" },
+                { "tries left: sorted as without counter", NULL,
+                  { { "b+2-1.conf", LINUX("6.1.0-10") }, { "a.conf", LINUX("6.1.0-9") }, { NULL, NULL } },
+                  "b+2-1.conf a.conf" },
+                { "same id: more tries left first, then fewer done", NULL,
+                  { { "a+1-0.conf", LINUX("1") }, { "a+2-5.conf", LINUX("1") }, { "a+2-1.conf", LINUX("1") }, { NULL, NULL } },
+                  "a+2-1.conf a+2-5.conf a+1-0.conf" },
+                { "the default matches the id without counter", "default a\n",
+                  { { "b.conf", LINUX("6.1.0-10") }, { "a+1-0.conf", LINUX("6.1.0-9") }, { NULL, NULL } },
+                  "a+1-0.conf b.conf" },
+                { "a default on an entry with no tries left still boots it first", "default b.conf\n",
+                  { { "b+0-3.conf", LINUX("6.1.0-10") }, { "a.conf", LINUX("6.1.0-9") }, { NULL, NULL } },
+                  "b+0-3.conf a.conf" },
+        };
+
+        for (size_t i = 0; i < MB_ARRAY_SIZE(v); i++) {
+                mb_plan_entry e[4], *pv[4];
+                mb_boot_policy policy = { 0 };
+                mb_plan plan;
+                char got[128] = "";
+                size_t n = 0;
+
+                for (; v[i].files[n].name; n++) {
+                        e[n] = (mb_plan_entry) { .id = { v[i].files[n].name, strlen(v[i].files[n].name) },
+                                                 .buf = v[i].files[n].text, .size = strlen(v[i].files[n].text) };
+                        pv[n] = &e[n];
+                }
+                CHECK_EQ_INT(mb_plan_build(&policy, NULL, v[i].def ? MB_PLAN_CONF_READ : MB_PLAN_CONF_ABSENT, v[i].def,
+                                           v[i].def ? strlen(v[i].def) : 0, pv, n, &plan), MB_OK);
+                for (size_t k = 0; k < plan.n_boot; k++) {
+                        if (k)
+                                strcat(got, " ");
+                        strcat(got, v[i].files[plan.boot[k]].name);
+                }
+                if (strcmp(got, v[i].boot))
+                        printf("  %s: tried \"%s\", expected \"%s\"\n", v[i].what, got, v[i].boot);
+                CHECK(strcmp(got, v[i].boot) == 0);
+        }
+}
+
 int main(void) {
         RUN(table_of_esps);
+        RUN(boot_counters);
+        RUN(boot_counter_order);
         RUN(default_precedence);
         RUN(measurement_steps);
         RUN(unreadable_files);

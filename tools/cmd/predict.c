@@ -150,12 +150,15 @@ static const char *base_name(const char *path) {
 /* An entry file: read and named \loader\entries\<name>; the plan
  * parses it. */
 static int entry_load(pfile *pf, const char *path, const char *name) {
-        char rel[300];
+        char rel[300], idb[MB_PLAN_NAME_MAX];
+        mb_str id = { "", 0 };
 
         if (pfile_load(pf, path) < 0)
                 return -1;
         pf->id = strdup(name);
-        if (!pf->id || snprintf(rel, sizeof(rel), "entries\\%s", name) >= (int) sizeof(rel)) {
+        /* Measured without its boot counter, as the loader does. */
+        if (!pf->id || mb_plan_entry_id((mb_str) { name, strlen(name) }, idb, sizeof(idb), &id) != MB_OK ||
+            snprintf(rel, sizeof(rel), "entries\\%.*s", (int) id.len, id.p) >= (int) sizeof(rel)) {
                 cli_error("%s: name too long", path);
                 return -1;
         }
@@ -218,9 +221,10 @@ out:
         return ret;
 }
 
+/* The entry id (the name without its boot counter), with or without
+ * ".conf". */
 static bool id_matches(const pfile *pf, const char *id) {
-        size_t n = strlen(id);
-        return strcmp(pf->id, id) == 0 || (strncmp(pf->id, id, n) == 0 && strcmp(pf->id + n, ".conf") == 0);
+        return !pf->plan.bad_tag && mb_plan_id_matches((mb_str) { id, strlen(id) }, &pf->plan.bls);
 }
 
 /* The boot plan mshim makes of the ESP (src/plan.c, the loader's own
