@@ -280,7 +280,8 @@ INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
                 $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
                 $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
 
-# The kernel hooks and the prune unit (docs/UPGRADES.md), installed with
+# The kernel hooks, the prune unit (docs/UPGRADES.md) and the bless unit
+# (mshim-bless(1)), installed with
 # @BINDIR@, @LIBDIR@ and @SYSCONFDIR@ replaced. Debian runs hooks from /etc
 # whatever the PREFIX; kernel-install and systemd also read PREFIX/lib.
 # hook.conf is installed only when absent and removed only when unchanged
@@ -296,7 +297,8 @@ HOOK_LIST     = hooks/kernel-hook:$(LIBDIR)/kernel-hook:755 \
                 hooks/zz-mshim.postrm:$(SYSCONFDIR)/kernel/postrm.d/zz-mshim:755 \
                 hooks/mshim.post-update:$(SYSCONFDIR)/initramfs/post-update.d/mshim:755 \
                 hooks/90-mshim.install:$(KERNELINSTALLDIR)/90-mshim.install:755 \
-                hooks/mshim-prune.service:$(SYSTEMDUNITDIR)/mshim-prune.service:644
+                hooks/mshim-prune.service:$(SYSTEMDUNITDIR)/mshim-prune.service:644 \
+                hooks/mshim-bless.service:$(SYSTEMDUNITDIR)/mshim-bless.service:644
 HOOK_CONF     = $(DESTDIR)$(SYSCONFDIR)/mshim/hook.conf
 PRUNE_WANTS   = $(DESTDIR)$(SYSCONFDIR)/systemd/system/multi-user.target.wants/mshim-prune.service
 

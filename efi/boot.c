@@ -101,81 +101,115 @@ static void print_title(const mshim_entry *e) {
                 mshim_log(EFI_SUCCESS, L"booting %s", mshim_entry_name(e));
 }
 
-EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e) {
-        mshim_initrd *initrd = NULL;
-        EFI_HANDLE child = NULL;
-        void *opts = NULL;
-        UINTN opts_size = 0;
-        bool stub_measures_initrd = false;
+/* What the steps of one try hold between them: the loaded image, its
+ * options and initrd. */
+typedef struct entry_try {
+        mshim_initrd *initrd;
+        EFI_HANDLE child;
+        void *opts;
+        UINTN opts_size;
+        bool stub_measures_initrd;
+} entry_try;
+
+/* Everything before the command line's measurement: its options, the
+ * initrd read and published, the image loaded (the firmware's PCR 4
+ * event). The initrd before the image: everything that can fail without
+ * starting it should fail before that event exists. */
+static EFI_STATUS entry_prepare(mshim_ctx *c, const mshim_entry *e, entry_try *t) {
         EFI_STATUS st;
 
-        print_title(e);
-        /* The entry about to be tried, measured before anything it names is
-         * read: what the PCR says was considered, even if it then fails. */
-        st = mshim_tpm_measure_file(&c->tpm, MB_TAG_BLS_ENTRY, e->path, e->plan.buf, e->plan.size);
-        if (EFI_ERROR(st))
-                return st;
-        MSHIM_BENCH_MARK(L"entry measured (PCR 5)");
-
-        st = entry_options(e, &opts, &opts_size);
-        if (EFI_ERROR(st))
-                return st;
+        st = entry_options(e, &t->opts, &t->opts_size);
         MSHIM_BENCH_MARK(L"options");
-        /* The initrd before the image: LoadImage adds the image's PCR 4
-         * event, so everything that can fail without starting it should
-         * fail before that event exists. */
-        st = mshim_initrd_install(c->root, &e->plan.bls, mshim_entry_name(e), &initrd);
-        if (EFI_ERROR(st))
-                goto out;
+        if (!EFI_ERROR(st))
+                st = mshim_initrd_install(c->root, &e->plan.bls, mshim_entry_name(e), &t->initrd);
         MSHIM_BENCH_MARK(L"initrd read");
-        st = entry_load_image(c, e, &child, &stub_measures_initrd);
-        if (EFI_ERROR(st))
-                goto out;
-        st = set_load_options(child, e, opts, opts_size);
-        if (EFI_ERROR(st))
-                goto out;
-        /* Last thing before the jump: nothing is read or changed after it. */
-        st = mshim_tpm_measure_cmdline(&c->tpm, opts, opts_size);
-        if (EFI_ERROR(st))
-                goto out;
-        MSHIM_BENCH_MARK(L"command line measured (PCR 12)");
-        /* The initrd reaches PCR 9 exactly once: from the Linux stub when
-         * it measures (5.17+), else from us, with the stub's own event so
-         * a prediction need not care which. */
-        if (!stub_measures_initrd) {
-                st = mshim_initrd_measure(&c->tpm, initrd);
-                if (EFI_ERROR(st))
-                        goto out;
-        }
-        MSHIM_BENCH_MARK(L"initrd measured (PCR 9, when the stub does not)");
-        /* The initrd the code vouches for: the Linux stub measures it into
-         * PCR 9 only after StartImage (5.17+), after the code, and PCR 9 is
-         * in no TOTP policy; so with TOTP on, the very buffer it will be
-         * served from goes into PCR 12 first (docs/MEASUREMENTS.md). */
-        if (mshim_totp_on(c) && e->plan.bls.linux.len) {
-                st = mshim_initrd_measure_totp(&c->tpm, initrd);
-                if (EFI_ERROR(st))
-                        goto out;
-        }
-        MSHIM_BENCH_MARK(L"initrd hashed for TOTP (PCR 12)");
-        /* The TOTP point: everything the code vouches for (PCRs 4, 5, 7,
-         * 12) is final, and nothing of the entry has run yet. An EFI
-         * program would load more after the code: no code for it. */
-        st = mshim_totp_run(c, e->plan.bls.efi.len ? mshim_entry_name(e) : NULL);
-        if (EFI_ERROR(st))
-                goto out;
-        MSHIM_BENCH_MARK(L"TOTP code and fence");
+        if (!EFI_ERROR(st))
+                st = entry_load_image(c, e, &t->child, &t->stub_measures_initrd);
+        if (!EFI_ERROR(st))
+                st = set_load_options(t->child, e, t->opts, t->opts_size);
+        return st;
+}
 
+/* One step of the plan's try of e (include/mb/plan.h). */
+static EFI_STATUS entry_step(mshim_ctx *c, const mshim_entry *e, const mb_plan_step *s, entry_try *t) {
+        EFI_STATUS st;
+
+        switch (s->src) {
+        case MB_PLAN_SRC_ENTRY:
+                /* Before anything it names is read: what the PCR says was
+                 * considered, even if it then fails. */
+                return mshim_tpm_measure_file(&c->tpm, s->tag, e->mpath, e->plan.buf, e->plan.size);
+        case MB_PLAN_SRC_COUNTER:
+                mshim_entry_count_try(c->root, e);
+                return EFI_SUCCESS;
+        case MB_PLAN_SRC_CMDLINE:
+                st = entry_prepare(c, e, t);
+                /* Nothing is read or changed after it but the TOTP point. */
+                return EFI_ERROR(st) ? st : mshim_tpm_measure_cmdline(&c->tpm, t->opts, t->opts_size);
+        case MB_PLAN_SRC_INITRD:
+                /* The initrd reaches PCR 9 exactly once: from the Linux stub
+                 * when it measures (5.17+), else from us, with the stub's own
+                 * event so a prediction need not care which. */
+                return t->stub_measures_initrd ? EFI_SUCCESS : mshim_initrd_measure(&c->tpm, t->initrd);
+        case MB_PLAN_SRC_TOTP_INITRD:
+                /* The stub measures the initrd into PCR 9 only after
+                 * StartImage, and PCR 9 is in no TOTP policy: the very
+                 * buffer it will be served from goes into PCR 12 first
+                 * (docs/MEASUREMENTS.md). */
+                return mshim_initrd_measure_totp(&c->tpm, t->initrd);
+        case MB_PLAN_SRC_TOTP_FENCE:
+                /* Everything the code vouches for (PCRs 4, 5, 7, 12) is
+                 * final, and nothing of the entry has run yet. An EFI
+                 * program would load more after the code: no code for it. */
+                return mshim_totp_run(c, e->plan.bls.efi.len ? mshim_entry_name(e) : NULL);
+        case MB_PLAN_SRC_TOTP_LOCK:
+                return mshim_tpm_lock_totp(&c->tpm);
+        default:
+                return mshim_log(EFI_INVALID_PARAMETER, L"entry %s: the plan has a step mshim does not know",
+                                 mshim_entry_name(e));
+        }
+}
+
+#ifdef MB_BENCH
+/* The benchmark build's name for the phase a step ends (docs/BENCHMARK.md). */
+static const CHAR16 *bench_phase(const mb_plan_step *s) {
+        switch (s->src) {
+        case MB_PLAN_SRC_ENTRY: return L"entry measured (PCR 5)";
+        case MB_PLAN_SRC_COUNTER: return L"boot counter";
+        case MB_PLAN_SRC_CMDLINE: return L"command line measured (PCR 12)";
+        case MB_PLAN_SRC_INITRD: return L"initrd measured (PCR 9, when the stub does not)";
+        case MB_PLAN_SRC_TOTP_INITRD: return L"initrd hashed for TOTP (PCR 12)";
+        case MB_PLAN_SRC_TOTP_FENCE: return L"TOTP code and fence";
+        default: return L"plan step";
+        }
+}
+#endif
+
+EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e, const mb_plan_step *steps, UINTN n) {
+        entry_try t = { 0 };
+        EFI_STATUS st = EFI_SUCCESS;
+
+        print_title(e);
+        for (UINTN k = 0; k < n && !EFI_ERROR(st); k++) {
+                st = entry_step(c, e, &steps[k], &t);
+                MSHIM_BENCH_MARK(bench_phase(&steps[k]));
+        }
+        if (EFI_ERROR(st))
+                goto out;
+        if (!t.child) {
+                st = mshim_log(EFI_INVALID_PARAMETER, L"entry %s: the plan loads no image", mshim_entry_name(e));
+                goto out;
+        }
         /* SHIM_LOCK only for EFI programs: a Linux kernel never asks for
          * it, and offering it would only widen what could call Verify. */
-        st = mshim_image_start(c, child, mshim_entry_name(e), e->plan.bls.efi.len > 0, opts);
-        child = NULL;   /* mshim_image_start took it, and opts */
-        opts = NULL;
+        st = mshim_image_start(c, t.child, mshim_entry_name(e), e->plan.bls.efi.len > 0, t.opts);
+        t.child = NULL;   /* mshim_image_start took it, and opts */
+        t.opts = NULL;
 out:
-        mshim_initrd_uninstall(initrd);
-        if (child)
-                BS->UnloadImage(child);
-        if (opts)
-                FreePool(opts);
+        mshim_initrd_uninstall(t.initrd);
+        if (t.child)
+                BS->UnloadImage(t.child);
+        if (t.opts)
+                FreePool(t.opts);
         return st;
 }

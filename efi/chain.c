@@ -115,6 +115,19 @@ static EFI_STATUS copy_options(const EFI_LOADED_IMAGE *own, void **ret) {
         return EFI_SUCCESS;
 }
 
+static EFI_STATUS chain_step(mshim_ctx *c, const mb_plan_step *s, const void *opts, UINTN size) {
+        switch (s->src) {
+        case MB_PLAN_SRC_CHAINLOAD:
+                return mshim_tpm_measure_chainload(&c->tpm, opts, size);
+        case MB_PLAN_SRC_TOTP_FENCE:
+                return mshim_totp_run(c, L"the chainload path");
+        case MB_PLAN_SRC_TOTP_LOCK:
+                return mshim_tpm_lock_totp(&c->tpm);
+        default:
+                return mshim_log(EFI_INVALID_PARAMETER, L"the chainload path: the plan has a step mshim does not know");
+        }
+}
+
 EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
         CHAR16 path[MSHIM_PATH_UNITS];
         EFI_LOADED_IMAGE *li = NULL;
@@ -150,14 +163,14 @@ EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
         }
         li->LoadOptions = opts;
         li->LoadOptionsSize = opts ? c->loaded->LoadOptionsSize : 0;
-        st = mshim_tpm_measure_chainload(&c->tpm, opts, li->LoadOptionsSize);
-        /* The TOTP point of this path: with totp enabled, no code (the
-         * next stage loads a kernel and initrd nobody measured yet, which
-         * a code would seem to vouch for), the warning, and the fence;
-         * "totp require" boots nothing: it must not be escaped by removing
-         * the entries. */
-        if (!EFI_ERROR(st))
-                st = mshim_totp_run(c, L"the chainload path");
+        /* The plan's steps of this path: the options, and with TOTP on
+         * the TOTP point: no code (the next stage loads a kernel and
+         * initrd nobody measured yet, which a code would seem to vouch
+         * for), the warning, and the fence ("totp require" boots nothing:
+         * it must not be escaped by removing the entries); the lock. */
+        st = EFI_SUCCESS;
+        for (UINTN k = 0; k < c->plan->n_chain && !EFI_ERROR(st); k++)
+                st = chain_step(c, &c->plan->chain[k], opts, li->LoadOptionsSize);
         if (EFI_ERROR(st)) {
                 BS->UnloadImage(child);
                 if (opts)

@@ -15,7 +15,22 @@ const CHAR16 *mshim_entry_name(const mshim_entry *e) {
         return e->path + MB_ARRAY_SIZE(MSHIM_ENTRIES_DIR);
 }
 
-/* Fill id (UTF-8) and path from the directory entry's name. */
+/* The path measured: path without the boot counter (the entry id's
+ * name, docs/MEASUREMENTS.md), so a count does not change PCR 5. The
+ * counter ("+LEFT-DONE" before ".conf") is ASCII: as many UTF-16 units as
+ * UTF-8 bytes, right before the last five units. */
+static void entry_measured_path(mshim_entry *e, size_t id_len) {
+        mb_plan_counter c;
+        UINTN n = StrLen(e->path), cut;
+
+        mb_plan_counter_parse((mb_str) { e->id, id_len }, &c);
+        cut = c.counted ? id_len - 5 - c.stem : 0;
+        CopyMem(e->mpath, e->path, (n - 5 - cut) * sizeof(CHAR16));
+        CopyMem(e->mpath + n - 5 - cut, e->path + n - 5, 6 * sizeof(CHAR16));
+}
+
+/* Fill id (UTF-8), path and the measured path from the directory entry's
+ * name. */
 static EFI_STATUS entry_names(mshim_entry *e, const CHAR16 *name) {
         UINTN dir = MB_ARRAY_SIZE(MSHIM_ENTRIES_DIR) - 1, n = StrLen((CHAR16 *) name);
         mb_strbuf b;
@@ -28,7 +43,10 @@ static EFI_STATUS entry_names(mshim_entry *e, const CHAR16 *name) {
 
         mb_strbuf_init(&b, e->id, sizeof(e->id));
         mb_strbuf_utf16le(&b, (const uint8_t *) name, n);
-        return b.truncated ? EFI_BAD_BUFFER_SIZE : EFI_SUCCESS;
+        if (b.truncated)
+                return EFI_BAD_BUFFER_SIZE;
+        entry_measured_path(e, b.len);
+        return EFI_SUCCESS;
 }
 
 /* Read one entry file. NULL (after a message) only when it has no usable
@@ -90,18 +108,48 @@ static void entry_say_why(const mshim_entry *e) {
 
 /* The PCR records every entry file mshim saw and could not use, so a
  * broken entry is never the same PCR 5 as no entry. */
-EFI_STATUS mshim_entries_measure_unusable(mshim_tpm *tpm, const mb_plan *plan, mshim_entry **v) {
-        for (UINTN k = 0; k < plan->n_unusable; k++) {
-                const mshim_entry *e = v[plan->unusable[k]];
-                EFI_STATUS st;
+EFI_STATUS mshim_entry_measure_unusable(mshim_tpm *tpm, const mb_plan_step *s, const mshim_entry *e) {
+        entry_say_why(e);
+        return mshim_tpm_measure_file(tpm, s->tag, e->mpath, e->plan.buf,
+                                      s->tag == MB_TAG_FILE_UNREADABLE ? 0 : e->plan.size);
+}
 
-                entry_say_why(e);
-                st = mshim_tpm_measure_file(tpm, e->plan.bad_tag, e->path, e->plan.buf,
-                                            e->plan.bad_tag == MB_TAG_FILE_UNREADABLE ? 0 : e->plan.size);
-                if (EFI_ERROR(st))
-                        return st;
+void mshim_entry_count_try(EFI_FILE_HANDLE root, const mshim_entry *e) {
+        EFI_FILE_HANDLE f = NULL;
+        EFI_FILE_INFO *info = NULL;
+        UINTN size = MSHIM_DIR_INFO_SIZE, n = 0;
+        EFI_STATUS st;
+        mb_err r;
+
+        info = AllocatePool(MSHIM_DIR_INFO_SIZE);
+        st = info ? root->Open(root, &f, (CHAR16 *) e->path, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE, 0)
+                  : EFI_OUT_OF_RESOURCES;
+        if (!EFI_ERROR(st))
+                st = f->GetInfo(f, &GenericFileInfo, &size, info);
+        if (!EFI_ERROR(st) && (size < SIZE_OF_EFI_FILE_INFO || size > MSHIM_DIR_INFO_SIZE))
+                st = EFI_BAD_BUFFER_SIZE;
+        /* The new name replaces FileName (same directory); the record is
+         * resized to it. */
+        if (!EFI_ERROR(st)) {
+                r = mb_utf8_to_utf16le(e->plan.next_name, mb_strnlen(e->plan.next_name, sizeof(e->plan.next_name)),
+                                       (uint8_t *) info->FileName, MSHIM_DIR_INFO_SIZE - SIZE_OF_EFI_FILE_INFO, &n);
+                st = r == MB_OK ? EFI_SUCCESS : mb_efi_status(r);
         }
-        return EFI_SUCCESS;
+        if (!EFI_ERROR(st)) {
+                info->Size = SIZE_OF_EFI_FILE_INFO + n;
+                st = f->SetInfo(f, &GenericFileInfo, info->Size, info);
+        }
+        if (!EFI_ERROR(st))
+                st = f->Flush(f);
+        /* As systemd-boot: a volume that cannot be written (or a name
+         * taken) still boots the entry; it only is not counted. */
+        if (EFI_ERROR(st))
+                mshim_log(st, L"warning: cannot rename entry %s for its boot counter (%r); booting it uncounted",
+                          mshim_entry_name(e), st);
+        if (f)
+                f->Close(f);
+        if (info)
+                FreePool(info);
 }
 
 EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, UINTN *ret_n) {

@@ -91,13 +91,13 @@ EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label
         EFI_STATUS st;
 
         /* Nothing mshim starts may find PCR 13 at zero (the signed TOTP
-         * key's lock): fail closed like every measurement. */
-        st = mshim_tpm_lock_totp(&c->tpm);
-        if (EFI_ERROR(st)) {
+         * key's lock): the plan's lock step made it; a path that skipped
+         * it starts nothing (fail closed). */
+        if (!c->tpm.totp_locked) {
                 BS->UnloadImage(child);
                 if (options)
                         FreePool(options);
-                return st;
+                return mshim_log(EFI_SECURITY_VIOLATION, L"%s: PCR 13 holds no TOTP lock; refusing to start it", label);
         }
         MSHIM_BENCH_MARK(L"PCR 13 lock");
         MSHIM_BENCH_REPORT();

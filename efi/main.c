@@ -34,10 +34,32 @@ static mb_plan_conf_state load_loader_conf(EFI_FILE_HANDLE root, void **ret_buf,
  * conf_tag). A missing file is thus never the same PCR 5 as any file, and
  * the tag and path in the digest keep loader.conf apart from an entry
  * with the same bytes. */
-static EFI_STATUS measure_loader_conf(mshim_tpm *t, const mb_plan *plan, const void *buf, UINTN size) {
-        bool read = plan->conf_tag == MB_TAG_LOADER_CONF;
+static EFI_STATUS measure_loader_conf(mshim_tpm *t, const mb_plan_step *s, const void *buf, UINTN size) {
+        bool read = s->tag == MB_TAG_LOADER_CONF;
 
-        return mshim_tpm_measure_file(t, plan->conf_tag, MSHIM_LOADER_CONF_PATH, read ? buf : NULL, read ? size : 0);
+        return mshim_tpm_measure_file(t, s->tag, MSHIM_LOADER_CONF_PATH, read ? buf : NULL, read ? size : 0);
+}
+
+/* The plan's steps before anything is tried: loader.conf, whatever became
+ * of it, then (unless the listing failed: nothing is booted then) the
+ * unusable entries. */
+static EFI_STATUS run_start(mshim_ctx *c, mshim_entry **v, const void *conf_buf, UINTN conf_size, EFI_STATUS listed) {
+        const mb_plan *plan = c->plan;
+        EFI_STATUS st = EFI_SUCCESS;
+
+        for (UINTN k = 0; k < plan->n_start && !EFI_ERROR(st); k++) {
+                const mb_plan_step *s = &plan->start[k];
+
+                if (s->src == MB_PLAN_SRC_LOADER_CONF)
+                        st = measure_loader_conf(&c->tpm, s, conf_buf, conf_size);
+                else if (s->src == MB_PLAN_SRC_UNUSABLE)
+                        st = mshim_entry_measure_unusable(&c->tpm, s, v[s->entry]);
+                else
+                        st = mshim_log(EFI_INVALID_PARAMETER, L"the plan has a step mshim does not know");
+                if (!EFI_ERROR(st) && s->src == MB_PLAN_SRC_LOADER_CONF)
+                        st = listed;
+        }
+        return st;
 }
 
 /* Try the entries in the plan's order: the default, then the others in
@@ -51,10 +73,13 @@ static EFI_STATUS boot_entries(mshim_ctx *c, mshim_entry **v) {
         for (UINTN k = 0; k < plan->n_boot; k++) {
                 const mshim_entry *e = v[plan->boot[k]];
 
+                /* For the running system (`mshim bless`): the entry tried. */
+                mshim_bli_set_selected(e->plan.bls.id);
+
                 /* Any failure has been reported where it happened; the
                  * only one that ends the loop is a TPM we must not do
                  * without. */
-                mshim_boot_entry(c, e);
+                mshim_boot_entry(c, e, plan->tries[k], plan->n_tries[k]);
                 if (mshim_tpm_refuses(&c->tpm))
                         return EFI_SECURITY_VIOLATION;  /* already said why */
                 if (k + 1 < plan->n_boot)
@@ -68,11 +93,14 @@ static EFI_STATUS boot_entries(mshim_ctx *c, mshim_entry **v) {
 static EFI_STATUS make_plan(const mb_boot_policy *policy, mb_plan_conf_state conf_st, const void *conf_buf,
                             UINTN conf_size, mshim_entry **v, UINTN n, mb_plan *ret) {
         mb_plan_entry *pv[MB_PLAN_MAX_ENTRIES];
+        mshim_bli_ids ids;
+        mb_plan_vars vars;
         mb_err r;
 
         for (UINTN i = 0; i < n; i++)
                 pv[i] = &v[i]->plan;
-        r = mb_plan_build(policy, conf_st, conf_buf, conf_size, pv, n, ret);
+        mshim_bli_read_vars(&ids, &vars);
+        r = mb_plan_build(policy, &vars, conf_st, conf_buf, conf_size, pv, n, ret);
         if (r != MB_OK)
                 return mshim_log(mb_efi_status(r), L"cannot plan the boot: %a", mb_strerror(r));
         /* Still measured: the PCR records these bytes whether or not we
@@ -138,6 +166,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         MSHIM_BENCH_MARK(L"boot plan");
         c.plan = &plan;
         c.conf = &plan.conf;
+        /* Read once, as systemd-boot does: deleted before anything is
+         * tried, so a boot that fails does not follow it again. */
+        if (plan.delete_oneshot)
+                mshim_bli_delete_oneshot();
         /* Known only now: whether a missing TPM may be tolerated (the
          * built-in policy's floor, raised by loader.conf). */
         st = mshim_tpm_init(&c.tpm, plan.tpm_required, plan.tpm_failure_boot);
@@ -145,22 +177,16 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
                 goto out;
         tpm_ready = true;
         MSHIM_BENCH_MARK(L"TPM found");
-        st = measure_loader_conf(&c.tpm, &plan, conf_buf, conf_size);
+        st = run_start(&c, entries, conf_buf, conf_size, listed);
         if (EFI_ERROR(st))
                 goto out;
+        MSHIM_BENCH_MARK(L"loader.conf and unusable entries measured (PCR 5)");
         /* "timeout" is accepted but there is no menu yet: nothing to wait for. */
-        st = listed;
-        if (EFI_ERROR(st))
-                goto out;
-        st = mshim_entries_measure_unusable(&c.tpm, &plan, entries);
-        if (EFI_ERROR(st))
-                goto out;
-        MSHIM_BENCH_MARK(L"loader.conf measured (PCR 5)");
         st = boot_entries(&c, entries);
 out:
         /* Every way back to the firmware leaves a mark in PCRs 5 and 12. */
         if (tpm_ready)
-                mshim_tpm_measure_exit(&c.tpm);
+                mshim_tpm_measure_exit(&c.tpm, &plan);
         mshim_entries_free(entries, n);
         if (conf_buf)
                 FreePool(conf_buf);

@@ -180,14 +180,20 @@ EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN 
                            MB_TAG_CHAINLOAD, options, size);
 }
 
-void mshim_tpm_measure_exit(mshim_tpm *t) {
-        /* Both PCRs mshim owns, so neither is left at a value a later
-         * stage could extend to a successful boot's. A failure here changes
-         * nothing: mshim is already returning an error. */
-        measure_tag(t, L"the exit marker", MSHIM_PCR_CONFIG, MB_TAG_EXIT, NULL, 0);
-        measure_tag(t, L"the exit marker", MSHIM_PCR_CMDLINE, MB_TAG_EXIT, NULL, 0);
-        /* The firmware may start another loader next, without a TPM reset. */
-        mshim_tpm_lock_totp(t);
+void mshim_tpm_measure_exit(mshim_tpm *t, const mb_plan *plan) {
+        /* The plan's exit steps: both PCRs mshim owns, so neither is left
+         * at a value a later stage could extend to a successful boot's,
+         * then the lock (the firmware may start another loader next,
+         * without a TPM reset). A failure here changes nothing: mshim is
+         * already returning an error. */
+        for (UINTN k = 0; k < plan->n_exit; k++) {
+                const mb_plan_step *s = &plan->exit[k];
+
+                if (s->src == MB_PLAN_SRC_EXIT)
+                        measure_tag(t, L"the exit marker", s->pcr, s->tag, NULL, 0);
+                else if (s->src == MB_PLAN_SRC_TOTP_LOCK)
+                        mshim_tpm_lock_totp(t);
+        }
 }
 
 EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t) {

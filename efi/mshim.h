@@ -119,6 +119,22 @@ bool mshim_secure_boot_enabled(void);
  * a warning. */
 void mshim_bli_set_partuuid(EFI_HANDLE device);
 
+/* Entry ids in the Boot Loader Interface's variables: at most this many
+ * UTF-16 units (a FAT long name is 255). */
+#define MSHIM_BLI_ID_MAX 256
+typedef struct mshim_bli_ids {
+        char oneshot[MSHIM_BLI_ID_MAX * 3], entry_default[MSHIM_BLI_ID_MAX * 3];
+} mshim_bli_ids;
+/* LoaderEntryOneShot and LoaderEntryDefault for the plan (ret borrows
+ * from ids). One that cannot be read is reported and names nothing. */
+void mshim_bli_read_vars(mshim_bli_ids *ids, mb_plan_vars *ret);
+/* Delete LoaderEntryOneShot (the plan's delete_oneshot); a failure is a
+ * warning. */
+void mshim_bli_delete_oneshot(void);
+/* Set the volatile LoaderEntrySelected to the entry id about to be
+ * tried; a failure is a warning. */
+void mshim_bli_set_selected(mb_str id);
+
 /* ---- file.c -------------------------------------------------------------- */
 
 /* Read the whole file at path (from the volume root) into a new pool buffer
@@ -180,8 +196,9 @@ EFI_STATUS mshim_tpm_measure_chainload(mshim_tpm *t, const void *options, UINTN 
 EFI_STATUS mshim_tpm_measure_totp_initrd(mshim_tpm *t, UINT64 size, const uint8_t sha256[32]);
 /* PCR 9 "Linux initrd", for kernels whose stub does not measure it. */
 EFI_STATUS mshim_tpm_measure_initrd(mshim_tpm *t, const void *initrd, UINTN size);
-/* PCR 5 and 12 MB_TAG_EXIT: mshim returns to the firmware. */
-void mshim_tpm_measure_exit(mshim_tpm *t);
+/* The plan's exit steps: PCR 5 and 12 MB_TAG_EXIT, then the lock unless
+ * made: mshim returns to the firmware. */
+void mshim_tpm_measure_exit(mshim_tpm *t, const mb_plan *plan);
 /* PCR 12 EV_EVENT_TAG MB_TAG_TOTP_FENCE (mb_totp_fence_event): the TOTP
  * code can no longer be made for the rest of this boot. */
 EFI_STATUS mshim_tpm_measure_totp_fence(mshim_tpm *t);
@@ -234,13 +251,15 @@ typedef struct mshim_entry {
         mb_plan_entry plan;
         char id[256];               /* file name, UTF-8 */
         CHAR16 path[MSHIM_PATH_UNITS]; /* "\loader\entries\<id>" */
+        CHAR16 mpath[MSHIM_PATH_UNITS]; /* the path measured: without the boot counter */
 } mshim_entry;
 
-/* Measure the entry file, load its image, hand over options and initrd,
- * start it. Returns only when the entry failed or the image returned; the
+/* Execute the plan's steps of trying e (plan->tries[k]: measure the
+ * entry file, load its image, hand over options and initrd, measure them,
+ * the TOTP point, the lock), then start it. Returns only when the entry failed or the image returned; the
  * reason has been printed. Whether to try another entry is the caller's
  * call: see mshim_tpm_refuses(). */
-EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e);
+EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e, const mb_plan_step *steps, UINTN n);
 
 /* ---- image.c ------------------------------------------------------------- */
 
@@ -317,11 +336,14 @@ EFI_STATUS mshim_sbat_check(const void *buf, UINTN size, const CHAR16 *label, bo
  * not move). A file that cannot be read is reported and kept with no
  * bytes: the plan measures it as unreadable. Nothing is parsed here. */
 EFI_STATUS mshim_entries_load(EFI_FILE_HANDLE root, mshim_entry ***ret_entries, UINTN *ret_n);
-/* After the plan: say why each unusable entry is skipped, and measure
- * them (PCR 5, in the plan's order). EFI_SECURITY_VIOLATION when such a
- * measurement failed and the boot must stop. */
-EFI_STATUS mshim_entries_measure_unusable(mshim_tpm *tpm, const mb_plan *plan, mshim_entry **v);
+/* The plan's step s for an unusable entry: say why it is skipped, and
+ * measure it (PCR 5). EFI_SECURITY_VIOLATION when the measurement failed
+ * and the boot must stop. */
+EFI_STATUS mshim_entry_measure_unusable(mshim_tpm *tpm, const mb_plan_step *s, const mshim_entry *e);
 void mshim_entries_free(mshim_entry **entries, UINTN n);
+/* The plan's counter step: rename e's file to e->plan.next_name (boot
+ * counting). A failure is a warning: the entry still boots. */
+void mshim_entry_count_try(EFI_FILE_HANDLE root, const mshim_entry *e);
 /* The entry's file name, for messages. */
 const CHAR16 *mshim_entry_name(const mshim_entry *e);
 

@@ -11,6 +11,7 @@
 #include "mb/evdata.h"
 #include "mb/mboot.h"
 #include "mb/pe.h"
+#include "mb/plan.h"
 #include "mb/varstore.h"
 #include "mb/predict_grub.h"
 #include "mb/totp.h"
@@ -1147,10 +1148,24 @@ static next_totp next_totp_mode(const mb_predict *p, const mb_predict_input *in,
  * the TOTP point (in->totp_point) the fence is not there yet. The
  * baseline: [command line] [initrd event] [fence], the initrd event only
  * with the fence (an mshim before it fenced without one). */
+/* mshim's steps of the boot predicted (src/plan.c, the loader's own
+ * sequence): trying one `linux` entry; at the TOTP point (in->totp_point)
+ * only those before it, that is before the fence and the lock. */
+static size_t boot_steps(const mb_predict_input *in, const fresh *f, mb_plan_step steps[MB_PLAN_TRY_STEPS]) {
+        size_t n = mb_plan_try_steps(f->totp.on ? MB_TOTP_SHOW : MB_TOTP_NO, true, false, 0, steps);
+
+        for (size_t k = 0; in->totp_point && k < n; k++)
+                if (steps[k].src == MB_PLAN_SRC_TOTP_FENCE || steps[k].src == MB_PLAN_SRC_TOTP_LOCK)
+                        return k;
+        return n;
+}
+
 static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
         const mb_predict_seq *s = &p->seq12;
         const mb_predict_item *initrd = NULL;
+        mb_plan_step steps[MB_PLAN_TRY_STEPS];
         uint32_t k = 1;
+        size_t n;
 
         if (s->n >= 2 && s->items[1].kind == K_TOTP_INITRD)
                 initrd = &s->items[k++];
@@ -1172,32 +1187,42 @@ static void rebuild12(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 return;
         }
         pcr_reset(p, 12);
-        if (in->options)
-                pcr_extend_set(p, 12, f->options);
-        else
-                pcr_extend(p, 12, s->items[0].digest);
-        if (!f->totp.on)
-                return;
-        if (in->initrd_given)
-                pcr_extend_set(p, 12, f->totp_initrd);
-        else
-                pcr_extend(p, 12, initrd->digest);
-        if (!in->totp_point)
-                extend_fence(p, 12);
+        n = boot_steps(in, f, steps);
+        for (size_t j = 0; j < n; j++) {
+                uint8_t src = steps[j].src;
+
+                if (steps[j].pcr != 12)
+                        continue;
+                if (src == MB_PLAN_SRC_CMDLINE && in->options)
+                        pcr_extend_set(p, 12, f->options);
+                else if (src == MB_PLAN_SRC_CMDLINE)
+                        pcr_extend(p, 12, s->items[0].digest);
+                else if (src == MB_PLAN_SRC_TOTP_INITRD && in->initrd_given)
+                        pcr_extend_set(p, 12, f->totp_initrd);
+                else if (src == MB_PLAN_SRC_TOTP_INITRD)
+                        pcr_extend(p, 12, initrd->digest);
+                else if (src == MB_PLAN_SRC_TOTP_FENCE)
+                        extend_fence(p, 12);
+        }
 }
 
 /* PCR 13: nothing before mshim, then mshim's lock (the fence's event,
  * extended before it starts the kernel whatever loader.conf says: the
  * signed TOTP key's lock, docs/SEALING.md "The TOTP key"); at the TOTP
  * point all zeros. */
-static void rebuild13(mb_predict *p, const mb_predict_input *in) {
+static void rebuild13(mb_predict *p, const mb_predict_input *in, const fresh *f) {
+        mb_plan_step steps[MB_PLAN_TRY_STEPS];
+        size_t n;
+
         if (p->other13 || p->n_events[MB_TOTP_LOCK_PCR] > 1) {
                 unpredictable(p, MB_TOTP_LOCK_PCR, "PCR 13 holds an event other than mshim's one TOTP lock");
                 return;
         }
         pcr_reset(p, MB_TOTP_LOCK_PCR);
-        if (!in->totp_point)
-                extend_fence(p, MB_TOTP_LOCK_PCR);
+        n = boot_steps(in, f, steps);
+        for (size_t k = 0; k < n; k++)
+                if (steps[k].src == MB_PLAN_SRC_TOTP_LOCK)
+                        extend_fence(p, MB_TOTP_LOCK_PCR);
 }
 
 /* ---- rebuilding PCR 7: Secure Boot db/dbx updates, authority events -------- */
@@ -2141,7 +2166,7 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
         if ((p->touched & (1u << 12)) && !(p->unpredictable & (1u << 12)))
                 rebuild12(p, in, f);
         if ((p->touched & (1u << MB_TOTP_LOCK_PCR)) && !(p->unpredictable & (1u << MB_TOTP_LOCK_PCR)))
-                rebuild13(p, in);
+                rebuild13(p, in, f);
         if ((p->touched & (1u << 14)) && !(p->unpredictable & (1u << 14)))
                 rebuild14(p, f);
         return r;

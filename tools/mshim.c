@@ -26,6 +26,9 @@ static const struct {
         { "totp", cmd_totp },
         { "attest", cmd_attest },
         { "verify", cmd_verify },
+        { "set-default", cmd_set_default },
+        { "set-oneshot", cmd_set_oneshot },
+        { "bless", cmd_bless },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

@@ -20,7 +20,15 @@ typedef struct fh_open_file {
         EFI_FILE_PROTOCOL proto;        /* first: EFI_FILE_HANDLE is this */
         fh_node *node;
         size_t pos;                     /* bytes for a file, records for a directory */
+        bool writable;                  /* opened with EFI_FILE_MODE_WRITE */
 } fh_open_file;
+
+/* Read-only unless a case says otherwise (fh_volume_writable). */
+static bool volume_writable;
+
+void fh_volume_writable(bool on) {
+        volume_writable = on;
+}
 
 size_t fh_n_nodes(void) {
         return n_nodes;
@@ -238,7 +246,10 @@ static EFI_STATUS EFIAPI file_open(EFI_FILE_PROTOCOL *this, EFI_FILE_PROTOCOL **
         u = fh_utf8(name);
         if (n_opened < 512)
                 opened[n_opened++] = fh_xstrdup(u);
-        if (mode != EFI_FILE_MODE_READ)
+        /* Writable volumes: open existing files for writing (SetInfo's
+         * rename); nothing is created. */
+        if (mode != EFI_FILE_MODE_READ &&
+            (!volume_writable || mode != (EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE)))
                 return EFI_WRITE_PROTECTED;
         if (u[0] == '\\')
                 snprintf(path, sizeof(path), "%s", u);
@@ -248,6 +259,7 @@ static EFI_STATUS EFIAPI file_open(EFI_FILE_PROTOCOL *this, EFI_FILE_PROTOCOL **
         if (!n)
                 return EFI_NOT_FOUND;
         *ret = file_new(n);
+        ((fh_open_file *) *ret)->writable = mode != EFI_FILE_MODE_READ;
         return EFI_SUCCESS;
 }
 
@@ -333,6 +345,40 @@ static EFI_STATUS EFIAPI file_get_position(EFI_FILE_PROTOCOL *this, UINT64 *pos)
         return EFI_SUCCESS;
 }
 
+/* UEFI 2.10, 13.5.14 SetInfo with EFI_FILE_INFO: only a rename within
+ * the directory (a new FileName without '\\') is modelled; a name another
+ * file has is EFI_ACCESS_DENIED. */
+static EFI_STATUS EFIAPI file_set_info(EFI_FILE_PROTOCOL *this, EFI_GUID *type, UINTN size, VOID *buf) {
+        fh_open_file *f = (fh_open_file *) this;
+        char path[1100], *slash;
+        const char *u;
+
+        fh_record_call("File.SetInfo");
+        if (!type || !buf || !fh_guid_eq(type, &gEfiFileInfoGuid) || size < SIZE_OF_EFI_FILE_INFO + 2)
+                return EFI_INVALID_PARAMETER;
+        if (!f->writable)
+                return EFI_ACCESS_DENIED;
+        u = fh_utf8(((EFI_FILE_INFO *) buf)->FileName);
+        if (!u[0] || strchr(u, '\\')) {
+                fh_error("File.SetInfo: only a rename in the same directory is modelled");
+                return EFI_UNSUPPORTED;
+        }
+        snprintf(path, sizeof(path), "%s", f->node->path);
+        slash = strrchr(path, '\\');
+        snprintf(slash ? slash + 1 : path, sizeof(path) - (size_t) (slash ? slash + 1 - path : 0), "%s", u);
+        if (fh_node_find(path) && fh_node_find(path) != f->node)
+                return EFI_ACCESS_DENIED;
+        if (strlen(path) >= sizeof(f->node->path))
+                return EFI_ACCESS_DENIED;
+        memcpy(f->node->path, path, strlen(path) + 1);
+        return EFI_SUCCESS;
+}
+
+static EFI_STATUS EFIAPI file_flush(EFI_FILE_PROTOCOL *this) {
+        fh_record_call("File.Flush");
+        return ((fh_open_file *) this)->writable ? EFI_SUCCESS : EFI_ACCESS_DENIED;
+}
+
 static EFI_STATUS EFIAPI file_unimpl(void) {
         fh_error("an EFI_FILE_PROTOCOL function the fake does not implement (write, delete, flush, ...)");
         return EFI_UNSUPPORTED;
@@ -350,8 +396,8 @@ static EFI_FILE_PROTOCOL *file_new(fh_node *n) {
         };
         f->proto.Delete = (__typeof__(f->proto.Delete)) (void *) file_unimpl;
         f->proto.Write = (__typeof__(f->proto.Write)) (void *) file_unimpl;
-        f->proto.SetInfo = (__typeof__(f->proto.SetInfo)) (void *) file_unimpl;
-        f->proto.Flush = (__typeof__(f->proto.Flush)) (void *) file_unimpl;
+        f->proto.SetInfo = file_set_info;
+        f->proto.Flush = file_flush;
         f->node = n;
         open_files++;
         return &f->proto;

@@ -65,6 +65,9 @@ void fh_fail(const char *file, int line, const char *fmt, ...) __attribute__((fo
 void fh_file(const char *path, const void *data, size_t size);
 void fh_file_str(const char *path, const char *text);
 void fh_dir(const char *path);
+/* Files may be opened for writing and renamed (SetInfo); by default the
+ * volume is write-protected, as a read-only medium is. */
+void fh_volume_writable(bool on);
 /* The next directory listing of path's parent returns path's record with an
  * odd length and no NUL inside it (a malformed EFI_FILE_INFO). */
 void fh_file_odd_record(const char *path);

@@ -58,7 +58,7 @@ FH_CASE(not_set_without_gpt_node) {
         one_entry();
         fh_boot();
         FH_CHECK(fh_var_get(L"LoaderDevicePartUUID", &loader_guid) == NULL);
-        FH_CHECK_EQ(fh_calls("SetVariable"), 0);
+        FH_CHECK_EQ(fh_calls("SetVariable"), 1);      /* LoaderEntrySelected only */
         FH_CHECK(fh_last_image() && fh_last_image()->started && !seen_by_kernel);
         FH_CHECK_CLEAN();
 }
@@ -68,7 +68,7 @@ FH_CASE(not_set_from_mbr_partition) {
         one_entry();
         fh_boot();
         FH_CHECK(fh_var_get(L"LoaderDevicePartUUID", &loader_guid) == NULL);
-        FH_CHECK_EQ(fh_calls("SetVariable"), 0);
+        FH_CHECK_EQ(fh_calls("SetVariable"), 1);      /* LoaderEntrySelected only */
         FH_CHECK_CLEAN();
 }
 
@@ -83,7 +83,44 @@ FH_CASE(refusal_is_a_warning) {
         FH_CHECK_CLEAN();
 }
 
+/* LoaderEntrySelected: the entry id tried, UTF-16LE with its NUL,
+ * volatile (BS|RT); the entry id has no boot counter (BLS "Boot
+ * counting"). */
+FH_CASE(entry_selected_is_the_id_without_counter) {
+        static const fh_image_spec kernel = { .entry = kernel_entry };
+        static const uint8_t want[] = { 'a', 0, '.', 0, 'c', 0, 'o', 0, 'n', 0, 'f', 0, 0, 0 };
+        const fh_var_value *v;
+
+        fh_file_str("loader/entries/a+2-1.conf", "title a\nlinux /vmlinuz\noptions ro\n");
+        fh_image("vmlinuz", &kernel);
+        fh_boot();
+        v = fh_var_get(L"LoaderEntrySelected", &loader_guid);
+        FH_CHECK(v && v->size == sizeof(want) && memcmp(v->data, want, sizeof(want)) == 0);
+        FH_CHECK(v && v->attrs == (EFI_VARIABLE_BOOTSERVICE_ACCESS | EFI_VARIABLE_RUNTIME_ACCESS));
+        /* The volume is write-protected: not renamed, booted all the same. */
+        FH_CHECK(fh_file_bytes("loader/entries/a+2-1.conf") != NULL);
+        FH_CHECK(fh_last_image() && fh_last_image()->started);
+        FH_CHECK_CLEAN();
+}
+
+/* The counter step renames the file before the image is loaded: one try
+ * less, one more done. */
+FH_CASE(counted_entry_is_renamed_before_it_boots) {
+        static const fh_image_spec kernel = { .entry = kernel_entry };
+
+        fh_volume_writable(true);
+        fh_file_str("loader/entries/a+1-0.conf", "title a\nlinux /vmlinuz\noptions ro\n");
+        fh_image("vmlinuz", &kernel);
+        fh_boot();
+        FH_CHECK(fh_file_bytes("loader/entries/a+0-1.conf") != NULL);
+        FH_CHECK(fh_file_bytes("loader/entries/a+1-0.conf") == NULL);
+        FH_CHECK(fh_last_image() && fh_last_image()->started);
+        FH_CHECK_CLEAN();
+}
+
 int main(void) {
+        FH_RUN(entry_selected_is_the_id_without_counter);
+        FH_RUN(counted_entry_is_renamed_before_it_boots);
         FH_RUN(set_from_gpt_node);
         FH_RUN(not_set_without_gpt_node);
         FH_RUN(not_set_from_mbr_partition);

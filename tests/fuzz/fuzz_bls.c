@@ -42,7 +42,9 @@ static void plan(const char *buf, size_t size) {
                         n++;
                         start = i + 1;
                 }
-        if (mb_plan_build(&policy, MB_PLAN_CONF_READ, buf, size, pv, n, &p) != MB_OK)
+        static const mb_plan_vars vars = { .oneshot_set = true, .oneshot = { "a", 1 }, .entry_default = { "c.conf", 6 } };
+
+        if (mb_plan_build(&policy, &vars, MB_PLAN_CONF_READ, buf, size, pv, n, &p) != MB_OK)
                 abort();
         if (p.n_boot + p.n_unusable != n || p.chainload != (p.n_boot == 0) || p.totp < MB_TOTP_SHOW)
                 abort();

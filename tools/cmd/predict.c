@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "efivar.h"
 #include "mb/bls.h"
 #include "mb/plan.h"
 #include "mb/predict.h"
@@ -35,6 +36,7 @@ typedef struct predict_opts {
         size_t n_initrd;
         const char *db_append, *dbx_append;
         const char *shim, *mok;
+        const char *entry_default, *oneshot;    /* --default, --oneshot: the Boot Loader Interface's */
         bool tpm, json;
         bool totp_point;        /* --totp-point: the PCRs when mshim makes the TOTP code */
         uint32_t select;        /* 0: every PCR */
@@ -64,6 +66,7 @@ typedef struct predict_run {
         size_t n_bad;
         mb_predict_chunk chunks[MAX_INITRD];
         char *options;
+        char *oneshot_var, *default_var;        /* as efivarfs holds them */
         mb_predict_input in;
         mb_predict *p;
         uint8_t *scratch;
@@ -147,12 +150,15 @@ static const char *base_name(const char *path) {
 /* An entry file: read and named \loader\entries\<name>; the plan
  * parses it. */
 static int entry_load(pfile *pf, const char *path, const char *name) {
-        char rel[300];
+        char rel[300], idb[MB_PLAN_NAME_MAX];
+        mb_str id = { "", 0 };
 
         if (pfile_load(pf, path) < 0)
                 return -1;
         pf->id = strdup(name);
-        if (!pf->id || snprintf(rel, sizeof(rel), "entries\\%s", name) >= (int) sizeof(rel)) {
+        /* Measured without its boot counter, as the loader does. */
+        if (!pf->id || mb_plan_entry_id((mb_str) { name, strlen(name) }, idb, sizeof(idb), &id) != MB_OK ||
+            snprintf(rel, sizeof(rel), "entries\\%.*s", (int) id.len, id.p) >= (int) sizeof(rel)) {
                 cli_error("%s: name too long", path);
                 return -1;
         }
@@ -215,24 +221,45 @@ out:
         return ret;
 }
 
+/* The entry id (the name without its boot counter), with or without
+ * ".conf". */
 static bool id_matches(const pfile *pf, const char *id) {
-        size_t n = strlen(id);
-        return strcmp(pf->id, id) == 0 || (strncmp(pf->id, id, n) == 0 && strcmp(pf->id + n, ".conf") == 0);
+        return !pf->plan.bad_tag && mb_plan_id_matches((mb_str) { id, strlen(id) }, &pf->plan.bls);
 }
 
 /* The boot plan mshim makes of the ESP (src/plan.c, the loader's own
  * decision): the entry it tries first, and the unusable entries it
  * measures before it. The plan's settings (TPM, TOTP) need the built-in
  * policy; which entry boots does not, so the default policy serves. */
+/* One Boot Loader Interface variable: the option, else this machine's
+ * (efivarfs, as the loader will read it). */
+static int esp_var(const char *given, const char *name, char **held, mb_str *ret, bool *ret_set) {
+        const char *v = given;
+
+        if (!v) {
+                if (efivar_get_id(NULL, name, held) < 0)
+                        return -1;
+                v = *held;
+        }
+        if (ret_set)
+                *ret_set = v != NULL;
+        *ret = v ? (mb_str) { v, strlen(v) } : (mb_str) { "", 0 };
+        return 0;
+}
+
 static int esp_choose(predict_run *r, pfile **ret) {
         static const mb_boot_policy any_policy;
         mb_plan_entry *pv[MAX_ENTRIES];
+        mb_plan_vars vars = { 0 };
         mb_plan plan;
         pfile *e;
 
         for (size_t i = 0; i < r->n_listing; i++)
                 pv[i] = &r->listing[i].plan;
-        if (mb_plan_build(&any_policy, r->conf_pf.tag == MB_TAG_FILE_ABSENT ? MB_PLAN_CONF_ABSENT
+        if (esp_var(r->o->oneshot, "LoaderEntryOneShot", &r->oneshot_var, &vars.oneshot, &vars.oneshot_set) < 0 ||
+            esp_var(r->o->entry_default, "LoaderEntryDefault", &r->default_var, &vars.entry_default, NULL) < 0)
+                return -1;
+        if (mb_plan_build(&any_policy, &vars, r->conf_pf.tag == MB_TAG_FILE_ABSENT ? MB_PLAN_CONF_ABSENT
                           : r->conf_pf.tag == MB_TAG_FILE_UNREADABLE ? MB_PLAN_CONF_UNREADABLE : MB_PLAN_CONF_READ,
                           (const char *) r->conf_pf.data, r->conf_pf.size, pv, r->n_listing, &plan) != MB_OK) {
                 cli_error("%s: cannot plan the boot", r->o->esp);
@@ -251,15 +278,20 @@ static int esp_choose(predict_run *r, pfile **ret) {
                 cli_error("%s: no entry %s in loader/entries", r->o->esp, r->o->entry_id);
                 return -1;
 not_first:
-                cli_error("%s: mshim would boot %s, not %s (loader.conf's default, then the BLS order); "
-                          "make %s the default to predict its boot", r->o->esp, e->id, r->o->entry_id, r->o->entry_id);
+                cli_error("%s: mshim would boot %s, not %s (LoaderEntryOneShot, LoaderEntryDefault, loader.conf's "
+                          "default, then the BLS order); make %s the default to predict its boot", r->o->esp, e->id, r->o->entry_id, r->o->entry_id);
                 return -1;
         }
-        for (size_t k = 0; k < plan.n_unusable; k++) {
-                const pfile *b = &r->listing[plan.unusable[k]];
-                bool read = b->plan.bad_tag != MB_TAG_FILE_UNREADABLE;
-                r->bad_pf[r->n_bad++] = (mb_predict_file) { b->plan.bad_tag, b->path16, b->path16_bytes,
-                                                            read ? b->f.data : NULL, read ? b->f.size : 0 };
+        /* The plan's PCR 5 steps before the entry, replayed in its order:
+         * loader.conf (load_conf), then each unusable entry file. */
+        for (size_t k = 0; k < plan.n_start; k++) {
+                const mb_plan_step *st = &plan.start[k];
+                const pfile *b = &r->listing[st->entry];
+                bool read = st->tag != MB_TAG_FILE_UNREADABLE;
+
+                if (st->src == MB_PLAN_SRC_UNUSABLE)
+                        r->bad_pf[r->n_bad++] = (mb_predict_file) { st->tag, b->path16, b->path16_bytes,
+                                                                    read ? b->f.data : NULL, read ? b->f.size : 0 };
         }
         r->in.bad_entries_given = true;
         r->in.bad_entries = r->bad_pf;
@@ -367,7 +399,7 @@ static int entry_check(pfile *pf, const char *path) {
         mb_plan_entry *pv[1] = { &pf->plan };
         mb_plan plan;
 
-        if (mb_plan_build(&any_policy, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan) != MB_OK) {
+        if (mb_plan_build(&any_policy, NULL, MB_PLAN_CONF_ABSENT, NULL, 0, pv, 1, &plan) != MB_OK) {
                 cli_error("%s: cannot plan the boot", path);
                 return -1;
         }
@@ -718,6 +750,8 @@ static void run_free(predict_run *r) {
                 pfile_free(&r->listing[i]);
         free(r->listing);
         free(r->options);
+        free(r->oneshot_var);
+        free(r->default_var);
         free(r->scratch);
         free(r->p);
         cli_file_free(&r->log);
@@ -745,6 +779,8 @@ int cmd_predict(int argc, char **argv) {
                 { "dbx-append", required_argument, NULL, 'X' },
                 { "mok", required_argument, NULL, 'M' },
                 { "totp-point", no_argument, NULL, 'T' },
+                { "default", required_argument, NULL, 'F' },
+                { "oneshot", required_argument, NULL, 'O' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -786,6 +822,8 @@ int cmd_predict(int argc, char **argv) {
                 case 'D': once = cli_opt_once(&o.db_append, "--db-append", optarg); break;
                 case 'X': once = cli_opt_once(&o.dbx_append, "--dbx-append", optarg); break;
                 case 'M': once = cli_opt_once(&o.mok, "--mok", optarg); break;
+                case 'F': once = cli_opt_once(&o.entry_default, "--default", optarg); break;
+                case 'O': once = cli_opt_once(&o.oneshot, "--oneshot", optarg); break;
                 case 'h': cli_help(stdout, "predict"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -801,6 +839,8 @@ int cmd_predict(int argc, char **argv) {
                                        "and files are grub.cfg's, not --esp, --entry, --loader-conf or --options");
         if (o.entry_id && !o.esp)
                 return cli_usage_error("predict", "--entry-id needs --esp");
+        if ((o.entry_default || o.oneshot) && !o.esp)
+                return cli_usage_error("predict", "--default and --oneshot need --esp");
         if (o.mok && !o.shim)
                 return cli_usage_error("predict", "--mok needs --shim FILE (shim as the firmware will start it: "
                                        "the certificate built into it is measured with MokList)");

@@ -132,6 +132,9 @@ int cmd_totp(int argc, char **argv);     /* tools/cmd/totp.c */
 int cmd_attest(int argc, char **argv);   /* tools/cmd/attest.c */
 int cmd_verify(int argc, char **argv);   /* tools/cmd/verify.c */
 int cmd_luks(int argc, char **argv);     /* tools/cmd/luks.c */
+int cmd_set_default(int argc, char **argv);  /* tools/cmd/bootvars.c */
+int cmd_set_oneshot(int argc, char **argv);  /* tools/cmd/bootvars.c */
+int cmd_bless(int argc, char **argv);    /* tools/cmd/bless.c */
 
 /* The events of a log (data, size) that extended PCR pcr, with their alg
  * digests, as `mshim log --pcrs` lists them under a mismatching PCR
