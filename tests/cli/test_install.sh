@@ -41,11 +41,15 @@ $p/share/man/man1/mshim-luks.1 644
 $p/share/man/man1/mshim-totp.1 644
 $p/share/man/man1/mshim-attest.1 644
 $p/share/man/man1/mshim-verify.1 644
+$p/share/man/man1/mshim-set-default.1 644
+$p/share/man/man1/mshim-set-oneshot.1 644
+$p/share/man/man1/mshim-bless.1 644
 $p/share/man/man5/mshim-loader.conf.5 644
 $p/share/bash-completion/completions/mshim 644
 $p/lib/mshim/kernel-hook 755
 $p/lib/kernel/install.d/90-mshim.install 755
 $p/lib/systemd/system/mshim-prune.service 644
+$p/lib/systemd/system/mshim-bless.service 644
 etc/kernel/postinst.d/zz-mshim 755
 etc/kernel/postrm.d/zz-mshim 755
 etc/initramfs/post-update.d/mshim 755

@@ -39,6 +39,7 @@ for f in /usr/bin/mshim /usr/lib/mshim/mshimx64.efi /usr/lib/mshim/kernel-hook \
          /usr/lib/mshim/cryptroot-unseal /etc/kernel/postinst.d/zz-mshim /etc/kernel/postrm.d/zz-mshim \
          /etc/initramfs/post-update.d/mshim /usr/share/initramfs-tools/hooks/mshim \
          /usr/lib/kernel/install.d/90-mshim.install /usr/lib/systemd/system/mshim-prune.service \
+         /usr/lib/systemd/system/mshim-bless.service \
          /etc/mshim/hook.conf /usr/share/man/man1/mshim.1.gz /usr/share/man/man5/mshim-loader.conf.5.gz \
          /usr/share/bash-completion/completions/mshim /usr/share/doc/mshim/copyright; do
         check "ships $f" grep -qx "$f" "$t/files"
