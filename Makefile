@@ -270,6 +270,8 @@ BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
 # initramfs-tools reads hooks from /usr/share (packages) and /etc (the
 # admin's): an install under /usr/local is the admin's.
 INITRAMFSHOOKDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/share/initramfs-tools/hooks,/etc/initramfs-tools/hooks)
+# `mshim luks enroll` writes the keyscript's installed path into crypttab.
+$(B)/host/tools/cmd/luks.o: HOST_CFLAGS += -DMB_LIBDIR=\"$(LIBDIR)\"
 # Every installed file as SOURCE:DESTINATION:MODE; uninstall removes exactly
 # these, then the directories of LIBDIR if nothing else is left in them.
 INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \

@@ -54,6 +54,8 @@ check "mshim --version is the package's version" \
         bash -c "[ \"\$('$t/root/usr/bin/mshim' --version)\" = 'mshim $ver' ]"
 bad=$(grep -rl '@BINDIR@\|@LIBDIR@\|@SYSCONFDIR@' "$t/root" 2>/dev/null)
 if [ -z "$bad" ]; then pass "no hook keeps a @DIR@ placeholder"; else fail "no hook keeps a @DIR@ placeholder" "$bad"; fi
+check "mshim luks enroll names the packaged keyscript" \
+        grep -q '/usr/lib/mshim/cryptroot-unseal' "$t/root/usr/bin/mshim"
 check "the hooks call /usr/bin/mshim" grep -q '/usr/bin/mshim' "$t/root/usr/lib/mshim/kernel-hook"
 # /etc files are conffiles: an admin's hook.conf survives upgrades.
 dpkg-deb -e "$deb" "$t/ctl"
