@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli.h"
 #include "logwork.h"
+#include "pcrtable.h"
 #include "mb/evdata.h"
 #include "mb/pcrs.h"
 
@@ -176,50 +177,26 @@ static void decode_all(log_run *r) {
 
 /* ---- replayed PCRs ------------------------------------------------------- */
 
-static void json_pcrs(log_run *r) {
-        mb_emit *e = &r->js.emit;
-        char lb[16], idx[4];
-
-        mb_emit_begin_obj(e, "pcrs");
+/* The replay's values of the PCRs the log extends. */
+static void replay_table(const log_run *r, pcrtab *t) {
         for (uint32_t b = 0; b < r->replay.n_banks; b++) {
                 const mb_pcr_bank *bank = &r->replay.banks[b];
-                /* A bank we cannot hash has no replayed values to offer. */
-                if (!bank->computable)
-                        continue;
-                mb_emit_begin_obj(e, cli_alg_label(bank->alg, lb));
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!(bank->extended & (1u << i)))
-                                continue;
-                        snprintf(idx, sizeof(idx), "%u", i);
-                        mb_emit_hex(e, idx, bank->pcr[i], bank->size);
-                }
-                mb_emit_end_obj(e);
+                pcrtab_add(t, bank->alg, bank->size, bank->computable, bank->extended, bank->pcr);
         }
-        mb_emit_end_obj(e);
+}
+
+static void json_pcrs(log_run *r) {
+        pcrtab t = { 0 };
+
+        replay_table(r, &t);
+        pcrtab_json(&t, &r->js.emit);
 }
 
 static void text_pcrs(log_run *r) {
-        char lb[16], line[32];
+        pcrtab t = { 0 };
 
-        for (uint32_t b = 0; b < r->replay.n_banks; b++) {
-                const mb_pcr_bank *bank = &r->replay.banks[b];
-
-                out_puts("\nReplayed PCRs, ");
-                out_puts(cli_alg_label(bank->alg, lb));
-                if (!bank->computable) {
-                        out_puts(": not computed (mshim cannot hash this algorithm)\n");
-                        continue;
-                }
-                out_puts(":\n");
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!(bank->extended & (1u << i)))
-                                continue;
-                        snprintf(line, sizeof(line), "  PCR %2u: ", i);
-                        out_puts(line);
-                        out_hex(bank->pcr[i], bank->size);
-                        out_putc('\n');
-                }
-        }
+        replay_table(r, &t);
+        pcrtab_text(&t, PCRTAB_LIST, "\nReplayed PCRs, ");
 }
 
 /* ---- comparison with real PCR values ------------------------------------ */

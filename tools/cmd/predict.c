@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "pcrtable.h"
 #include "mb/bls.h"
 #include "mb/plan.h"
 #include "mb/predict.h"
@@ -539,31 +540,34 @@ static bool shown(const predict_run *r, const mb_pcr_bank *bank, uint32_t i) {
                 (r->p->unpredictable & (1u << i)));
 }
 
+/* The prediction's values of the PCRs shown; unpredictable ones with their reasons. */
+static void predict_table(const predict_run *r, pcrtab *t) {
+        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
+                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
+                uint32_t shown_mask = 0;
+
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                        shown_mask |= shown(r, bank, i) ? 1u << i : 0;
+                pcrtab_add(t, bank->alg, bank->size, bank->computable, shown_mask, bank->pcr);
+        }
+        t->changed = r->p->changed;
+        t->unpredictable = r->p->unpredictable;
+        t->reason = r->p->reason;
+}
+
 static void print_json(const predict_run *r) {
         json_sink js;
         mb_emit *e = &js.emit;
-        char lb[16], idx[4];
+        pcrtab t = { 0 };
+        char idx[4];
 
+        predict_table(r, &t);
         json_sink_init(&js);
         mb_emit_begin_obj(e, NULL);
         mb_emit_cstr(e, "schema", JSON_SCHEMA);
         mb_emit_cstr(e, "mshim_version", MB_VERSION);
         mb_emit_cstr(e, "baseline", r->o->log);
-        mb_emit_begin_obj(e, "pcrs");
-        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
-                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
-                if (!bank->computable)
-                        continue;
-                mb_emit_begin_obj(e, cli_alg_label(bank->alg, lb));
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!shown(r, bank, i) || (r->p->unpredictable & (1u << i)))
-                                continue;
-                        snprintf(idx, sizeof(idx), "%u", i);
-                        mb_emit_hex(e, idx, bank->pcr[i], bank->size);
-                }
-                mb_emit_end_obj(e);
-        }
-        mb_emit_end_obj(e);
+        pcrtab_json(&t, e);
         mb_emit_begin_arr(e, "changed");
         for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
                 if ((r->p->changed & (1u << i)) && selected(r, i))
@@ -583,8 +587,9 @@ static void print_json(const predict_run *r) {
 }
 
 static void print_text(const predict_run *r) {
-        char lb[16], line[96];
+        pcrtab t = { 0 };
 
+        predict_table(r, &t);
         out_puts("Predicted PCRs for the next boot (baseline ");
         out_puts(r->o->log);
         out_puts("):\n");
@@ -593,30 +598,7 @@ static void print_text(const predict_run *r) {
                 out_puts(r->p->refused);
                 out_putc('\n');
         }
-        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
-                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
-                out_puts(cli_alg_label(bank->alg, lb));
-                if (!bank->computable) {
-                        out_puts(": not computed (mshim cannot hash this algorithm)\n");
-                        continue;
-                }
-                out_puts(":\n");
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!shown(r, bank, i))
-                                continue;
-                        snprintf(line, sizeof(line), "  PCR %2u: ", i);
-                        out_puts(line);
-                        if (r->p->unpredictable & (1u << i)) {
-                                out_puts("unpredictable: ");
-                                out_puts(r->p->reason[i]);
-                        } else {
-                                out_hex(bank->pcr[i], bank->size);
-                                if (r->p->changed & (1u << i))
-                                        out_puts("  changed");
-                        }
-                        out_putc('\n');
-                }
-        }
+        pcrtab_text(&t, PCRTAB_LIST, "");
 }
 
 /* ---- driver ------------------------------------------------------------------ */
