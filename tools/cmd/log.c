@@ -209,32 +209,6 @@ static bool compared_pcr(const mb_pcr_bank *bank, uint32_t i) {
         return (bank->extended & (1u << i)) || (i <= 15 && i != 10);
 }
 
-void cli_log_pcr_events(const uint8_t *data, size_t size, uint32_t pcr, uint16_t alg) {
-        mb_tcglog log;
-        mb_tcglog_event ev;
-        char lb[16], line[64];
-
-        bool any = false;
-
-        if (mb_tcglog_open(&log, data, size) != MB_OK)
-                return;
-        out_puts("    events extended into it:\n");
-        while (mb_tcglog_next(&log, &ev) == MB_OK) {
-                const mb_tcglog_digest *d = mb_tcglog_event_digest(&ev, alg);
-                const char *name = mb_tcglog_type_name(ev.type);
-                if (ev.pcr != pcr || ev.type == MB_EV_NO_ACTION || !d)
-                        continue;
-                any = true;
-                snprintf(line, sizeof(line), "      #%u %s %s:", ev.number, name ? name : "?", cli_alg_label(alg, lb));
-                out_puts(line);
-                out_hex(d->bytes, d->size);
-                out_putc('\n');
-        }
-        if (!any)
-                out_puts("      none: the log never extends it, so it should still hold its reset value\n"
-                         "      (something outside the firmware log, e.g. the OS, extended it)\n");
-}
-
 static void compare_bank(log_run *r, const mb_pcr_bank *bank) {
         char lb[16], line[64];
         mb_emit *e = &r->js.emit;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* PCR tables (tools/lib/pcrtable.h): `mshim log`, `mshim predict` and
- * `mshim pcrs` print their PCR values through these two printers. */
+ * `mshim pcrs` print their PCR values through these two printers; and the
+ * events behind one PCR, as `mshim log --pcrs` and `mshim unseal` list them
+ * under a PCR that does not match (cli.h). */
 #include "pcrtable.h"
 
 void pcrtab_add(pcrtab *t, uint16_t alg, uint16_t size, bool computable, uint32_t shown,
@@ -82,4 +84,29 @@ void pcrtab_json(const pcrtab *t, mb_emit *e) {
                 mb_emit_end_obj(e);
         }
         mb_emit_end_obj(e);
+}
+
+void cli_log_pcr_events(const uint8_t *data, size_t size, uint32_t pcr, uint16_t alg) {
+        mb_tcglog log;
+        mb_tcglog_event ev;
+        char lb[16], line[64];
+        bool any = false;
+
+        if (mb_tcglog_open(&log, data, size) != MB_OK)
+                return;
+        out_puts("    events extended into it:\n");
+        while (mb_tcglog_next(&log, &ev) == MB_OK) {
+                const mb_tcglog_digest *d = mb_tcglog_event_digest(&ev, alg);
+                const char *name = mb_tcglog_type_name(ev.type);
+                if (ev.pcr != pcr || ev.type == MB_EV_NO_ACTION || !d)
+                        continue;
+                any = true;
+                snprintf(line, sizeof(line), "      #%u %s %s:", ev.number, name ? name : "?", cli_alg_label(alg, lb));
+                out_puts(line);
+                out_hex(d->bytes, d->size);
+                out_putc('\n');
+        }
+        if (!any)
+                out_puts("      none: the log never extends it, so it should still hold its reset value\n"
+                         "      (something outside the firmware log, e.g. the OS, extended it)\n");
 }
