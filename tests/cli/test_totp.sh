@@ -491,14 +491,16 @@ d["point"] = "totp"; del d["pcrs"]["sha256"]["12"]; json.dump(d, open(sys.argv[3
 del d["point"]; d["pcrs"]["sha256"]["12"] = "00" * 32; json.dump(d, open(sys.argv[4], "w"))' \
         "$t/pred.json" "$t/pboot.json" "$t/p12.json" "$t/pnone.json"
 ls "$TA" >"$t/ta.before"
-for c in "pboot|a prediction of the end of the boot .* this needs one of the TOTP point" \
-         "p12|no sha256 value for PCR 12: the prediction does not hold" \
-         "pnone|does not say which point.*re-run mshim predict --totp-point --json"; do
-        refuses "policy approve --totp refuses ${c%%|*}.json: ${c#*|}" "${c#*|}" \
-                "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/${c%%|*}.json"
+while IFS='|' read -r f what re; do
+        refuses "policy approve --totp refuses $f.json ($what)" "$re" \
+                "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/$f.json"
         ls "$TA" >"$t/ta.after"
-        check "... nothing signed (${c%%|*})" cmp -s "$t/ta.before" "$t/ta.after"
-done
+        check "... nothing signed ($f)" cmp -s "$t/ta.before" "$t/ta.after"
+done <<'EOF2'
+pboot|an end-of-boot prediction|a prediction of the end of the boot .* this needs one of the TOTP point
+p12|PCR 12 of the enrolment not listed|no sha256 value for PCR 12: the prediction does not hold
+pnone|no "point": an older mshim's|does not say which point.*re-run mshim predict --totp-point --json
+EOF2
 "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/pred.json" --entry-id next \
         >"$t/p.path" 2>"$t/err" || fail "policy approve --totp --predicted" "$(cat "$t/err")"
 P=$(cat "$t/p.path")
