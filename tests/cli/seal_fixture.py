@@ -9,8 +9,11 @@ tests/cli/tcglog_build.py, independently of mshim:
                                      replayed values, "sha256:N=hex"); EXTRA:
                                      that many more initrd events in PCR 9
   seal_fixture.py pred OUT PCRS.txt [--unpredictable N] [--refused] [--omit N]
+                                     [--point boot|totp|none]
                                      a `mshim predict --json` document
-                                     (schema mshim-predict/1) with those values
+                                     (schema mshim-predict/1) with those values,
+                                     "point" "boot" unless --point says (none:
+                                     no "point", as an older mshim wrote)
   seal_fixture.py approval-values FILE  an approval's "values" line as
                                      "sha256:N=hex" lines (its "pcrs" order)
 """
@@ -57,7 +60,7 @@ def read_pcrs(path):
 
 
 def pred(out, pcrs, args):
-    doc = {"schema": "mshim-predict/1", "mshim_version": "test", "baseline": "log.bin",
+    doc = {"schema": "mshim-predict/1", "mshim_version": "test", "baseline": "log.bin", "point": "boot",
            "pcrs": read_pcrs(pcrs), "changed": [9], "unpredictable": {}}
     while args:
         a = args.pop(0)
@@ -69,6 +72,12 @@ def pred(out, pcrs, args):
             doc["pcrs"]["sha256"].pop(args.pop(0))
         elif a == "--refused":
             doc["refused"] = "dbx revokes the kernel"
+        elif a == "--point":
+            v = args.pop(0)
+            if v == "none":
+                del doc["point"]
+            else:
+                doc["point"] = v
     json.dump(doc, open(out, "w"), indent=2)
 
 

@@ -35,3 +35,15 @@ else fail "tools/lib/ defines no command" "$bad"; fi
 bad=$(ls tools/*.c tools/*.h 2>/dev/null | grep -v '^tools/mshim\.c$')
 if [ -z "$bad" ]; then pass "tools/ holds only the dispatcher beside cmd/ and lib/"
 else fail "tools/ holds only the dispatcher beside cmd/ and lib/" "$bad"; fi
+
+# What commands share lives in tools/lib/: a file of tools/cmd/ defines its
+# command and, beyond it, only what the files of that one command share
+# through a header of tools/cmd/ (totp.h), never what another command uses.
+bad=
+for f in tools/cmd/*.c; do
+        for fn in $(grep -vE '^(static|typedef)' "$f" | sed -nE 's/^[a-z][a-z0-9_ ]*[ *]([a-z_][a-z0-9_]*)\(.*/\1/p' | grep -v '^cmd_'); do
+                grep -qE "[ *]$fn\(" tools/cmd/*.h 2>/dev/null || bad="$bad $f:$fn"
+        done
+done
+if [ -z "$bad" ]; then pass "tools/cmd/ exports only commands and what one command's files share"
+else fail "tools/cmd/ exports only commands and what one command's files share" "not in a tools/cmd/ header:$bad"; fi

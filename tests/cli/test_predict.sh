@@ -149,6 +149,53 @@ cp "$T/initrd-opt.conf" "$T/initrd-opt-esp/loader/entries/a.conf"
 expect_rc "an ESP whose only entry has initrd= in its options: no usable entry" 2 "no usable entry" \
         "$MSHIM" predict "${base[@]}" --esp "$T/initrd-opt-esp"
 
+# ---- predictions say what was asked (issue 22) --------------------------------
+# --select: every PCR asked for, one nothing extends (23) at its reset
+# value, zero: hashlib's digest size of zero bytes; 4 and 7 the fixture's.
+expect_rc "--select 4,7,23 --json" 0 "" "$MSHIM" predict "${base[@]}" --esp "$F/esp" --select 4,7,23 --json
+if python3 -c 'import hashlib, json, sys
+got = json.load(open(sys.argv[1])); want = json.loads(sys.argv[2])
+assert got["point"] == "boot", got["point"]
+for bank, vals in want.items():
+    w = {k: v for k, v in vals.items() if k in ("4", "7")}
+    w["23"] = bytes(hashlib.new(bank).digest_size).hex()
+    assert got["pcrs"][bank] == w, (bank, got["pcrs"][bank], w)
+assert set(got["pcrs"]) == set(want), got["pcrs"].keys()' "$T/out" "$(python3 "$FIX" expect "$F")"; then
+        pass "--select 4,7,23: PCR 23 listed as zeros (hashlib digest sizes), 4 and 7 the fixture's, point boot"
+else fail "--select 4,7,23: PCR 23 listed as zeros (hashlib digest sizes), 4 and 7 the fixture's, point boot"; fi
+valid "--select 4,7,23"
+expect_rc "--select 4,7,23, text" 0 "" "$MSHIM" predict "${base[@]}" --esp "$F/esp" --select 4,7,23
+[ "$(grep -c "^  PCR 23: $(printf '%064d' 0)\$" "$T/out")" = 1 ] && [ "$(grep -c "^  PCR 23: $(printf '%040d' 0)\$" "$T/out")" = 1 ] &&
+        pass "--select 4,7,23, text: PCR 23 shown as zeros in sha1 and sha256" ||
+        fail "--select 4,7,23, text: PCR 23 shown as zeros in sha1 and sha256 ($(cat "$T/out"))"
+expect_rc "--select 4,20: PCR 20 (reset value platform-dependent) unpredictable, exit 1" 1 "PCR 20: unpredictable: nothing in the boot extends it" \
+        "$MSHIM" predict "${base[@]}" --esp "$F/esp" --select 4,20
+# --totp-point without --select: the TOTP policy's PCRs, not exit 1 on 9.
+expect_rc "--totp-point, no enrolment: the default TOTP PCRs 4,5,7,12" 0 "" \
+        "$MSHIM" predict "${base[@]}" --esp "$F/esp" --totp-point --state-dir "$T/no-state" --json
+[ "$(python3 -c 'import json,sys; d = json.load(open(sys.argv[1]))
+print(d["point"], *(sorted(map(int, v)) for v in d["pcrs"].values()))' "$T/out")" = "totp [4, 5, 7, 12] [4, 5, 7, 12]" ] &&
+        pass "--totp-point, no enrolment: point totp, PCRs 4,5,7,12 in each bank" ||
+        fail "--totp-point, no enrolment: point totp, PCRs 4,5,7,12 in each bank ($(cat "$T/out"))"
+valid "--totp-point"
+# An enrolment in the state directory (its codec's form, docs/CONFIG.md):
+# its PCRs, 4,7.
+mkdir -p "$T/state"
+python3 -c 'z = "0" * 64
+print("mshim-totp 1\nhandle 0x81004d54\nname 000b" + z + "\npolicy " + z + "\nmode literal\nbank sha256\npcrs 4,7\nstate " + z * 2)' \
+        >"$T/state/totp"
+expect_rc "--totp-point with an enrolment selecting 4,7" 0 "" \
+        "$MSHIM" predict "${base[@]}" --esp "$F/esp" --totp-point --state-dir "$T/state" --json
+[ "$(python3 -c 'import json,sys; d = json.load(open(sys.argv[1]))
+print(*(sorted(map(int, v)) for v in d["pcrs"].values()))' "$T/out")" = "[4, 7] [4, 7]" ] &&
+        pass "--totp-point: the state directory's enrolment's PCRs (4,7)" ||
+        fail "--totp-point: the state directory's enrolment's PCRs (4,7) ($(cat "$T/out"))"
+printf 'mshim-totp 1\npcrs 4\n' >"$T/state/totp"
+expect_rc "--totp-point: a malformed enrolment is refused, named" 2 "$T/state/totp" \
+        "$MSHIM" predict "${base[@]}" --esp "$F/esp" --totp-point --state-dir "$T/state"
+expect_rc "--state-dir without --totp-point" 2 "--state-dir goes with --totp-point" \
+        "$MSHIM" predict "${base[@]}" --esp "$F/esp" --state-dir "$T/state"
+
 # ---- Secure Boot updates: db/dbx appends (the fixture's PCR 7 as OVMF logs it) ----
 X=$T/sbx
 python3 "$FIX" make "$X" "$KERNEL" --secure-boot || fail "fixture (secure boot)"

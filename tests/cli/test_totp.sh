@@ -280,9 +280,23 @@ now = open(sys.argv[1], "rb").read()
 vals = [now[i * 32:(i + 1) * 32] for i in range(4)]
 vals[2] = hashlib.sha256(vals[2] + bytes.fromhex("%064x" % 77)).digest()
 pcrs = {str(p): v.hex() for p, v in zip((4, 5, 7, 12), vals)}
-json.dump({"schema": "mshim-predict/1", "pcrs": {"sha256": pcrs}, "unpredictable": {}}, open(sys.argv[2], "w"))
+json.dump({"schema": "mshim-predict/1", "point": "totp", "pcrs": {"sha256": pcrs}, "unpredictable": {}},
+          open(sys.argv[2], "w"))
 open(sys.argv[3], "wb").write(b"".join(vals))
 PY
+# The same values as an end-of-boot prediction, and as one that does not
+# say its point (an older mshim's): refused, no key made, nothing written.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["point"] = "boot"; json.dump(d, open(sys.argv[2], "w"))
+del d["point"]; json.dump(d, open(sys.argv[3], "w"))' "$t/pred.json" "$t/boot.json" "$t/nopoint.json"
+for f in boot nopoint; do
+        refuses "enroll --literal refuses a PRED.json that is not of the TOTP point ($f)" \
+                "$f.json: (a prediction of the end of the boot|this prediction does not say which point).*--totp-point" \
+                "$MSHIM" totp enroll --state-dir "$t/state" --literal --pcrs "$t/now.yaml" --secret-file "$t/secret" \
+                --esp "$t/esp" --uri "$t/$f.json"
+        check "... nothing enrolled: no key at $H, no enrolment file ($f)" \
+                bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ] && [ ! -e '$t/state/totp' ]"
+done
 "$MSHIM" totp enroll --state-dir "$t/state" --literal --pcrs "$t/now.yaml" --secret-file "$t/secret" --esp "$t/esp" --uri "$t/pred.json" \
         >/dev/null 2>"$t/err" || fail "enroll --literal --pcrs PRED.json" "$(cat "$t/err")"
 tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
@@ -449,9 +463,28 @@ import hashlib, json, sys
 now = open(sys.argv[1], "rb").read()
 vals = [now[i * 32:(i + 1) * 32] for i in range(4)]
 vals[2] = hashlib.sha256(vals[2] + bytes.fromhex("%064x" % 77)).digest()
-json.dump({"schema": "mshim-predict/1", "pcrs": {"sha256": {str(p): v.hex() for p, v in zip((4, 5, 7, 12), vals)}},
+json.dump({"schema": "mshim-predict/1", "point": "totp",
+           "pcrs": {"sha256": {str(p): v.hex() for p, v in zip((4, 5, 7, 12), vals)}},
            "unpredictable": {}}, open(sys.argv[2], "w"))
 PY
+# approve --totp takes TOTP-point predictions only, with every PCR of the
+# enrolment: each refused with nothing signed.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["point"] = "boot"; json.dump(d, open(sys.argv[2], "w"))
+d["point"] = "totp"; del d["pcrs"]["sha256"]["12"]; json.dump(d, open(sys.argv[3], "w"))
+del d["point"]; d["pcrs"]["sha256"]["12"] = "00" * 32; json.dump(d, open(sys.argv[4], "w"))' \
+        "$t/pred.json" "$t/pboot.json" "$t/p12.json" "$t/pnone.json"
+ls "$TA" >"$t/ta.before"
+while IFS='|' read -r f what re; do
+        refuses "policy approve --totp refuses $f.json ($what)" "$re" \
+                "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/$f.json"
+        ls "$TA" >"$t/ta.after"
+        check "... nothing signed ($f)" cmp -s "$t/ta.before" "$t/ta.after"
+done <<'EOF2'
+pboot|an end-of-boot prediction|a prediction of the end of the boot .* this needs one of the TOTP point
+p12|PCR 12 of the enrolment not listed|no sha256 value for PCR 12: the prediction does not hold
+pnone|no "point": an older mshim's|does not say which point.*re-run mshim predict --totp-point --json
+EOF2
 "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --predicted "$t/pred.json" --entry-id next \
         >"$t/p.path" 2>"$t/err" || fail "policy approve --totp --predicted" "$(cat "$t/err")"
 P=$(cat "$t/p.path")

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli.h"
 #include "logwork.h"
+#include "pcrtable.h"
 #include "mb/evdata.h"
 #include "mb/pcrs.h"
 
@@ -176,50 +177,26 @@ static void decode_all(log_run *r) {
 
 /* ---- replayed PCRs ------------------------------------------------------- */
 
-static void json_pcrs(log_run *r) {
-        mb_emit *e = &r->js.emit;
-        char lb[16], idx[4];
-
-        mb_emit_begin_obj(e, "pcrs");
+/* The replay's values of the PCRs the log extends. */
+static void replay_table(const log_run *r, pcrtab *t) {
         for (uint32_t b = 0; b < r->replay.n_banks; b++) {
                 const mb_pcr_bank *bank = &r->replay.banks[b];
-                /* A bank we cannot hash has no replayed values to offer. */
-                if (!bank->computable)
-                        continue;
-                mb_emit_begin_obj(e, cli_alg_label(bank->alg, lb));
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!(bank->extended & (1u << i)))
-                                continue;
-                        snprintf(idx, sizeof(idx), "%u", i);
-                        mb_emit_hex(e, idx, bank->pcr[i], bank->size);
-                }
-                mb_emit_end_obj(e);
+                pcrtab_add(t, bank->alg, bank->size, bank->computable, bank->extended, bank->pcr);
         }
-        mb_emit_end_obj(e);
+}
+
+static void json_pcrs(log_run *r) {
+        pcrtab t = { 0 };
+
+        replay_table(r, &t);
+        pcrtab_json(&t, &r->js.emit);
 }
 
 static void text_pcrs(log_run *r) {
-        char lb[16], line[32];
+        pcrtab t = { 0 };
 
-        for (uint32_t b = 0; b < r->replay.n_banks; b++) {
-                const mb_pcr_bank *bank = &r->replay.banks[b];
-
-                out_puts("\nReplayed PCRs, ");
-                out_puts(cli_alg_label(bank->alg, lb));
-                if (!bank->computable) {
-                        out_puts(": not computed (mshim cannot hash this algorithm)\n");
-                        continue;
-                }
-                out_puts(":\n");
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!(bank->extended & (1u << i)))
-                                continue;
-                        snprintf(line, sizeof(line), "  PCR %2u: ", i);
-                        out_puts(line);
-                        out_hex(bank->pcr[i], bank->size);
-                        out_putc('\n');
-                }
-        }
+        replay_table(r, &t);
+        pcrtab_text(&t, PCRTAB_LIST, "\nReplayed PCRs, ");
 }
 
 /* ---- comparison with real PCR values ------------------------------------ */
@@ -230,32 +207,6 @@ static void text_pcrs(log_run *r) {
  * are only compared when the log extends them. */
 static bool compared_pcr(const mb_pcr_bank *bank, uint32_t i) {
         return (bank->extended & (1u << i)) || (i <= 15 && i != 10);
-}
-
-void cli_log_pcr_events(const uint8_t *data, size_t size, uint32_t pcr, uint16_t alg) {
-        mb_tcglog log;
-        mb_tcglog_event ev;
-        char lb[16], line[64];
-
-        bool any = false;
-
-        if (mb_tcglog_open(&log, data, size) != MB_OK)
-                return;
-        out_puts("    events extended into it:\n");
-        while (mb_tcglog_next(&log, &ev) == MB_OK) {
-                const mb_tcglog_digest *d = mb_tcglog_event_digest(&ev, alg);
-                const char *name = mb_tcglog_type_name(ev.type);
-                if (ev.pcr != pcr || ev.type == MB_EV_NO_ACTION || !d)
-                        continue;
-                any = true;
-                snprintf(line, sizeof(line), "      #%u %s %s:", ev.number, name ? name : "?", cli_alg_label(alg, lb));
-                out_puts(line);
-                out_hex(d->bytes, d->size);
-                out_putc('\n');
-        }
-        if (!any)
-                out_puts("      none: the log never extends it, so it should still hold its reset value\n"
-                         "      (something outside the firmware log, e.g. the OS, extended it)\n");
 }
 
 static void compare_bank(log_run *r, const mb_pcr_bank *bank) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "pcrtable.h"
 
 #define JSON_SCHEMA "mshim-pcrs/1"
 
@@ -55,50 +56,23 @@ static int parse_select(const char *arg, uint32_t *ret) {
         return cli_usage_error("pcrs", "--select wants PCR numbers 0-23 and ranges, as 0-7,14, not '%s'", arg);
 }
 
-/* tpm2_pcrread's YAML: "  sha256:" then "    0 : 0x<UPPER HEX>". */
-static void print_text(const mb_pcr_values *v, uint32_t mask) {
-        char lb[16], line[16];
-
-        for (uint32_t b = 0; b < v->n_banks; b++) {
-                out_puts("  ");
-                out_puts(cli_alg_label(v->banks[b].alg, lb));
-                out_puts(":\n");
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!(mask & v->banks[b].present & (1u << i)))
-                                continue;
-                        snprintf(line, sizeof(line), "    %-2u: 0x", i);
-                        out_puts(line);
-                        for (uint32_t k = 0; k < v->banks[b].size; k++) {
-                                snprintf(line, sizeof(line), "%02X", v->banks[b].pcr[i][k]);
-                                out_puts(line);
-                        }
-                        out_putc('\n');
-                }
-        }
-}
-
-static void print_json(const mb_pcr_values *v, uint32_t mask) {
+/* The values read, in mask: tpm2_pcrread's layout, or JSON. */
+static void print(const mb_pcr_values *v, uint32_t mask, bool json) {
+        pcrtab t = { 0 };
         json_sink js;
-        mb_emit *e = &js.emit;
-        char lb[16], idx[4];
 
-        json_sink_init(&js);
-        mb_emit_begin_obj(e, NULL);
-        mb_emit_cstr(e, "schema", JSON_SCHEMA);
-        mb_emit_cstr(e, "mshim_version", MB_VERSION);
-        mb_emit_begin_obj(e, "pcrs");
-        for (uint32_t b = 0; b < v->n_banks; b++) {
-                mb_emit_begin_obj(e, cli_alg_label(v->banks[b].alg, lb));
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!(mask & v->banks[b].present & (1u << i)))
-                                continue;
-                        snprintf(idx, sizeof(idx), "%u", i);
-                        mb_emit_hex(e, idx, v->banks[b].pcr[i], v->banks[b].size);
-                }
-                mb_emit_end_obj(e);
+        for (uint32_t b = 0; b < v->n_banks; b++)
+                pcrtab_add(&t, v->banks[b].alg, v->banks[b].size, true, mask & v->banks[b].present, v->banks[b].pcr);
+        if (!json) {
+                pcrtab_text(&t, PCRTAB_PCRREAD, NULL);
+                return;
         }
-        mb_emit_end_obj(e);
-        mb_emit_end_obj(e);
+        json_sink_init(&js);
+        mb_emit_begin_obj(&js.emit, NULL);
+        mb_emit_cstr(&js.emit, "schema", JSON_SCHEMA);
+        mb_emit_cstr(&js.emit, "mshim_version", MB_VERSION);
+        pcrtab_json(&t, &js.emit);
+        mb_emit_end_obj(&js.emit);
         out_putc('\n');
 }
 
@@ -154,10 +128,7 @@ int cmd_pcrs(int argc, char **argv) {
         }
         r = EXIT_BAD_INPUT;
         if (cli_tpm_read_pcrs(o.algs, o.n_algs, o.mask, v) == 0) {
-                if (o.json)
-                        print_json(v, o.mask);
-                else
-                        print_text(v, o.mask);
+                print(v, o.mask, o.json);
                 r = out_finish() < 0 ? EXIT_BAD_INPUT : 0;
         }
         free(v);

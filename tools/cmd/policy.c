@@ -385,7 +385,7 @@ static int policy_approve(const policy_opts *o) {
         }
         if (o->predicted) {
                 p = calloc(1, sizeof(*p));
-                if (!p || pred_json_load(o->predicted, p) < 0 || pred_json_values(o->predicted, p, mask, values) < 0)
+                if (!p || pred_json_load(o->predicted, p) < 0 || pred_json_values(o->predicted, p, o->totp ? PRED_POINT_TOTP : PRED_POINT_BOOT, mask, values) < 0)
                         goto out;
         }
         if (cli_tpm_connect(&t) < 0)

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include "cli.h"
 #include "efivar.h"
+#include "pcrtable.h"
+#include "sealcmd.h"
 #include "mb/bls.h"
 #include "mb/plan.h"
 #include "mb/predict.h"
@@ -37,9 +39,10 @@ typedef struct predict_opts {
         const char *db_append, *dbx_append;
         const char *shim, *mok;
         const char *entry_default, *oneshot;    /* --default, --oneshot: the Boot Loader Interface's */
+        const char *state_dir;  /* --state-dir: where the TOTP enrolment is */
         bool tpm, json;
         bool totp_point;        /* --totp-point: the PCRs when mshim makes the TOTP code */
-        uint32_t select;        /* 0: every PCR */
+        uint32_t select;        /* 0: every PCR the boot extends; else these, each shown */
 } predict_opts;
 
 /* One file of the next boot, read, with its PCR 5 identity when it has one. */
@@ -563,39 +566,67 @@ static bool selected(const predict_run *r, uint32_t i) {
         return !r->o->select || (r->o->select & (1u << i));
 }
 
-/* A value is shown for every selected PCR the baseline or the prediction
- * extends; an unpredictable one is named wherever it is selected. */
+/* With a selection, every PCR of it is shown (one nothing extends with the
+ * value it will have: a prediction says what was asked, and approvals
+ * never take an absent PCR as zero); without one, each PCR the baseline or
+ * the prediction extends. An unpredictable one is named wherever it is
+ * selected. */
 static bool shown(const predict_run *r, const mb_pcr_bank *bank, uint32_t i) {
-        return selected(r, i) &&
-               (((bank->extended | r->p->baseline.banks[bank - r->p->pcrs.banks].extended) & (1u << i)) ||
-                (r->p->unpredictable & (1u << i)));
+        if (r->o->select)
+                return selected(r, i);
+        return ((bank->extended | r->p->baseline.banks[bank - r->p->pcrs.banks].extended) & (1u << i)) ||
+               (r->p->unpredictable & (1u << i));
+}
+
+/* PCRs 17-22 reset to all ones, not zero, at TPM2_Startup on a PC
+ * (TCG PC Client Platform TPM Profile, PCR attributes) and to zero only at
+ * a dynamic launch: one the boot never extends has no value mshim can
+ * promise. PCRs 0-16 and 23 reset to zero (PCR 0 to the start locality,
+ * which the replay sets). */
+static void unextended_drtm_pcrs(predict_run *r) {
+        uint32_t extended = 0;
+
+        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++)
+                extended |= r->p->pcrs.banks[b].extended | r->p->baseline.banks[b].extended;
+        for (uint32_t i = 17; i <= 22; i++)
+                if (r->o->select & ~extended & ~r->p->unpredictable & (1u << i)) {
+                        r->p->unpredictable |= 1u << i;
+                        r->p->reason[i] = "nothing in the boot extends it, and its reset value depends on the "
+                                          "platform (all ones, or zero after a dynamic launch)";
+                }
+}
+
+/* The prediction's values of the PCRs shown; unpredictable ones with their reasons. */
+static void predict_table(const predict_run *r, pcrtab *t) {
+        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
+                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
+                uint32_t shown_mask = 0;
+
+                for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
+                        shown_mask |= shown(r, bank, i) ? 1u << i : 0;
+                pcrtab_add(t, bank->alg, bank->size, bank->computable, shown_mask, bank->pcr);
+        }
+        t->changed = r->p->changed;
+        t->unpredictable = r->p->unpredictable;
+        t->reason = r->p->reason;
 }
 
 static void print_json(const predict_run *r) {
         json_sink js;
         mb_emit *e = &js.emit;
-        char lb[16], idx[4];
+        pcrtab t = { 0 };
+        char idx[4];
 
+        predict_table(r, &t);
         json_sink_init(&js);
         mb_emit_begin_obj(e, NULL);
         mb_emit_cstr(e, "schema", JSON_SCHEMA);
         mb_emit_cstr(e, "mshim_version", MB_VERSION);
         mb_emit_cstr(e, "baseline", r->o->log);
-        mb_emit_begin_obj(e, "pcrs");
-        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
-                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
-                if (!bank->computable)
-                        continue;
-                mb_emit_begin_obj(e, cli_alg_label(bank->alg, lb));
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!shown(r, bank, i) || (r->p->unpredictable & (1u << i)))
-                                continue;
-                        snprintf(idx, sizeof(idx), "%u", i);
-                        mb_emit_hex(e, idx, bank->pcr[i], bank->size);
-                }
-                mb_emit_end_obj(e);
-        }
-        mb_emit_end_obj(e);
+        /* Which moment the values are of: approvals of the disk key want
+         * the end of the boot, the TOTP key's the TOTP point. */
+        mb_emit_cstr(e, "point", r->o->totp_point ? "totp" : "boot");
+        pcrtab_json(&t, e);
         mb_emit_begin_arr(e, "changed");
         for (uint32_t i = 0; i < MB_PCR_COUNT; i++)
                 if ((r->p->changed & (1u << i)) && selected(r, i))
@@ -615,9 +646,11 @@ static void print_json(const predict_run *r) {
 }
 
 static void print_text(const predict_run *r) {
-        char lb[16], line[96];
+        pcrtab t = { 0 };
 
-        out_puts("Predicted PCRs for the next boot (baseline ");
+        predict_table(r, &t);
+        out_puts(r->o->totp_point ? "Predicted PCRs at the next boot's TOTP point (baseline "
+                                  : "Predicted PCRs for the next boot (baseline ");
         out_puts(r->o->log);
         out_puts("):\n");
         if (r->p->refused) {
@@ -625,30 +658,7 @@ static void print_text(const predict_run *r) {
                 out_puts(r->p->refused);
                 out_putc('\n');
         }
-        for (uint32_t b = 0; b < r->p->pcrs.n_banks; b++) {
-                const mb_pcr_bank *bank = &r->p->pcrs.banks[b];
-                out_puts(cli_alg_label(bank->alg, lb));
-                if (!bank->computable) {
-                        out_puts(": not computed (mshim cannot hash this algorithm)\n");
-                        continue;
-                }
-                out_puts(":\n");
-                for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                        if (!shown(r, bank, i))
-                                continue;
-                        snprintf(line, sizeof(line), "  PCR %2u: ", i);
-                        out_puts(line);
-                        if (r->p->unpredictable & (1u << i)) {
-                                out_puts("unpredictable: ");
-                                out_puts(r->p->reason[i]);
-                        } else {
-                                out_hex(bank->pcr[i], bank->size);
-                                if (r->p->changed & (1u << i))
-                                        out_puts("  changed");
-                        }
-                        out_putc('\n');
-                }
-        }
+        pcrtab_text(&t, PCRTAB_LIST, "");
 }
 
 /* ---- driver ------------------------------------------------------------------ */
@@ -721,6 +731,7 @@ static int predict(predict_run *r) {
                 err = mb_predict_run(&r->in, r->p);
         if (err != MB_OK)
                 return report_engine_error(r, err);
+        unextended_drtm_pcrs(r);
         if (r->o->json)
                 print_json(r);
         else
@@ -731,6 +742,23 @@ static int predict(predict_run *r) {
                 if ((r->p->unpredictable & (1u << i)) && selected(r, i))
                         return EXIT_CHECK_FAILED;
         return 0;
+}
+
+/* --totp-point without --select: the TOTP policy's PCRs, those of the
+ * enrolment the state directory keeps (mshim totp enroll's trusted copy;
+ * the ESP's is not read: approvals check it), else the default of mshim
+ * totp enroll. 0, or -1 with a message. */
+static int totp_select(predict_opts *o) {
+        char *path = seal_path(o->state_dir ? o->state_dir : SEAL_STATE_DIR, SEAL_TOTP_TRUSTED);
+        mb_totp_enrolment e;
+        int k = path ? totp_enrolment_load(path, &e) : -1;
+
+        if (k == 0)
+                o->select = e.pcrs;
+        else if (k == 1)
+                o->select = SEAL_TOTP_DEFAULT_PCRS;
+        free(path);
+        return k < 0 ? -1 : 0;
 }
 
 static void run_free(predict_run *r) {
@@ -781,6 +809,7 @@ int cmd_predict(int argc, char **argv) {
                 { "totp-point", no_argument, NULL, 'T' },
                 { "default", required_argument, NULL, 'F' },
                 { "oneshot", required_argument, NULL, 'O' },
+                { "state-dir", required_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -824,6 +853,7 @@ int cmd_predict(int argc, char **argv) {
                 case 'M': once = cli_opt_once(&o.mok, "--mok", optarg); break;
                 case 'F': once = cli_opt_once(&o.entry_default, "--default", optarg); break;
                 case 'O': once = cli_opt_once(&o.oneshot, "--oneshot", optarg); break;
+                case 'd': once = cli_opt_once(&o.state_dir, "--state-dir", optarg); break;
                 case 'h': cli_help(stdout, "predict"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -844,6 +874,10 @@ int cmd_predict(int argc, char **argv) {
         if (o.mok && !o.shim)
                 return cli_usage_error("predict", "--mok needs --shim FILE (shim as the firmware will start it: "
                                        "the certificate built into it is measured with MokList)");
+        if (o.state_dir && !o.totp_point)
+                return cli_usage_error("predict", "--state-dir goes with --totp-point (where the TOTP enrolment is)");
+        if (o.totp_point && !o.select && totp_select(&o) < 0)
+                return EXIT_BAD_INPUT;
         if (!o.pcrs_file && !o.tpm && !tpm_present()) {
                 cli_error("no TPM here to check the baseline log against: give --pcrs FILE");
                 return EXIT_BAD_INPUT;

@@ -61,7 +61,7 @@ static int literal_states(const seal_opts *o, cli_tpm *t, seal_file *f) {
         }
         if (seal_current_values(t, o->pcrs_file, f->pcrs, f->states[0]) < 0)
                 return -1;
-        return seal_pred_states(o->preds, o->n_preds, f->pcrs, f->states + 1);
+        return seal_pred_states(o->preds, o->n_preds, PRED_POINT_BOOT, f->pcrs, f->states + 1);
 }
 
 static int seal_tpm(const seal_opts *o, seal_file *f, const char *pin, const uint8_t *secret, size_t n) {

@@ -35,7 +35,7 @@
 /* The default PCRs: mshim (4), its configuration (5), Secure Boot (7) and
  * the kernel command line (12); the kernel is in 4. Not 9: the kernel's
  * stub extends it after the loader has shown the code (docs/SEALING.md). */
-#define TOTP_SELECT_DEFAULT ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 12))
+#define TOTP_SELECT_DEFAULT SEAL_TOTP_DEFAULT_PCRS
 /* The enrolment file is small; a huge one is not ours. */
 #define TOTP_FILE_MAX ((size_t) 1 << 20)
 
@@ -294,7 +294,7 @@ static int literal_states(const totp_opts *o, cli_tpm *t, seal_file *f) {
         }
         if (first_values(o, t, f->states[0]) < 0)
                 return -1;
-        return seal_pred_states(o->args, o->n_args, f->pcrs, f->states + 1);
+        return seal_pred_states(o->args, o->n_args, PRED_POINT_TOTP, f->pcrs, f->states + 1);
 }
 
 /* The policy (docs/SEALING.md "Policies", as a sealed secret's without a

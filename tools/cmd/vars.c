@@ -513,15 +513,24 @@ static int lookup(const store *s, const vars_opts *o, mb_var *ret) {
         return -1;
 }
 
+/* The store, and in it the variable --name [--guid] names: 0, or -1 with
+ * a message (and nothing to free). */
+static int store_lookup(const vars_opts *o, store *s, mb_var *v) {
+        if (store_load(o->file, s) < 0)
+                return -1;
+        if (lookup(s, o, v) == 0)
+                return 0;
+        store_free(s);
+        return -1;
+}
+
 static int do_get(const vars_opts *o) {
         store s;
         mb_var v;
         int r = EXIT_BAD_INPUT;
 
-        if (store_load(o->file, &s) < 0)
+        if (store_lookup(o, &s, &v) < 0)
                 return EXIT_BAD_INPUT;
-        if (lookup(&s, o, &v) < 0)
-                goto out;
         /* The editing commands' -o names the store to write; get's names a
          * data file. Mistaking one for the other must not cost a store. */
         if (o->out && is_store(o->out)) {
@@ -547,10 +556,8 @@ static int do_delete(const vars_opts *o) {
         mb_var v;
         int r = EXIT_BAD_INPUT;
 
-        if (store_load(o->file, &s) < 0)
+        if (store_lookup(o, &s, &v) < 0)
                 return EXIT_BAD_INPUT;
-        if (lookup(&s, o, &v) < 0)
-                goto out;
         if (mb_varstore_delete(&s.vs, v.name, v.name_size, &v.guid) != MB_OK) {
                 cli_error("%s: cannot delete %s: the fault-tolerant-write area holds an unfinished "
                           "write (boot the firmware once to let it finish)", o->file, o->name);

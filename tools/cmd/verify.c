@@ -76,11 +76,11 @@ static int bad(const char *path, const char *what) {
         return EXIT_BAD_INPUT;
 }
 
-static int b64_member(const char *path, const aj_node *o, const char *key, uint8_t **ret, size_t *ret_n) {
-        const aj_node *m = aj_get(o, key);
+static int b64_member(const char *path, const jr_node *o, const char *key, uint8_t **ret, size_t *ret_n) {
+        const jr_node *m = jr_get(o, key);
         char why[96];
 
-        if (!m || m->type != AJ_STRING) {
+        if (!m || m->type != JR_STRING) {
                 snprintf(why, sizeof(why), "no \"%s\" string", key);
                 return bad(path, why);
         }
@@ -94,34 +94,27 @@ static int b64_member(const char *path, const aj_node *o, const char *key, uint8
 
 /* "pcrs": {"sha256": {"0": "<hex>", ...}, ...}: banks mshim can hash, PCRs
  * 0-23 in canonical decimal, values of the bank's digest size. */
-static int read_pcrs(const char *path, const aj_node *o, mb_pcr_values *ret) {
+static int read_pcrs(const char *path, const jr_node *o, mb_pcr_values *ret) {
         char why[128];
 
-        if (!o || o->type != AJ_OBJECT)
+        if (!o || o->type != JR_OBJECT)
                 return bad(path, "no \"pcrs\" object");
         for (size_t b = 0; b < o->n_kids; b++) {
-                const aj_node *bank = &o->kids[b];
+                const jr_node *bank = &o->kids[b];
                 uint16_t alg = mb_hash_alg_by_name(bank->key);
                 size_t ds = mb_hash_size(alg);
 
-                if (!alg || !ds || bank->type != AJ_OBJECT) {
+                if (!alg || !ds || bank->type != JR_OBJECT) {
                         snprintf(why, sizeof(why), "\"pcrs\": \"%.32s\" is not a bank of PCR values", bank->key);
                         return bad(path, why);
                 }
                 for (size_t i = 0; i < bank->n_kids; i++) {
-                        const aj_node *pv = &bank->kids[i];
+                        const jr_node *pv = &bank->kids[i];
                         uint8_t val[MB_HASH_MAX];
-                        char *end;
-                        unsigned long pcr = strtoul(pv->key, &end, 10);
-                        bool ok = pv->key[0] >= '0' && pv->key[0] <= '9' && !*end && pcr < MB_PCR_COUNT &&
-                                  (pv->key[0] != '0' || !pv->key[1]) && pv->type == AJ_STRING && pv->len == 2 * ds;
+                        uint32_t pcr = 0;
+                        bool ok = jr_pcr_index(pv->key, &pcr) && jr_hex(pv, ds, val);
 
-                        for (size_t k = 0; ok && k < ds; k++) {
-                                int hi = mb_hexval(pv->str[2 * k]), lo = mb_hexval(pv->str[2 * k + 1]);
-                                ok = hi >= 0 && lo >= 0;
-                                val[k] = (uint8_t) (hi << 4 | lo);
-                        }
-                        if (!ok || mb_pcrs_set(ret, alg, (uint32_t) pcr, val, ds) != MB_OK) {
+                        if (!ok || mb_pcrs_set(ret, alg, pcr, val, ds) != MB_OK) {
                                 snprintf(why, sizeof(why), "\"pcrs\": \"%s\" \"%.8s\" is not a PCR and a %zu-byte hex value",
                                          bank->key, pv->key, ds);
                                 return bad(path, why);
@@ -135,37 +128,37 @@ static int read_evidence(const char *path, evidence *ev) {
         cli_file f;
         const char *err = NULL;
         size_t err_off = 0;
-        aj_node *doc;
-        const aj_node *s, *q, *log;
+        jr_node *doc;
+        const jr_node *s, *q, *log;
         int r;
 
         if (cli_file_load_max(path, (size_t) ATT_EVIDENCE_MAX_MIB << 20, "attestation evidence", &f) < 0)
                 return EXIT_BAD_INPUT;
-        doc = aj_parse((const char *) f.data, f.size, (size_t) ATT_EVIDENCE_MAX_MIB << 20, &err, &err_off);
+        doc = jr_parse((const char *) f.data, f.size, (size_t) ATT_EVIDENCE_MAX_MIB << 20, &err, &err_off);
         cli_file_free(&f);
         if (!doc) {
                 cli_error("%s: not %s evidence: at byte %zu: %s", path, ATT_EVIDENCE_SCHEMA, err_off, err);
                 return EXIT_BAD_INPUT;
         }
-        s = aj_get(doc, "schema");
-        q = aj_get(doc, "quote");
-        log = aj_get(doc, "event_log");
-        if (doc->type != AJ_OBJECT)
+        s = jr_get(doc, "schema");
+        q = jr_get(doc, "quote");
+        log = jr_get(doc, "event_log");
+        if (doc->type != JR_OBJECT)
                 r = bad(path, "not a JSON object");
-        else if (!s || s->type != AJ_STRING)
+        else if (!s || s->type != JR_STRING)
                 r = bad(path, "no \"schema\"");
         else if (strcmp(s->str, ATT_EVIDENCE_SCHEMA)) {
                 cli_error("%s: schema '%.64s' is not %s (written by another mshim version?)", path, s->str, ATT_EVIDENCE_SCHEMA);
                 r = EXIT_BAD_INPUT;
-        } else if (!q || q->type != AJ_OBJECT)
+        } else if (!q || q->type != JR_OBJECT)
                 r = bad(path, "no \"quote\" object");
-        else if (!log || log->type != AJ_OBJECT)
+        else if (!log || log->type != JR_OBJECT)
                 r = bad(path, "no \"event_log\" object");
         else if (!(r = b64_member(path, q, "message", &ev->msg, &ev->msg_n)) &&
                  !(r = b64_member(path, q, "signature", &ev->sig, &ev->sig_n)) &&
                  !(r = b64_member(path, log, "data", &ev->log, &ev->log_n)))
-                r = read_pcrs(path, aj_get(doc, "pcrs"), &ev->pcrs);
-        aj_free(doc);
+                r = read_pcrs(path, jr_get(doc, "pcrs"), &ev->pcrs);
+        jr_free(doc);
         return r;
 }
 

@@ -3,14 +3,15 @@
  * mshim attest (the machine: tools/cmd/attest.c) and mshim verify (anyone:
  * tools/cmd/verify.c), docs/ATTESTATION.md. What both sides share: the
  * attestation key's handle and names, its public area as an OpenSSL key,
- * base64, and a strict reader for the one JSON document verify reads
- * (tools/lib/attestjson.c).
+ * base64 (tools/lib/attest.c); verify reads the evidence with the CLI's
+ * strict JSON reader (tools/lib/jsonread.h).
  */
 #ifndef MB_ATTEST_TOOLS_H
 #define MB_ATTEST_TOOLS_H
 
 #include <openssl/evp.h>
 #include "cli.h"
+#include "jsonread.h"
 #include "mb/attest.h"
 
 /* The attestation key's persistent handle: in the TCG "TPM 2.0 Provisioning
@@ -46,28 +47,5 @@ uint8_t *att_unb64(const char *s, size_t len, size_t *ret_n);
 
 /* Hex of n bytes into a malloc()ed string. */
 char *att_hex(const uint8_t *p, size_t n);
-
-/* ---- a strict JSON reader (RFC 8259) -------------------------------- */
-
-typedef enum aj_type { AJ_NULL, AJ_BOOL, AJ_NUMBER, AJ_STRING, AJ_ARRAY, AJ_OBJECT } aj_type;
-
-typedef struct aj_node aj_node;
-struct aj_node {
-        aj_type type;
-        char *key;              /* a member's name, in an object */
-        char *str;              /* string (decoded, NUL-terminated; len below) or number text */
-        size_t len;
-        bool b;
-        aj_node *kids;          /* members or elements */
-        size_t n_kids;
-};
-
-/* Parse one document: nesting at most 16, at most 4096 values, strings at
- * most max_string bytes, duplicate member names refused. NULL with *err (a constant) and
- * *err_off (byte offset) on failure. */
-aj_node *aj_parse(const char *s, size_t n, size_t max_string, const char **err, size_t *err_off);
-void aj_free(aj_node *n);
-/* The member key of object o, or NULL. */
-const aj_node *aj_get(const aj_node *o, const char *key);
 
 #endif

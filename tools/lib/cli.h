@@ -137,8 +137,9 @@ int cmd_set_oneshot(int argc, char **argv);  /* tools/cmd/bootvars.c */
 int cmd_bless(int argc, char **argv);    /* tools/cmd/bless.c */
 
 /* The events of a log (data, size) that extended PCR pcr, with their alg
- * digests, as `mshim log --pcrs` lists them under a mismatching PCR
- * (through out_*: capture them to print elsewhere). */
+ * digests, as `mshim log --pcrs` and `mshim unseal` list them under a
+ * mismatching PCR (through out_*: capture them to print elsewhere;
+ * tools/lib/pcrtable.c). */
 void cli_log_pcr_events(const uint8_t *data, size_t size, uint32_t pcr, uint16_t alg);
 
 /* "0-7,9,12": PCR numbers 0-23 and ranges, comma-separated, into a mask

@@ -151,14 +151,14 @@ out:
 
 /* ---- PCR values -------------------------------------------------------- */
 
-int seal_pred_states(char *const *preds, size_t n, uint32_t mask, uint8_t (*states)[SEAL_STATE_MAX]) {
+int seal_pred_states(char *const *preds, size_t n, pred_point want, uint32_t mask, uint8_t (*states)[SEAL_STATE_MAX]) {
         pred_json *p = calloc(1, sizeof(*p));
         int r = p ? 0 : -1;
 
         if (!p)
                 cli_error("out of memory");
         for (size_t i = 0; r == 0 && i < n; i++)
-                if (pred_json_load(preds[i], p) < 0 || pred_json_values(preds[i], p, mask, states[i]) < 0)
+                if (pred_json_load(preds[i], p) < 0 || pred_json_values(preds[i], p, want, mask, states[i]) < 0)
                         r = -1;
         free(p);
         return r;

@@ -4,6 +4,7 @@
 #define MB_SEALCMD_H
 
 #include "policykey.h"
+#include "predjson.h"
 #include "sealdata.h"
 
 #define SEAL_STATE_DIR "/var/lib/mshim"
@@ -18,6 +19,9 @@
 #define SEAL_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 /* docs/SEALING.md "The default PCR set": 4, 5, 7, 9, 12. */
 #define SEAL_DEFAULT_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))
+/* mshim totp enroll's PCRs without --select: those final at the TOTP point
+ * (docs/CONFIG.md "totp"; 9 is not). */
+#define SEAL_TOTP_DEFAULT_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 12))
 
 /* The unseal fence every disk key gets (docs/SEALING.md "The unseal fence"). */
 #define SEAL_FENCE_PCRS (1u << MB_UNSEAL_FENCE_PCR)
@@ -78,8 +82,9 @@ int seal_literal_policy(const seal_file *f, mb_policy *ret);
 /* The PCR values the event log at path replays to; prints its own error. */
 int seal_log_values(const char *path, mb_pcr_values *ret);
 int seal_current_values(cli_tpm *t, const char *pcrs_file, uint32_t mask, uint8_t *values);
-/* Each PRED.json's (`mshim predict --json`) values of mask into states. */
-int seal_pred_states(char *const *preds, size_t n, uint32_t mask, uint8_t (*states)[SEAL_STATE_MAX]);
+/* Each PRED.json's (`mshim predict --json`) values of mask into states;
+ * each must be a prediction of the point want (pred_json_values). */
+int seal_pred_states(char *const *preds, size_t n, pred_point want, uint32_t mask, uint8_t (*states)[SEAL_STATE_MAX]);
 /* The signed mode's data: the policy key (state_dir/policy.pub, NULL: the
  * default directory) and the epoch counter's index and Name. */
 int seal_signed_setup(cli_tpm *t, const char *state_dir, seal_file *f);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Authenticode signatures, certificates and keys, shared by `mshim sign`,
- * `mshim sigs` and `mshim vars`. */
+/* Authenticode signatures (tools/lib/authenticode.c), certificates and keys
+ * (tools/lib/cred.c), shared by `mshim sign`, `sigs`, `vars`, `predict` and
+ * the policy key. */
 #ifndef MB_SIGS_H
 #define MB_SIGS_H
 
@@ -10,8 +11,9 @@
 #include <openssl/evp.h>
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
+#include "mb/pe.h"
 
-/* ---- tools/cmd/sigs.c ---- */
+/* ---- tools/lib/authenticode.c ---- */
 
 /* The digest an Authenticode signature vouches for (the messageDigest of
  * its SpcIndirectDataContent) and its OpenSSL NID: 0, or -1 when p7 is
@@ -19,6 +21,24 @@
 int sig_spc_digest(PKCS7 *p7, int *ret_nid, uint8_t *ret, size_t *ret_len);
 /* The TPM_ALG_ID of a digest NID mshim can compute, else 0. */
 uint16_t sig_alg_of_nid(int nid);
+
+/* One WIN_CERTIFICATE of an image, decoded. */
+typedef struct sig_entry {
+        size_t index;
+        mb_pe_cert wc;
+        PKCS7 *p7;              /* NULL when not an Authenticode SignedData (the caller frees it) */
+        int nid;                /* the SpcIndirectDataContent digest algorithm */
+        int match;              /* its digest is the image's: 1 yes, 0 no, -1 cannot tell */
+} sig_entry;
+/* Decode certificate c, the index'th of image pe. */
+void sig_decode(const mb_pe *pe, const mb_pe_cert *c, size_t index, sig_entry *ret);
+
+/* A store trusting cert as firmware trusts a db entry (X509_V_FLAG_PARTIAL_CHAIN,
+ * no dates, any purpose), or NULL (out of memory). */
+X509_STORE *sig_firmware_store(X509 *cert);
+/* Why s does not verify against store as firmware checks it, or NULL when
+ * it does (buf, cap: room for OpenSSL's reason). */
+const char *sig_verify_why(const sig_entry *s, X509_STORE *store, char *buf, size_t cap);
 
 /* Does the PKCS#7 SignedData pkcs7 (a WIN_CERTIFICATE of the PE image)
  * verify with cert_der as its one trusted certificate, as firmware checks
@@ -37,9 +57,5 @@ X509 *cred_load_cert(const char *path);
  * given, else asked on the terminal (/dev/tty) without echo. NULL after
  * printing why. */
 EVP_PKEY *cred_load_key(const char *path, const char *pass_file);
-
-/* ---- elsewhere ---- */
-
-/* tools/cmd/sign.c: the same file by device and inode (through links). */
 
 #endif
