@@ -25,6 +25,9 @@ static const struct {
         { "totp", cmd_totp },
         { "attest", cmd_attest },
         { "verify", cmd_verify },
+        { "install", cmd_install },
+        { "uninstall", cmd_uninstall },
+        { "status", cmd_status },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by
