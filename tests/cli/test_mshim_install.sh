@@ -65,6 +65,7 @@ EOF
 fw() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$FAKE_EFI" "$1"; }
 # A tree's names, types and contents, as one hash.
 treesum() { (cd "$1" && find . -printf '%y %p\n' | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort) | sha256sum; }
+q() { "$@" >/dev/null 2>&1; }
 h16() { sha256sum "$1" | cut -c1-16; }
 # The entry the kernel hook writes, by hand from hooks/kernel-hook's format.
 entry() {
@@ -84,7 +85,7 @@ esp_before=$(treesum "$ESP") root_before=$(treesum "$R/etc")
         --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
 [ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
 check "install (signed, --esp): exit 0" test "$rc" = 0
-check "mshimx64.efi: sbverify --cert accepts it" sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi"
+check "mshimx64.efi: sbverify --cert accepts it" q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi"
 cp "$ESP/EFI/mshim/mshimx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
 check "mshimx64.efi less its signature is the package's image byte for byte" cmp -s "$t/unsigned.efi" "$LOADER"
 check "no shim in the plain layout" test ! -e "$ESP/EFI/mshim/shimx64.efi" -a ! -e "$ESP/EFI/mshim/grubx64.efi"
@@ -115,7 +116,7 @@ expect_rc "install again: refused, saying --update" 1 "install --update" \
         "$MSHIM" install --root "$R" --esp "$ESP" --loader "$LOADER" --efibootmgr "$EFB"
 
 # --confirm: the entry first in BootOrder, the old ones behind it.
-check "install --confirm: exit 0" "$MSHIM" install --confirm --root "$R" --efibootmgr "$EFB"
+check "install --confirm: exit 0" q "$MSHIM" install --confirm --root "$R" --efibootmgr "$EFB"
 check "--confirm: BootOrder is mshim's, then the old ones" test "$(fw '",".join(s["order"])')" = "$NUM,0001,0000"
 
 # --update with the ESP's copy swapped by an attacker: the package's image is
@@ -124,7 +125,7 @@ cp "$SHIMDIR/fbx64.efi" "$ESP/EFI/mshim/mshimx64.efi"
 "$MSHIM" install --update --root "$R" --loader "$LOADER" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
 check "--update (recorded key): exit 0" test "$rc" = 0
 check "--update names the ESP copy changed outside mshim" grep -q "changed since mshim install wrote it" "$t/out"
-check "--update: sbverify --cert accepts the new mshimx64.efi" sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi"
+check "--update: sbverify --cert accepts the new mshimx64.efi" q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi"
 cp "$ESP/EFI/mshim/mshimx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
 check "--update signed the package's image, not the attacker's swapped copy" cmp -s "$t/unsigned.efi" "$LOADER"
 h=$(sha256sum "$ESP/EFI/mshim/mshimx64.efi" | cut -d' ' -f1)
@@ -181,7 +182,7 @@ check "--shim: shimx64.efi is Debian's signed shim" cmp -s "$SHIMDIR/shimx64.efi
 check "--shim: shimx64.efi's SHA-256 is Debian's file's" \
         test "$(sha256sum <"$ESP/EFI/mshim/shimx64.efi")" = "$(sha256sum <"$SHIMDIR/shimx64.efi.signed")"
 check "--shim: mmx64.efi is Debian's signed MokManager" cmp -s "$SHIMDIR/mmx64.efi.signed" "$ESP/EFI/mshim/mmx64.efi"
-check "--shim: mshim is grubx64.efi, sbverify --cert accepts it" sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/grubx64.efi"
+check "--shim: mshim is grubx64.efi, sbverify --cert accepts it" q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/grubx64.efi"
 check "--shim: no fbx64.efi (the fallback would add boot entries)" test ! -e "$ESP/EFI/mshim/fbx64.efi"
 check "a user's loader.conf is not overwritten" cmp -s "$t/lc" "$ESP/loader/loader.conf"
 check "/etc/kernel/cmdline used as it is" test "$(cat "$R/etc/kernel/cmdline")" = "root=/dev/vda2 ro"
@@ -199,7 +200,7 @@ check "the changed file is kept" test -f "$ESP/EFI/mshim/mmx64.efi"
 check "the rest is removed" test ! -e "$ESP/EFI/mshim/grubx64.efi" -a ! -e "$ESP/loader/entries/$TOKEN-$V1.conf"
 check "the boot entry is gone already" test "$(fw 'sorted(s["entries"])')" = "['0000', '0001']"
 rm "$ESP/EFI/mshim/mmx64.efi"
-check "uninstall again, once it is removed: exit 0" "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+check "uninstall again, once it is removed: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "then the ESP is as before install" test "$(treesum "$ESP")" = "$esp_before"
 
 # ---- 3. --no-boot-entry, --dry-run, refusals ------------------------------------------
@@ -211,11 +212,11 @@ check "--dry-run: exit 0" test "$rc" = 0
 check "--dry-run: writes nothing on the ESP" test "$(treesum "$ESP")" = "$esp_before"
 check "--dry-run: no efibootmgr call" test ! -s "$FAKE_EFI.log"
 check "--dry-run: says what it would write" grep -q "would install $LOADER as $ESP/EFI/mshim/mshimx64.efi" "$t/out"
-check "install --no-boot-entry: exit 0" "$MSHIM" install --root "$R" --no-boot-entry --loader "$LOADER" --efibootmgr "$EFB"
+check "install --no-boot-entry: exit 0" q "$MSHIM" install --root "$R" --no-boot-entry --loader "$LOADER" --efibootmgr "$EFB"
 check "--no-boot-entry: efibootmgr not run" test ! -s "$FAKE_EFI.log"
 expect_rc "--confirm with no boot entry recorded: refused" 1 "nothing to confirm" \
         "$MSHIM" install --confirm --root "$R" --efibootmgr "$EFB"
-check "uninstall (no boot entry): exit 0" "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+check "uninstall (no boot entry): exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
 
 mkdir -p "$ESP/EFI/mshim"
@@ -254,7 +255,7 @@ MSHIM_MOKUTIL=$t/mokutil "$MSHIM" install --root "$R" --shim --shim-dir "$SHIMDI
         --cert "$t/c.pem" --loader "$LOADER" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"
 check "--enroll-mok: mokutil --import STATE/mok.der was run" test "$(cat "$t/mokutil.args" 2>/dev/null)" = "--import $R/var/lib/mshim/mok.der"
 check "--shim: loader.conf chainloads Debian's GRUB when there are no entries" grep -qx "chainload /EFI/debian/grubx64.efi" "$ESP/loader/loader.conf"
-check "uninstall after --shim --enroll-mok: exit 0" "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+check "uninstall after --shim --enroll-mok: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "then mok.der is gone too" test ! -e "$R/var/lib/mshim/mok.der"
 check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
 
