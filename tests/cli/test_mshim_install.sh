@@ -219,6 +219,15 @@ expect_rc "--confirm with no boot entry recorded: refused" 1 "nothing to confirm
 check "uninstall (no boot entry): exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
 
+# A kernel hook that refuses (STRICT=yes in hook.conf, no policy key): the
+# install fails and takes back what it wrote.
+mkdir -p "$R/etc/mshim" && echo "STRICT=yes" >"$R/etc/mshim/hook.conf"
+expect_rc "the kernel hook refuses (STRICT=yes, before setup): install fails" 1 "install failed; what it had written is removed" \
+        "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB"
+check "... and the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
+check "... and no record, no efibootmgr call" test ! -e "$R/var/lib/mshim/install.record" -a ! -s "$FAKE_EFI.log"
+rm -r "$R/etc/mshim"
+
 mkdir -p "$ESP/EFI/mshim"
 expect_rc "an EFI/mshim not recorded: refused" 1 "EFI/mshim: exists, and .* records no install" \
         "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB"

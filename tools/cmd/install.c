@@ -761,6 +761,7 @@ static int entries(ctx *c) {
         const char *hook = kernel_hook(), *conf;
         strs before = { 0 }, after = { 0 };
         int n, r = -1, written = 0;
+        bool listed = false, failed = false;
 
         if (!hook)
                 return -1;
@@ -772,6 +773,7 @@ static int entries(ctx *c) {
         conf = c->o->dry_run ? "" : hook_conf(c);
         if (!conf || (!c->o->dry_run && tree(c->esp, &before) < 0))
                 goto out;
+        listed = !c->o->dry_run;
         for (int i = 0; i < n; i++) {
                 const char *v = names[i]->d_name + 8;
                 char *k, *ini;
@@ -797,15 +799,20 @@ static int entries(ctx *c) {
                         unsetenv("MSHIM_HOOK_CONF");
                         if (rc != 0) {
                                 cli_error("the kernel hook failed for %s (above)", v);
-                                goto out;
+                                failed = true;
+                                break;
                         }
                         written++;
                 }
         }
-        if (!c->o->dry_run && !written)
+        if (!c->o->dry_run && !written && !failed)
                 printf("no kernel with an initrd in %s: no entries written\n", c->boot);
-        r = c->o->dry_run ? 0 : tree(c->esp, &after) == 0 ? record_new(c, &before, &after) : -1;
+        r = failed ? -1 : 0;
 out:
+        /* What the hook wrote is recorded even when a later run of it
+         * failed: the install's undo then removes it too. */
+        if (listed && (tree(c->esp, &after) < 0 || record_new(c, &before, &after) < 0))
+                r = -1;
         if (conf && *conf)
                 unlink(conf);
         for (int i = 0; i < n; i++)
