@@ -266,6 +266,11 @@ PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
 LIBDIR       ?= $(PREFIX)/lib/mshim
 MANDIR       ?= $(PREFIX)/share/man
+# mshim install looks for the loader and the kernel hook in /usr/lib/mshim
+# (the package's), then here (a `make install`).
+$(B)/host/tools/cmd/install.o: HOST_CFLAGS += -DMB_LIBDIR=\"$(LIBDIR)\"
+$(B)/test/tools/cmd/install.o: TEST_CFLAGS += -DMB_LIBDIR=\"$(LIBDIR)\"
+$(B)/tsan/tools/cmd/install.o: TSAN_CFLAGS += -DMB_LIBDIR=\"$(LIBDIR)\"
 BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
 # initramfs-tools reads hooks from /usr/share (packages) and /etc (the
 # admin's): an install under /usr/local is the admin's.

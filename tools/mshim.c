@@ -29,6 +29,9 @@ static const struct {
         { "set-default", cmd_set_default },
         { "set-oneshot", cmd_set_oneshot },
         { "bless", cmd_bless },
+        { "install", cmd_install },
+        { "uninstall", cmd_uninstall },
+        { "status", cmd_status },
 };
 
 /* `mshim help log diff` and `mshim help "log diff"`: the words, joined by

@@ -46,6 +46,9 @@ APPROVALS = "urn:mshim:schema:mshim-approvals-1"
 # mshim attest quote's evidence and mshim verify --json: validated by
 # tests/cli/test_attest.sh, which has a TPM to quote with.
 EVIDENCE, VERDICT = "urn:mshim:schema:mshim-evidence-1", "urn:mshim:schema:mshim-verdict-1"
+# mshim status --json: here on an empty root and on fake efivars;
+# tests/cli/test_mshim_install.sh validates it with an install recorded.
+STATUS = "urn:mshim:schema:mshim-status-1"
 
 
 def validator(sid):
@@ -74,7 +77,7 @@ def validate_file(sid, path):
 
 
 def schema_checks():
-    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS, EVIDENCE, VERDICT}, sorted(SCHEMAS)
+    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS, EVIDENCE, VERDICT, STATUS}, sorted(SCHEMAS)
     for sid, s in SCHEMAS.items():
         try:
             jsonschema.Draft202012Validator.check_schema(s)
@@ -280,11 +283,37 @@ def drift():
     result(errors(VARS, d) != [], "mshim-vars/1 rejects an unknown variable member")
 
 
+def status():
+    """mshim status --json: nothing there, then Secure Boot variables and
+    a Boot#### with a file path (efivarfs files: attributes, then data)."""
+    root = os.path.join(tmp, "status-root")
+    ev = os.path.join(root, "efivars")
+    os.makedirs(ev)
+    check_output("status --json, an empty root", run("status", "--json", "--root", root, "--efivars", ev), STATUS)
+    g = "8be4df61-93ca-11d2-aa0d-00e098032b8c"
+    def put(name, data):
+        with open(os.path.join(ev, f"{name}-{g}"), "wb") as f:
+            f.write(b"\x07\x00\x00\x00" + data)
+    name = "\\EFI\\mshim\\mshimx64.efi\0".encode("utf-16-le")
+    dp = bytes([4, 4]) + (4 + len(name)).to_bytes(2, "little") + name + bytes([0x7F, 0xFF, 4, 0])
+    put("Boot0003", (1).to_bytes(4, "little") + len(dp).to_bytes(2, "little") + "mshim\0".encode("utf-16-le") + dp)
+    put("BootOrder", b"\x03\x00\x01\x00")
+    put("BootNext", b"\x03\x00")
+    put("SecureBoot", b"\x00")
+    put("SetupMode", b"\x01")
+    put("Boot0001", b"\x01\x00")  # malformed: reported as unreadable
+    doc = check_output("status --json, Secure Boot off, Setup Mode, a Boot####",
+                       run("status", "--json", "--root", root, "--efivars", ev), STATUS)
+    result(doc is not None and doc["firmware"]["secure_boot"] is False and doc["firmware"]["setup_mode"] is True
+           and doc["firmware"]["entries"][0]["path"] == "\\EFI\\mshim\\mshimx64.efi"
+           and doc["firmware"]["entries"][1]["label"] is None, "status --json reports the variables as set", doc)
+
+
 def documented():
     """Every member name the schemas allow is named in the prose docs, so
     neither can grow without the other."""
     prose = open("docs/log-json.md").read() + open("docs/VARS.md").read() + open("docs/predict.md").read() + \
-        open("docs/SEALING.md").read() + open("docs/ATTESTATION.md").read()
+        open("docs/SEALING.md").read() + open("docs/ATTESTATION.md").read() + open("docs/UPGRADES.md").read()
     names = set()
 
     def walk(o):
@@ -314,6 +343,7 @@ try:
     diffs()
     stores()
     drift()
+    status()
     documented()
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -44,6 +44,9 @@ $p/share/man/man1/mshim-verify.1 644
 $p/share/man/man1/mshim-set-default.1 644
 $p/share/man/man1/mshim-set-oneshot.1 644
 $p/share/man/man1/mshim-bless.1 644
+$p/share/man/man1/mshim-install.1 644
+$p/share/man/man1/mshim-uninstall.1 644
+$p/share/man/man1/mshim-status.1 644
 $p/share/man/man5/mshim-loader.conf.5 644
 $p/share/bash-completion/completions/mshim 644
 $p/lib/mshim/kernel-hook 755

@@ -227,6 +227,13 @@ out:
         return r;
 }
 
+/* mshim install's signing (cli.h): exactly `mshim sign --key --cert -o`. */
+int cli_sign_image(const char *key, const char *cert, const char *pass_file, const char *image, const char *out) {
+        const sign_opts o = { .key = key, .cert = cert, .pass_file = pass_file, .image = image, .out = out };
+
+        return do_sign(&o);
+}
+
 int cmd_sign(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "key", required_argument, NULL, 'k' },

@@ -117,6 +117,12 @@ void text_sink_init(text_sink *t);
 int cmd_log(int argc, char **argv);
 int cmd_log_diff(int argc, char **argv);
 int cmd_sign(int argc, char **argv);     /* tools/cmd/sign.c */
+/* `mshim sign --key KEY --cert CERT [--pass-file F] -o OUT IMAGE`, checks
+ * included (tools/cmd/sign.c): 0, or an exit status with a message. */
+int cli_sign_image(const char *key, const char *cert, const char *pass_file, const char *image, const char *out);
+int cmd_install(int argc, char **argv);   /* tools/cmd/install.c */
+int cmd_uninstall(int argc, char **argv); /* tools/cmd/install.c */
+int cmd_status(int argc, char **argv);    /* tools/cmd/status.c */
 int cmd_sigs(int argc, char **argv);     /* tools/cmd/sigs.c */
 int cmd_pe_hash(int argc, char **argv);
 int cmd_sbat(int argc, char **argv);

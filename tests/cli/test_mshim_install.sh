@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim install / uninstall / status (docs/UPGRADES.md "mshim install") on a
+# temporary ESP and root: a fake /boot with Debian's kernel, a recording
+# efibootmgr (tests/cli/fake_efibootmgr.py) that also keeps efivarfs files.
+# Expected values come from the sources: cmp against the package files,
+# entries written out here by hand from sha256sum, sbverify for signatures,
+# sbattach --remove to see what was signed, find|sha256sum for "as before".
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+t=$(mktemp -d)
+cli_init mshim-install "$t"
+LOADER=${B:-build}/mshimx64.efi
+SHIMDIR=${MB_EFIROOT:-build/debian-efi}/usr/lib/shim
+KDIR=${KDIR:-build/kernel}
+for f in "$MSHIM" "$LOADER" "$SHIMDIR/shimx64.efi.signed" "$KDIR/vmlinuz"; do
+        [ -e "$f" ] || { fail "no $f (make check-build, make deps)"; exit 1; }
+done
+command -v sbverify >/dev/null || { fail "no sbverify (sbsigntool)"; exit 1; }
+V1=$(cat "$KDIR/VERSION") V2=6.1.0-99-amd64
+TOKEN=0123456789abcdef0123456789abcdef TITLE="Debian GNU/Linux 12 (bookworm)"
+openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=mshim install test/" -days 1 \
+        -keyout "$t/k.pem" -out "$t/c.pem" 2>/dev/null || { fail "openssl req"; exit 1; }
+openssl x509 -in "$t/c.pem" -outform DER -out "$t/c.der"
+
+# The kernel hook as `make install` puts it (placeholders replaced).
+sed -e 's|@SYSCONFDIR@|/etc|g' -e 's|@BINDIR@|/usr/bin|g' -e 's|@LIBDIR@|/usr/lib/mshim|g' \
+        hooks/kernel-hook >"$t/kernel-hook" && chmod +x "$t/kernel-hook"
+export MSHIM_KERNEL_HOOK=$t/kernel-hook TMPDIR=$t/tmp
+mkdir -p "$TMPDIR"
+unset MSHIM_EFIBOOTMGR KERNEL_INSTALL_LAYOUT
+
+# new_root DIR [cmdline]: /etc (machine-id, os-release, cmdline when given),
+# /proc/cmdline, /boot with two kernels (the second one's initrd written
+# after its kernel, as initramfs-tools does), /proc/self/mountinfo with the
+# ESP at /boot/efi on /dev/vda1 and sysfs for it; a fresh fake firmware.
+new_root() {
+        local r=$1
+        rm -rf "$r"
+        mkdir -p "$r/etc/kernel" "$r/proc/self" "$r/boot/efi" "$r/var/lib" \
+                "$r/sys/devices/pci0000:00/virtio1/block/vda/vda1" "$r/sys/class/block"
+        echo "$TOKEN" >"$r/etc/machine-id"
+        printf 'NAME="Debian GNU/Linux"\nPRETTY_NAME="%s"\nID=debian\n' "$TITLE" >"$r/etc/os-release"
+        [ -z "${2:-}" ] || echo "$2" >"$r/etc/kernel/cmdline"
+        echo "BOOT_IMAGE=/vmlinuz-$V1 root=UUID=1234-abcd ro quiet" >"$r/proc/cmdline"
+        cp "$KDIR/vmlinuz" "$r/boot/vmlinuz-$V1"
+        head -c 70000 /dev/urandom >"$r/boot/initrd.img-$V1"
+        cp "$KDIR/vmlinuz" "$r/boot/vmlinuz-$V2"
+        head -c 50000 /dev/urandom >"$r/boot/initrd.img-$V2"
+        echo "36 25 8:1 / /boot/efi rw,relatime shared:7 - vfat /dev/vda1 rw,fmask=0077,dmask=0077" >"$r/proc/self/mountinfo"
+        echo "1" >"$r/sys/devices/pci0000:00/virtio1/block/vda/vda1/partition"
+        ln -s ../../devices/pci0000:00/virtio1/block/vda/vda1 "$r/sys/class/block/vda1"
+        export FAKE_EFI=$r/fw.json FAKE_EFIVARS=$r/efivars
+        mkdir -p "$FAKE_EFIVARS"
+        cat >"$FAKE_EFI" <<'EOF'
+{"order": ["0001", "0000"], "next": null, "current": "0001", "entries": {
+ "0000": {"label": "UiApp", "loader": "\\UiApp", "part": 1, "disk": "/dev/vda"},
+ "0001": {"label": "debian", "loader": "\\EFI\\debian\\shimx64.efi", "part": 1, "disk": "/dev/vda"}}}
+EOF
+        : >"$FAKE_EFI.log"
+        python3 tests/cli/fake_efibootmgr.py >/dev/null   # the efivars files
+        : >"$FAKE_EFI.log"
+}
+fw() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$FAKE_EFI" "$1"; }
+# A tree's names, types and contents, as one hash.
+treesum() { (cd "$1" && find . -printf '%y %p\n' | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort) | sha256sum; }
+q() { "$@" >/dev/null 2>&1; }
+h16() { sha256sum "$1" | cut -c1-16; }
+# The entry the kernel hook writes, by hand from hooks/kernel-hook's format.
+entry() {
+        local r=$1 v=$2 opts=$3
+        printf '%s\n' "# written by mshim's kernel hook; the approval of the next boot covers these bytes" \
+                "title $TITLE" "version $v" "linux /$TOKEN/$v/linux-$(h16 "$r/boot/vmlinuz-$v")" \
+                "initrd /$TOKEN/$v/initrd-$(h16 "$r/boot/initrd.img-$v")" "options $opts"
+}
+EFB=tests/cli/fake_efibootmgr.py
+
+# ---- 1. plain layout, signed with a db key, --esp, no /etc/kernel/cmdline ----------
+R=$t/r1 ESP=$t/r1/boot/efi ST=$t/r1/var/lib/mshim
+new_root "$R"
+mkdir -p "$ESP/EFI/debian" && echo "grub" >"$ESP/EFI/debian/grubx64.efi"
+esp_before=$(treesum "$ESP") root_before=$(treesum "$R/etc")
+"$MSHIM" install --root "$R" --esp "$ESP" --key "$t/k.pem" --cert "$t/c.pem" --loader "$LOADER" \
+        --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "install (signed, --esp): exit 0" test "$rc" = 0
+check "mshimx64.efi: sbverify --cert accepts it" q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi"
+cp "$ESP/EFI/mshim/mshimx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
+check "mshimx64.efi less its signature is the package's image byte for byte" cmp -s "$t/unsigned.efi" "$LOADER"
+check "no shim in the plain layout" test ! -e "$ESP/EFI/mshim/shimx64.efi" -a ! -e "$ESP/EFI/mshim/grubx64.efi"
+check "the running command line (less BOOT_IMAGE=) written to /etc/kernel/cmdline" \
+        test "$(cat "$R/etc/kernel/cmdline")" = "root=UUID=1234-abcd ro quiet"
+for v in "$V1" "$V2"; do
+        check "entry for $v: the kernel hook's, byte for byte" \
+                cmp -s <(entry "$R" "$v" "root=UUID=1234-abcd ro quiet") "$ESP/loader/entries/$TOKEN-$v.conf"
+        check "kernel $v copied byte for byte" cmp -s "$R/boot/vmlinuz-$v" "$ESP/$TOKEN/$v/linux-$(h16 "$R/boot/vmlinuz-$v")"
+        check "initrd $v copied byte for byte" cmp -s "$R/boot/initrd.img-$v" "$ESP/$TOKEN/$v/initrd-$(h16 "$R/boot/initrd.img-$v")"
+done
+check "loader.conf written (there was none), no chainload in the plain layout" \
+        bash -c "test -f '$ESP/loader/loader.conf' && ! grep -q '^chainload' '$ESP/loader/loader.conf'"
+check "the hook said it approved nothing (no policy key)" grep -q "mshim is not set up" "$t/err"
+NUM=$(fw 'sorted(set(s["entries"])-{"0000","0001"})[0]')
+check "one firmware boot entry added: label mshim, \\EFI\\mshim\\mshimx64.efi on /dev/vda 1" \
+        test "$(fw '"|".join(str(v) for v in s["entries"]["'"$NUM"'"].values())')" = 'mshim|\EFI\mshim\mshimx64.efi|1|/dev/vda'
+check "efibootmgr was told --create-only (BootOrder untouched by the creation)" grep -q -- "--create-only --disk /dev/vda --part 1" "$FAKE_EFI.log"
+check "BootNext is the new entry (a trial boot)" test "$(fw 's["next"]')" = "$NUM"
+check "BootOrder unchanged: the old entries only" test "$(fw '",".join(s["order"])')" = "0001,0000"
+check "the record names the ESP, the layout and the boot entry" \
+        bash -c "grep -qx 'esp $ESP' '$ST/install.record' && grep -qx 'layout signed' '$ST/install.record' && grep -qx 'boot-entry $NUM' '$ST/install.record'"
+h=$(sha256sum "$ESP/EFI/mshim/mshimx64.efi" | cut -d' ' -f1)
+check "the record has mshimx64.efi's SHA-256" grep -qx "file $h EFI/mshim/mshimx64.efi" "$ST/install.record"
+
+# Refusals once installed.
+expect_rc "install again: refused, saying --update" 1 "install --update" \
+        "$MSHIM" install --root "$R" --esp "$ESP" --loader "$LOADER" --efibootmgr "$EFB"
+
+# --confirm: the entry first in BootOrder, the old ones behind it.
+check "install --confirm: exit 0" q "$MSHIM" install --confirm --root "$R" --efibootmgr "$EFB"
+check "--confirm: BootOrder is mshim's, then the old ones" test "$(fw '",".join(s["order"])')" = "$NUM,0001,0000"
+
+# --update with the ESP's copy swapped by an attacker: the package's image is
+# signed again; the swapped file is neither read for it nor kept.
+cp "$SHIMDIR/fbx64.efi" "$ESP/EFI/mshim/mshimx64.efi"
+"$MSHIM" install --update --root "$R" --loader "$LOADER" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+check "--update (recorded key): exit 0" test "$rc" = 0
+check "--update names the ESP copy changed outside mshim" grep -q "changed since mshim install wrote it" "$t/out"
+check "--update: sbverify --cert accepts the new mshimx64.efi" q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi"
+cp "$ESP/EFI/mshim/mshimx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
+check "--update signed the package's image, not the attacker's swapped copy" cmp -s "$t/unsigned.efi" "$LOADER"
+h=$(sha256sum "$ESP/EFI/mshim/mshimx64.efi" | cut -d' ' -f1)
+check "--update recorded the new SHA-256" grep -qx "file $h EFI/mshim/mshimx64.efi" "$ST/install.record"
+
+# status, while installed (schema validation: tests/cli/test_json_schema.sh
+# and below).
+printf '\x06\x00\x00\x00\x01' >"$FAKE_EFIVARS/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+printf '\x06\x00\x00\x00\x00' >"$FAKE_EFIVARS/SetupMode-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+if "$MSHIM" status --root "$R" --efivars "$FAKE_EFIVARS" --json >"$t/status.json" 2>"$t/err"; then
+        pass "status --json: exit 0"
+        check "status --json: secure_boot true, setup_mode false (the fake efivars)" python3 -c '
+import json,sys; s=json.load(open(sys.argv[1]))
+assert s["firmware"]["secure_boot"] is True and s["firmware"]["setup_mode"] is False, s["firmware"]' "$t/status.json"
+        check "status --json: installed on the ESP, mshim's file intact" python3 -c '
+import json,sys; s=json.load(open(sys.argv[1])); i=s["install"]
+assert i["esp"] == sys.argv[2] and i["layout"] == "signed", i
+assert all(f["state"] == "ok" for f in i["files"]), i["files"]' "$t/status.json" "$ESP"
+        check "status --json: BootOrder's first entry is mshim's, its path decoded" python3 -c '
+import json,sys; s=json.load(open(sys.argv[1])); f=s["firmware"]
+assert f["boot_order"][0] == sys.argv[2], f
+e=[e for e in f["entries"] if e["number"] == sys.argv[2]][0]
+assert e["path"] == "\\EFI\\mshim\\mshimx64.efi" and e["label"] == "mshim", e' "$t/status.json" "$NUM"
+        check "status --json validates against mshim-status-1.schema.json" \
+                python3 tests/cli/json_schema.py --validate mshim-status-1 "$t/status.json"
+else
+        fail "status --json: exit 0" "$(cat "$t/err")"
+fi
+check "status (text): names the ESP and Secure Boot" bash -c "'$MSHIM' status --root '$R' --efivars '$FAKE_EFIVARS' | grep -q 'Secure Boot: enabled'"
+
+# uninstall: the ESP and /etc as before, the boot entry gone, BootOrder as before.
+"$MSHIM" uninstall --root "$R" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "uninstall: exit 0" test "$rc" = 0
+check "uninstall: the ESP is as before install (find | sha256sum)" test "$(treesum "$ESP")" = "$esp_before"
+check "uninstall: /etc as before (the command line install wrote is gone)" test "$(treesum "$R/etc")" = "$root_before"
+check "uninstall: the boot entry is gone" test "$(fw 'sorted(s["entries"])')" = "['0000', '0001']"
+check "uninstall: BootOrder as before install" test "$(fw '",".join(s["order"])')" = "0001,0000"
+check "uninstall: BootNext unset" test "$(fw 's["next"]')" = None
+check "uninstall: the record is gone" test ! -e "$ST/install.record"
+expect_rc "uninstall with nothing recorded: refused" 1 "no install recorded" "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+
+# ---- 2. --shim, the ESP found through mountinfo, /etc/kernel/cmdline kept ----------
+R=$t/r2 ESP=$t/r2/boot/efi ST=$t/r2/var/lib/mshim
+new_root "$R" "root=/dev/vda2 ro"
+mkdir -p "$ESP/loader" && echo "default mine-*" >"$ESP/loader/loader.conf"
+cp "$ESP/loader/loader.conf" "$t/lc"
+esp_before=$(treesum "$ESP")
+"$MSHIM" install --root "$R" --shim --shim-dir "$SHIMDIR" --key "$t/k.pem" --cert "$t/c.pem" --loader "$LOADER" \
+        --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "install --shim (ESP from mountinfo): exit 0" test "$rc" = 0
+check "--shim: shimx64.efi is Debian's signed shim" cmp -s "$SHIMDIR/shimx64.efi.signed" "$ESP/EFI/mshim/shimx64.efi"
+check "--shim: shimx64.efi's SHA-256 is Debian's file's" \
+        test "$(sha256sum <"$ESP/EFI/mshim/shimx64.efi")" = "$(sha256sum <"$SHIMDIR/shimx64.efi.signed")"
+check "--shim: mmx64.efi is Debian's signed MokManager" cmp -s "$SHIMDIR/mmx64.efi.signed" "$ESP/EFI/mshim/mmx64.efi"
+check "--shim: mshim is grubx64.efi, sbverify --cert accepts it" q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/grubx64.efi"
+check "--shim: no fbx64.efi (the fallback would add boot entries)" test ! -e "$ESP/EFI/mshim/fbx64.efi"
+check "a user's loader.conf is not overwritten" cmp -s "$t/lc" "$ESP/loader/loader.conf"
+check "/etc/kernel/cmdline used as it is" test "$(cat "$R/etc/kernel/cmdline")" = "root=/dev/vda2 ro"
+check "entry for $V1 with /etc/kernel/cmdline's options" cmp -s <(entry "$R" "$V1" "root=/dev/vda2 ro") "$ESP/loader/entries/$TOKEN-$V1.conf"
+check "mok.der in the state directory is the certificate as DER" cmp -s "$t/c.der" "$ST/mok.der"
+check "the mokutil --import step is printed" grep -q "mokutil --import $ST/mok.der" "$t/out"
+check "boot entry: \\EFI\\mshim\\shimx64.efi on the mount's disk and partition (sysfs)" \
+        grep -q -- '--create-only --disk /dev/vda --part 1 --loader \\EFI\\mshim\\shimx64.efi --label mshim' "$FAKE_EFI.log"
+# A file changed since install is kept and named; the rest goes.
+echo "# mine" >>"$ESP/EFI/mshim/mmx64.efi"
+"$MSHIM" uninstall --root "$R" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+check "uninstall with a changed file: exit 1" test "$rc" = 1
+check "uninstall names the changed file" grep -q "EFI/mshim/mmx64.efi: kept: changed" "$t/err"
+check "the changed file is kept" test -f "$ESP/EFI/mshim/mmx64.efi"
+check "the rest is removed" test ! -e "$ESP/EFI/mshim/grubx64.efi" -a ! -e "$ESP/loader/entries/$TOKEN-$V1.conf"
+check "the boot entry is gone already" test "$(fw 'sorted(s["entries"])')" = "['0000', '0001']"
+rm "$ESP/EFI/mshim/mmx64.efi"
+check "uninstall again, once it is removed: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+check "then the ESP is as before install" test "$(treesum "$ESP")" = "$esp_before"
+
+# ---- 3. --no-boot-entry, --dry-run, refusals ------------------------------------------
+R=$t/r3 ESP=$t/r3/boot/efi
+new_root "$R" "root=/dev/vda2 ro"
+esp_before=$(treesum "$ESP")
+"$MSHIM" install --root "$R" --dry-run --loader "$LOADER" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+check "--dry-run: exit 0" test "$rc" = 0
+check "--dry-run: writes nothing on the ESP" test "$(treesum "$ESP")" = "$esp_before"
+check "--dry-run: no efibootmgr call" test ! -s "$FAKE_EFI.log"
+check "--dry-run: says what it would write" grep -q "would install $LOADER as $ESP/EFI/mshim/mshimx64.efi" "$t/out"
+check "install --no-boot-entry: exit 0" q "$MSHIM" install --root "$R" --no-boot-entry --loader "$LOADER" --efibootmgr "$EFB"
+check "--no-boot-entry: efibootmgr not run" test ! -s "$FAKE_EFI.log"
+expect_rc "--confirm with no boot entry recorded: refused" 1 "nothing to confirm" \
+        "$MSHIM" install --confirm --root "$R" --efibootmgr "$EFB"
+check "uninstall (no boot entry): exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
+
+# A kernel hook that refuses (STRICT=yes in hook.conf, no policy key): the
+# install fails and takes back what it wrote.
+mkdir -p "$R/etc/mshim" && echo "STRICT=yes" >"$R/etc/mshim/hook.conf"
+expect_rc "the kernel hook refuses (STRICT=yes, before setup): install fails" 1 "install failed; what it had written is removed" \
+        "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB"
+check "... and the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
+check "... and no record, no efibootmgr call" test ! -e "$R/var/lib/mshim/install.record" -a ! -s "$FAKE_EFI.log"
+rm -r "$R/etc/mshim"
+
+mkdir -p "$ESP/EFI/mshim"
+expect_rc "an EFI/mshim not recorded: refused" 1 "EFI/mshim: exists, and .* records no install" \
+        "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB"
+rm -r "$ESP/EFI"
+echo "36 25 8:1 / /boot/efi rw,relatime shared:7 - ext4 /dev/vda1 rw" >"$R/proc/self/mountinfo"
+expect_rc "/boot/efi mounted as ext4: refused" 1 "mounted, but as ext4, not vfat" \
+        "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB"
+echo "36 25 8:1 / /home rw - ext4 /dev/vda3 rw" >"$R/proc/self/mountinfo"
+expect_rc "no ESP mounted: refused" 1 "no ESP found: nothing is mounted" \
+        "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB"
+expect_rc "--esp not a directory: refused" 1 "not a directory" \
+        "$MSHIM" install --root "$R" --esp "$t/nonexistent" --loader "$LOADER" --efibootmgr "$EFB"
+expect_rc "--esp not a mount and no --disk: refused, naming --no-boot-entry" 1 "no-boot-entry" \
+        "$MSHIM" install --root "$R" --esp "$ESP" --loader "$LOADER" --efibootmgr "$EFB"
+check "... and leaves the ESP as it was" test "$(treesum "$ESP")" = "$esp_before"
+check "... and no record" test ! -e "$R/var/lib/mshim/install.record"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+        # root writes anywhere: the unwritable ESP, as another user.
+        chmod 755 "$t" "$R" "$R/boot" "$R/var/lib" && mkdir -p "$t/nobody" && chown 65534 "$t/nobody"
+        expect_rc "an ESP not writable: refused" 1 "not writable" setpriv --reuid=65534 --regid=65534 --clear-groups \
+                "$MSHIM" install --root "$R" --esp "$ESP" --state-dir "$t/nobody" --loader "$LOADER" --no-boot-entry
+fi
+refuses "--key without --cert" "--key and --cert go together" "$MSHIM" install --key "$t/k.pem"
+refuses "--enroll-mok without --shim" "--enroll-mok needs --shim" "$MSHIM" install --enroll-mok --key "$t/k.pem" --cert "$t/c.pem"
+refuses "--update with --shim" "take no layout option" "$MSHIM" install --update --shim
+refuses "an operand" "takes no operand" "$MSHIM" install foo
+expect_rc "--update with nothing recorded: refused" 1 "no install recorded" \
+        "$MSHIM" install --update --root "$R" --loader "$LOADER"
+
+# --enroll-mok runs mokutil --import with the DER certificate.
+printf '#!/bin/sh\necho "$@" >"%s"\n' "$t/mokutil.args" >"$t/mokutil" && chmod +x "$t/mokutil"
+echo "36 25 8:1 / /boot/efi rw,relatime shared:7 - vfat /dev/vda1 rw" >"$R/proc/self/mountinfo"
+MSHIM_MOKUTIL=$t/mokutil "$MSHIM" install --root "$R" --shim --shim-dir "$SHIMDIR" --enroll-mok --key "$t/k.pem" \
+        --cert "$t/c.pem" --loader "$LOADER" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"
+check "--enroll-mok: mokutil --import STATE/mok.der was run" test "$(cat "$t/mokutil.args" 2>/dev/null)" = "--import $R/var/lib/mshim/mok.der"
+check "--shim: loader.conf chainloads Debian's GRUB when there are no entries" grep -qx "chainload /EFI/debian/grubx64.efi" "$ESP/loader/loader.conf"
+check "uninstall after --shim --enroll-mok: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+check "then mok.der is gone too" test ! -e "$R/var/lib/mshim/mok.der"
+check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
+
+exit "$CLI_FAILED"
