@@ -205,7 +205,7 @@ static size_t find_glob(const mb_plan *p, mb_plan_entry *const *entries, mb_str 
  * variables before loader.conf), then rotate the sorted usable entries
  * so it comes first. */
 static void plan_default(mb_plan *p, const mb_plan_vars *vars, mb_plan_entry *const *entries) {
-        size_t first = p->n_boot, tmp[MB_PLAN_MAX_ENTRIES];
+        size_t first, tmp[MB_PLAN_MAX_ENTRIES];
 
         if (vars && vars->oneshot_set && (first = find_id(p, entries, vars->oneshot)) < p->n_boot)
                 p->default_from = MB_PLAN_DEFAULT_ONESHOT;

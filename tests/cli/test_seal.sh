@@ -562,8 +562,9 @@ out=$("$MSHIM" unseal "$tmp/128.sealed" 2>&1 >/dev/null); rc=$?
 check "no key at 0x81000001: exit 2, never created at unseal (rc=$rc)" bash -c \
         "[ $rc = 2 ] && ! tpm2_readpublic -c 0x81000001 >/dev/null 2>&1"
 out=$(bash -c "'$MSHIM' seal --literal --state-dir '$st' -o '$tmp/x2.sealed' <'$tmp/x.secret'" 2>&1); rc=$?
+printf '%s\n' "$out" >"$tmp/x2.err"   # the message quotes commands: compared from a file
 check "no key at 0x81000001 with a record: seal refuses to make another, naming the record (rc=$rc)" bash -c \
-        "[ $rc = 2 ] && grep -q 'no storage root key at 0x81000001, but $st/srk.public records' <<<'$out' &&
+        "[ $rc = 2 ] && grep -q 'no storage root key at 0x81000001, but $st/srk.public records' '$tmp/x2.err' &&
          ! tpm2_readpublic -c 0x81000001 >/dev/null 2>&1 && [ ! -e '$tmp/x2.sealed' ]"
 # The TCG template made by tpm2-tools is the same key (same owner seed): unseal works again.
 tpm2_createprimary -C o -g sha256 -G ecc256:aes128cfb -c "$tmp/tcg.ctx" \

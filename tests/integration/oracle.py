@@ -395,7 +395,14 @@ def cmd_check_totp_initrd(a):
 
 
 def entry_path(f):
-    return "\\loader\\entries\\" + os.path.basename(f)
+    """The path mshim measures for entry file f: its entry id, the name
+    without a Boot Loader Specification boot counter ("NAME+LEFT-DONE.conf"
+    or "NAME+LEFT.conf" is measured as "NAME.conf", BLS "Boot counting")."""
+    name = os.path.basename(f)
+    m = re.match(r"^(.+)\+[0-9]+(?:-[0-9]+)?(\.conf)$", name, re.I | re.S)
+    if m:
+        name = m.group(1) + m.group(2)
+    return "\\loader\\entries\\" + name
 
 
 def mshim_pcr5_expected(a):

@@ -50,10 +50,12 @@ fi
 
 # ---- (b) systemd-boot through an efi entry ---------------------------------
 # Both loaders read \loader\entries and loader.conf. The entry that starts
-# systemd-boot is named with a boot-counting suffix of 0 tries left
-# ("+0-1"): systemd-boot sorts such "bad" entries after all others, so with
-# no "default" it picks the linux entry; mshim has no boot counting and
-# picks the first by sort-key, which is the efi entry.
+# systemd-boot has one try left ("+1-0", BLS "Boot counting"): mshim sorts
+# it first (sort-key a) and, before starting it, renames it to "+0-1" in
+# the ESP image; systemd-boot then sorts that "bad" entry after all others
+# and picks the linux entry. The rename is what keeps systemd-boot from
+# starting itself again. mshim measures the entry by its id, without the
+# counter (oracle.py entry_path).
 s=$(it_newboot sdboot) || { it_fail "$T: set-up"; exit 1; }
 mkdir -p "$s/esp/EFI/systemd"
 cp "$SDBOOT" "$s/esp/EFI/systemd/systemd-bootx64.efi"
@@ -61,7 +63,7 @@ printf '# mshim chainload test\ntimeout 0\n' > "$s/esp/loader/loader.conf"
 mv "$s/esp/loader/entries/mshim-test.conf" "$s/esp/loader/entries/b-linux.conf"
 printf 'sort-key b\n' >> "$s/esp/loader/entries/b-linux.conf"
 printf 'title systemd-boot\nsort-key a\nefi /EFI/systemd/systemd-bootx64.efi\n' \
-        > "$s/esp/loader/entries/a-sdboot+0-1.conf"
+        > "$s/esp/loader/entries/a-sdboot+1-0.conf"
 
 # ---- (c) an efi entry that is not a PE image, then a good one ---------------
 n=$(it_newboot notpe) || { it_fail "$T: set-up"; exit 1; }
@@ -100,7 +102,7 @@ if [ "$(cat "$s/boot.rc")" = 0 ]; then
         it_oracle check-pcr4 --result "$s/result" --name "$T: sdboot" \
                 "$s/esp/EFI/BOOT/BOOTX64.EFI" "$s/esp/EFI/systemd/systemd-bootx64.efi" "$s/esp/vmlinuz" || IT_FAILED=1
         it_oracle check-pcr5 --result "$s/result" --name "$T: sdboot" --loader-conf "$s/esp/loader/loader.conf" \
-                --entry "$s/esp/loader/entries/a-sdboot+0-1.conf" || IT_FAILED=1
+                --entry "$s/esp/loader/entries/a-sdboot+1-0.conf" || IT_FAILED=1
         it_oracle check-pcr12 --result "$s/result" --name "$T: sdboot" --options "" --then-others || IT_FAILED=1
         case " $(it_oracle_cmdline "$s/result") " in
         *" $IT_OPTIONS "*) it_pass "$T: sdboot: the kernel got the linux entry's options" ;;

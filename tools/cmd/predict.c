@@ -230,6 +230,16 @@ static bool id_matches(const pfile *pf, const char *id) {
         return !pf->plan.bad_tag && mb_plan_id_matches((mb_str) { id, strlen(id) }, &pf->plan.bls);
 }
 
+/* Does the file of pf, usable or not, have entry id id (with or without
+ * ".conf")? Its id is the file name without a boot counter (id_buf). */
+static bool names_entry(const pfile *pf, const char *id) {
+        const mb_plan_entry *e = &pf->plan;
+        mb_bls_entry b = { 0 };
+
+        b.id = (mb_str) { e->id_buf, e->counter.counted ? e->counter.stem + 5 : e->id.len };
+        return b.id.len <= sizeof(e->id_buf) && mb_plan_id_matches((mb_str) { id, strlen(id) }, &b);
+}
+
 /* The boot plan mshim makes of the ESP (src/plan.c, the loader's own
  * decision): the entry it tries first, and the unusable entries it
  * measures before it. The plan's settings (TPM, TOTP) need the built-in
@@ -276,7 +286,7 @@ static int esp_choose(predict_run *r, pfile **ret) {
         e = &r->listing[plan.boot[0]];
         if (r->o->entry_id && !id_matches(e, r->o->entry_id)) {
                 for (size_t i = 0; i < r->n_listing; i++)
-                        if (id_matches(&r->listing[i], r->o->entry_id))
+                        if (names_entry(&r->listing[i], r->o->entry_id))
                                 goto not_first;
                 cli_error("%s: no entry %s in loader/entries", r->o->esp, r->o->entry_id);
                 return -1;
