@@ -119,7 +119,6 @@ void mshim_entry_count_try(EFI_FILE_HANDLE root, const mshim_entry *e) {
         EFI_FILE_INFO *info = NULL;
         UINTN size = MSHIM_DIR_INFO_SIZE, n = 0;
         EFI_STATUS st;
-        mb_err r;
 
         info = AllocatePool(MSHIM_DIR_INFO_SIZE);
         st = info ? root->Open(root, &f, (CHAR16 *) e->path, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE, 0)
@@ -131,7 +130,7 @@ void mshim_entry_count_try(EFI_FILE_HANDLE root, const mshim_entry *e) {
         /* The new name replaces FileName (same directory); the record is
          * resized to it. */
         if (!EFI_ERROR(st)) {
-                r = mb_utf8_to_utf16le(e->plan.next_name, mb_strnlen(e->plan.next_name, sizeof(e->plan.next_name)),
+                mb_err r = mb_utf8_to_utf16le(e->plan.next_name, mb_strnlen(e->plan.next_name, sizeof(e->plan.next_name)),
                                        (uint8_t *) info->FileName, MSHIM_DIR_INFO_SIZE - SIZE_OF_EFI_FILE_INFO, &n);
                 st = r == MB_OK ? EFI_SUCCESS : mb_efi_status(r);
         }
