@@ -41,10 +41,24 @@ IT_TIMEOUT=${IT_TIMEOUT:-300}
 IT_POLL=${IT_POLL:-0.2}
 OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
 OVMF_VARS=${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
-IT_BANKS=${IT_BANKS:-sha1,sha256,sha384,sha512}
+# The PCR banks the test TPMs activate. Files whose subject is the
+# measurements in every bank (test_measured_boot, test_predict,
+# test_changes, test_tcg2_faults) set IT_ALL_BANKS=1 before sourcing this
+# file: all four banks swtpm has. The others (unlocking, TOTP, Secure
+# Boot, shim, hooks) boot with SHA-1 and SHA-256, the two banks TPMs
+# commonly ship active: the firmware and mshim hash each image once per
+# bank, and SHA-384 and SHA-512 under TCG cost about a quarter of a boot.
+if [ "${IT_ALL_BANKS:-0}" = 1 ]; then
+        IT_BANKS=${IT_BANKS:-sha1,sha256,sha384,sha512}
+else
+        IT_BANKS=${IT_BANKS:-sha1,sha256}
+fi
 # The kernel command line of the default entry. mshim.test=N is an
 # unknown parameter the kernel ignores: tests change it to alter one byte.
-IT_OPTIONS=${IT_OPTIONS:-console=ttyS0 quiet panic=-1 mshim.test=0}
+# no_timer_check: under TCG on a host busy with other work the kernel's
+# IO-APIC timer check can miss its ticks and panic ("IO-APIC + timer
+# doesn't work"), as virtual machines commonly avoid.
+IT_OPTIONS=${IT_OPTIONS:-console=ttyS0 quiet panic=-1 no_timer_check mshim.test=0}
 
 # A boot that reaches this line on the console fell through to the firmware's
 # shell: the loader under test failed. Tests that boot the shell on purpose
@@ -381,6 +395,31 @@ PY
         it_luks_has "$d" "$n: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
 }
 
+# it_swtpm_template: print the directory of a freshly manufactured TPM
+# state with IT_BANKS active, made once by swtpm_setup (0.6 s a boot
+# otherwise) and kept under $IT_B/it for the swtpm version that made it.
+# Boots copy it, so each starts from a TPM no boot has touched; tests that
+# need a second, different TPM run swtpm_setup themselves.
+it_swtpm_template() {
+        local v dir
+        v=$(swtpm --version 2>&1 | cksum | cut -d' ' -f1)
+        # No comma in the path: swtpm takes it inside a comma-separated option.
+        dir=$IT_B/it/swtpm-template.${IT_BANKS//,/-}.$v
+        if [ ! -s "$dir/tpm2-00.permall" ]; then
+                # Files running side by side may ask at once: one makes it.
+                (
+                        flock 9
+                        [ -s "$dir/tpm2-00.permall" ] && exit 0
+                        rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
+                                swtpm_setup --tpm2 --tpmstate "$dir.tmp" --pcr-banks "$IT_BANKS" \
+                                        --overwrite --logfile "$dir.tmp/setup.log" >/dev/null 2>&1 &&
+                                rm -f "$dir.tmp/setup.log" && mv "$dir.tmp" "$dir"
+                ) 9> "$IT_B/it/swtpm-template.lock" ||
+                        { echo "swtpm_setup failed:" >&2; cat "$dir.tmp/setup.log" >&2; return 1; }
+        fi
+        echo "$dir"
+}
+
 # it_swtpm_start DIR: fresh TPM 2.0 state in DIR/tpm with IT_BANKS active
 # (or, when DIR/tpm.in exists, a copy of that state directory: a TPM
 # provisioned on the host, see it_swtpm_provision), then the QEMU-facing
@@ -390,10 +429,10 @@ it_swtpm_start() {
         mkdir -p "$t/state"
         if [ -d "$1/tpm.in" ]; then
                 rm -rf "$t/state" && cp -a "$1/tpm.in" "$t/state" || return 1
-        elif ! swtpm_setup --tpm2 --tpmstate "$t/state" --pcr-banks "$IT_BANKS" \
-                        --overwrite --logfile "$t/setup.log" >/dev/null 2>&1; then
-                echo "swtpm_setup failed:" >&2; cat "$t/setup.log" >&2
-                return 1
+        else
+                local tmpl
+                tmpl=$(it_swtpm_template) || return 1
+                rm -rf "$t/state" && cp -a "$tmpl" "$t/state" || return 1
         fi
         if ! swtpm socket --tpm2 --tpmstate dir="$t/state" \
                         --ctrl type=unixio,path="$t/sock" \
@@ -415,6 +454,8 @@ it_swtpm_start() {
 it_swtpm_host_start() {
         local t=$1
         mkdir -p "$t/state"
+        # A TPM of its own, not the boots' template: what the host seals
+        # must not load in a boot that did not start from this state.
         if [ ! -s "$t/state/tpm2-00.permall" ] &&
            ! swtpm_setup --tpm2 --tpmstate "$t/state" --pcr-banks "$IT_BANKS" \
                         --overwrite --logfile "$t/setup.log" >/dev/null 2>&1; then

@@ -18,6 +18,8 @@
 #                generic one (scripts/fetch-kernel.sh, build/kernel-rt)
 # One boot of A, then the Bs IT_JOBS (default 2) at a time.
 set -u
+# Every bank swtpm has: this file checks the measurements bank by bank.
+IT_ALL_BANKS=1
 . "$(dirname "$0")/lib.sh"
 T=predict
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}

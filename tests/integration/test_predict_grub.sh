@@ -16,6 +16,8 @@
 # variable) makes PCRs 8 and 9 unpredictable, an initrd count that does not
 # match grub.cfg PCR 9 (exit 1), and a non-PE --next-stage is refused (exit 2).
 set -u
+# Every bank swtpm has: this file checks the measurements bank by bank.
+IT_ALL_BANKS=1
 . "$(dirname "$0")/lib.sh"
 T=predict-grub
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
