@@ -182,6 +182,26 @@ expect "... and B's AK is not registered with A's secret: exit 1" 1 "is not the 
 check "... nor recorded" test ! -e "$D/machines/$NAME_B.json"
 expect "register of an AK with no challenge: exit 1" 1 "refused: no pending challenge for the AK $NAME_B" \
         V register --dir "$D" --ak "$tmp/b/ak.pub" "$tmp/s1"
+# A software key with an AK's attributes, its public area loaded into A's
+# TPM (TPM2_LoadExternal): the challenge for its Name does not activate, as
+# a public-only object has no authorization (TPM_RC_AUTH_UNAVAILABLE), so a
+# key the TPM does not hold cannot be registered.
+openssl ecparam -name prime256v1 -genkey -noout -out "$tmp/soft.key" 2>/dev/null
+openssl ec -in "$tmp/soft.key" -pubout -out "$tmp/soft.pem" 2>/dev/null
+onA tpm2_loadexternal -C e -G ecc:ecdsa-sha256:null -u "$tmp/soft.pem" -c "$tmp/soft.ctx" \
+        -a 'fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|sign' >/dev/null 2>&1 &&
+        onA tpm2_readpublic -c "$tmp/soft.ctx" -o "$tmp/soft.pub" >/dev/null 2>&1 || fail "tpm2_loadexternal of a software key"
+onA tpm2_flushcontext -t >/dev/null 2>&1
+V challenge --dir "$D" --ak "$tmp/soft.pub" --ek-pub "$tmp/a/ek-rsa.pub" -o "$tmp/chsoft" >/dev/null 2>&1 ||
+        fail "challenge for the software key"
+onA tpm2_createek -G rsa -c "$tmp/ek.ctx" >/dev/null 2>&1; onA tpm2_flushcontext -t >/dev/null 2>&1
+onA tpm2_startauthsession --policy-session -S "$tmp/sess.ctx" >/dev/null 2>&1
+onA tpm2_policysecret -S "$tmp/sess.ctx" -c e >/dev/null 2>&1
+onA tpm2_activatecredential -c "$tmp/soft.ctx" -C "$tmp/ek.ctx" -i "$tmp/chsoft" -o "$tmp/soft.sec" -P "session:$tmp/sess.ctx" \
+        >/dev/null 2>"$tmp/err"; rc=$?
+onA tpm2_flushcontext -t >/dev/null 2>&1; onA tpm2_flushcontext -s >/dev/null 2>&1
+check "a software key loaded with TPM2_LoadExternal does not activate against A's EK (TPM_RC_AUTH_UNAVAILABLE)" bash -c \
+        "[ $rc != 0 ] && grep -q 0x12F '$tmp/err' && [ ! -s '$tmp/soft.sec' ]"
 expect "an EK certificate from another CA (B's, against CA A): refused, exit 1" 1 \
         "refused: .*ek-rsa.crt: the EK certificate does not chain to a CA of" \
         V challenge --dir "$D" --ak "$tmp/a/ak.pub" --ek-cert "$tmp/b/ek-rsa.crt" --ek-ca "$tmp/trustA" -o "$tmp/x"
