@@ -170,14 +170,12 @@ mb_err mb_attest_sig_parse(const uint8_t *buf, size_t size, mb_attest_sig *ret) 
 
 /* §11.1.6 TPMT_SYM_DEF_OBJECT: an algorithm, then keyBits and mode
  * unless it is NULL. */
-static uint16_t sym_def(rd *r) {
-        uint16_t alg = u16(r);
-
-        if (alg != MB_ATTEST_ALG_NULL) {
-                (void) u16(r);
-                (void) u16(r);
+static void sym_def(rd *r, mb_attest_public *p) {
+        p->sym = u16(r);
+        if (p->sym != MB_ATTEST_ALG_NULL) {
+                p->sym_bits = u16(r);
+                p->sym_mode = u16(r);
         }
-        return alg;
 }
 
 /* §11.2.3.5 TPMT_RSA_SCHEME and §11.2.5.6 TPMT_ECC_SCHEME: a scheme, then
@@ -212,7 +210,7 @@ mb_err mb_attest_public_parse(const uint8_t *buf, size_t size, mb_attest_public 
                 return r.err;
         if (p.type != MB_ATTEST_ALG_RSA && p.type != MB_ATTEST_ALG_ECC)
                 return MB_ERR_UNSUPPORTED;
-        p.sym = sym_def(&r);
+        sym_def(&r, &p);
         scheme(&r, &p);
         if (p.type == MB_ATTEST_ALG_RSA) {
                 /* §12.2.3.5 TPMS_RSA_PARMS, then unique.rsa. */
@@ -232,5 +230,45 @@ mb_err mb_attest_public_parse(const uint8_t *buf, size_t size, mb_attest_public 
         if (finish(&r) != MB_OK)
                 return r.err;
         *ret = p;
+        return MB_OK;
+}
+
+/* ---- the challenge file (include/mb/attest.h) --------------------------- */
+
+/* §11.2.5.2 TPMS_ECC_POINT: two TPM2B_ECC_PARAMETERs and nothing else. */
+static void ecc_point(mb_attest_cred *c) {
+        rd r = { c->secret.p, c->secret.size, 0, MB_OK };
+        mb_attest_bytes x = b2(&r, MB_ATTEST_ECC_MAX), y = b2(&r, MB_ATTEST_ECC_MAX);
+
+        if (finish(&r) == MB_OK && x.size && y.size) {
+                c->ecc_x = x;
+                c->ecc_y = y;
+        }
+}
+
+/* The ID object: integrityHMAC (a TPM2B_DIGEST), then encIdentity, which
+ * is never empty (Part 1 §24.4: it holds at least a TPM2B's size). */
+static bool id_object_ok(const mb_attest_bytes *b) {
+        rd r = { b->p, b->size, 0, MB_OK };
+
+        (void) b2(&r, MB_ATTEST_DIGEST_MAX);
+        return r.err == MB_OK && r.off < r.size;
+}
+
+mb_err mb_attest_cred_parse(const uint8_t *buf, size_t size, mb_attest_cred *ret) {
+        rd r = { buf, size, 0, MB_OK };
+        mb_attest_cred c = { 0 };
+        uint32_t magic = u32(&r), version = u32(&r);
+
+        if (r.err == MB_OK && (magic != MB_ATTEST_CRED_MAGIC || version != MB_ATTEST_CRED_VERSION))
+                fail(&r, MB_ERR_INVALID);
+        c.id_object = b2(&r, MB_ATTEST_ID_OBJECT_MAX);
+        c.secret = b2(&r, MB_ATTEST_SECRET_MAX);
+        if (finish(&r) != MB_OK)
+                return r.err;
+        if (!id_object_ok(&c.id_object) || !c.secret.size)
+                return MB_ERR_INVALID;
+        ecc_point(&c);
+        *ret = c;
         return MB_OK;
 }

@@ -119,6 +119,7 @@ typedef struct mb_attest_public {
         uint32_t attrs;                 /* objectAttributes */
         mb_attest_bytes policy;         /* authPolicy */
         uint16_t sym;                   /* symmetric.algorithm (NULL for a signing key) */
+        uint16_t sym_bits, sym_mode;    /* its keyBits and mode (0 when NULL) */
         uint16_t scheme, scheme_hash;   /* scheme and its hash (0 when scheme is NULL) */
         /* RSA */
         uint16_t rsa_bits;
@@ -135,5 +136,35 @@ typedef struct mb_attest_public {
 /* A TPM2B_PUBLIC (the size, then a TPMT_PUBLIC of exactly that size) of an
  * RSA or ECC key; KEYEDHASH and SYMCIPHER objects are MB_ERR_UNSUPPORTED. */
 mb_err mb_attest_public_parse(const uint8_t *buf, size_t size, mb_attest_public *ret);
+
+/* ---- credentials (TPM2_MakeCredential / TPM2_ActivateCredential) ----- */
+
+/* The challenge file: tpm2-tools' credential file, so that
+ * tpm2_makecredential's output and tpm2_activatecredential's input are the
+ * same bytes as mshim's (docs/ATTESTATION.md "The challenge"): a UINT32
+ * magic, a UINT32 version (1), a TPM2B_ID_OBJECT (Part 2 §12.4.3: the
+ * integrity HMAC as a TPM2B_DIGEST, then the encrypted identity) and a
+ * TPM2B_ENCRYPTED_SECRET (§11.4.33: the seed, RSA-OAEP encrypted or an
+ * ephemeral TPMS_ECC_POINT), all big-endian. */
+#define MB_ATTEST_CRED_MAGIC   0xBADCC0DEu
+#define MB_ATTEST_CRED_VERSION 1u
+/* §12.4.3: TPM2B_ID_OBJECT holds a TPMS_ID_OBJECT: a TPM2B_DIGEST and an
+ * encrypted TPM2B_DIGEST. §11.4.33: TPM2B_ENCRYPTED_SECRET holds at most
+ * a TPMU_ENCRYPTED_SECRET, the largest being an RSA 4096 ciphertext. */
+#define MB_ATTEST_ID_OBJECT_MAX (2u * (2u + MB_ATTEST_DIGEST_MAX))
+#define MB_ATTEST_SECRET_MAX   MB_ATTEST_RSA_MAX
+
+typedef struct mb_attest_cred {
+        mb_attest_bytes id_object;      /* the TPM2B_ID_OBJECT's contents */
+        mb_attest_bytes secret;         /* the TPM2B_ENCRYPTED_SECRET's contents */
+        /* When secret is exactly one TPMS_ECC_POINT (an ECC EK's seed:
+         * Part 1 §24.4, ECDH with an ephemeral key), its coordinates;
+         * else both empty (an RSA EK's OAEP ciphertext). */
+        mb_attest_bytes ecc_x, ecc_y;
+} mb_attest_cred;
+
+/* A challenge file. The magic and version must be these; the ID object
+ * must be a TPM2B_DIGEST followed by at least one byte. */
+mb_err mb_attest_cred_parse(const uint8_t *buf, size_t size, mb_attest_cred *ret);
 
 #endif

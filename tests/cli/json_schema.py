@@ -46,6 +46,9 @@ APPROVALS = "urn:mshim:schema:mshim-approvals-1"
 # mshim attest quote's evidence and mshim verify --json: validated by
 # tests/cli/test_attest.sh, which has a TPM to quote with.
 EVIDENCE, VERDICT = "urn:mshim:schema:mshim-evidence-1", "urn:mshim:schema:mshim-verdict-1"
+# mshim verify challenge / register's records: validated by
+# tests/cli/test_attest_cred.sh.
+MACHINE = "urn:mshim:schema:mshim-machine-1"
 # mshim status --json: here on an empty root and on fake efivars;
 # tests/cli/test_mshim_install.sh validates it with an install recorded.
 STATUS = "urn:mshim:schema:mshim-status-1"
@@ -77,7 +80,7 @@ def validate_file(sid, path):
 
 
 def schema_checks():
-    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS, EVIDENCE, VERDICT, STATUS}, sorted(SCHEMAS)
+    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS, EVIDENCE, VERDICT, STATUS, MACHINE}, sorted(SCHEMAS)
     for sid, s in SCHEMAS.items():
         try:
             jsonschema.Draft202012Validator.check_schema(s)

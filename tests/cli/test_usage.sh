@@ -77,7 +77,7 @@ pe-hash|pe-hash --alg| option '--alg' needs a value
 sbat|sbat| sbat takes one IMAGE
 sbat|sbat $I $I| sbat takes one IMAGE
 sbat|sbat --policy| option '--policy' needs a value
-attest|attest| attest needs a command: init or quote
+attest|attest| attest needs a command: init, activate or quote
 attest|attest bogus| unknown attest command 'bogus'
 attest|attest init extra| attest init takes no arguments
 attest|attest init --out-dir| option '--out-dir' needs a value
@@ -86,12 +86,20 @@ attest|attest quote| attest quote needs --nonce HEX and -o EVIDENCE
 attest|attest quote --nonce 0011223344556677| attest quote needs --nonce HEX and -o EVIDENCE
 attest|attest quote --nonce 00 -o $t/o.json| --nonce wants 8 to 64 bytes in hex
 attest|attest quote --nonce 0011223344556677 --select 0-99 -o $t/o.json| --select wants PCR numbers
+attest|attest activate| attest activate takes one CHALLENGE file
+attest|attest activate $I $I| attest activate takes one CHALLENGE file
 verify|verify| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
 verify|verify $I| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
 verify|verify --ak $I $I| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
 verify|verify --ak $I --nonce zz $I| --nonce wants 8 to 64 bytes in hex
 verify|verify --ak $I --nonce 0011223344556677 $I $I| verify takes one EVIDENCE file
 verify|verify --bogus $I| unknown or ambiguous option '--bogus'
+verify|verify challenge| verify challenge takes --ak AK.pub, --ek-cert CERT or --ek-pub EK.pub, and -o CHALLENGE
+verify|verify challenge --ak $I --ek-cert $I -o $t/c| an EK certificate is checked against --ek-ca DIR
+verify|verify challenge --ak $I --ek-pub $I --ek-ca $t -o $t/c| an EK certificate is checked against --ek-ca DIR
+verify|verify register --ak $I| verify register takes --ak AK.pub and the SECRET file
+verify|verify register --ak $I -o $t/c $I| verify register takes --ak AK.pub and the SECRET file
+verify|verify register --bogus $I| unknown or ambiguous option '--bogus'
 policy|policy remove| policy remove needs --entry-id ID
 policy|policy remove --entry-id x --keep $I| policy remove does not take --keep
 fence|fence extra| unexpected argument 'extra'

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: src/attest.c. The input, as bytes a machine under
  * attestation sends a verifier, goes to the TPMS_ATTEST, TPMT_SIGNATURE and
- * TPM2B_PUBLIC parsers. A parser that accepts must hand back slices inside
+ * TPM2B_PUBLIC parsers, and as a challenge file a machine receives to the
+ * credential parser. A parser that accepts must hand back slices inside
  * the input, sizes within their types' bounds, and a quote's PCR selection
  * within 24 PCRs and HASH_COUNT banks, each bank once; every byte of every
  * slice is read (ASan checks the reads).
@@ -24,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mb_attest_quote q;
         mb_attest_sig s;
         mb_attest_public p;
+        mb_attest_cred c;
 
         if (mb_attest_quote_parse(data, size, &q) == MB_OK) {
                 slice(data, size, q.signer, MB_ATTEST_NAME_MAX);
@@ -54,6 +56,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 slice(data, size, p.rsa_n, MB_ATTEST_RSA_MAX);
                 slice(data, size, p.x, MB_ATTEST_ECC_MAX);
                 slice(data, size, p.y, MB_ATTEST_ECC_MAX);
+        }
+        if (mb_attest_cred_parse(data, size, &c) == MB_OK) {
+                if (!c.secret.size || c.id_object.size < 3 || (!c.ecc_x.size != !c.ecc_y.size))
+                        abort();
+                slice(data, size, c.id_object, MB_ATTEST_ID_OBJECT_MAX);
+                slice(data, size, c.secret, MB_ATTEST_SECRET_MAX);
+                slice(data, size, c.ecc_x, MB_ATTEST_ECC_MAX);
+                slice(data, size, c.ecc_y, MB_ATTEST_ECC_MAX);
         }
         return 0;
 }

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * mshim attest init | quote: the machine's side of remote attestation
- * (docs/ATTESTATION.md) on tpm2-tss ESAPI. init makes the endorsement keys
- * (TCG EK Credential Profile templates), reads their certificates and
- * makes the attestation key persistent; quote has the AK sign the PCRs and
- * writes them with the event log as one evidence document. Section numbers
+ * mshim attest init | activate | quote: the machine's side of remote
+ * attestation (docs/ATTESTATION.md) on tpm2-tss ESAPI. init makes the
+ * endorsement keys (TCG EK Credential Profile templates), reads their
+ * certificates and makes the attestation key persistent; activate answers a
+ * verifier's challenge (TPM2_ActivateCredential with the AK and the EK);
+ * quote has the AK sign the PCRs and writes them with the event log as one
+ * evidence document. Section numbers
  * are TPM 2.0 Part 3 (commands) unless said otherwise.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <openssl/crypto.h>
 #include <openssl/x509.h>
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
@@ -418,6 +421,143 @@ static int attest_init(int argc, char **argv) {
         return r;
 }
 
+/* ---- mshim attest activate ------------------------------------------ */
+
+_Static_assert(sizeof(((TPM2B_ID_OBJECT *) 0)->credential) >= MB_ATTEST_ID_OBJECT_MAX, "TPM2B_ID_OBJECT");
+_Static_assert(sizeof(((TPM2B_ENCRYPTED_SECRET *) 0)->secret) >= MB_ATTEST_SECRET_MAX, "TPM2B_ENCRYPTED_SECRET");
+
+/* The EK's authorization: a policy session that has run
+ * PolicySecret(TPM_RH_ENDORSEMENT) with the endorsement hierarchy's (empty)
+ * authValue, which is the EK templates' authPolicy (EK Credential Profile
+ * §B.3.3; Part 3 §23.4). */
+static int ek_policy_session(cli_tpm *t, ESYS_TR *ret) {
+        TPMT_SYM_DEF none = { .algorithm = TPM2_ALG_NULL };
+        TSS2_RC rc = Esys_StartAuthSession(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
+                                           NULL, TPM2_SE_POLICY, &none, TPM2_ALG_SHA256, ret);
+
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail("starting the EK's policy session (StartAuthSession)", rc);
+        rc = Esys_PolicySecret(t->esys, ESYS_TR_RH_ENDORSEMENT, *ret, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, NULL,
+                               NULL, NULL, 0, NULL, NULL);
+        if (rc != TSS2_RC_SUCCESS) {
+                ts_flush(t, ret);
+                return tpm_fail("PolicySecret(TPM_RH_ENDORSEMENT) for the EK", rc);
+        }
+        return 0;
+}
+
+/* TPM2_ActivateCredential (Part 3 §12.5): the AK (activateHandle, its
+ * empty authValue) and the EK (keyHandle, the policy session). The TPM
+ * recovers the seed with the EK, checks the integrity HMAC over the
+ * identity and the AK's Name, and only then decrypts the secret. */
+static int activate(cli_tpm *t, const mb_attest_cred *c, TPM2B_DIGEST **ret) {
+        TPM2B_PUBLIC tmpl, *pub = NULL;
+        TPML_PCR_SELECTION none = { 0 };
+        TPM2B_SENSITIVE_CREATE in = { 0 };
+        TPM2B_ID_OBJECT blob = { .size = c->id_object.size };
+        TPM2B_ENCRYPTED_SECRET sec = { .size = c->secret.size };
+        ESYS_TR ek = ESYS_TR_NONE, ak = ESYS_TR_NONE, sess = ESYS_TR_NONE;
+        TPM2B_PUBLIC *akpub = NULL;
+        bool rsa = !c->ecc_x.size;      /* an ECC EK's seed is a point */
+        TSS2_RC rc;
+        int r = ak_lookup(t, &ak, &akpub);
+
+        if (r == 1)
+                cli_error("no attestation key at 0x81014D41: run 'mshim attest init' first");
+        if (r)
+                return EXIT_BAD_INPUT;
+        Esys_Free(akpub);
+        memcpy(blob.credential, c->id_object.p, c->id_object.size);
+        memcpy(sec.secret, c->secret.p, c->secret.size);
+        ek_template(rsa, &tmpl);
+        rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &in,
+                                &tmpl, NULL, &none, &ek, &pub, NULL, NULL, NULL);
+        Esys_Free(pub);
+        if (rc != TSS2_RC_SUCCESS)
+                r = tpm_fail(rsa ? "creating the RSA endorsement key (CreatePrimary)"
+                                 : "creating the ECC endorsement key (CreatePrimary)", rc);
+        if (!r)
+                r = ek_policy_session(t, &sess);
+        if (!r) {
+                rc = Esys_ActivateCredential(t->esys, ak, ek, ESYS_TR_PASSWORD, sess, ESYS_TR_NONE, &blob, &sec, ret);
+                /* A response of the TPM itself is its refusal of this
+                 * challenge: TPM_RC_INTEGRITY for an HMAC that does not
+                 * verify, TPM_RC_VALUE or TPM_RC_ECC_POINT for a seed that
+                 * does not decrypt (Part 3 §12.5.2), and libtpms (swtpm)
+                 * answers an RSA seed OAEP refuses with TPM_RC_FAILURE, a
+                 * format-zero code. An error of the TSS or the transport
+                 * is not a refusal. */
+                if (rc != TSS2_RC_SUCCESS && (rc & TSS2_RC_LAYER_MASK) == TSS2_TPM_RC_LAYER) {
+                        cli_error("refused: the TPM does not activate this challenge (%s): it was made for another "
+                                  "TPM's %s EK or for another attestation key, or it was altered", Tss2_RC_Decode(rc),
+                                  rsa ? "RSA" : "ECC");
+                        r = EXIT_CHECK_FAILED;
+                } else if (rc != TSS2_RC_SUCCESS)
+                        r = tpm_fail("TPM2_ActivateCredential", rc);
+        }
+        ts_flush(t, &sess);
+        ts_flush(t, &ek);
+        Esys_TR_Close(t->esys, &ak);
+        return r;
+}
+
+static int attest_activate(int argc, char **argv) {
+        static const struct option longopts[] = {
+                { "output", required_argument, NULL, 'o' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        const char *out = NULL;
+        cli_file f;
+        mb_attest_cred cred;
+        TPM2B_DIGEST *secret = NULL;
+        cli_tpm t;
+        mb_err e;
+        int c, r;
+
+        optind = 1;
+        while ((c = cli_getopt(argc, argv, "ho:", longopts, "attest")) != -1) {
+                if (c == 'h') {
+                        cli_help(stdout, "attest");
+                        return 0;
+                }
+                if (c != 'o' || cli_opt_once(&out, "-o", optarg) < 0)
+                        return EXIT_BAD_INPUT;
+        }
+        if (argc - optind != 1)
+                return cli_usage_error("attest", "attest activate takes one CHALLENGE file");
+        if (out && cli_same_file(out, argv[optind])) {
+                cli_error("%s: -o is the challenge itself; refusing to overwrite it", out);
+                return EXIT_BAD_INPUT;
+        }
+        if (cli_file_load_max(argv[optind], (size_t) 1 << 20, "a challenge", &f) < 0)
+                return EXIT_BAD_INPUT;
+        e = mb_attest_cred_parse(f.data, f.size, &cred);
+        if (e != MB_OK) {
+                cli_error("%s: not a challenge (a tpm2-tools credential file, as 'mshim verify challenge' and "
+                          "tpm2_makecredential write): %s", argv[optind], mb_strerror(e));
+                cli_file_free(&f);
+                return EXIT_BAD_INPUT;
+        }
+        r = cli_tpm_connect(&t) < 0 ? EXIT_BAD_INPUT : 0;
+        if (!r) {
+                r = activate(&t, &cred, &secret);
+                cli_tpm_disconnect(&t);
+        }
+        cli_file_free(&f);
+        if (!r && out)
+                r = cli_write_file(out, CLI_MODE_SECRET, secret->buffer, secret->size) < 0 ? EXIT_BAD_INPUT : 0;
+        else if (!r) {
+                for (uint16_t i = 0; i < secret->size; i++)
+                        printf("%02x", secret->buffer[i]);
+                printf("\n");
+        }
+        if (secret)
+                OPENSSL_cleanse(secret->buffer, secret->size);
+        Esys_Free(secret);
+        return r;
+}
+
 /* ---- mshim attest quote ------------------------------------------------ */
 
 typedef struct quote_opts {
@@ -757,14 +897,16 @@ out:
 
 int cmd_attest(int argc, char **argv) {
         if (argc < 2)
-                return cli_usage_error("attest", "attest needs a command: init or quote");
+                return cli_usage_error("attest", "attest needs a command: init, activate or quote");
         if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
                 cli_help(stdout, "attest");
                 return 0;
         }
         if (!strcmp(argv[1], "init"))
                 return attest_init(argc - 1, argv + 1);
+        if (!strcmp(argv[1], "activate"))
+                return attest_activate(argc - 1, argv + 1);
         if (!strcmp(argv[1], "quote"))
                 return attest_quote(argc - 1, argv + 1);
-        return cli_usage_error("attest", "unknown attest command '%s' (init, quote)", argv[1]);
+        return cli_usage_error("attest", "unknown attest command '%s' (init, activate, quote)", argv[1]);
 }

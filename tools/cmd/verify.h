@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mshim verify: its sub-commands in tools/cmd/verify_cred.c, which
+ * tools/cmd/verify.c dispatches to. */
+#ifndef MB_TOOLS_VERIFY_H
+#define MB_TOOLS_VERIFY_H
+
+/* mshim verify challenge ... and mshim verify register ... (argv[0] is
+ * the sub-command): an exit status. */
+int verify_challenge(int argc, char **argv);
+int verify_register(int argc, char **argv);
+
+#endif
