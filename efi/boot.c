@@ -7,9 +7,10 @@
 #include "mshim.h"
 #include "mb/tcglog.h"
 
-/* The entry's options, joined and converted to the UTF-16LE string that
- * becomes LoadOptions, NUL included. Empty options give L"" (2 bytes). */
-static EFI_STATUS entry_options(const mshim_entry *e, void **ret_buf, UINTN *ret_size) {
+/* The entry's options, joined, or the menu's edited line in their place
+ * (edited non-NULL), converted to the UTF-16LE string that becomes
+ * LoadOptions, NUL included. Empty options give L"" (2 bytes). */
+static EFI_STATUS entry_options(const mshim_entry *e, const mb_str *edited, void **ret_buf, UINTN *ret_size) {
         size_t need = 1, len = 0, bytes = 0;
         char *utf8 = NULL;
         void *utf16 = NULL;
@@ -17,9 +18,13 @@ static EFI_STATUS entry_options(const mshim_entry *e, void **ret_buf, UINTN *ret
         mb_err r;
 
         /* Each line plus one separator (or the NUL): bounded by the entry
-         * file's size, which is capped, so this sum cannot overflow. */
-        for (size_t i = 0; i < e->plan.bls.n_options; i++)
-                need += e->plan.bls.options[i].len + 1;
+         * file's size, which is capped, so this sum cannot overflow; an
+         * edited line is at most MB_PLAN_CMDLINE_MAX (mb_plan_choose). */
+        if (edited)
+                need += edited->len;
+        else
+                for (size_t i = 0; i < e->plan.bls.n_options; i++)
+                        need += e->plan.bls.options[i].len + 1;
         utf8 = AllocatePool(need);
         /* One UTF-16 unit per UTF-8 byte at most (4-byte sequences give a
          * surrogate pair: still 4 bytes), plus the NUL. */
@@ -28,7 +33,15 @@ static EFI_STATUS entry_options(const mshim_entry *e, void **ret_buf, UINTN *ret
                 st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", mshim_entry_name(e));
                 goto out;
         }
-        r = mb_bls_options_join(&e->plan.bls, utf8, need, &len);
+        if (edited) {
+                if (edited->len)
+                        mb_memcpy(utf8, edited->p, edited->len);
+                utf8[edited->len] = 0;
+                len = edited->len;
+                r = MB_OK;
+        } else {
+                r = mb_bls_options_join(&e->plan.bls, utf8, need, &len);
+        }
         /* Refused, not cut: a truncated line would boot with options the
          * entry does not say, and be measured as such. */
         if (r == MB_OK && len > MSHIM_CMDLINE_MAX) {
@@ -115,10 +128,10 @@ typedef struct entry_try {
  * initrd read and published, the image loaded (the firmware's PCR 4
  * event). The initrd before the image: everything that can fail without
  * starting it should fail before that event exists. */
-static EFI_STATUS entry_prepare(mshim_ctx *c, const mshim_entry *e, entry_try *t) {
+static EFI_STATUS entry_prepare(mshim_ctx *c, const mshim_entry *e, const mb_str *edited, entry_try *t) {
         EFI_STATUS st;
 
-        st = entry_options(e, &t->opts, &t->opts_size);
+        st = entry_options(e, edited, &t->opts, &t->opts_size);
         MSHIM_BENCH_MARK(L"options");
         if (!EFI_ERROR(st))
                 st = mshim_initrd_install(c->root, &e->plan.bls, mshim_entry_name(e), &t->initrd);
@@ -143,7 +156,10 @@ static EFI_STATUS entry_step(mshim_ctx *c, const mshim_entry *e, const mb_plan_s
                 mshim_entry_count_try(c->root, e);
                 return EFI_SUCCESS;
         case MB_PLAN_SRC_CMDLINE:
-                st = entry_prepare(c, e, t);
+        case MB_PLAN_SRC_CMDLINE_EDITED:
+                /* The edited line is measured and booted exactly as the
+                 * entry's own would be: PCR 12 tells them apart. */
+                st = entry_prepare(c, e, s->src == MB_PLAN_SRC_CMDLINE_EDITED ? &c->plan->edited : NULL, t);
                 /* Nothing is read or changed after it but the TOTP point. */
                 return EFI_ERROR(st) ? st : mshim_tpm_measure_cmdline(&c->tpm, t->opts, t->opts_size);
         case MB_PLAN_SRC_INITRD:
@@ -176,7 +192,8 @@ static const CHAR16 *bench_phase(const mb_plan_step *s) {
         switch (s->src) {
         case MB_PLAN_SRC_ENTRY: return L"entry measured (PCR 5)";
         case MB_PLAN_SRC_COUNTER: return L"boot counter";
-        case MB_PLAN_SRC_CMDLINE: return L"command line measured (PCR 12)";
+        case MB_PLAN_SRC_CMDLINE:
+        case MB_PLAN_SRC_CMDLINE_EDITED: return L"command line measured (PCR 12)";
         case MB_PLAN_SRC_INITRD: return L"initrd measured (PCR 9, when the stub does not)";
         case MB_PLAN_SRC_TOTP_INITRD: return L"initrd hashed for TOTP (PCR 12)";
         case MB_PLAN_SRC_TOTP_FENCE: return L"TOTP code and fence";

@@ -2,10 +2,12 @@
 /*
  * mshim: a measured-boot loader for Boot Loader Specification Type #1
  * entries. Reads its configuration from the volume it was loaded from,
- * measures it (docs/MEASUREMENTS.md) and boots the default entry, falling
- * back to the next ones in sort order. Never waits for a key.
+ * measures it (docs/MEASUREMENTS.md), shows the boot menu when loader.conf
+ * asks for one (efi/menu.c), and boots the default entry or the one chosen,
+ * falling back to the next ones in sort order.
  */
 #include "mshim.h"
+#include "mb/menu.h"
 #include "mb/tcglog.h"
 
 /* Read loader.conf; *ret_buf stays NULL unless MB_PLAN_CONF_READ. What it
@@ -134,6 +136,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         mshim_ctx c = { .image = image };
         mb_boot_policy policy;
         mb_plan plan;
+        mb_menu menu;           /* the plan borrows its edited line until the boot is over */
         mshim_entry **entries = NULL;
         UINTN n = 0, conf_size = 0;
         void *conf_buf = NULL;
@@ -181,7 +184,11 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab) {
         if (EFI_ERROR(st))
                 goto out;
         MSHIM_BENCH_MARK(L"loader.conf and unusable entries measured (PCR 5)");
-        /* "timeout" is accepted but there is no menu yet: nothing to wait for. */
+        /* After everything the plan measures before a try, so the menu
+         * changes no measurement but the try it chooses (and its command
+         * line, when edited). */
+        mshim_menu_run(&plan, entries, n, &menu);
+        MSHIM_BENCH_MARK(L"boot menu");
         st = boot_entries(&c, entries);
 out:
         /* Every way back to the firmware leaves a mark in PCRs 5 and 12. */

@@ -261,6 +261,17 @@ typedef struct mshim_entry {
  * call: see mshim_tpm_refuses(). */
 EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e, const mb_plan_step *steps, UINTN n);
 
+/* ---- menu.c -------------------------------------------------------------- */
+
+/* The boot menu, as the plan says it appears (plan->menu): shown, its
+ * keys read and its decision taken into the plan (mb_plan_choose), or
+ * nothing when there is no menu, nobody pressed a key in hidden mode, or
+ * the keyboard fails (the default then boots, as the plan was built).
+ * v/n: the entries the plan was built from. m holds the edited command
+ * line the plan then borrows: keep it until the boot is over. */
+struct mb_menu;
+void mshim_menu_run(mb_plan *plan, mshim_entry **v, UINTN n, struct mb_menu *m);
+
 /* ---- image.c ------------------------------------------------------------- */
 
 /* Read path from the boot volume, check it against the SBAT policy

@@ -379,7 +379,11 @@ static mb_err parse_timeout(mb_str v, int64_t *ret) {
                 *ret = MB_TIMEOUT_MENU_FORCE;
                 return MB_OK;
         }
-        if (mb_str_eq(v, "menu-hidden") || mb_str_eq(v, "menu-disabled")) {
+        if (mb_str_eq(v, "menu-disabled")) {
+                *ret = MB_TIMEOUT_MENU_DISABLED;
+                return MB_OK;
+        }
+        if (mb_str_eq(v, "menu-hidden")) {
                 *ret = 0;
                 return MB_OK;
         }
@@ -411,6 +415,21 @@ static mb_err parse_bool(mb_str v, mb_tristate *ret) {
                 }
         }
         return MB_ERR_INVALID;
+}
+
+/* systemd-boot's booleans (loader.conf(5): yes/y/true/t/on/1, no/n/
+ * false/f/off/0), for its own keys: a file written for systemd-boot must
+ * parse the same here. */
+static mb_err parse_sd_bool(mb_str v, mb_tristate *ret) {
+        if (mb_str_eq(v, "y") || mb_str_eq(v, "t")) {
+                *ret = MB_YES;
+                return MB_OK;
+        }
+        if (mb_str_eq(v, "n") || mb_str_eq(v, "f")) {
+                *ret = MB_NO;
+                return MB_OK;
+        }
+        return parse_bool(v, ret);
 }
 
 /* "no", "show", "require". */
@@ -504,13 +523,15 @@ static mb_err loader_conf_apply(mb_loader_conf *c, const mb_conf_line *l) {
                 return parse_timeout(l->value, &c->timeout);
         if (mb_str_eq(l->key, "tpm-required"))
                 return parse_bool(l->value, &c->tpm_required);
+        if (mb_str_eq(l->key, "editor"))
+                return parse_sd_bool(l->value, &c->editor);
         if (mb_str_eq(l->key, "chainload")) {
                 if (l->value.len == 0)
                         return MB_ERR_INVALID;
                 c->chainload = l->value;
                 return MB_OK;
         }
-        /* systemd-boot's other keys (editor, console-mode, ...). */
+        /* systemd-boot's other keys (console-mode, auto-entries, ...). */
         return MB_OK;
 }
 

@@ -168,6 +168,9 @@ static mb_err policy_apply(void *ctx, const mb_conf_line *l) {
         } else if (mb_str_eq(l->key, "totp")) {
                 bit = 4;
                 r = policy_totp(l->value, &c->p.totp);
+        } else if (mb_str_eq(l->key, "editor")) {
+                bit = 8;
+                r = policy_choice(l->value, "yes", "no", &c->p.editor_off);
         } else {
                 return MB_ERR_INVALID;
         }
@@ -203,19 +206,20 @@ mb_err mb_boot_policy_format(const mb_boot_policy *p, char *dst, size_t dst_size
         static const char *const totp[] = {
                 [MB_TOTP_NO] = "totp no\n", [MB_TOTP_SHOW] = "totp show\n", [MB_TOTP_REQUIRE] = "totp require\n",
         };
-        const char *lines[3] = {
+        const char *lines[4] = {
                 p->tpm_required ? "tpm-required yes\n" : "tpm-required no\n",
                 p->tpm_failure_boot ? "tpm-failure boot\n" : "tpm-failure refuse\n",
                 totp[p->totp],
+                p->editor_off ? "editor no\n" : "",
         };
-        size_t len[3], total = 0;
+        size_t len[4], total = 0;
 
-        for (size_t i = 0; i < 3; i++)
+        for (size_t i = 0; i < 4; i++)
                 total += len[i] = mb_strnlen(lines[i], 64);
         if (dst_size < total + 1)
                 return MB_ERR_NOSPACE;
         total = 0;
-        for (size_t i = 0; i < 3; i++) {
+        for (size_t i = 0; i < 4; i++) {
                 mb_memcpy(dst + total, lines[i], len[i]);
                 total += len[i];
         }

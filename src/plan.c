@@ -215,10 +215,25 @@ static void plan_default(mb_plan *p, const mb_plan_vars *vars, mb_plan_entry *co
                 p->default_from = MB_PLAN_DEFAULT_CONF;
         else
                 first = 0;
+        p->default_pos = first;
         for (size_t k = 0; k < p->n_boot; k++)
                 tmp[k] = p->boot[(first + k) % p->n_boot];
         for (size_t k = 0; k < p->n_boot; k++)
                 p->boot[k] = tmp[k];
+}
+
+/* How the menu appears (loader.conf(5)'s timeout), and its editor: the
+ * built-in policy's "editor no" wins over anything loader.conf says, and
+ * loader.conf may only turn it off (docs/CONFIG.md "The boot menu"). */
+static void plan_menu(mb_plan *p, const mb_boot_policy *policy) {
+        int64_t t = p->conf.timeout;
+
+        p->menu = t == MB_TIMEOUT_MENU_FORCE ? MB_PLAN_MENU_FORCE
+                : t == MB_TIMEOUT_MENU_DISABLED ? MB_PLAN_MENU_DISABLED
+                : t > 0 ? MB_PLAN_MENU_TIMEOUT : MB_PLAN_MENU_HIDDEN;
+        /* 1..MB_TIMEOUT_MAX (UINT32_MAX): fits. */
+        p->menu_timeout = p->menu == MB_PLAN_MENU_TIMEOUT ? (uint32_t) t : 0;
+        p->editor = !policy->editor_off && p->conf.editor != MB_NO;
 }
 
 static mb_plan_step step(uint32_t pcr, mb_plan_src src, uint32_t type, uint32_t tag, size_t entry) {
@@ -306,9 +321,52 @@ mb_err mb_plan_build(const mb_boot_policy *policy, const mb_plan_vars *vars, mb_
         sort_indices(p.boot, p.n_boot, entries);
         sort_indices(p.unusable, p.n_unusable, entries);
         plan_default(&p, vars, entries);
+        plan_menu(&p, policy);
         p.delete_oneshot = vars && vars->oneshot_set;
         p.chainload = p.n_boot == 0;
         plan_steps(&p, entries);
         *ret = p;
+        return MB_OK;
+}
+
+size_t mb_plan_sorted(const mb_plan *p, size_t k) {
+        return p->boot[(k + p->n_boot - p->default_pos) % p->n_boot];
+}
+
+mb_err mb_plan_choose(mb_plan *p, size_t entry, const mb_str *edited) {
+        size_t first = 0, boot[MB_PLAN_MAX_ENTRIES], n_tries[MB_PLAN_MAX_ENTRIES];
+        mb_plan_step tries[MB_PLAN_MAX_ENTRIES][MB_PLAN_TRY_STEPS];
+
+        while (first < p->n_boot && p->boot[first] != entry)
+                first++;
+        if (first == p->n_boot)
+                return MB_ERR_NOTFOUND;
+        if (edited && !p->editor)
+                return MB_ERR_UNSUPPORTED;
+        if (edited && !edited->p && edited->len)
+                return MB_ERR_INVALID;
+        if (edited && edited->len > MB_PLAN_CMDLINE_MAX)
+                return MB_ERR_TOOLONG;
+        /* Rotate boot[] and its tries together: each try names its entry,
+         * so its steps stay what they were. */
+        for (size_t k = 0; k < p->n_boot; k++) {
+                size_t from = (first + k) % p->n_boot;
+
+                boot[k] = p->boot[from];
+                n_tries[k] = p->n_tries[from];
+                mb_memcpy(tries[k], p->tries[from], sizeof(tries[k]));
+        }
+        mb_memcpy(p->boot, boot, p->n_boot * sizeof(boot[0]));
+        mb_memcpy(p->n_tries, n_tries, p->n_boot * sizeof(n_tries[0]));
+        mb_memcpy(p->tries, tries, p->n_boot * sizeof(tries[0]));
+        p->default_pos = (p->default_pos + first) % p->n_boot;
+        p->chosen = true;
+        if (edited) {
+                for (size_t s = 0; s < p->n_tries[0]; s++)
+                        if (p->tries[0][s].src == MB_PLAN_SRC_CMDLINE)
+                                p->tries[0][s].src = MB_PLAN_SRC_CMDLINE_EDITED;
+                p->edited_set = true;
+                p->edited = *edited;
+        }
         return MB_OK;
 }

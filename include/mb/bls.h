@@ -89,6 +89,7 @@ typedef struct mb_loader_conf {
         mb_str default_glob;    /* "default" */
         int64_t timeout;        /* "timeout" seconds, -1 when unset */
         mb_tristate tpm_required;  /* "tpm-required yes|no" (mshim) */
+        mb_tristate editor;     /* "editor" (systemd-boot's boolean): "no" turns the menu's editor off */
         mb_str chainload;       /* "chainload PATH" (mshim): next stage when there are no entries */
         mb_totp_mode totp;      /* "totp no|show|require" (mshim), default no */
         uint32_t totp_timeout;  /* "totp-timeout SECONDS" 0..MB_TOTP_TIMEOUT_MAX (0: until a key) */
@@ -99,19 +100,23 @@ typedef struct mb_loader_conf {
 } mb_loader_conf;
 
 /* "timeout" values (systemd-boot loader.conf(5)). A number of seconds from 0
- * to MB_TIMEOUT_MAX (systemd-boot keeps it in 32 bits); "menu-hidden" and
- * "menu-disabled" boot the default at once (0); "menu-force" shows the menu
- * and waits for the user (MB_TIMEOUT_MENU_FORCE). Anything else is
- * MB_ERR_INVALID with err_line set. */
-#define MB_TIMEOUT_UNSET      (-1)
-#define MB_TIMEOUT_MAX        ((int64_t) UINT32_MAX)
-#define MB_TIMEOUT_MENU_FORCE INT64_MAX
+ * to MB_TIMEOUT_MAX (systemd-boot keeps it in 32 bits): the menu counts
+ * down that long; "menu-hidden" is 0: no menu unless a key is pressed
+ * (include/mb/menu.h); "menu-disabled": no menu, keys or not
+ * (MB_TIMEOUT_MENU_DISABLED); "menu-force" shows the menu and waits for the
+ * user (MB_TIMEOUT_MENU_FORCE). Anything else is MB_ERR_INVALID with
+ * err_line set. */
+#define MB_TIMEOUT_UNSET         (-1)
+#define MB_TIMEOUT_MAX           ((int64_t) UINT32_MAX)
+#define MB_TIMEOUT_MENU_FORCE    INT64_MAX
+#define MB_TIMEOUT_MENU_DISABLED (INT64_MAX - 1)
 
 /* Keys: default, timeout, tpm-required (yes/no/true/false/on/off/1/0, else
+ * MB_ERR_INVALID), editor (systemd-boot's booleans: those and y/n/t/f, else
  * MB_ERR_INVALID), chainload (non-empty path, else MB_ERR_INVALID), totp
  * (no|show|require), totp-timeout (decimal seconds), rtc (utc|local),
  * rtc-offset ([+-]HH:MM, at most 24:00; implies rtc local); other
- * keys are systemd-boot's (editor, console-mode, ...) and are ignored. On
+ * keys are systemd-boot's (console-mode, auto-entries, ...) and are ignored. On
  * failure only ret->err_line is written (0 when no line is to blame). */
 mb_err mb_loader_conf_parse(const char *buf, size_t size, mb_loader_conf *ret);
 /* fnmatch-style match of '*', '?' and '[...]' (no escapes needed by BLS ids). */

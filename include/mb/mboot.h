@@ -71,6 +71,7 @@ typedef struct mb_boot_policy {
         bool tpm_required;      /* "tpm-required yes": no usable TPM, no boot */
         bool tpm_failure_boot;  /* "tpm-failure boot": a failing TPM does not stop the boot */
         mb_totp_mode totp;      /* "totp no|show|require": the floor loader.conf's totp can only raise */
+        bool editor_off;        /* "editor no": the menu's editor may not change a command line */
         size_t err_line;        /* set on failure: the offending line, 0 for the whole text */
 } mb_boot_policy;
 
@@ -78,7 +79,8 @@ typedef struct mb_boot_policy {
  * Parse the section: "KEY VALUE" lines (loader.conf's grammar), text up to
  * the first NUL, only NULs after it. Keys: tpm-required yes|no (default
  * no), tpm-failure refuse|boot (default refuse), totp no|show|require
- * (default no). Unlike loader.conf,
+ * (default no), editor yes|no (default yes; loader.conf's "editor no"
+ * can still turn it off, never on). Unlike loader.conf,
  * unknown keys and repeated keys are MB_ERR_INVALID: a typo in a security
  * policy must not pass as a weaker one. On failure only ret->err_line is
  * written.
@@ -89,8 +91,9 @@ mb_err mb_boot_policy_parse(const void *buf, size_t size, mb_boot_policy *ret);
  * anyone with ESP write access can edit, must not switch off a signed
  * "totp require"). The loader and the predictor both decide with it. */
 mb_totp_mode mb_boot_totp_mode(const mb_boot_policy *p, mb_totp_mode conf);
-/* The canonical text of p ("tpm-required no\ntpm-failure refuse\ntotp no\n"),
- * NUL-terminated; MB_ERR_NOSPACE (dst untouched) when it does not fit. */
+/* The canonical text of p ("tpm-required no\ntpm-failure refuse\ntotp no\n",
+ * then "editor no\n" only when the editor is off, so the text of every
+ * policy from before the key is unchanged), NUL-terminated; MB_ERR_NOSPACE (dst untouched) when it does not fit. */
 mb_err mb_boot_policy_format(const mb_boot_policy *p, char *dst, size_t dst_size, size_t *ret_len);
 
 #endif

@@ -38,6 +38,9 @@ typedef enum mb_plan_src {
         /* Not a measurement (PCR 0, type 0): rename the entry file to its
          * next_name, before its image is loaded (boot counting). */
         MB_PLAN_SRC_COUNTER,
+        /* In MB_PLAN_SRC_CMDLINE's place: the line the menu's editor made
+         * (plan.edited), the same event with other bytes (mb_plan_choose). */
+        MB_PLAN_SRC_CMDLINE_EDITED,
 } mb_plan_src;
 
 typedef struct mb_plan_step {
@@ -140,6 +143,21 @@ typedef struct mb_plan_entry {
         mb_bls_entry bls;
 } mb_plan_entry;
 
+/* The boot menu (include/mb/menu.h, efi/menu.c): whether and how it
+ * appears, from loader.conf's "timeout" (systemd-boot's loader.conf(5)). */
+typedef enum mb_plan_menu {
+        MB_PLAN_MENU_HIDDEN = 0,        /* unset, 0, "menu-hidden": the default boots at once, unless a
+                                         * key is already pressed: then the menu, with no countdown */
+        MB_PLAN_MENU_DISABLED,          /* "menu-disabled": never a menu, keys or not */
+        MB_PLAN_MENU_TIMEOUT,           /* N seconds: the menu counts down, then boots the default */
+        MB_PLAN_MENU_FORCE,             /* "menu-force": the menu waits for the user */
+} mb_plan_menu;
+
+/* The longest command line (UTF-8, joined, NUL excluded) mshim boots and
+ * the editor makes: the loader refuses longer ones (efi/mshim.h
+ * MSHIM_CMDLINE_MAX, which says why 4096). */
+#define MB_PLAN_CMDLINE_MAX 4096u
+
 typedef struct mb_plan {
         /* loader.conf as parsed, or the defaults: absent, no default, no
          * TPM or TOTP asked for; present but unreadable or not parseable
@@ -166,6 +184,25 @@ typedef struct mb_plan {
         size_t boot[MB_PLAN_MAX_ENTRIES];
         size_t n_boot;
         mb_plan_default_from default_from;
+        /* The default's position in sort order: the k-th usable entry in
+         * sort order is boot[(k + n_boot - default_pos) % n_boot]
+         * (mb_plan_sorted), the order the menu lists them in. */
+        size_t default_pos;
+        /* The menu: how it appears, its countdown (seconds, MB_PLAN_MENU_
+         * TIMEOUT only), and whether its editor may change a command line
+         * (the built-in policy's "editor", and loader.conf's unless "no").
+         * None of it changes a measurement: what the menu decides goes
+         * through mb_plan_choose, and a boot without a menu (the timeout
+         * ran out, or none was shown) is the plan as built, which is what
+         * `mshim predict` assumes. */
+        mb_plan_menu menu;
+        uint32_t menu_timeout;
+        bool editor;
+        /* Set by mb_plan_choose: the user chose boot[0] in the menu, and
+         * with edited_set, boots it with the line edited (borrowed; its
+         * UTF-8 bytes, no NUL). */
+        bool chosen, edited_set;
+        mb_str edited;
         /* LoaderEntryOneShot is to be deleted before anything is tried
          * (read once, as systemd-boot does: a failed boot does not repeat
          * it). */
@@ -197,5 +234,23 @@ typedef struct mb_plan {
  * entries or a NULL argument; ret is written only on success. */
 mb_err mb_plan_build(const mb_boot_policy *policy, const mb_plan_vars *vars, mb_plan_conf_state conf_state,
                      const char *conf, size_t conf_size, mb_plan_entry *const *entries, size_t n, mb_plan *ret);
+
+/* The usable entry at position k (< n_boot) of sort order: an index
+ * into the caller's entries. */
+size_t mb_plan_sorted(const mb_plan *p, size_t k);
+
+/* The menu's decision, into the plan: the usable entry index `entry` (an
+ * index into the caller's entries) is tried first, the others after it in
+ * sort order as for a default (so a chosen entry that fails falls back as
+ * the default would), each try's steps unchanged. With edited (non-NULL)
+ * the first try's command line step measures and boots that line instead
+ * of the entry's options (MB_PLAN_SRC_CMDLINE_EDITED; p borrows the
+ * bytes): PCR 12 then holds the edited line, like any other line, so a
+ * secret sealed to the unedited one stays shut. MB_ERR_NOTFOUND when
+ * entry is not usable, MB_ERR_UNSUPPORTED for an edit the plan's editor
+ * setting forbids, MB_ERR_TOOLONG for a line over MB_PLAN_CMDLINE_MAX, MB_ERR_INVALID for
+ * a NULL line of non-zero length;
+ * p is untouched on failure. */
+mb_err mb_plan_choose(mb_plan *p, size_t entry, const mb_str *edited);
 
 #endif

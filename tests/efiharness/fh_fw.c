@@ -963,6 +963,12 @@ static struct {
 } clock;
 /* ReadKeyStroke: a key on call number key_at (0: never). */
 static unsigned key_at, key_calls;
+/* Before that: the scripted keys, one a call ({0, 0}: none that call),
+ * then key_status when it is set (a keyboard that fails). */
+#define FH_KEYS_MAX 512
+static EFI_INPUT_KEY keys[FH_KEYS_MAX];
+static size_t n_keys, next_key;
+static EFI_STATUS key_status;
 
 void fh_clock(uint16_t year, uint8_t month, uint8_t day, uint8_t hour, uint8_t minute, uint8_t second,
               int16_t tz) {
@@ -981,6 +987,33 @@ uint64_t fh_clock_stalled_us(void) {
 
 void fh_key_after(unsigned nth) {
         key_at = nth;
+}
+
+void fh_keys(const EFI_INPUT_KEY *k, size_t n) {
+        if (n > FH_KEYS_MAX - n_keys) {
+                fh_error("fh_keys: more than %d keys", FH_KEYS_MAX);
+                return;
+        }
+        memcpy(keys + n_keys, k, n * sizeof(*k));
+        n_keys += n;
+}
+
+void fh_keys_str(const char *s) {
+        for (; *s; s++) {
+                EFI_INPUT_KEY k = { .ScanCode = 0, .UnicodeChar = (CHAR16) (unsigned char) *s };
+
+                if (*s == '\n')
+                        k.UnicodeChar = CHAR_CARRIAGE_RETURN;
+                fh_keys(&k, 1);
+        }
+}
+
+void fh_key_status(EFI_STATUS st) {
+        key_status = st;
+}
+
+size_t fh_keys_left(void) {
+        return n_keys - next_key;
 }
 
 static EFI_STATUS EFIAPI fw_stall(UINTN us) {
@@ -1016,6 +1049,16 @@ static EFI_STATUS EFIAPI con_read_key(SIMPLE_INPUT_INTERFACE *this, EFI_INPUT_KE
         fh_record_call("ReadKeyStroke");
         if (!key)
                 return EFI_INVALID_PARAMETER;
+        if (next_key < n_keys) {
+                EFI_INPUT_KEY k = keys[next_key++];
+
+                if (k.ScanCode == 0 && k.UnicodeChar == 0)
+                        return EFI_NOT_READY;
+                *key = k;
+                return EFI_SUCCESS;
+        }
+        if (EFI_ERROR(key_status))
+                return key_status;
         if (key_at == 0 || ++key_calls != key_at)
                 return EFI_NOT_READY;
         *key = (EFI_INPUT_KEY) { .ScanCode = 0, .UnicodeChar = L' ' };

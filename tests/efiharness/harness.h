@@ -202,6 +202,15 @@ void fh_clock_status(EFI_STATUS st);
 uint64_t fh_clock_stalled_us(void);
 /* ReadKeyStroke returns a key on its nth call (default never). */
 void fh_key_after(unsigned nth);
+/* Scripted keys: ReadKeyStroke returns them in order, one a call, before
+ * fh_key_after's rule applies; a key {0, 0} is "no key" for that call (a
+ * pause of one poll). fh_keys_str: each character as typed, '\n' as
+ * Enter. fh_keys_left: how many were not read. */
+void fh_keys(const EFI_INPUT_KEY *k, size_t n);
+void fh_keys_str(const char *s);
+size_t fh_keys_left(void);
+/* Once the scripted keys are read, ReadKeyStroke fails with st. */
+void fh_key_status(EFI_STATUS st);
 
 /* ---- faults ---------------------------------------------------------------------- */
 

@@ -430,6 +430,12 @@ TEST(loader_conf) {
         CHECK_EQ_INT(c.timeout, MB_TIMEOUT_MENU_FORCE);
         CHECK_EQ_INT(lconf("timeout menu-hidden", &c), MB_OK);
         CHECK_EQ_INT(c.timeout, 0);
+        CHECK_EQ_INT(lconf("timeout menu-disabled", &c), MB_OK);
+        CHECK_EQ_INT(c.timeout, MB_TIMEOUT_MENU_DISABLED);
+        CHECK_EQ_INT(lconf("editor y", &c), MB_OK);
+        CHECK_EQ_INT(c.editor, MB_YES);
+        CHECK_EQ_INT(lconf("editor off", &c), MB_OK);
+        CHECK_EQ_INT(c.editor, MB_NO);
         CHECK_EQ_INT(lconf("timeout 4294967295", &c), MB_OK);
         CHECK_EQ_INT(c.timeout, MB_TIMEOUT_MAX);
 
@@ -459,6 +465,8 @@ TEST(loader_conf) {
                 { "tpm-required", 1 },
                 { "tpm-required YESS", 1 },
                 { "chainload", 1 },
+                { "editor maybe", 1 },
+                { "timeout menu", 1 },
         };
         for (size_t i = 0; i < MB_ARRAY_SIZE(bad); i++) {
                 memset(&c, 0x5A, sizeof(c));

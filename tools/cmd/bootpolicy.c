@@ -44,7 +44,7 @@ static int read_policy(const char *path, const cli_file *f, mb_pe *pe, const uin
 /* Apply "KEY=VALUE" by parsing the one-line policy it makes, so the CLI
  * accepts exactly what the loader accepts. */
 static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
-        static const char *const keys[] = { "tpm-required", "tpm-failure", "totp" };
+        static const char *const keys[] = { "tpm-required", "tpm-failure", "totp", "editor" };
         char line[128];
         const char *eq = strchr(kv, '=');
         mb_boot_policy one;
@@ -69,12 +69,14 @@ static int apply_set(mb_boot_policy *p, const char *kv, unsigned *seen) {
                         p->tpm_required = one.tpm_required;
                 else if (i == 1)
                         p->tpm_failure_boot = one.tpm_failure_boot;
-                else
+                else if (i == 2)
                         p->totp = one.totp;
+                else
+                        p->editor_off = one.editor_off;
                 return 0;
         }
-        cli_usage_error("boot-policy", "--set %s: expected tpm-required=yes|no, tpm-failure=refuse|boot or "
-                        "totp=no|show|require", kv);
+        cli_usage_error("boot-policy", "--set %s: expected tpm-required=yes|no, tpm-failure=refuse|boot, "
+                        "totp=no|show|require or editor=yes|no", kv);
         return -1;
 }
 
