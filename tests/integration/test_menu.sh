@@ -13,10 +13,9 @@
 #            edited line's EV_IPL (so a secret sealed to the unedited line
 #            stays shut: SEALING.md), PCR 5 the unedited entry file.
 # LoaderEntrySelected after a menu choice is checked in the firmware
-# harness (tests/efiharness/test_efi_menu.c). One bank (sha256): bank
+# harness (tests/efiharness/test_efi_menu.c). lib.sh's two banks: bank
 # coverage is test_measured_boot.sh's.
 set -u
-export IT_BANKS=sha256
 . "$(dirname "$0")/lib.sh"
 T=menu
 it_init "$T"
