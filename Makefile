@@ -391,14 +391,15 @@ FUZZ_CFLAGS  := -std=gnu11 -O1 -g $(WARN) $(INC) -fsanitize=fuzzer,address,undef
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 REPLAY_BIN   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(B)/test/replay_%)
 FUZZ_SECONDS ?= 60
+FUZZ_H       := $(wildcard tests/fuzz/*.h)
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/sink.h $(CORE_SRC) $(wildcard include/mb/*.h)
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_H) $(CORE_SRC) $(wildcard include/mb/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRC)
 
 # The same targets under gcc's ASan/UBSan with a plain main(): make check
 # replays tests/fuzz/corpus through them (tests/cli/test_fuzz_replay.sh).
-$(B)/test/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c tests/fuzz/sink.h $(TEST_CORE_O)
+$(B)/test/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(FUZZ_H) $(TEST_CORE_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< tests/fuzz/replay_main.c $(TEST_CORE_O)
 

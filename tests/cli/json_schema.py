@@ -52,6 +52,8 @@ MACHINE = "urn:mshim:schema:mshim-machine-1"
 # mshim status --json: here on an empty root and on fake efivars;
 # tests/cli/test_mshim_install.sh validates it with an install recorded.
 STATUS = "urn:mshim:schema:mshim-status-1"
+# mshim predict --list-entries --json: here on small ESP trees.
+PLAN = "urn:mshim:schema:mshim-plan-1"
 
 
 def validator(sid):
@@ -80,7 +82,7 @@ def validate_file(sid, path):
 
 
 def schema_checks():
-    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS, EVIDENCE, VERDICT, STATUS, MACHINE}, sorted(SCHEMAS)
+    ok, why = set(SCHEMAS) == {LOG, DIFF, VARS, PCRS, PREDICT, APPROVALS, EVIDENCE, VERDICT, STATUS, MACHINE, PLAN}, sorted(SCHEMAS)
     for sid, s in SCHEMAS.items():
         try:
             jsonschema.Draft202012Validator.check_schema(s)
@@ -312,6 +314,29 @@ def status():
            and doc["firmware"]["entries"][1]["label"] is None, "status --json reports the variables as set", doc)
 
 
+def plan():
+    """mshim predict --list-entries --json: an entry, a broken one and
+    loader.conf's default; then no usable entry (chainload)."""
+    esp = os.path.join(tmp, "plan-esp")
+    ent = os.path.join(esp, "loader", "entries")
+    os.makedirs(ent)
+    for name, text in (("a.conf", "title A\nlinux /vmlinuz\n"), ("b.conf", "title B\nlinux /vmlinuz\n"),
+                       ("bad.conf", "no such key\n")):
+        with open(os.path.join(ent, name), "w") as f:
+            f.write(text)
+    with open(os.path.join(esp, "loader", "loader.conf"), "w") as f:
+        f.write("default b\n")
+    args = ("predict", "--list-entries", "--esp", esp, "--oneshot", "", "--default", "", "--json")
+    doc = check_output("predict --list-entries --json", run(*args), PLAN)
+    result(doc is not None and (doc["default_from"], doc["boot"], doc["unusable"]) ==
+           ("loader.conf", ["b.conf", "a.conf"], ["bad.conf"]), "predict --list-entries --json: the plan", doc)
+    for name in ("a.conf", "b.conf"):
+        os.remove(os.path.join(ent, name))
+    doc = check_output("predict --list-entries --json, no usable entry", run(*args), PLAN)
+    result(doc is not None and doc["chainload"] is True and "default_from" not in doc,
+           "predict --list-entries --json: chainload, no default_from", doc)
+
+
 def documented():
     """Every member name the schemas allow is named in the prose docs, so
     neither can grow without the other."""
@@ -347,6 +372,7 @@ try:
     stores()
     drift()
     status()
+    plan()
     documented()
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -9,18 +9,19 @@
 # --esp` follows them: OneShot before Default before loader.conf's default,
 # the expected PCRs from predict_fixture.py expect-entry (hashlib).
 set -u
-cd "$(dirname "$0")/../.."
-MSHIM=${MSHIM:-build/test/mshim}
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
 KERNEL=${KERNEL:-build/kernel/vmlinuz}
 OVMF_VARS=${MB_OVMF_DIR:-/usr/share/OVMF}/OVMF_VARS_4M.fd
 FIX=tests/cli/predict_fixture.py
 GUID=4a67b082-0a4c-41cf-b6c7-440b29bb8c4f
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass() { echo "PASS: bootvars: $1"; }
-fail() { echo "FAIL: bootvars: $1"; }
-expect_rc() {
-        local name=$1 want=$2 pat=$3; shift 3
-        "$@" >"$T/out" 2>"$T/err"; local rc=$?
+T=$(mktemp -d)
+cli_init bootvars "$T"
+# expect_exit NAME RC PAT CMD...: lib.sh's expect_rc, but PAT may be on
+# standard output too (bless reports there), and exit 2 prints nothing on it.
+expect_exit() {
+        local name=$1 want=$2 pat=$3 rc; shift 3
+        "$@" >"$T/out" 2>"$T/err"; rc=$?
         if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$T/err" "$T/out"; } &&
            { [ "$want" != 2 ] || [ ! -s "$T/out" ]; }; then pass "$name"
         else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$T/err"); stdout: $(head -c 200 "$T/out"))"; fi
@@ -34,30 +35,30 @@ mkdir -p "$MSHIM_EFIVARS"
 V=$MSHIM_EFIVARS
 
 # ---- efivarfs --------------------------------------------------------------
-expect_rc "set-default writes LoaderEntryDefault" 0 "" "$MSHIM" set-default debian-6.1.conf
+expect_exit "set-default writes LoaderEntryDefault" 0 "" "$MSHIM" set-default debian-6.1.conf
 same_file "$V/LoaderEntryDefault-$GUID" debian-6.1.conf && pass "LoaderEntryDefault: attributes NV|BS|RT, UTF-16LE id, NUL" ||
         fail "LoaderEntryDefault bytes: $(od -An -tx1 "$V/LoaderEntryDefault-$GUID" 2>&1 | head -2)"
-expect_rc "set-default again, a shorter id, replaces the value" 0 "" "$MSHIM" set-default b
+expect_exit "set-default again, a shorter id, replaces the value" 0 "" "$MSHIM" set-default b
 same_file "$V/LoaderEntryDefault-$GUID" b && pass "the shorter value, nothing of the old left" || fail "set-default replace"
-expect_rc "set-oneshot writes LoaderEntryOneShot" 0 "" "$MSHIM" set-oneshot ünï
+expect_exit "set-oneshot writes LoaderEntryOneShot" 0 "" "$MSHIM" set-oneshot ünï
 same_file "$V/LoaderEntryOneShot-$GUID" ünï && pass "LoaderEntryOneShot: non-ASCII as UTF-16LE" || fail "LoaderEntryOneShot bytes"
-expect_rc "set-oneshot '' deletes it" 0 "" "$MSHIM" set-oneshot ''
+expect_exit "set-oneshot '' deletes it" 0 "" "$MSHIM" set-oneshot ''
 [ ! -e "$V/LoaderEntryOneShot-$GUID" ] && pass "LoaderEntryOneShot gone" || fail "LoaderEntryOneShot still there"
-expect_rc "deleting what is not there is fine" 0 "" "$MSHIM" set-oneshot ''
+expect_exit "deleting what is not there is fine" 0 "" "$MSHIM" set-oneshot ''
 # ---- bad usage: exit 2, one line, nothing changed -----------------------------
 cp "$V/LoaderEntryDefault-$GUID" "$T/before"
-expect_rc "no ID" 2 "no entry ID given; see 'mshim set-default --help'" "$MSHIM" set-default
-expect_rc "two IDs" 2 "unexpected argument 'c'" "$MSHIM" set-default b c
-expect_rc "a path is not an id" 2 "'/a.conf' is not an entry id" "$MSHIM" set-default /a.conf
-expect_rc "--vars twice" 2 "vars" "$MSHIM" set-oneshot --vars "$T/x" --vars "$T/y" b
-expect_rc "an unreadable store" 2 "$T/none" "$MSHIM" set-oneshot --vars "$T/none" b
+expect_exit "no ID" 2 "no entry ID given; see 'mshim set-default --help'" "$MSHIM" set-default
+expect_exit "two IDs" 2 "unexpected argument 'c'" "$MSHIM" set-default b c
+expect_exit "a path is not an id" 2 "'/a.conf' is not an entry id" "$MSHIM" set-default /a.conf
+expect_exit "--vars twice" 2 "vars" "$MSHIM" set-oneshot --vars "$T/x" --vars "$T/y" b
+expect_exit "an unreadable store" 2 "$T/none" "$MSHIM" set-oneshot --vars "$T/none" b
 cmp -s "$T/before" "$V/LoaderEntryDefault-$GUID" && pass "bad usage changed nothing" || fail "bad usage changed the variable"
-MSHIM_EFIVARS=$T/no/such/dir expect_rc "efivarfs not there" 2 "cannot write it" "$MSHIM" set-default b
+MSHIM_EFIVARS=$T/no/such/dir expect_exit "efivarfs not there" 2 "cannot write it" "$MSHIM" set-default b
 
 # ---- an OVMF store (--vars) ----------------------------------------------------
 if [ -f "$OVMF_VARS" ]; then
         cp "$OVMF_VARS" "$T/vars.fd"
-        expect_rc "set-oneshot --vars" 0 "" "$MSHIM" set-oneshot --vars "$T/vars.fd" b.conf
+        expect_exit "set-oneshot --vars" 0 "" "$MSHIM" set-oneshot --vars "$T/vars.fd" b.conf
         "$MSHIM" vars get "$T/vars.fd" LoaderEntryOneShot --guid "$GUID" -o "$T/got" 2>"$T/err"
         cmp -s "$T/got" <(want_bytes b.conf | tail -c +5) && pass "the store holds LoaderEntryOneShot = b.conf" ||
                 fail "store value: $(cat "$T/err") $(od -An -tx1 "$T/got" 2>&1 | head -2)"
@@ -66,7 +67,7 @@ if [ -f "$OVMF_VARS" ]; then
 v = [v for v in json.load(open(sys.argv[1]))["variables"] if v["name"] == "LoaderEntryOneShot"]
 sys.exit(0 if len(v) == 1 and v[0]["guid"] == sys.argv[2] else 1)' "$T/list.json" "$GUID" &&
                 pass "one live LoaderEntryOneShot, in the loader GUID" || fail "store list: $(head -c 400 "$T/list.json")"
-        expect_rc "set-oneshot --vars '' deletes it" 0 "" "$MSHIM" set-oneshot --vars "$T/vars.fd" ''
+        expect_exit "set-oneshot --vars '' deletes it" 0 "" "$MSHIM" set-oneshot --vars "$T/vars.fd" ''
         "$MSHIM" vars get "$T/vars.fd" LoaderEntryOneShot --guid "$GUID" -o "$T/got2" >/dev/null 2>&1 &&
                 fail "still in the store" || pass "gone from the store"
 else
@@ -93,36 +94,36 @@ g = {b: {p: v for p, v in got[b].items() if p in ("5", "12")} for b in want}
 sys.exit(0 if g == want else "got %s\nwant %s" % (g, want))' "$T/out" "$2"; then pass "$1"; else fail "$1"; fi
 }
 A=$(expect a.conf "quiet splash") B=$(expect b.conf "quiet b=1")
-expect_rc "no variables: loader.conf's default a" 0 "" "$MSHIM" predict "${base[@]}"
+expect_exit "no variables: loader.conf's default a" 0 "" "$MSHIM" predict "${base[@]}"
 same_5_12 "no variables: a.conf's PCRs 5 and 12" "$A"
-expect_rc "--oneshot b" 0 "" "$MSHIM" predict "${base[@]}" --oneshot b
+expect_exit "--oneshot b" 0 "" "$MSHIM" predict "${base[@]}" --oneshot b
 same_5_12 "--oneshot b: b.conf's PCRs 5 and 12, not a.conf's" "$B"
 [ "$B" != "$A" ] && pass "another entry: other PCRs 5 and 12 (a secret sealed to a stays shut)" || fail "same PCRs"
-expect_rc "--default b.conf beats loader.conf's default" 0 "" "$MSHIM" predict "${base[@]}" --default b.conf
+expect_exit "--default b.conf beats loader.conf's default" 0 "" "$MSHIM" predict "${base[@]}" --default b.conf
 same_5_12 "--default b.conf: b.conf's PCRs" "$B"
-expect_rc "--oneshot a beats --default b" 0 "" "$MSHIM" predict "${base[@]}" --default b --oneshot a
+expect_exit "--oneshot a beats --default b" 0 "" "$MSHIM" predict "${base[@]}" --default b --oneshot a
 same_5_12 "--oneshot a --default b: a.conf's PCRs" "$A"
-expect_rc "a OneShot naming nothing: the Default" 0 "" "$MSHIM" predict "${base[@]}" --default b --oneshot zz
+expect_exit "a OneShot naming nothing: the Default" 0 "" "$MSHIM" predict "${base[@]}" --default b --oneshot zz
 same_5_12 "--oneshot zz --default b: b.conf's PCRs" "$B"
 "$MSHIM" set-oneshot b
-expect_rc "--esp reads LoaderEntryOneShot from efivarfs" 0 "" "$MSHIM" predict "${base[@]}"
+expect_exit "--esp reads LoaderEntryOneShot from efivarfs" 0 "" "$MSHIM" predict "${base[@]}"
 same_5_12 "efivarfs OneShot b: b.conf's PCRs" "$B"
-expect_rc "--entry-id a with OneShot b: refused, naming both" 2 "mshim would boot b.conf, not a" \
+expect_exit "--entry-id a with OneShot b: refused, naming both" 2 "mshim would boot b.conf, not a" \
         "$MSHIM" predict "${base[@]}" --entry-id a
-expect_rc "--oneshot without --esp" 2 "need --esp" "$MSHIM" predict --log "$F/log.bin" --pcrs "$F/pcrs.txt" --oneshot b
+expect_exit "--oneshot without --esp" 2 "need --esp" "$MSHIM" predict --log "$F/log.bin" --pcrs "$F/pcrs.txt" --oneshot b
 
 # ---- boot counting: the counter is not measured ---------------------------------
 rm -f "$E/b.conf" "$V"/*
 mv "$E/a.conf" "$E/a+3-0.conf"
-expect_rc "an entry with a boot counter" 0 "" "$MSHIM" predict "${base[@]}"
+expect_exit "an entry with a boot counter" 0 "" "$MSHIM" predict "${base[@]}"
 same_5_12 "a+3-0.conf predicts a.conf's PCRs 5 and 12 (the path measured has no counter)" "$A"
 mv "$E/a+3-0.conf" "$E/a+0-3.conf"
 printf 'title B\nlinux /vmlinuz\ninitrd /initrd.img\noptions quiet b=1\n' > "$E/b.conf"
 # Sorted last, but loader.conf's "default a" names it exactly: still first
 # (systemd-boot's rule); --default b moves on to b.
-expect_rc "no tries left, named by the default" 0 "" "$MSHIM" predict "${base[@]}"
+expect_exit "no tries left, named by the default" 0 "" "$MSHIM" predict "${base[@]}"
 same_5_12 "a+0-3.conf named by loader.conf's default: a.conf's PCRs" "$A"
-expect_rc "no tries left, LoaderEntryDefault b" 0 "" "$MSHIM" predict "${base[@]}" --default b
+expect_exit "no tries left, LoaderEntryDefault b" 0 "" "$MSHIM" predict "${base[@]}" --default b
 same_5_12 "--default b: b.conf's PCRs" "$B"
 rm "$E/b.conf"; mv "$E/a+0-3.conf" "$E/a.conf"
 
@@ -130,22 +131,24 @@ rm "$E/b.conf"; mv "$E/a+0-3.conf" "$E/a.conf"
 S=$T/esp2; mkdir -p "$S/loader/entries"
 printf 'title D\nlinux /vmlinuz\n' > "$S/loader/entries/deb+1-1.conf"
 cp "$S/loader/entries/deb+1-1.conf" "$T/deb.bytes"
-expect_rc "bless without LoaderEntrySelected: nothing to do" 0 "not set" "$MSHIM" bless --esp "$S"
+expect_exit "bless without LoaderEntrySelected: nothing to do" 0 "not set" "$MSHIM" bless --esp "$S"
 [ -e "$S/loader/entries/deb+1-1.conf" ] && pass "nothing renamed" || fail "renamed without LoaderEntrySelected"
 python3 -c 'import sys; open(sys.argv[1], "wb").write((6).to_bytes(4, "little") + "deb.conf\0".encode("utf-16-le"))' \
         "$V/LoaderEntrySelected-$GUID"
-expect_rc "bless renames NAME+LEFT-DONE.conf to NAME.conf" 0 "deb+1-1.conf -> deb.conf" "$MSHIM" bless --esp "$S"
+expect_exit "bless renames NAME+LEFT-DONE.conf to NAME.conf" 0 "deb+1-1.conf -> deb.conf" "$MSHIM" bless --esp "$S"
 [ ! -e "$S/loader/entries/deb+1-1.conf" ] && cmp -s "$T/deb.bytes" "$S/loader/entries/deb.conf" &&
         pass "deb.conf holds the entry's bytes, the counted name is gone" || fail "after bless: $(ls "$S/loader/entries")"
-expect_rc "bless again: already good" 0 "already good" "$MSHIM" bless --esp "$S"
+expect_exit "bless again: already good" 0 "already good" "$MSHIM" bless --esp "$S"
 cp "$T/deb.bytes" "$S/loader/entries/deb+2.conf"
-expect_rc "a counted and a plain file: refused, exit 1" 1 "not renaming" "$MSHIM" bless --esp "$S"
+expect_exit "a counted and a plain file: refused, exit 1" 1 "not renaming" "$MSHIM" bless --esp "$S"
 [ -e "$S/loader/entries/deb+2.conf" ] && [ -e "$S/loader/entries/deb.conf" ] && pass "refused: both left as they were" ||
         fail "refused bless changed files"
 rm "$S/loader/entries/deb.conf" "$S/loader/entries/deb+2.conf"
-expect_rc "LoaderEntrySelected naming no file" 2 "no entry deb.conf" "$MSHIM" bless --esp "$S"
-expect_rc "bless: an argument" 2 "unexpected argument 'x'; see 'mshim bless --help'" "$MSHIM" bless x
-expect_rc "bless: no ESP dir" 2 "cannot list" "$MSHIM" bless --esp "$T/nothing"
+expect_exit "LoaderEntrySelected naming no file" 2 "no entry deb.conf" "$MSHIM" bless --esp "$S"
+expect_exit "bless: an argument" 2 "unexpected argument 'x'; see 'mshim bless --help'" "$MSHIM" bless x
+expect_exit "bless: no ESP dir" 2 "cannot list" "$MSHIM" bless --esp "$T/nothing"
 grep -q '^ExecStart=@BINDIR@/mshim bless$' hooks/mshim-bless.service && grep -q '^After=.*boot-complete.target' hooks/mshim-bless.service &&
         grep -q 'hooks/mshim-bless.service:$(SYSTEMDUNITDIR)/mshim-bless.service' Makefile &&
         pass "mshim-bless.service: after boot-complete.target, installed by make install" || fail "mshim-bless.service"
+
+exit "$CLI_FAILED"

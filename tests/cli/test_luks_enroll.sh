@@ -7,24 +7,14 @@
 # Python's base64; the images use a fast PBKDF (pbkdf2, 1000 iterations).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/lukstest.XXXXXX")
-pass() { echo "PASS: luks: $1"; }
-fail() { echo "FAIL: luks: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
+cli_init luks "$tmp"
 for tool in swtpm swtpm_ioctl tpm2_pcrextend cryptsetup python3; do
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
-swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
-        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
-        fail "swtpm did not start"; exit 1; }
-export TPM2TOOLS_TCTI="swtpm:path=$tmp/srv"
+cli_swtpm "$tmp" || { fail "swtpm did not start"; exit 1; }
 st=$tmp/state esp=$tmp/esp
 printf 'the passphrase' >"$tmp/pass"
 printf 'not the passphrase' >"$tmp/wrong"
@@ -204,4 +194,4 @@ for args in "luks" "luks bogus" "luks enroll" "luks enroll --tpm2-pcrs 15 x" "lu
         check "usage: mshim $args: exit 2, one line naming 'mshim luks --help'" bash -c \
                 "[ $rc = 2 ] && [ ! -s '$tmp/out' ] && [ \$(wc -l <'$tmp/err') = 1 ] && grep -q \"see 'mshim luks --help'\" '$tmp/err'"
 done
-exit 0
+exit "$CLI_FAILED"

@@ -12,17 +12,10 @@
 # counter where it was.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-MSHIM=${MSHIM:-build/test/mshim}
+. tests/cli/lib.sh
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/polkeytest.XXXXXX")
-pass() { echo "PASS: policykey: $1"; }
-fail() { echo "FAIL: policykey: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
-cleanup() {
-        [ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
+cli_init policykey "$tmp"
 for tool in swtpm swtpm_ioctl tpm2_pcrextend tpm2_nvread openssl python3 setsid; do
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
@@ -33,11 +26,7 @@ notty() { setsid -w "$@" </dev/null; }
 st=$tmp/state esp=$tmp/esp ap=$tmp/esp/loader/mshim/approvals
 mkdir -p "$tmp/b0"
 fix boot "$tmp/b0"
-swtpm socket --tpm2 --tpmstate dir="$tmp" --server type=unixio,path="$tmp/srv" \
-        --ctrl type=unixio,path="$tmp/srv.ctrl" --flags not-need-init,startup-clear --daemon || {
-        fail "swtpm starts"; exit 1; }
-export TPM2TOOLS_TCTI="swtpm:path=$tmp/srv"
-unset TCTI TSS2_TCTI
+cli_swtpm "$tmp" || { fail "swtpm starts"; exit 1; }
 while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/b0/extends.txt"
 counter() { tpm2_nvread 0x01804D53 -C 0x01804D53 2>/dev/null | od -An -tx1 | tr -d ' \n'; }
 tree() { find "$@" -printf '%p %s\n' 2>/dev/null | sort | md5sum; }
@@ -394,3 +383,5 @@ check "key lost: the file sealed for the old key opens no more with the new key'
         "rm -f '$resp'/loader/mshim/approvals/r2-*; ! '$MSHIM' unseal --esp '$resp' '$tmp/r1.sealed' >/dev/null 2>&1"
 refused "init --reset --new-key of a machine never set up" 2 "nothing to reset" \
         "$MSHIM" policy init --state-dir "$tmp/never" --reset --new-key
+
+exit "$CLI_FAILED"

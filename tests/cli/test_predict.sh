@@ -268,6 +268,31 @@ expect_rc "--entry-id that is not there" 2 "no entry nope" "$MSHIM" predict "${b
 cp "$F/esp/loader/entries/a.conf" "$F/esp/loader/entries/b.conf"
 expect_rc "--entry-id that mshim would not boot first" 2 "mshim would boot a.conf, not b" \
         "$MSHIM" predict "${base[@]}" --esp "$F/esp" --entry-id b
+
+# ---- --list-entries: the boot plan, nothing predicted ---------------------------
+# The order by hand from the Boot Loader Specification and systemd-boot's
+# rules: the default (OneShot, else Default, else loader.conf's), then the
+# others in BLS order after it (without sort-key or version: by name,
+# descending, newest first: c b a), wrapping round; a broken entry unusable.
+# No --log, --pcrs or TPM: none is read.
+L=$T/list-esp
+mkdir -p "$L/loader/entries"
+for e in a b c; do printf 'title %s\nlinux /vmlinuz\n' "$e" >"$L/loader/entries/$e.conf"; done
+printf 'no such key\n' >"$L/loader/entries/bad.conf"
+printf 'default b\n' >"$L/loader/loader.conf"
+lists() {
+        local name=$1 want=$2; shift 2
+        expect_rc "--list-entries, $name: exit 0" 0 "" "$MSHIM" predict --list-entries --esp "$L" "$@"
+        check "--list-entries, $name: $(tr '\n' ' ' <<<"$want")" test "$(cat "$T/out")" = "$want"
+}
+lists "loader.conf's default b" $'boot b.conf\nboot a.conf\nboot c.conf\nunusable bad.conf' --default '' --oneshot ''
+lists "--default c.conf" $'boot c.conf\nboot b.conf\nboot a.conf\nunusable bad.conf' --default c.conf --oneshot ''
+lists "--oneshot a beats --default c" $'boot a.conf\nboot c.conf\nboot b.conf\nunusable bad.conf' --default c --oneshot a
+rm "$L/loader/entries/"[abc].conf
+lists "no usable entry" $'unusable bad.conf\nchainload' --default '' --oneshot ''
+expect_rc "--list-entries without --esp" 2 "--list-entries needs --esp" "$MSHIM" predict --list-entries
+expect_rc "--list-entries with --log" 2 "goes with --esp, --loader-conf" \
+        "$MSHIM" predict --list-entries --esp "$L" --log "$F/log.bin"
 rm "$F/esp/loader/entries/b.conf"
 rm "$F/esp/vmlinuz"
 expect_rc "an ESP without the entry's kernel" 2 "esp/vmlinuz" "$MSHIM" predict "${base[@]}" --esp "$F/esp"

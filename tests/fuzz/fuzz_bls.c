@@ -11,6 +11,7 @@
 
 #include "mb/bls.h"
 #include "mb/plan.h"
+#include "plan_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,7 +32,6 @@ static void plan(const char *buf, size_t size) {
         static const mb_boot_policy policy = { .totp = MB_TOTP_SHOW };
         mb_plan_entry e[8], *pv[8];
         size_t n = 0, start = 0;
-        unsigned seen = 0;
         mb_plan p;
 
         for (size_t i = 0; i <= size && n < 8; i++)
@@ -46,21 +46,10 @@ static void plan(const char *buf, size_t size) {
 
         if (mb_plan_build(&policy, &vars, MB_PLAN_CONF_READ, buf, size, pv, n, &p) != MB_OK)
                 abort();
-        if (p.n_boot + p.n_unusable != n || p.chainload != (p.n_boot == 0) || p.totp < MB_TOTP_SHOW)
-                abort();
-        for (size_t k = 0; k < p.n_boot; k++) {
-                if (p.boot[k] >= n || (seen & (1u << p.boot[k])) || e[p.boot[k]].bad_tag)
-                        abort();
-                seen |= 1u << p.boot[k];
-        }
-        for (size_t k = 0; k < p.n_unusable; k++) {
-                const mb_plan_entry *x = &e[p.unusable[k]];
-                if (p.unusable[k] >= n || (seen & (1u << p.unusable[k])) || !x->bad_tag)
-                        abort();
-                seen |= 1u << p.unusable[k];
-                if (k && strcmp(e[p.unusable[k - 1]].id.p, x->id.p) >= 0)
+        fuzz_plan_check(&p, e, n);
+        for (size_t k = 1; k < p.n_unusable; k++)
+                if (strcmp(e[p.unusable[k - 1]].id.p, e[p.unusable[k]].id.p) >= 0)
                         abort(); /* name order */
-        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mb/plan.h"
+#include "plan_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -60,7 +61,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mb_plan_entry e[N_MAX], *pv[N_MAX];
         mb_plan_vars vars = { 0 };
         size_t off = 0, n = 0;
-        unsigned seen = 0;
         mb_str conf, list, one, def;
         mb_plan p;
 
@@ -95,18 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (mb_plan_build(&policy, &vars, MB_PLAN_CONF_READ, conf.p, conf.len, pv, n, &p) != MB_OK)
                 abort();
         /* Every entry exactly once: tried or measured as unusable. */
-        if (p.n_boot + p.n_unusable != n || p.chainload != (p.n_boot == 0) || p.totp < MB_TOTP_SHOW)
-                abort();
-        for (size_t k = 0; k < p.n_boot; k++) {
-                if (p.boot[k] >= n || (seen & (1u << p.boot[k])) || e[p.boot[k]].bad_tag)
-                        abort();
-                seen |= 1u << p.boot[k];
-        }
-        for (size_t k = 0; k < p.n_unusable; k++) {
-                if (p.unusable[k] >= n || (seen & (1u << p.unusable[k])) || !e[p.unusable[k]].bad_tag)
-                        abort();
-                seen |= 1u << p.unusable[k];
-        }
+        fuzz_plan_check(&p, e, n);
         for (size_t k = 0; k < n; k++)
                 check_counter(&e[k]);
         /* OneShot is deleted whenever it exists, whatever it names. */

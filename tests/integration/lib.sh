@@ -701,6 +701,26 @@ it_boot_all() {
         return $rc
 }
 
+# it_boot_ok DIR: DIR's boot (it_boot_all: DIR/boot.rc) finished and its
+# report was parsed.
+it_boot_ok() { [ "$(cat "$1/boot.rc" 2>/dev/null)" = 0 ]; }
+
+# it_boot_replays NAME DIR...: for each DIR booted by it_boot_all, PASS or
+# FAIL "NAME: BASENAME: boot through mshim reaches the initramfs", and when
+# it did, the TPM's PCRs against the event log's replay (it_check_replay).
+it_boot_replays() {
+        local name=$1 d bn; shift
+        for d; do
+                bn=$(basename "$d")
+                if ! it_boot_ok "$d"; then
+                        it_fail "$name: $bn: boot through mshim reaches the initramfs"
+                        continue
+                fi
+                it_pass "$name: $bn: boot through mshim reaches the initramfs"
+                it_check_replay "$d" "$name: $bn: TPM PCRs equal the event-log replay"
+        done
+}
+
 # it_pcrs_file DIR: DIR's PCRs as the guest read them, in the
 # "sha256:0=<hex>" form `mshim predict --pcrs` takes.
 it_pcrs_file() {

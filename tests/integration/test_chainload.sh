@@ -73,18 +73,10 @@ printf 'sort-key b\n' >> "$n/esp/loader/entries/mshim-test.conf"
 printf '# mshim chainload test\ntimeout 0\n' > "$n/esp/loader/loader.conf"
 
 it_boot_all "$g" "$s" "$n"
-for d in "$g" "$s" "$n"; do
-        bn=$(basename "$d")
-        if [ "$(cat "$d/boot.rc")" != 0 ]; then
-                it_fail "$T: $bn: boot through mshim reaches the initramfs"
-                continue
-        fi
-        it_pass "$T: $bn: boot through mshim reaches the initramfs"
-        it_check_replay "$d" "$T: $bn: TPM PCRs equal the event-log replay"
-done
+it_boot_replays "$T" "$g" "$s" "$n"
 
 # (a) PCR 4: mshim and GRUB, once each, nothing else.
-if [ "$(cat "$g/boot.rc")" = 0 ]; then
+if it_boot_ok "$g"; then
         it_oracle check-pcr4 --result "$g/result" --name "$T: grub" \
                 "$g/esp/EFI/BOOT/BOOTX64.EFI" "$g/esp/EFI/BOOT/grubx64.efi" || IT_FAILED=1
         it_oracle check-pcr5 --result "$g/result" --name "$T: grub" \
@@ -98,7 +90,7 @@ if [ "$(cat "$g/boot.rc")" = 0 ]; then
         esac
 fi
 # (b) PCR 4: mshim, systemd-boot, the kernel (systemd-boot uses LoadImage).
-if [ "$(cat "$s/boot.rc")" = 0 ]; then
+if it_boot_ok "$s"; then
         it_oracle check-pcr4 --result "$s/result" --name "$T: sdboot" \
                 "$s/esp/EFI/BOOT/BOOTX64.EFI" "$s/esp/EFI/systemd/systemd-bootx64.efi" "$s/esp/vmlinuz" || IT_FAILED=1
         it_oracle check-pcr5 --result "$s/result" --name "$T: sdboot" --loader-conf "$s/esp/loader/loader.conf" \
@@ -110,7 +102,7 @@ if [ "$(cat "$s/boot.rc")" = 0 ]; then
         esac
 fi
 # (c) the message names the file and says why; the next entry booted.
-if [ "$(cat "$n/boot.rc")" = 0 ] &&
+if it_boot_ok "$n" &&
                 tr -d '\r' < "$n/serial.log" | grep -q 'mshim: \\notpe.efi: not a PE/COFF image'; then
         it_pass "$T: notpe: 'not a PE image' is reported and the next entry boots"
         tr -d '\r' < "$n/serial.log" | grep -m1 'notpe.efi:' | sed 's/^/  console: /' >&2

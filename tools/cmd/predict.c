@@ -23,6 +23,7 @@
 
 #define DEFAULT_LOG "/sys/kernel/security/tpm0/binary_bios_measurements"
 #define JSON_SCHEMA "mshim-predict/1"
+#define PLAN_SCHEMA "mshim-plan/1"     /* --list-entries --json */
 #define MAX_ENTRIES MB_PLAN_MAX_ENTRIES   /* as the loader */
 #define MAX_INITRD  MB_BLS_MAX_INITRD
 
@@ -41,6 +42,7 @@ typedef struct predict_opts {
         const char *entry_default, *oneshot;    /* --default, --oneshot: the Boot Loader Interface's */
         const char *state_dir;  /* --state-dir: where the TOTP enrolment is */
         bool tpm, json;
+        bool list_entries;      /* the plan's entry files; nothing predicted */
         bool totp_point;        /* --totp-point: the PCRs when mshim makes the TOTP code */
         uint32_t select;        /* 0: every PCR the boot extends; else these, each shown */
 } predict_opts;
@@ -260,12 +262,10 @@ static int esp_var(const char *given, const char *name, char **held, mb_str *ret
         return 0;
 }
 
-static int esp_choose(predict_run *r, pfile **ret) {
+static int esp_plan(predict_run *r, mb_plan *ret) {
         static const mb_boot_policy any_policy;
         mb_plan_entry *pv[MAX_ENTRIES];
         mb_plan_vars vars = { 0 };
-        mb_plan plan;
-        pfile *e;
 
         for (size_t i = 0; i < r->n_listing; i++)
                 pv[i] = &r->listing[i].plan;
@@ -274,10 +274,19 @@ static int esp_choose(predict_run *r, pfile **ret) {
                 return -1;
         if (mb_plan_build(&any_policy, &vars, r->conf_pf.tag == MB_TAG_FILE_ABSENT ? MB_PLAN_CONF_ABSENT
                           : r->conf_pf.tag == MB_TAG_FILE_UNREADABLE ? MB_PLAN_CONF_UNREADABLE : MB_PLAN_CONF_READ,
-                          (const char *) r->conf_pf.data, r->conf_pf.size, pv, r->n_listing, &plan) != MB_OK) {
+                          (const char *) r->conf_pf.data, r->conf_pf.size, pv, r->n_listing, ret) != MB_OK) {
                 cli_error("%s: cannot plan the boot", r->o->esp);
                 return -1;
         }
+        return 0;
+}
+
+static int esp_choose(predict_run *r, pfile **ret) {
+        mb_plan plan;
+        pfile *e;
+
+        if (esp_plan(r, &plan) < 0)
+                return -1;
         if (plan.chainload) {
                 cli_error("%s: no usable entry in loader/entries: mshim would chainload its next stage, "
                           "which is not predicted yet", r->o->esp);
@@ -708,6 +717,64 @@ static int report_engine_error(const predict_run *r, mb_err err) {
         return EXIT_BAD_INPUT;
 }
 
+/* --list-entries: the plan's entry files in the order mshim tries them
+ * ("boot"; the first is the one it boots), then the unusable ones in the
+ * order it measures them ("unusable"), or "chainload" when none is
+ * usable; --json adds the rule that chose the first
+ * (docs/schema/mshim-plan-1.schema.json). Nothing is predicted: no log or
+ * TPM is read. */
+static void list_json(const predict_run *r, const mb_plan *plan) {
+        static const char *const from[] = {
+                [MB_PLAN_DEFAULT_FIRST] = "first", [MB_PLAN_DEFAULT_CONF] = "loader.conf",
+                [MB_PLAN_DEFAULT_VAR] = "LoaderEntryDefault", [MB_PLAN_DEFAULT_ONESHOT] = "LoaderEntryOneShot",
+        };
+        json_sink js;
+        mb_emit *e = &js.emit;
+
+        json_sink_init(&js);
+        mb_emit_begin_obj(e, NULL);
+        mb_emit_cstr(e, "schema", PLAN_SCHEMA);
+        mb_emit_cstr(e, "mshim_version", MB_VERSION);
+        mb_emit_bool(e, "chainload", plan->chainload);
+        if (!plan->chainload)
+                mb_emit_cstr(e, "default_from", from[plan->default_from]);
+        mb_emit_begin_arr(e, "boot");
+        for (size_t k = 0; k < plan->n_boot; k++)
+                mb_emit_cstr(e, NULL, r->listing[plan->boot[k]].id);
+        mb_emit_end_arr(e);
+        mb_emit_begin_arr(e, "unusable");
+        for (size_t k = 0; k < plan->n_unusable; k++)
+                mb_emit_cstr(e, NULL, r->listing[plan->unusable[k]].id);
+        mb_emit_end_arr(e);
+        mb_emit_end_obj(e);
+        out_putc('\n');
+}
+
+static void list_line(const char *what, const char *id) {
+        out_puts(what);
+        out_putc(' ');
+        out_puts(id);
+        out_putc('\n');
+}
+
+static int list_entries(predict_run *r) {
+        mb_plan plan;
+
+        if (load_conf(r) < 0 || esp_list(r) < 0 || esp_plan(r, &plan) < 0)
+                return EXIT_BAD_INPUT;
+        if (r->o->json) {
+                list_json(r, &plan);
+        } else {
+                for (size_t k = 0; k < plan.n_boot; k++)
+                        list_line("boot", r->listing[plan.boot[k]].id);
+                for (size_t k = 0; k < plan.n_unusable; k++)
+                        list_line("unusable", r->listing[plan.unusable[k]].id);
+                if (plan.chainload)
+                        out_puts("chainload\n");
+        }
+        return out_finish() < 0 ? EXIT_BAD_INPUT : 0;
+}
+
 static int predict(predict_run *r) {
         mb_predict_input base_in = { 0 };
         size_t scratch = 0;
@@ -820,6 +887,7 @@ int cmd_predict(int argc, char **argv) {
                 { "default", required_argument, NULL, 'F' },
                 { "oneshot", required_argument, NULL, 'O' },
                 { "state-dir", required_argument, NULL, 'd' },
+                { "list-entries", no_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -844,6 +912,7 @@ int cmd_predict(int argc, char **argv) {
                 case 'c': once = cli_opt_once(&o.loader_conf, "--loader-conf", optarg); break;
                 case 'L': once = cli_opt_once(&o.loader, "--loader", optarg); break;
                 case 'j': o.json = true; break;
+                case 'P': o.list_entries = true; break;
                 case 'i':
                         if (o.n_initrd == MAX_INITRD)
                                 return cli_usage_error("predict", "at most %d --initrd files (as a BLS entry)",
@@ -872,6 +941,18 @@ int cmd_predict(int argc, char **argv) {
         }
         if (optind < argc)
                 return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
+        if (o.list_entries && !o.esp)
+                return cli_usage_error("predict", "--list-entries needs --esp");
+        if (o.list_entries && (o.log_given || o.pcrs_file || o.tpm || o.entry_id || o.kernel || o.n_initrd || o.options ||
+                               o.entry || o.loader || o.select || o.next_stage || o.grub_cfg || o.shim || o.mok ||
+                               o.db_append || o.dbx_append || o.totp_point || o.state_dir))
+                return cli_usage_error("predict", "--list-entries goes with --esp, --loader-conf, --default, "
+                                       "--oneshot and --json only (nothing is predicted)");
+        if (o.list_entries) {
+                ret = list_entries(&r);
+                run_free(&r);
+                return ret;
+        }
         if (o.pcrs_file && o.tpm)
                 return cli_usage_error("predict", "--pcrs and --tpm cannot be used together");
         if ((o.next_stage || o.grub_cfg) && (o.esp || o.entry || o.loader_conf || o.options))

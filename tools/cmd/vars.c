@@ -481,6 +481,14 @@ static int do_list(const vars_opts *o) {
 
 /* ---- get / delete --------------------------------------------------------- */
 
+/* The live variable name under g: true with *ret. */
+static bool find_var(const store *s, const char *name, const mb_guid *g, mb_var *ret) {
+        uint8_t wname[NAME_MAX_BYTES];
+        size_t wn;
+
+        return name_utf16(name, wname, &wn) == 0 && mb_varstore_find(&s->vs, wname, wn, g, ret) == MB_OK;
+}
+
 /* The live variable NAME, under --guid if given, else the only one so
  * named. Prints its own errors. */
 static int lookup(const store *s, const vars_opts *o, mb_var *ret) {
@@ -494,7 +502,7 @@ static int lookup(const store *s, const vars_opts *o, mb_var *ret) {
         if (o->guid) {
                 if (parse_guid_arg(o->guid, &g) < 0)
                         return -1;
-                if (mb_varstore_find(&s->vs, name, name_size, &g, ret) == MB_OK)
+                if (find_var(s, o->name, &g, ret))
                         return 0;
                 cli_error("%s: no variable %s under %s", o->file, o->name, o->guid);
                 return -1;
@@ -737,8 +745,8 @@ static bool sigdb_contains(const uint8_t *data, size_t n, const mb_guid *type, c
 /* shim reads MokList (NV|BS only: shim treats a runtime-visible MokList as
  * forged) and trusts every certificate in it. */
 static int do_add_mok(const vars_opts *o) {
-        uint8_t wname[NAME_MAX_BYTES], *der = NULL;
-        size_t wn, der_len;
+        uint8_t *der = NULL;
+        size_t der_len;
         bytes b = { 0 };
         store s;
         mb_var old;
@@ -748,8 +756,7 @@ static int do_add_mok(const vars_opts *o) {
                 return cli_usage_error("vars", "vars add-mok needs --cert CERT");
         if (store_load(o->file, &s) < 0)
                 return EXIT_BAD_INPUT;
-        name_utf16("MokList", wname, &wn);
-        if (mb_varstore_find(&s.vs, wname, wn, &MB_GUID_SHIM_LOCK, &old) == MB_OK) {
+        if (find_var(&s, "MokList", &MB_GUID_SHIM_LOCK, &old)) {
                 b.p = malloc(old.data_size ? old.data_size : 1);
                 if (!b.p) {
                         cli_error("out of memory");
@@ -784,8 +791,8 @@ out:
  * the variable's attributes; a variable that does not exist yet is created
  * like enroll's. Says how many entries were already there. */
 static int append_var(store *s, const char *name, const mb_guid *g, const bytes *add) {
-        uint8_t wname[NAME_MAX_BYTES], *out = NULL;
-        size_t wn, len = 0, added = 0, n_lists, n_new;
+        uint8_t *out = NULL;
+        size_t len = 0, added = 0, n_lists, n_new;
         mb_var old = { .attributes = ATTR_AUTH };
         bool exists;
         mb_err e;
@@ -793,8 +800,7 @@ static int append_var(store *s, const char *name, const mb_guid *g, const bytes 
 
         if (!add->len)
                 return 0;
-        name_utf16(name, wname, &wn);
-        exists = mb_varstore_find(&s->vs, wname, wn, g, &old) == MB_OK;
+        exists = find_var(s, name, g, &old);
         out = malloc(old.data_size + add->len);
         if (!out) {
                 cli_error("out of memory");
@@ -1183,16 +1189,15 @@ static int out_not_input(const vars_opts *o, bool store_too) {
                 { "the --cert certificate", o->cert }, { "the --password-file", o->password_file },
                 { "the --policy file", o->policy },
         };
+        const struct { const char *what; const char *const *v; unsigned n; } lists[] = {
+                { "a --kek certificate", o->kek, o->n_kek }, { "a --db certificate", o->db, o->n_db },
+                { "a --dbx certificate", o->dbx, o->n_dbx }, { "a --dbx-image image", o->dbx_image, o->n_dbx_image },
+        };
         size_t n = 5;
 
-        for (unsigned i = 0; i < o->n_kek; i++)
-                in[n++] = (cli_input) { "a --kek certificate", o->kek[i] };
-        for (unsigned i = 0; i < o->n_db; i++)
-                in[n++] = (cli_input) { "a --db certificate", o->db[i] };
-        for (unsigned i = 0; i < o->n_dbx; i++)
-                in[n++] = (cli_input) { "a --dbx certificate", o->dbx[i] };
-        for (unsigned i = 0; i < o->n_dbx_image; i++)
-                in[n++] = (cli_input) { "a --dbx-image image", o->dbx_image[i] };
+        for (size_t l = 0; l < MB_ARRAY_SIZE(lists); l++)
+                for (unsigned i = 0; i < lists[l].n; i++)
+                        in[n++] = (cli_input) { lists[l].what, lists[l].v[i] };
         return cli_out_not_input(o->out, in, n);
 }
 

@@ -135,7 +135,7 @@ static int read_evidence(const char *path, evidence *ev) {
 
         if (cli_file_load_max(path, (size_t) ATT_EVIDENCE_MAX_MIB << 20, "attestation evidence", &f) < 0)
                 return EXIT_BAD_INPUT;
-        doc = jr_parse((const char *) f.data, f.size, (size_t) ATT_EVIDENCE_MAX_MIB << 20, &err, &err_off);
+        doc = jr_parse((const char *) f.data, f.size, &JR_LIMITS((size_t) ATT_EVIDENCE_MAX_MIB << 20), &err, &err_off);
         cli_file_free(&f);
         if (!doc) {
                 cli_error("%s: not %s evidence: at byte %zu: %s", path, ATT_EVIDENCE_SCHEMA, err_off, err);

@@ -65,66 +65,72 @@ static size_t name_utf16(const char *name, uint8_t out[NAME_MAX_UNITS * 2]) {
         return mb_utf8_to_utf16le(name, strlen(name), out, NAME_MAX_UNITS * 2, &n) == MB_OK ? n : 0;
 }
 
-static int store_open(const char *path, cli_file *f, uint8_t **img, mb_varstore *vs) {
-        if (cli_file_load_max(path, STORE_MAX, "an OVMF variable store", f) < 0)
+/* An OVMF store opened for one variable under the loader's GUID. */
+typedef struct store_var {
+        cli_file f;
+        uint8_t *img;           /* a copy of the file: edits are made here */
+        mb_varstore vs;
+        mb_guid guid;
+        uint8_t name[NAME_MAX_UNITS * 2];
+        size_t name_size;
+} store_var;
+
+static int store_open(const char *path, const char *name, store_var *s) {
+        s->name_size = name_utf16(name, s->name);
+        mb_guid_parse(EFIVAR_LOADER_GUID, sizeof(EFIVAR_LOADER_GUID) - 1, &s->guid);
+        if (cli_file_load_max(path, STORE_MAX, "an OVMF variable store", &s->f) < 0)
                 return -1;
-        *img = malloc(f->size ? f->size : 1);
-        if (!*img) {
-                cli_file_free(f);
+        s->img = malloc(s->f.size ? s->f.size : 1);
+        if (!s->img) {
+                cli_file_free(&s->f);
                 cli_error("out of memory");
                 return -1;
         }
-        memcpy(*img, f->data, f->size);
-        if (mb_varstore_open(*img, f->size, vs) != MB_OK) {
+        memcpy(s->img, s->f.data, s->f.size);
+        if (mb_varstore_open(s->img, s->f.size, &s->vs) != MB_OK) {
                 cli_error("%s: not an OVMF variable store, or corrupt", path);
-                free(*img);
-                cli_file_free(f);
+                free(s->img);
+                cli_file_free(&s->f);
                 return -1;
         }
         return 0;
 }
 
+static void store_close(store_var *s) {
+        free(s->img);
+        cli_file_free(&s->f);
+}
+
 static int store_get(const char *path, const char *name, char **ret) {
-        uint8_t wname[NAME_MAX_UNITS * 2], *img = NULL;
-        size_t wn = name_utf16(name, wname);
-        mb_varstore vs;
-        mb_guid g;
+        store_var s;
         mb_var v;
-        cli_file f;
         int r = 0;
 
-        mb_guid_parse(EFIVAR_LOADER_GUID, sizeof(EFIVAR_LOADER_GUID) - 1, &g);
-        if (store_open(path, &f, &img, &vs) < 0)
+        if (store_open(path, name, &s) < 0)
                 return -1;
         *ret = NULL;
-        if (mb_varstore_find(&vs, wname, wn, &g, &v) == MB_OK)
+        if (mb_varstore_find(&s.vs, s.name, s.name_size, &s.guid, &v) == MB_OK)
                 r = utf16_to_utf8(name, v.data, v.data_size, ret);
-        free(img);
-        cli_file_free(&f);
+        store_close(&s);
         return r;
 }
 
 static int store_set(const char *path, const char *name, const uint8_t *val, size_t n, uint32_t attrs) {
-        uint8_t wname[NAME_MAX_UNITS * 2], *img = NULL;
-        size_t wn = name_utf16(name, wname);
-        mb_varstore vs;
-        mb_guid g;
+        store_var s;
         mb_err e;
-        cli_file f;
         int r = -1;
 
-        mb_guid_parse(EFIVAR_LOADER_GUID, sizeof(EFIVAR_LOADER_GUID) - 1, &g);
-        if (store_open(path, &f, &img, &vs) < 0)
+        if (store_open(path, name, &s) < 0)
                 return -1;
-        e = val ? mb_varstore_set(&vs, wname, wn, &g, attrs, NULL, val, n) : mb_varstore_delete(&vs, wname, wn, &g);
+        e = val ? mb_varstore_set(&s.vs, s.name, s.name_size, &s.guid, attrs, NULL, val, n)
+                : mb_varstore_delete(&s.vs, s.name, s.name_size, &s.guid);
         if (e == MB_ERR_NOTFOUND && !val)
                 r = 0;          /* nothing to delete */
         else if (e != MB_OK)
                 cli_error("%s: cannot write %s (%s); nothing written", path, name, mb_strerror(e));
         else
-                r = cli_write_file(path, CLI_MODE_SECRET, img, f.size);
-        free(img);
-        cli_file_free(&f);
+                r = cli_write_file(path, CLI_MODE_SECRET, s.img, s.f.size);
+        store_close(&s);
         return r;
 }
 

@@ -3,7 +3,8 @@
  * The CLI's one JSON reader (RFC 8259), for documents mshim reads back and
  * documents from elsewhere alike: `mshim predict --json` output (policy
  * approve --predicted, seal --literal, totp enroll --literal:
- * tools/lib/predjson.c) and attestation evidence (mshim verify). Strict and
+ * tools/lib/predjson.c), attestation evidence (mshim verify) and LUKS2
+ * metadata from cryptsetup (tools/lib/luks2.c). Strict and
  * bounded everywhere, whoever wrote the document (tools/lib/jsonread.h).
  */
 #include <stdlib.h>
@@ -12,7 +13,8 @@
 
 typedef struct jrp {
         const char *s;
-        size_t n, off, max_string, nodes;
+        size_t n, off, nodes;
+        const jr_limits *lim;
         const char *err;
         size_t err_off;
 } jrp;
@@ -54,7 +56,7 @@ static bool jr_string(jrp *p, char **ret, size_t *ret_len) {
         if (p->off >= p->n)
                 return jr_fail(p, "unterminated string");
         cap = p->off - start;
-        if (cap > p->max_string)
+        if (cap > p->lim->max_string)
                 return jr_fail(p, "string too long");
         out = malloc(cap + 1);
         if (!out)
@@ -104,7 +106,7 @@ static bool jr_value(jrp *p, jr_node *v, int depth);
 static bool jr_push(jrp *p, jr_node *v, jr_node **ret) {
         jr_node *k;
 
-        if (++p->nodes > JR_MAX_NODES)
+        if (++p->nodes > p->lim->max_nodes)
                 return jr_fail(p, "too many values");
         if (v->n_kids % 16 == 0) {
                 k = realloc(v->kids, (v->n_kids + 16) * sizeof(*k));
@@ -151,7 +153,7 @@ static bool jr_word(jrp *p, const char *w) {
 }
 
 /* Numbers: RFC 8259's grammar; the text is kept. The integer part is
- * bounded too: no document mshim reads has a number of 2^31 or more. */
+ * bounded by the caller (jr_limits). */
 static bool jr_number(jrp *p, jr_node *v) {
         size_t start = p->off;
 
@@ -162,9 +164,11 @@ static bool jr_number(jrp *p, jr_node *v) {
         else if (p->off < p->n && p->s[p->off] >= '1' && p->s[p->off] <= '9') {
                 uint64_t ip = 0;
                 while (p->off < p->n && p->s[p->off] >= '0' && p->s[p->off] <= '9') {
-                        ip = ip * 10 + (uint64_t) (p->s[p->off++] - '0');
-                        if (ip > 0x7fffffff)
+                        uint64_t d = (uint64_t) (p->s[p->off] - '0');
+                        if (ip > (p->lim->max_int - d) / 10)
                                 return jr_fail(p, "number too large");
+                        ip = ip * 10 + d;
+                        p->off++;
                 }
         } else
                 return jr_fail(p, "unexpected character");
@@ -241,8 +245,8 @@ void jr_free(jr_node *n) {
         }
 }
 
-jr_node *jr_parse(const char *s, size_t n, size_t max_string, const char **err, size_t *err_off) {
-        jrp p = { s, n, 0, max_string, 0, NULL, 0 };
+jr_node *jr_parse(const char *s, size_t n, const jr_limits *lim, const char **err, size_t *err_off) {
+        jrp p = { s, n, 0, 0, lim, NULL, 0 };
         jr_node *root = calloc(1, sizeof(*root));
 
         if (!root) {
@@ -271,36 +275,34 @@ const jr_node *jr_get(const jr_node *o, const char *key) {
         return NULL;
 }
 
+const char *jr_str(const jr_node *v) {
+        return v && v->type == JR_STRING ? v->str : NULL;
+}
+
 bool jr_uint(const jr_node *v, uint32_t *ret) {
+        return v && v->type == JR_NUMBER && jr_decimal(v->str, UINT32_MAX, ret);
+}
+
+bool jr_decimal(const char *s, uint32_t max, uint32_t *ret) {
         uint32_t x = 0;
 
-        if (!v || v->type != JR_NUMBER || v->str[0] == '-')
+        if (!*s)
                 return false;
-        for (size_t i = 0; i < v->len; i++) {
-                if (v->str[i] < '0' || v->str[i] > '9')
+        for (; *s; s++) {
+                uint32_t d = (uint32_t) (*s - '0');
+                if (*s < '0' || *s > '9' || d > max || x > (max - d) / 10)
                         return false;
-                /* Below 2^31: jr_number bounded it. */
-                x = x * 10 + (uint32_t) (v->str[i] - '0');
+                x = x * 10 + d;
         }
         *ret = x;
         return true;
 }
 
 bool jr_pcr_index(const char *key, uint32_t *ret) {
-        size_t l = strlen(key);
-        uint32_t v = 0;
-
-        if (l == 0 || l > 2 || (l == 2 && key[0] == '0'))
+        /* No leading zero: docs/schema/ writes "7", never "07". */
+        if (key[0] == '0' && key[1])
                 return false;
-        for (size_t i = 0; i < l; i++) {
-                if (key[i] < '0' || key[i] > '9')
-                        return false;
-                v = v * 10 + (uint32_t) (key[i] - '0');
-        }
-        if (v >= MB_PCR_COUNT)
-                return false;
-        *ret = v;
-        return true;
+        return jr_decimal(key, MB_PCR_COUNT - 1, ret);
 }
 
 bool jr_hex(const jr_node *v, size_t size, uint8_t *ret) {

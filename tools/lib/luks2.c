@@ -19,15 +19,21 @@ static int cryptsetup(char **argv, const cli_feed *feeds, size_t n_feeds, char *
         return cli_run_io(argv, &o);
 }
 
+/* What cryptsetup prints: the JSON area is at most META_MAX bytes, and
+ * each value takes two of them at least ("0,"); its integers are below
+ * 2^63 (json-c's int64), whatever a token of another program holds. */
+static const jr_limits meta_limits = { META_MAX, META_MAX / 2, INT64_MAX };
+
 /* bit i for each "i" of a "keyslots" array; -1 when it is not one. */
-static int slot_mask(const json_value *a, uint32_t *ret) {
+static int slot_mask(const jr_node *a, uint32_t *ret) {
         uint32_t m = 0;
 
-        if (!a || a->type != JSON_ARRAY)
+        if (!a || a->type != JR_ARRAY)
                 return -1;
-        for (size_t i = 0; i < a->n; i++) {
-                unsigned long s;
-                if (a->v[i].type != JSON_STRING || json_uint(&a->v[i], LUKS2_SLOTS - 1, &s) < 0)
+        for (size_t i = 0; i < a->n_kids; i++) {
+                const char *t = jr_str(&a->kids[i]);
+                uint32_t s;
+                if (!t || !jr_decimal(t, LUKS2_SLOTS - 1, &s))
                         return -1;
                 m |= 1u << s;
         }
@@ -36,24 +42,24 @@ static int slot_mask(const json_value *a, uint32_t *ret) {
 }
 
 static int take_meta(luks2_hdr *h) {
-        const json_value *ks = json_get(h->meta, "keyslots"), *tk = json_get(h->meta, "tokens");
-        unsigned long id;
+        const jr_node *ks = jr_get(h->meta, "keyslots"), *tk = jr_get(h->meta, "tokens");
+        uint32_t id;
 
-        if (!ks || ks->type != JSON_OBJECT || !tk || tk->type != JSON_OBJECT)
+        if (!ks || ks->type != JR_OBJECT || !tk || tk->type != JR_OBJECT)
                 goto bad;
-        for (size_t i = 0; i < ks->n; i++) {
-                if (json_uint(&(json_value) { .type = JSON_STRING, .s = ks->keys[i] }, LUKS2_SLOTS - 1, &id) < 0)
+        for (size_t i = 0; i < ks->n_kids; i++) {
+                if (!jr_decimal(ks->kids[i].key, LUKS2_SLOTS - 1, &id))
                         goto bad;
                 h->keyslots |= 1u << id;
         }
-        for (size_t i = 0; i < tk->n; i++) {
+        for (size_t i = 0; i < tk->n_kids; i++) {
                 luks2_token *t;
-                if (json_uint(&(json_value) { .type = JSON_STRING, .s = tk->keys[i] }, LUKS2_TOKENS - 1, &id) < 0)
+                if (!jr_decimal(tk->kids[i].key, LUKS2_TOKENS - 1, &id))
                         goto bad;
                 t = &h->tokens[id];
-                t->json = &tk->v[i];
-                t->type = json_str(json_get(t->json, "type"));
-                if (!t->type || slot_mask(json_get(t->json, "keyslots"), &t->keyslots) < 0)
+                t->json = &tk->kids[i];
+                t->type = jr_str(jr_get(t->json, "type"));
+                if (!t->type || slot_mask(jr_get(t->json, "keyslots"), &t->keyslots) < 0)
                         goto bad;
         }
         return 0;
@@ -67,7 +73,8 @@ int luks2_read(const char *device, luks2_hdr *ret) {
         char *dump[] = { "cryptsetup", "luksDump", "--dump-json-metadata", (char *) device, NULL };
         luks2_hdr h = { .device = device };
         char *out = NULL;
-        size_t n;
+        const char *err = NULL;
+        size_t n, err_off = 0;
         int r;
 
         if (access(device, R_OK) < 0) {
@@ -90,7 +97,10 @@ int luks2_read(const char *device, luks2_hdr *ret) {
                 return EXIT_BAD_INPUT;
         }
         n = strlen(out);
-        r = json_parse(out, n, "cryptsetup luksDump --dump-json-metadata", &h.meta) < 0 || take_meta(&h) < 0;
+        h.meta = jr_parse(out, n, &meta_limits, &err, &err_off);
+        if (!h.meta)
+                cli_error("cryptsetup luksDump --dump-json-metadata: not JSON (%s, near byte %zu)", err, err_off);
+        r = !h.meta || take_meta(&h) < 0;
         free(out);
         if (r) {
                 luks2_free(&h);
@@ -101,7 +111,7 @@ int luks2_read(const char *device, luks2_hdr *ret) {
 }
 
 void luks2_free(luks2_hdr *h) {
-        json_free(h->meta);
+        jr_free(h->meta);
         h->meta = NULL;
 }
 
@@ -228,7 +238,8 @@ static uint8_t *unbase64(const char *s, size_t *ret_n) {
 int luks2_sealed(const luks2_hdr *h, seal_file *ret, int *ret_id) {
         int id = luks2_find(h, LUKS2_TOKEN_TPM2);
         const luks2_token *t;
-        unsigned long v;
+        const jr_node *ver;
+        uint32_t v;
         uint8_t *text;
         size_t n;
         char name[4096 + 32];
@@ -242,7 +253,10 @@ int luks2_sealed(const luks2_hdr *h, seal_file *ret, int *ret_id) {
         }
         t = &h->tokens[id];
         snprintf(name, sizeof(name), "%s, token %d", h->device, id);
-        if (json_uint(json_get(t->json, "mshim-version"), 1000, &v) < 0 || v != LUKS2_TOKEN_VERSION) {
+        /* A number, or the same digits as a string. */
+        ver = jr_get(t->json, "mshim-version");
+        if (!ver || (ver->type != JR_NUMBER && ver->type != JR_STRING) || !jr_decimal(ver->str, 1000, &v) ||
+            v != LUKS2_TOKEN_VERSION) {
                 cli_error("%s: not a version %d %s token (written by another mshim?)", name, LUKS2_TOKEN_VERSION,
                           LUKS2_TOKEN_TPM2);
                 return EXIT_BAD_INPUT;
@@ -251,7 +265,7 @@ int luks2_sealed(const luks2_hdr *h, seal_file *ret, int *ret_id) {
                 cli_error("%s: the token names no key slot, or several", name);
                 return EXIT_BAD_INPUT;
         }
-        if (!json_str(json_get(t->json, "mshim-sealed")) || !(text = unbase64(json_str(json_get(t->json, "mshim-sealed")), &n))) {
+        if (!jr_str(jr_get(t->json, "mshim-sealed")) || !(text = unbase64(jr_str(jr_get(t->json, "mshim-sealed")), &n))) {
                 cli_error("%s: its mshim-sealed member is not base64", name);
                 return EXIT_BAD_INPUT;
         }

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "json.h"
+#include "jsonread.h"
 #include "sealdata.h"
 
 /* LUKS2 on-disk format: at most 32 key slots and 32 tokens. */
@@ -25,12 +25,12 @@
 typedef struct luks2_token {
         const char *type;       /* NULL: no token with this id */
         uint32_t keyslots;      /* bit i: key slot i */
-        const json_value *json;
+        const jr_node *json;
 } luks2_token;
 
 typedef struct luks2_hdr {
         const char *device;
-        json_value *meta;
+        jr_node *meta;
         uint32_t keyslots;      /* bit i: key slot i is in use */
         luks2_token tokens[LUKS2_TOKENS];
 } luks2_hdr;

@@ -119,7 +119,7 @@ static bool document(const jr_node *doc, pred_json *ret, pj_err *e) {
 
 int pred_json_parse(const char *name, const char *buf, size_t size, pred_json *ret) {
         pj_err e = { 0 };
-        jr_node *doc = jr_parse(buf, size, MAX_STRING, &e.why, &e.off);
+        jr_node *doc = jr_parse(buf, size, &JR_LIMITS(MAX_STRING), &e.why, &e.off);
         pred_json r;
         bool ok;
 
