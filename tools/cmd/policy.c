@@ -1040,6 +1040,80 @@ out:
         return r;
 }
 
+/* ---- revoking what came before a blessed boot ----------------------------------
+ *
+ * After `mshim bless` marked this boot good (docs/SEALING.md "Revoking
+ * after bless"): the approvals of this boot stay, every other approval
+ * is ended by the counter. What is kept is decided by the TPM's PCRs
+ * alone: an approval's label, entry id and creation time are not signed
+ * (anyone with the ESP edits them), so none of them may keep an approval. */
+
+/* A TOTP approval is of the TOTP point, before PCRs 5, 9, 12 and 13 reach
+ * their end-of-boot values (docs/SEALING.md "The TOTP key"): it is this
+ * boot's when every other PCR it selects is this boot's, and it selects
+ * at least one such PCR. */
+#define TOTP_POINT_PCRS ((1u << 5) | (1u << 9) | (1u << 12) | (1u << 13))
+static bool totp_matches(const approval *a, const mb_pcr_values *now) {
+        size_t k = 0;
+        bool any = false;
+
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *v;
+                if (!(a->pcrs & (1u << i)))
+                        continue;
+                v = mb_pcrs_get(now, MB_ALG_SHA256, i);
+                if (!(TOTP_POINT_PCRS & (1u << i))) {
+                        if (!v || memcmp(v, a->values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE))
+                                return false;
+                        any = true;
+                }
+                k++;
+        }
+        return any;
+}
+
+int policy_revoke_others(const char *state_dir, const char *esp, const char *pass_file) {
+        policy_opts o = { .state_dir = state_dir, .esp = esp, .pass_file = pass_file };
+        mb_pcr_values *now = calloc(1, sizeof(*now));
+        all_approvals x = { 0 };
+        size_t n_match = 0;
+        int r = EXIT_BAD_INPUT;
+        cli_tpm t;
+
+        if (!now || cli_tpm_connect(&t) < 0)
+                goto out;
+        if (all_load(&o, &t, &x) < 0 || prune_values(&o, &t, now) < 0)
+                goto done;
+        for (size_t i = 0; i < x.n[0]; i++)
+                n_match += x.ok[0][i] && approval_matches(&x.e[0][i].a, now);
+        if (!n_match) {
+                /* Revoking everything would leave this good boot unapproved. */
+                cli_error("no live approval matches this boot's PCRs: nothing revoked (approve this boot first: "
+                          "mshim policy approve --current)");
+                r = EXIT_CHECK_FAILED;
+                goto done;
+        }
+        for (int k = 0; k < 2; k++)
+                for (size_t i = 0; i < x.n[k]; i++) {
+                        const approval *a = &x.e[k][i].a;
+                        bool mine = x.ok[k][i] && (k ? totp_matches(a, now) : approval_matches(a, now));
+                        if (a->epoch < x.counter)
+                                all_add(&x, k, i, "revoked");
+                        else if (x.ok[k][i])
+                                all_add(&x, k, i, mine ? NULL : "not of the blessed boot");
+                }
+        if (!all_bump(&x))
+                printf("no approval of another boot is live: nothing to revoke\n");
+        r = rotate(&o, &t, &x.nv_name, x.counter, x.it, x.n_it, all_bump(&x), false);
+        r = r == 0 && x.bad ? EXIT_CHECK_FAILED : r;
+done:
+        cli_tpm_disconnect(&t);
+out:
+        free(now);
+        all_free(&x);
+        return r;
+}
+
 /* ---- init --reset: a way back after a cleared TPM or a lost key ----------------
  * (docs/RECOVERY.md). Run after a passphrase boot; re-creates only what is
  * gone, keeps every file it replaces under another name, and says what
