@@ -614,7 +614,7 @@ sealed_boot "$V3's removed approvals put back on the ESP: its boot does not unse
 export MSHIM_EFIVARS=$T/efivars
 mkdir -p "$MSHIM_EFIVARS"
 python3 -c 'import sys; open(sys.argv[1], "wb").write(b"\x06\0\0\0" + (sys.argv[2] + "\0").encode("utf-16-le"))' \
-        "$MSHIM_EFIVARS/LoaderEntrySelected-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f" "$TOKEN-$V3"
+        "$MSHIM_EFIVARS/LoaderEntrySelected-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f" "$TOKEN-$V3.conf"
 boot_state() {      # V K I OPTIONS: the TPM restarted in that boot's state (hashlib's events)
         tpm_stop
         expect_boot "$1" "$2" "$3" "$4" "$T/boot-extends.txt" >/dev/null
