@@ -637,6 +637,8 @@ check "bless without REVOKE_AFTER_BLESS: the epoch unchanged ($e0)" test "$(epoc
 # A changed entry of V3 tried again (a counter again), now with the revoke.
 mv "$(entry_of "$V3")" "$ESP/loader/entries/$TOKEN-$V3+2-1.conf"
 write_conf "OPTIONS=$OPTS" "REVOKE_AFTER_BLESS=yes"
+# An evil maid's copies of the old kernel's approvals, put back afterwards.
+mkdir -p "$T/v2copies"; cp $(grep -lx "entry-id $TOKEN-$V2" "$APPROVALS"/*.approval) "$T/v2copies/"
 run "bless with REVOKE_AFTER_BLESS=yes: blessed, the other boots revoked" 0 "" kernel-hook bless
 check "bless --revoke: the entry blessed" test "$(entry_of "$V3")" = "$ESP/loader/entries/$TOKEN-$V3.conf"
 check "bless --revoke: the epoch moved ($e0 -> $(epoch)), said" \
@@ -648,7 +650,9 @@ check "bless --revoke: the approvals of the new epoch are all of $V3's boot (has
         done; [ $n -ge 1 ]'
 unseal_as "after bless --revoke: the new kernel's boot ($V3) unseals" 0 "^the disk key$"
 boot_state "$V2" "$K2" "$T/initrd2b" "$FIRST_OPTS"
-unseal_as "after bless --revoke: the old kernel's boot ($V2) does not unseal (exit 1, revoked)" 1 "unseal refused:.*revoked"
+unseal_as "after bless --revoke: the old kernel's boot ($V2) does not unseal (exit 1)" 1 "unseal refused"
+cp "$T"/v2copies/*.approval "$APPROVALS/"
+unseal_as "after bless --revoke: ... nor with its old approvals put back on the ESP (exit 1, revoked)" 1 "unseal refused:.*revoked"
 e1=$(epoch)
 run "bless again (no counter left): nothing renamed, nothing revoked" 0 "" kernel-hook bless
 check "bless again: the epoch unchanged" test "$(epoch)" = "$e1"
