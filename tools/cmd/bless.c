@@ -9,7 +9,7 @@
  *
  * With --revoke (the kernel hook's REVOKE_AFTER_BLESS=yes), a boot blessed
  * now, the first good boot of a new entry, also ends every approval that is
- * not this boot's (policy_revoke_others), so the kernel booted before it,
+ * not this boot's (`mshim policy revoke --others`), so the kernel booted before it,
  * perhaps a vulnerable one, no longer unseals. Until that bless the older
  * boots stay approved: they are the way back if the new entry fails.
  */
@@ -112,7 +112,11 @@ static int revoke_others(const char *state, const char *esp, const char *pass) {
                 return 0;
         }
         printf("revoking the approvals of every other boot (--revoke)\n");
-        return policy_revoke_others(state, esp, pass);
+        {
+                char *argv[] = { "policy", "revoke", "--others", "--state-dir", (char *) state, "--esp", (char *) esp,
+                                 pass ? "--pass-file" : NULL, (char *) pass, NULL };
+                return cmd_policy(pass ? 9 : 7, argv);
+        }
 }
 
 int cmd_bless(int argc, char **argv) {

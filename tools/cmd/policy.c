@@ -25,6 +25,7 @@ typedef struct policy_opts {
         bool reset, new_key;    /* init --reset [--new-key] */
         const char *arg;        /* approve --signature's and sign's REQUEST */
         bool current, tpm, json, totp;
+        bool others;            /* revoke --others: all but this boot's (mshim bless --revoke) */
         uint32_t select;
         const char *keep[64];
         size_t n_keep;
@@ -1001,6 +1002,7 @@ static bool is_totp_approval(const char *path) {
         return r;
 }
 
+static int policy_revoke_others(const policy_opts *op);
 static int policy_revoke(const policy_opts *o) {
         const char *state = o->state_dir ? o->state_dir : SEAL_STATE_DIR;
         char *key = seal_key_path(state, false);
@@ -1012,6 +1014,10 @@ static int policy_revoke(const policy_opts *o) {
         cli_tpm t;
         int r = EXIT_BAD_INPUT;
 
+        if (o->others) {
+                r = policy_revoke_others(o);
+                goto out;
+        }
         if (!key || !keep || !it)
                 goto out;
         /* Everything that can fail without the TPM first: the kept
@@ -1072,8 +1078,8 @@ static bool totp_matches(const approval *a, const mb_pcr_values *now) {
         return any;
 }
 
-int policy_revoke_others(const char *state_dir, const char *esp, const char *pass_file) {
-        policy_opts o = { .state_dir = state_dir, .esp = esp, .pass_file = pass_file };
+static int policy_revoke_others(const policy_opts *op) {
+        policy_opts o = *op;
         mb_pcr_values *now = calloc(1, sizeof(*now));
         all_approvals x = { 0 };
         size_t n_match = 0;
@@ -1276,6 +1282,7 @@ int cmd_policy(int argc, char **argv) {
                 { "public-only", required_argument, NULL, 'U' },
                 { "reset", no_argument, NULL, 'X' },
                 { "new-key", no_argument, NULL, 'N' },
+                { "others", no_argument, NULL, 'O' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -1288,7 +1295,7 @@ int cmd_policy(int argc, char **argv) {
                 { "approve", policy_approve, "SEsPCpLITFRG" },
                 { "list", policy_list, "SEjT" },
                 { "prune", policy_prune, "SElptTF" },
-                { "revoke", policy_revoke, "SEKF" },
+                { "revoke", policy_revoke, "SEKFO" },
                 { "remove", policy_remove, "SEIF" },
                 { "sign", policy_sign, "kFo" },
         };
@@ -1346,6 +1353,7 @@ int cmd_policy(int argc, char **argv) {
                                 return cli_usage_error("policy", "--select %s: want PCR numbers 0-23 and ranges, "
                                                        "e.g. 4,5,7,9,12", optarg);
                         break;
+                case 'O': o.others = true; break;
                 case 'K':
                         if (o.n_keep == MB_ARRAY_SIZE(o.keep))
                                 return cli_usage_error("policy", "at most %zu --keep files", MB_ARRAY_SIZE(o.keep));
@@ -1368,6 +1376,8 @@ int cmd_policy(int argc, char **argv) {
         if (k == 0 && o.reset && o.public_only)
                 return cli_usage_error("policy", "--reset keeps the key there is (or makes one with --new-key): "
                                        "not --public-only");
+        if (o.others && o.n_keep)
+                return cli_usage_error("policy", "--others keeps this boot's approvals: no --keep with it");
         if (k == 6 && (!o.key || !o.output))
                 return cli_usage_error("policy", "policy sign needs --key KEY (the policy key) and -o SIG");
         if (k == 1 && o.signature && (o.request || o.predicted || o.current || o.pcrs_file || o.select || o.label ||

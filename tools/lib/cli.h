@@ -141,9 +141,6 @@ int cmd_luks(int argc, char **argv);     /* tools/cmd/luks.c */
 int cmd_set_default(int argc, char **argv);  /* tools/cmd/bootvars.c */
 int cmd_set_oneshot(int argc, char **argv);  /* tools/cmd/bootvars.c */
 int cmd_bless(int argc, char **argv);    /* tools/cmd/bless.c */
-/* After a blessed boot: end every approval that is not this boot's (the
- * TPM's PCRs), re-signing this boot's at the new epoch. An exit status. */
-int policy_revoke_others(const char *state_dir, const char *esp, const char *pass_file);
 
 /* The events of a log (data, size) that extended PCR pcr, with their alg
  * digests, as `mshim log --pcrs` and `mshim unseal` list them under a
