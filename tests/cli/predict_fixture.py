@@ -33,6 +33,7 @@ tree, its replayed PCRs, and the PCR values a change must give.
   predict_fixture.py expect-entry --entry-name NAME --entry FILE
                      --kernel FILE --initrd FILE --options S
                      [--loader-conf FILE] [--select 4,5,...] [--extends OUT]
+                     [--loader FILE]
       the "pcrs" of make's boot with every file mshim reads replaced: entry
       NAME (FILE's bytes) booting KERNEL with INITRD and S, loader.conf
       FILE's or absent (tests/cli/test_hooks.sh); --extends: that boot's
@@ -259,7 +260,7 @@ def cmd_expect_entry(a):
         return open(f, "rb").read()
     conf = read(a.loader_conf) if a.loader_conf else None
     evs = events(None, False, False, a.options, conf=conf, entry=(a.entry_name, read(a.entry)),
-                 kernel=read(a.kernel), initrd=read(a.initrd))
+                 kernel=read(a.kernel), initrd=read(a.initrd), loader=read(a.loader) if a.loader else None)
     if a.extends:
         write_extends(a.extends, evs)
     pcrs = {b: {str(n): v.hex() for n, v in vals.items() if not a.select or n in a.select}
@@ -290,7 +291,7 @@ def main():
     s.add_argument("--entry", required=True); s.add_argument("--kernel", required=True)
     s.add_argument("--initrd", required=True); s.add_argument("--options", required=True)
     s.add_argument("--loader-conf"); s.add_argument("--select", type=lambda v: [int(x) for x in v.split(",")])
-    s.add_argument("--extends")
+    s.add_argument("--extends"); s.add_argument("--loader", help="the next boot's mshimx64.efi (PCR 4)")
     s.set_defaults(f=cmd_expect_entry)
     a = p.parse_args()
     return a.f(a)

@@ -117,9 +117,18 @@ entry_text() {
                 "title $TITLE" "version $1" "linux /$TOKEN/$1/linux-$(short "$2")" \
                 "initrd /$TOKEN/$1/initrd-$(short "$3")" "options ${4:-$OPTS}"
 }
+# entry_of V: V's entry file(s): TOKEN-V.conf, or with a boot counter
+# TOKEN-V+LEFT-DONE.conf (the hook writes new entries with TRIES=3 tries).
+entry_of() {
+        local p
+        for p in "$ESP/loader/entries/$TOKEN-$1.conf" "$ESP/loader/entries/$TOKEN-$1+"*.conf; do
+                [ -f "$p" ] && echo "$p"
+        done
+}
 # check_installed V K I: the entry's bytes, the copies, nothing else.
 check_installed() {
-        local v=$1 k=$2 i=$3 e=$ESP/loader/entries/$TOKEN-$1.conf
+        local v=$1 k=$2 i=$3 e
+        e=$(entry_of "$1")
         check "$v: the entry's bytes" cmp -s <(entry_text "$v" "$k" "$i") "$e"
         check "$v: the kernel's copy" cmp -s "$k" "$ESP/$TOKEN/$v/linux-$(short "$k")"
         check "$v: the initrd's copy" cmp -s "$i" "$ESP/$TOKEN/$v/initrd-$(short "$i")"
@@ -196,6 +205,8 @@ run "$V1: postinst.d after the initrd: entry and approval" 0 "entry written" zz-
 check_installed "$V1" "$K1" "$T/initrd1"
 check_approved "$V1" "$V1" "$K1" "$T/initrd1"
 check "$V1: label 'kernel $V1'" grep -qx "label kernel $V1" "$LAST_APPROVAL"
+check "$V1: a new entry has a boot counter, 3 tries (BLS boot counting; TRIES's default)" \
+        test "$(entry_of "$V1")" = "$ESP/loader/entries/$TOKEN-$V1+3-0.conf"
 check "$V1: the current boot approved too (no approval matched it)" test "$(current_approvals | wc -l)" = 1
 check "$V1: ... with the TPM's PCRs (the baseline's replay)" cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$(current_approvals)") \
         <(grep -E '^sha256:(4|5|7|9|12)=' "$F/pcrs.txt")
@@ -215,16 +226,26 @@ run "$V2: post-update.d writes the entry once the initrd is there" 0 "entry writ
 check_installed "$V2" "$K2" "$T/initrd2"
 check_approved "$V2" "$V2" "$K2" "$T/initrd2"
 check "$V2: the current boot already approved: not again" test "$(current_approvals | wc -l)" = 1
-check "$V2: $V1's entry untouched" cmp -s <(entry_text "$V1" "$K1" "$T/initrd1") "$ESP/loader/entries/$TOKEN-$V1.conf"
+check "$V2: $V1's entry untouched" cmp -s <(entry_text "$V1" "$K1" "$T/initrd1") "$(entry_of "$V1")"
 n=$(n_approvals)
 run "$V2: postinst.d after it: the entry unchanged" 0 "entry unchanged" zz-mshim.postinst "$V2"
 check "$V2: no second approval" test "$(n_approvals)" = "$n"
 
 # ---- update-initramfs -u: a new initrd for an installed kernel -------------------------
+# The entry was tried once (the loader renamed it, +2-1): the changed entry
+# replaces that file, with 3 tries again.
+mv "$(entry_of "$V2")" "$ESP/loader/entries/$TOKEN-$V2+2-1.conf"
 write_initrd "$V2" "$T/initrd2b"
 run "$V2: a new initrd: a new approval" 0 "entry written" mshim.post-update "$V2" "$BOOT/initrd.img-$V2"
 check_installed "$V2" "$K2" "$T/initrd2b"
 check_approved "$V2 new initrd" "$V2" "$K2" "$T/initrd2b"
+check "$V2 new initrd: one entry file, +3-0: the counted +2-1 replaced" \
+        test "$(entry_of "$V2")" = "$ESP/loader/entries/$TOKEN-$V2+3-0.conf"
+# Blessed (mshim bless drops the counter): a re-run leaves it so.
+mv "$(entry_of "$V2")" "$ESP/loader/entries/$TOKEN-$V2.conf"
+run "$V2 blessed, postinst.d again: the entry unchanged" 0 "entry unchanged" zz-mshim.postinst "$V2"
+check "$V2 blessed: its file keeps its name (no counter given back)" \
+        test "$(entry_of "$V2")" = "$ESP/loader/entries/$TOKEN-$V2.conf"
 
 # ---- a kernel that is not the default (an older version) ---------------------------
 install_kernel "$V0" "$K1"; write_initrd "$V0" "$T/initrd1"
@@ -252,7 +273,7 @@ mv "$STATE/policy.key" "$STATE/policy.key.off"
 run "approval refused (no policy key): the hook fails, naming it" 1 "policy approve" zz-mshim.postinst "$V3"
 mv "$STATE/policy.key.off" "$STATE/policy.key"
 check "approval refused: the ESP as before" test "$(esp_state)" = "$before"
-check "approval refused: no default entry for $V3" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
+check "approval refused: no default entry for $V3" test -z "$(entry_of "$V3")"
 sed 's/^sha256:4=./sha256:4=f/; s/^sha256:4=ff/sha256:4=00/' "$F/pcrs.txt" >"$T/wrong-pcrs.txt"
 check "the wrong PCRs differ" bash -c "! cmp -s '$F/pcrs.txt' '$T/wrong-pcrs.txt'"
 write_conf "PCRS=$T/wrong-pcrs.txt" "STRICT=yes"
@@ -273,7 +294,7 @@ check "prediction fails: says it approved nothing and what to run" \
         grep -q "approved nothing: .*run: .*zz-mshim $VBAD" "$T/err"
 check_installed "$VBAD" build/mshimx64.efi "$T/initrd1"
 check "prediction fails: the approvals untouched" test "$(approvals_state)" = "$astate"
-rm -f "$ESP/loader/entries/$TOKEN-$VBAD.conf"; rm -rf "$ESP/$TOKEN/$VBAD" "$BOOT/vmlinuz-$VBAD" "$BOOT/initrd.img-$VBAD"
+rm -f $(entry_of "$VBAD"); rm -rf "$ESP/$TOKEN/$VBAD" "$BOOT/vmlinuz-$VBAD" "$BOOT/initrd.img-$VBAD"
 check "the unpredictable kernel cleared away: the ESP as before" test "$(esp_state)" = "$before"
 # A failed prediction for a kernel whose entry is there already: it stays,
 # nothing is approved, nothing removed.
@@ -330,7 +351,7 @@ cp "$T/totp.orig" "$ESP/loader/mshim/totp"
 # reuses or the entry it would approve next. The hook approves nothing, names
 # the file, exits 0 (1 with STRICT=yes), and the approvals stay as they were.
 KC2=$ESP/$TOKEN/$V2/linux-$(short "$K2") IC2=$ESP/$TOKEN/$V2/initrd-$(short "$T/initrd2b")
-E2=$ESP/loader/entries/$TOKEN-$V2.conf E3=$ESP/loader/entries/$TOKEN-$V3.conf
+E2=$(entry_of "$V2") E3=$(entry_of "$V3")
 cp "$KC2" "$T/kc2.good"; cp "$IC2" "$T/ic2.good"; cp "$E2" "$T/e2.good"
 printf 'an evil initramfs\n' >"$T/initrd-evil"
 astate=$(approvals_state)
@@ -403,7 +424,7 @@ check "$V3 removed: every disk and TOTP approval left is of the new epoch or rev
 check "$V3 removed: the re-signed TOTP approvals are signed over policy || mshim-totp (openssl)" \
         bash -c "$(declare -f sig_over); T='$T' STATE='$STATE'; for a in \$(grep -lx 'epoch $((e0 + 1))' '$TOTP_DIR'/*.approval); do sig_over \$a || exit 1; done; [ -n \"\$a\" ]"
 check_approved "$V3 removed: the boot after it ($V2)" "$V2" "$K2" "$T/initrd2b" "$TOKEN-$V2" resigned
-check "$V3 removed: its entry is gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
+check "$V3 removed: its entry (counted, +3-0) is gone" test -z "$(entry_of "$V3")"
 check "$V3 removed: its copies are gone" test ! -e "$ESP/$TOKEN/$V3"
 check "$V3 removed: no approval names its entry" bash -c "! grep -rqx 'entry-id $TOKEN-$V3' '$ESP/loader/mshim/approvals'"
 check "$V3 removed: $V2's approvals stay" grep -rqx "entry-id $TOKEN-$V2" "$ESP/loader/mshim/approvals"
@@ -430,7 +451,7 @@ rm -f "$ESP/loader/mshim/totp"
 n=$(n_approvals)
 run "$V0 (not the default) removed" 0 "entry removed" zz-mshim.postrm "$V0"
 check "$V0 removed: no approval needed" test "$(n_approvals)" = "$n"
-check "$V0 removed: entry and copies gone" test ! -e "$ESP/loader/entries/$TOKEN-$V0.conf" -a ! -e "$ESP/$TOKEN/$V0"
+check "$V0 removed: entry and copies gone" test -z "$(entry_of "$V0")" -a ! -e "$ESP/$TOKEN/$V0"
 run "removing an unknown version: nothing to remove, status 0" 0 "" zz-mshim.postrm 9.9.9-1-amd64
 
 # ---- Debian's maintainer-script arguments --------------------------------------------
@@ -459,7 +480,7 @@ check "... its epoch is the counter's after the revoke ($(epoch))" grep -qx "epo
 run "after the revoke, a re-run for $V2: entry unchanged, its boot approved at the new epoch" 0 "entry unchanged" \
         zz-mshim.postinst "$V2"
 check_approved "re-run after the revoke (the approval the removal wrote)" "$V2" "$K2" "$T/initrd2b" "" existing
-check "kernel-install remove: entry and copies gone" test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf" -a ! -e "$ESP/$TOKEN/$V3"
+check "kernel-install remove: entry and copies gone" test -z "$(entry_of "$V3")" -a ! -e "$ESP/$TOKEN/$V3"
 run "kernel-install: two initrds: nothing done, said, exit 0" 0 "more than one initrd" 90-mshim.install add "$V3" "$T/e" "$K2" "$T/initrd-ki" "$T/initrd-ki"
 
 # ---- settings --------------------------------------------------------------------
@@ -479,7 +500,7 @@ check "no policy key, STRICT=yes: nothing written" test -z "$(ls -A "$T/esp2")"
 write_conf "STATE_DIR=$T/nowhere" "ESP=$T/esp2"
 run "no policy key (before setup): exit 0, naming mshim policy init" 0 "mshim policy init" zz-mshim.postinst "$V2"
 check "before setup: says it approved nothing and what to run" grep -q "approved nothing: .*run: .*zz-mshim $V2" "$T/err"
-check "before setup: the entry written" cmp -s <(entry_text "$V2" "$K2" "$T/initrd2b") "$T/esp2/loader/entries/$TOKEN-$V2.conf"
+check "before setup: the entry written" cmp -s <(entry_text "$V2" "$K2" "$T/initrd2b") "$T/esp2/loader/entries/$TOKEN-$V2+3-0.conf"
 check "before setup: no approval" test ! -e "$T/esp2/loader/mshim"
 write_conf "STATE_DIR=$T/nowhere" "ESP=$T/esp2-unmounted"
 run "the ESP not mounted: exit 0, nothing written, said" 0 "is the ESP mounted" zz-mshim.postinst "$V2"
@@ -500,15 +521,20 @@ run "no OPTIONS, no /etc/kernel/cmdline: no entry written, said, exit 0" 0 "no k
 rm -f "$RUNNING_ENTRY"
 check "no command line: says what to run" grep -q "run: .*zz-mshim $V3" "$T/err"
 check "no command line: not taken from the running kernel's entry on the ESP (no entry for $V3)" \
-        test ! -e "$ESP/loader/entries/$TOKEN-$V3.conf"
+        test -z "$(entry_of "$V3")"
 check "no command line: the approvals untouched" test "$(approvals_state)" = "$astate"
 mv "$R/etc/kernel/cmdline.off" "$R/etc/kernel/cmdline"
 check "settings refused: the ESP unchanged" test "$(esp_state)" = "$before"
-write_conf "OPTIONS=root=/dev/vda3 mshim.test=1"
+write_conf "TRIES=x"
+run "hook.conf: TRIES not a number: refused" 1 "TRIES 'x'" zz-mshim.postinst "$V2"
+write_conf "REVOKE_AFTER_BLESS=maybe"
+run "hook.conf: REVOKE_AFTER_BLESS neither yes nor no: refused" 1 "REVOKE_AFTER_BLESS 'maybe'" zz-mshim.postinst "$V2"
+write_conf "OPTIONS=root=/dev/vda3 mshim.test=1" "TRIES=0"
 OPTS="root=/dev/vda3 mshim.test=1"
 run "OPTIONS in hook.conf override /etc/kernel/cmdline" 0 "entry written" zz-mshim.postinst "$V3"
 check_installed "$V3" "$K2" "$T/initrd3"
 check_approved "OPTIONS" "$V3" "$K2" "$T/initrd3"
+check "TRIES=0: the entry has no boot counter" test "$(entry_of "$V3")" = "$ESP/loader/entries/$TOKEN-$V3.conf"
 
 # ---- an encrypted policy key: PASS_FILE, or nothing approved and apt goes on ----------
 # The key encrypted with openssl; the hook runs with no terminal (setsid),
@@ -581,4 +607,53 @@ sealed_boot "the same boot with init=/bin/sh does not unseal (exit 1, PCRs named
 cp "$T"/v3copies/*.approval "$APPROVALS/"
 sealed_boot "$V3's removed approvals put back on the ESP: its boot does not unseal (exit 1, revoked)" 1 \
         "unseal refused:.*revoked" "$FIRST_OPTS"
+
+# ---- bless, and REVOKE_AFTER_BLESS: the old kernel no longer unseals --------------
+# The loader tried V3's entry (renamed to +2-1) and set LoaderEntrySelected
+# (fake efivarfs); mshim-bless.service runs `kernel-hook bless`.
+export MSHIM_EFIVARS=$T/efivars
+mkdir -p "$MSHIM_EFIVARS"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(b"\x06\0\0\0" + (sys.argv[2] + "\0").encode("utf-16-le"))' \
+        "$MSHIM_EFIVARS/LoaderEntrySelected-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f" "$TOKEN-$V3.conf"
+boot_state() {      # V K I OPTIONS: the TPM restarted in that boot's state (hashlib's events)
+        tpm_stop
+        expect_boot "$1" "$2" "$3" "$4" "$T/boot-extends.txt" >/dev/null
+        tpm_start "$T/boot-extends.txt"
+}
+unseal_as() {       # NAME WANT_RC PATTERN: unseal in the TPM's state now
+        "$MSHIM_REAL" unseal --esp "$ESP" "$T/disk.sealed" >"$T/out" 2>"$T/err"; local rc=$?
+        if [ "$rc" = "$2" ] && grep -q -- "$3" "$T/err" "$T/out"; then pass "$1"
+        else fail "$1 (exit $rc, want $2; $(head -c 400 "$T/err"))"; fi
+}
+boot_state "$V2" "$K2" "$T/initrd2b" "$FIRST_OPTS"
+unseal_as "before the bless: the old kernel's boot ($V2) unseals (kept approved, the way back)" 0 "^the disk key$"
+boot_state "$V3" "$K2" "$T/initrd3" "$OPTS"
+mv "$(entry_of "$V3")" "$ESP/loader/entries/$TOKEN-$V3+2-1.conf"
+write_conf "OPTIONS=$OPTS"
+e0=$(epoch)
+run "bless (REVOKE_AFTER_BLESS unset: no): the counter dropped" 0 "" kernel-hook bless
+check "bless: $V3's entry is $TOKEN-$V3.conf now" test "$(entry_of "$V3")" = "$ESP/loader/entries/$TOKEN-$V3.conf"
+check "bless without REVOKE_AFTER_BLESS: the epoch unchanged ($e0)" test "$(epoch)" = "$e0"
+# A changed entry of V3 tried again (a counter again), now with the revoke.
+mv "$(entry_of "$V3")" "$ESP/loader/entries/$TOKEN-$V3+2-1.conf"
+write_conf "OPTIONS=$OPTS" "REVOKE_AFTER_BLESS=yes"
+# An evil maid's copies of the old kernel's approvals, put back afterwards.
+mkdir -p "$T/v2copies"; cp $(grep -lx "entry-id $TOKEN-$V2" "$APPROVALS"/*.approval) "$T/v2copies/"
+run "bless with REVOKE_AFTER_BLESS=yes: blessed, the other boots revoked" 0 "" kernel-hook bless
+check "bless --revoke: the entry blessed" test "$(entry_of "$V3")" = "$ESP/loader/entries/$TOKEN-$V3.conf"
+check "bless --revoke: the epoch moved ($e0 -> $(epoch)), said" \
+        bash -c "[ $(epoch) = $((e0 + 1)) ] && grep -q 'epoch counter: $((e0 + 1))' '$T/out'"
+sha256_lines "$(expect_boot "$V3" "$K2" "$T/initrd3" "$OPTS")" >"$T/v3.want"
+check "bless --revoke: the approvals of the new epoch are all of $V3's boot (hashlib)" bash -c '
+        n=0; for a in $(grep -lx "epoch '"$(epoch)"'" "'"$APPROVALS"'"/*.approval); do n=$((n + 1))
+                cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "'"$T"'/v3.want" || exit 1
+        done; [ $n -ge 1 ]'
+unseal_as "after bless --revoke: the new kernel's boot ($V3) unseals" 0 "^the disk key$"
+boot_state "$V2" "$K2" "$T/initrd2b" "$FIRST_OPTS"
+unseal_as "after bless --revoke: the old kernel's boot ($V2) does not unseal (exit 1)" 1 "unseal refused"
+cp "$T"/v2copies/*.approval "$APPROVALS/"
+unseal_as "after bless --revoke: ... nor with its old approvals put back on the ESP (exit 1, revoked)" 1 "unseal refused:.*revoked"
+e1=$(epoch)
+run "bless again (no counter left): nothing renamed, nothing revoked" 0 "" kernel-hook bless
+check "bless again: the epoch unchanged" test "$(epoch)" = "$e1"
 check "no temporary directory left" test -z "$(ls -A "$TMPDIR")"

@@ -93,7 +93,7 @@ check "the running command line (less BOOT_IMAGE=) written to /etc/kernel/cmdlin
         test "$(cat "$R/etc/kernel/cmdline")" = "root=UUID=1234-abcd ro quiet"
 for v in "$V1" "$V2"; do
         check "entry for $v: the kernel hook's, byte for byte" \
-                cmp -s <(entry "$R" "$v" "root=UUID=1234-abcd ro quiet") "$ESP/loader/entries/$TOKEN-$v.conf"
+                cmp -s <(entry "$R" "$v" "root=UUID=1234-abcd ro quiet") "$ESP/loader/entries/$TOKEN-$v+3-0.conf"
         check "kernel $v copied byte for byte" cmp -s "$R/boot/vmlinuz-$v" "$ESP/$TOKEN/$v/linux-$(h16 "$R/boot/vmlinuz-$v")"
         check "initrd $v copied byte for byte" cmp -s "$R/boot/initrd.img-$v" "$ESP/$TOKEN/$v/initrd-$(h16 "$R/boot/initrd.img-$v")"
 done
@@ -130,6 +130,74 @@ cp "$ESP/EFI/mshim/mshimx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsi
 check "--update signed the package's image, not the attacker's swapped copy" cmp -s "$t/unsigned.efi" "$LOADER"
 h=$(sha256sum "$ESP/EFI/mshim/mshimx64.efi" | cut -d' ' -f1)
 check "--update recorded the new SHA-256" grep -qx "file $h EFI/mshim/mshimx64.efi" "$ST/install.record"
+check "--update before setup (no policy key): says plainly that nothing was approved" grep -q "nothing was approved" "$t/out"
+
+# --update once mshim is set up: the next boot with the new image is
+# predicted and approved before the file is swapped. The baseline boot is
+# predict_fixture.py's (its log, its events extended into a swtpm); the new
+# image differs from the installed one in its COFF TimeDateStamp (hashed by
+# Authenticode), so its PCR 4 digest is new. The expected PCR 4 is
+# predict_fixture.py's (tests/integration/oracle.py's Authenticode hash with
+# hashlib), of the default entry's boot with the new image.
+F=$t/fix
+python3 tests/cli/predict_fixture.py make "$F" "$KDIR/vmlinuz" >/dev/null || fail "predict_fixture.py make"
+cli_swtpm "$t/tpm" || { fail "swtpm starts"; exit 1; }
+while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$F/extends.txt"
+q "$MSHIM" policy init --state-dir "$ST" || fail "mshim policy init"
+mkdir -p "$R/etc/mshim" && printf 'LOG=%s\n' "$F/log.bin" >"$R/etc/mshim/hook.conf"
+newimg() {    # OUT STAMP: the package's image with another COFF TimeDateStamp
+        python3 -c 'import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read()); pe = struct.unpack_from("<I", b, 0x3C)[0]
+struct.pack_into("<I", b, pe + 8, int(sys.argv[3])); open(sys.argv[2], "wb").write(b)' "$LOADER" "$1" "$2"
+}
+newimg "$t/new.efi" 1234567
+newimg "$t/new2.efi" 7654321
+AP=$ESP/loader/mshim/approvals
+# pcr4 IMAGE: PCR 4 of the default entry's ($V2) boot with IMAGE as mshim.
+pcr4() {
+        python3 tests/cli/predict_fixture.py expect-entry --entry-name "$TOKEN-$V2.conf" \
+                --entry "$ESP/loader/entries/$TOKEN-$V2+3-0.conf" --kernel "$R/boot/vmlinuz-$V2" \
+                --initrd "$R/boot/initrd.img-$V2" --options "root=UUID=1234-abcd ro quiet" \
+                --loader-conf "$ESP/loader/loader.conf" --loader "$1" --select 4 |
+                python3 -c 'import json, sys; print(json.load(sys.stdin)["sha256"]["4"])'
+}
+ap_pcr4() { python3 tests/cli/seal_fixture.py approval-values "$1" | sed -n 's/^sha256:4=//p'; }
+cp "$SHIMDIR/fbx64.efi" "$ESP/EFI/mshim/mshimx64.efi"     # the attacker's image, again
+"$MSHIM" install --update --root "$R" --loader "$t/new.efi" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "--update (set up): exit 0" test "$rc" = 0
+A=$(ls "$AP"/*.approval 2>/dev/null)
+check "--update (set up): one approval written" test "$(echo "$A" | grep -c .)" = 1
+check "--update: the approval's PCR 4 is the boot with the new image (Authenticode by the oracle, hashlib)" \
+        test -n "$A" -a "$(ap_pcr4 "$A")" = "$(pcr4 "$t/new.efi")"
+check "--update: the approval names the default entry" grep -qx "entry-id $TOKEN-$V2" "$A"
+check "--update: the approval is signed by the policy key (mshim policy list: live)" \
+        bash -c "'$MSHIM' policy list --state-dir '$ST' --esp '$ESP' | grep -q live"
+check "--update: the attacker's ESP image is in no approval (its PCR 4 by the oracle)" \
+        test "$(ap_pcr4 "$A")" != "$(pcr4 "$SHIMDIR/fbx64.efi")"
+cp "$ESP/EFI/mshim/mshimx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
+# (sbsign fixes the stale PE checksum newimg left: the Authenticode digest,
+# which leaves the checksum out, is what must be the same.)
+sbv=bad; q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi" && sbv=ok
+check "--update: the ESP holds the new image, signed (sbverify), its Authenticode digest the new image's (oracle)" \
+        test "$sbv" = ok -a "$(pcr4 "$t/unsigned.efi")" = "$(pcr4 "$t/new.efi")"
+check "--update: no staged image left in the state directory" test ! -e "$ST/.mshim-update.efi"
+
+# A failure keeps the old state: the default entry's options edited on the
+# ESP (the kernel hook's check refuses it), then --update with another image.
+E2=$ESP/loader/entries/$TOKEN-$V2+3-0.conf
+cp "$E2" "$t/e2.good"; sed -i 's|^options .*|& init=/bin/sh|' "$E2"
+before_img=$(sha256sum <"$ESP/EFI/mshim/mshimx64.efi") before_ap=$(cd "$AP" && sha256sum *) before_rec=$(sha256sum <"$ST/install.record")
+expect_rc "--update when the next boot cannot be approved (entry edited on the ESP): refused, the old loader kept" 1 \
+        "is kept as it was" "$MSHIM" install --update --root "$R" --loader "$t/new2.efi" --efibootmgr "$EFB"
+check "... the ESP's mshim unchanged" test "$(sha256sum <"$ESP/EFI/mshim/mshimx64.efi")" = "$before_img"
+check "... the approvals unchanged" test "$(cd "$AP" && sha256sum *)" = "$before_ap"
+check "... the record unchanged" test "$(sha256sum <"$ST/install.record")" = "$before_rec"
+check "... the edited entry's boot approved by nothing: the hook named the line" grep -q "init=/bin/sh" "$CLI_TMP/err"
+cp "$t/e2.good" "$E2"
+# Approvals are the policy's, not the install's: uninstall leaves them;
+# hook.conf is the admin's.
+rm -r "$ESP/loader/mshim" "$R/etc/mshim"
 
 # status, while installed (schema validation: tests/cli/test_json_schema.sh
 # and below).
@@ -186,7 +254,7 @@ check "--shim: mshim is grubx64.efi, sbverify --cert accepts it" q sbverify --ce
 check "--shim: no fbx64.efi (the fallback would add boot entries)" test ! -e "$ESP/EFI/mshim/fbx64.efi"
 check "a user's loader.conf is not overwritten" cmp -s "$t/lc" "$ESP/loader/loader.conf"
 check "/etc/kernel/cmdline used as it is" test "$(cat "$R/etc/kernel/cmdline")" = "root=/dev/vda2 ro"
-check "entry for $V1 with /etc/kernel/cmdline's options" cmp -s <(entry "$R" "$V1" "root=/dev/vda2 ro") "$ESP/loader/entries/$TOKEN-$V1.conf"
+check "entry for $V1 with /etc/kernel/cmdline's options" cmp -s <(entry "$R" "$V1" "root=/dev/vda2 ro") "$ESP/loader/entries/$TOKEN-$V1+3-0.conf"
 check "mok.der in the state directory is the certificate as DER" cmp -s "$t/c.der" "$ST/mok.der"
 check "the mokutil --import step is printed" grep -q "mokutil --import $ST/mok.der" "$t/out"
 check "boot entry: \\EFI\\mshim\\shimx64.efi on the mount's disk and partition (sysfs)" \
@@ -197,7 +265,7 @@ echo "# mine" >>"$ESP/EFI/mshim/mmx64.efi"
 check "uninstall with a changed file: exit 1" test "$rc" = 1
 check "uninstall names the changed file" grep -q "EFI/mshim/mmx64.efi: kept: changed" "$t/err"
 check "the changed file is kept" test -f "$ESP/EFI/mshim/mmx64.efi"
-check "the rest is removed" test ! -e "$ESP/EFI/mshim/grubx64.efi" -a ! -e "$ESP/loader/entries/$TOKEN-$V1.conf"
+check "the rest is removed" test ! -e "$ESP/EFI/mshim/grubx64.efi" -a ! -e "$ESP/loader/entries/$TOKEN-$V1+3-0.conf"
 check "the boot entry is gone already" test "$(fw 'sorted(s["entries"])')" = "['0000', '0001']"
 rm "$ESP/EFI/mshim/mmx64.efi"
 check "uninstall again, once it is removed: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"

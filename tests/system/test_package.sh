@@ -63,6 +63,24 @@ check "/etc/mshim/hook.conf is a conffile" grep -qx /etc/mshim/hook.conf "$t/ctl
 # The prune unit is shipped disabled (as make install leaves it).
 check "no maintainer script enables mshim-prune.service" \
         bash -c "! grep -qs 'enable.*mshim-prune' '$t/ctl/postinst'"
+# The postinst on an upgrade: `mshim install --update` when an install is
+# recorded, and apt goes on (exit 0, a message) when it fails. Run here
+# with its state directory pointed at a sandbox and a stand-in mshim on PATH
+# that records its arguments and fails.
+mkdir -p "$t/pi/bin" "$t/pi/state"
+printf '#!/bin/sh\necho "$*" >>"%s"\nexit 1\n' "$t/pi/args" >"$t/pi/bin/mshim" && chmod +x "$t/pi/bin/mshim"
+sed "s|/var/lib/mshim|$t/pi/state|g" "$t/ctl/postinst" >"$t/pi/postinst"
+PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure 0.0.1 >/dev/null 2>&1
+check "postinst, upgrade, no install recorded: mshim not run, exit 0" \
+        bash -c "[ $? = 0 ] && [ ! -e '$t/pi/args' ]"
+: >"$t/pi/state/install.record"
+PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure 0.0.1 >/dev/null 2>"$t/pi/err"; rc=$?
+check "postinst, upgrade, install recorded: runs mshim install --update" grep -qx "install --update" "$t/pi/args"
+check "postinst: mshim install --update failing does not fail apt (exit 0, says what to run)" \
+        bash -c "[ $rc = 0 ] && grep -q 'run: mshim install --update' '$t/pi/err'"
+: >"$t/pi/args"
+PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure >/dev/null 2>&1
+check "postinst, first install (no old version): no update" test ! -s "$t/pi/args"
 # The package's loader is the one `make` builds from this tree (the build is
 # reproducible: docs/REPRODUCIBLE.md), when that build is at hand.
 if [ -f build/mshimx64.efi ]; then

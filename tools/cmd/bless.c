@@ -6,6 +6,12 @@
  * boot counter, NAME+LEFT-DONE.conf becoming NAME.conf, so the loader no
  * longer counts its tries down. The counter is not measured, so the next
  * boot's PCRs do not change (docs/MEASUREMENTS.md).
+ *
+ * With --revoke (the kernel hook's REVOKE_AFTER_BLESS=yes), a boot blessed
+ * now, the first good boot of a new entry, also ends every approval that is
+ * not this boot's (`mshim policy revoke --others`), so the kernel booted before it,
+ * perhaps a vulnerable one, no longer unseals. Until that bless the older
+ * boots stay approved: they are the way back if the new entry fails.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -95,14 +101,36 @@ static int rename_noreplace(const char *dir, const char *from, const char *to) {
         return r;
 }
 
+/* --revoke, once the boot is blessed: before `mshim policy init` there is
+ * nothing approved to revoke. */
+static int revoke_others(const char *state, const char *esp, const char *pass) {
+        char pub[4096];
+
+        snprintf(pub, sizeof(pub), "%s/policy.pub", state);
+        if (access(pub, F_OK) < 0) {
+                printf("%s: absent (mshim policy init has not run): no approval to revoke\n", pub);
+                return 0;
+        }
+        printf("revoking the approvals of every other boot (--revoke)\n");
+        {
+                char *argv[] = { "policy", "revoke", "--others", "--state-dir", (char *) state, "--esp", (char *) esp,
+                                 pass ? "--pass-file" : NULL, (char *) pass, NULL };
+                return cmd_policy(pass ? 9 : 7, argv);
+        }
+}
+
 int cmd_bless(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "esp", required_argument, NULL, 'E' },
                 { "vars", required_argument, NULL, 'v' },
+                { "revoke", no_argument, NULL, 'R' },
+                { "state-dir", required_argument, NULL, 'D' },
+                { "pass-file", required_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
-        const char *esp_opt = NULL, *store = NULL, *esp;
+        const char *esp_opt = NULL, *store = NULL, *esp, *state = NULL, *pass = NULL;
+        bool revoke = false;
         char *id = NULL, *dir = NULL, target[MB_PLAN_NAME_MAX];
         bless_find f = { .n_counted = 0 };
         int c, ret = EXIT_BAD_INPUT;
@@ -114,6 +142,9 @@ int cmd_bless(int argc, char **argv) {
                 switch (c) {
                 case 'E': once = cli_opt_once(&esp_opt, "--esp", optarg); break;
                 case 'v': once = cli_opt_once(&store, "--vars", optarg); break;
+                case 'R': revoke = true; break;
+                case 'D': once = cli_opt_once(&state, "--state-dir", optarg); break;
+                case 'P': once = cli_opt_once(&pass, "--pass-file", optarg); break;
                 case 'h': cli_help(stdout, "bless"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -122,6 +153,8 @@ int cmd_bless(int argc, char **argv) {
         }
         if (optind < argc)
                 return cli_usage_error("bless", "unexpected argument '%s'", argv[optind]);
+        if (!revoke && (state || pass))
+                return cli_usage_error("bless", "--state-dir and --pass-file go with --revoke");
         esp = find_esp(esp_opt);
         if (!esp) {
                 cli_error("no ESP with loader/entries at /efi, /boot/efi or /boot: give --esp DIR");
@@ -158,7 +191,7 @@ int cmd_bless(int argc, char **argv) {
         if (rename_noreplace(dir, f.name, target) < 0)
                 goto out;
         printf("%s -> %s\n", f.name, target);
-        ret = 0;
+        ret = revoke ? revoke_others(state ? state : "/var/lib/mshim", esp, pass) : 0;
 out:
         free(id);
         free(dir);

@@ -939,15 +939,40 @@ static int do_confirm(ctx *c) {
         return 0;
 }
 
+/* --update's approval: the kernel hook's loader-update (hooks/kernel-hook)
+ * checks the ESP's next entry against /boot and the command line,
+ * predicts the next boot with the image at `staged` as mshim (mshim
+ * predict --loader: its PCR 4 digest, the rest from this boot's log and
+ * the files) and approves it, or writes a request when the policy key is
+ * kept elsewhere. 0 when the next boot is approved. */
+static int approve_update(ctx *c, const char *staged) {
+        const char *hook = kernel_hook(), *conf = hook ? hook_conf(c) : NULL;
+        char *argv[] = { (char *) hook, "loader-update", (char *) staged, NULL };
+        int rc;
+
+        if (!conf)
+                return -1;
+        setenv("MSHIM_HOOK_CONF", conf, 1);
+        rc = run(argv, NULL);
+        unsetenv("MSHIM_HOOK_CONF");
+        unlink(conf);
+        return rc == 0 ? 0 : -1;
+}
+
 /* --update: mshim itself replaced by the package's image, signed again
  * with the recorded (or given) key; what is on the ESP is never read for
- * it, only overwritten. */
+ * it, only overwritten. When mshim is set up (a policy key), the next
+ * boot with the new image is approved first (approve_update), and only
+ * then is the file swapped: on any failure the old loader and the old
+ * approvals stay. */
 static int do_update(ctx *c) {
         inst_opts o = *c->o;
         const char *loader;
-        char *p = sfmt(&c->s, "%s/%s", c->rec.esp, c->rec.mshim);
+        char *p = sfmt(&c->s, "%s/%s", c->rec.esp, c->rec.mshim), *staged = sfmt(&c->s, "%s/.mshim-update.efi", c->state);
+        char *pub = sfmt(&c->s, "%s/policy.pub", c->state);
         uint8_t now[32], d[32];
         cli_file img;
+        bool policy;
         int r = EXIT_CHECK_FAILED;
 
         if (!o.key && c->rec.key && c->rec.cert) {
@@ -960,10 +985,12 @@ static int do_update(ctx *c) {
         }
         c->o = &o;
         c->esp = c->rec.esp;
-        if (!p || !(loader = package_loader(c)))
+        if (!p || !staged || !pub || !(loader = package_loader(c)))
                 return EXIT_BAD_INPUT;
+        policy = access(pub, F_OK) == 0;
         if (o.dry_run) {
-                printf("would %s %s as %s\n", o.key ? "sign" : "copy", loader, p);
+                printf("would %s %s, %s, and put it in place as %s\n", o.key ? "sign" : "copy", loader,
+                       policy ? "approve the next boot with it" : "approve nothing (no policy key)", p);
                 return 0;
         }
         if (loader_image(c, loader, &img) < 0)
@@ -976,22 +1003,29 @@ static int do_update(ctx *c) {
                 if (instrec_sha256_file(p, now) == 0 && memcmp(now, it->sha256, 32) != 0)
                         printf("warning: %s was changed since mshim install wrote it (outside mshim); replacing "
                                "it with %s\n", p, loader);
+                /* The prediction reads the image from the state directory,
+                 * the bytes that will be installed, never the ESP's. */
+                if (policy && (cli_write_file(staged, CLI_MODE_PUBLIC, img.data, img.size) < 0 ||
+                               approve_update(c, staged) < 0)) {
+                        cli_error("the next boot with the new mshim is not approved (above): %s is kept as it was, "
+                                  "and so are the approvals", p);
+                        goto out;
+                }
                 if (esp_write(p, img.data, img.size, true) < 0)
                         goto out;
                 memcpy(it->sha256, d, 32);
                 if (instrec_set(&c->rec.loader, loader) < 0 || instrec_save(c->record, &c->rec) < 0)
                         goto out;
                 printf("updated %s from %s%s\n", p, loader, o.key ? " (signed)" : "");
-                if (access(sfmt(&c->s, "%s/policy.pub", c->state), F_OK) == 0)
-                        printf("note: mshim's PCR 4 digest changed and --update approves nothing yet: approve the "
-                               "next boot before rebooting:\n  mshim predict --esp %s --loader %s --json > next.json"
-                               " && mshim policy approve --predicted next.json --esp %s\n",
-                               c->rec.esp, p, c->rec.esp);
+                if (!policy)
+                        printf("note: %s is absent (mshim policy init has not run): nothing was approved (there "
+                               "is no policy key to approve with)\n", pub);
                 r = 0;
                 goto out;
         }
         cli_error("%s: names mshim (%s) but records no such file", c->record, c->rec.mshim);
 out:
+        unlink(staged);
         cli_file_free(&img);
         return r;
 }

@@ -25,6 +25,7 @@ typedef struct policy_opts {
         bool reset, new_key;    /* init --reset [--new-key] */
         const char *arg;        /* approve --signature's and sign's REQUEST */
         bool current, tpm, json, totp;
+        bool others;            /* revoke --others: all but this boot's (mshim bless --revoke) */
         uint32_t select;
         const char *keep[64];
         size_t n_keep;
@@ -1001,6 +1002,7 @@ static bool is_totp_approval(const char *path) {
         return r;
 }
 
+static int policy_revoke_others(const policy_opts *op);
 static int policy_revoke(const policy_opts *o) {
         const char *state = o->state_dir ? o->state_dir : SEAL_STATE_DIR;
         char *key = seal_key_path(state, false);
@@ -1012,6 +1014,10 @@ static int policy_revoke(const policy_opts *o) {
         cli_tpm t;
         int r = EXIT_BAD_INPUT;
 
+        if (o->others) {
+                r = policy_revoke_others(o);
+                goto out;
+        }
         if (!key || !keep || !it)
                 goto out;
         /* Everything that can fail without the TPM first: the kept
@@ -1037,6 +1043,80 @@ out:
         free(it);
         free(keep);
         free(key);
+        return r;
+}
+
+/* ---- revoking what came before a blessed boot ----------------------------------
+ *
+ * After `mshim bless` marked this boot good (docs/SEALING.md "Revoking
+ * after bless"): the approvals of this boot stay, every other approval
+ * is ended by the counter. What is kept is decided by the TPM's PCRs
+ * alone: an approval's label, entry id and creation time are not signed
+ * (anyone with the ESP edits them), so none of them may keep an approval. */
+
+/* A TOTP approval is of the TOTP point, before PCRs 5, 9, 12 and 13 reach
+ * their end-of-boot values (docs/SEALING.md "The TOTP key"): it is this
+ * boot's when every other PCR it selects is this boot's, and it selects
+ * at least one such PCR. */
+#define TOTP_POINT_PCRS ((1u << 5) | (1u << 9) | (1u << 12) | (1u << 13))
+static bool totp_matches(const approval *a, const mb_pcr_values *now) {
+        size_t k = 0;
+        bool any = false;
+
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *v;
+                if (!(a->pcrs & (1u << i)))
+                        continue;
+                v = mb_pcrs_get(now, MB_ALG_SHA256, i);
+                if (!(TOTP_POINT_PCRS & (1u << i))) {
+                        if (!v || memcmp(v, a->values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE))
+                                return false;
+                        any = true;
+                }
+                k++;
+        }
+        return any;
+}
+
+static int policy_revoke_others(const policy_opts *op) {
+        policy_opts o = *op;
+        mb_pcr_values *now = calloc(1, sizeof(*now));
+        all_approvals x = { 0 };
+        size_t n_match = 0;
+        int r = EXIT_BAD_INPUT;
+        cli_tpm t;
+
+        if (!now || cli_tpm_connect(&t) < 0)
+                goto out;
+        if (all_load(&o, &t, &x) < 0 || prune_values(&o, &t, now) < 0)
+                goto done;
+        for (size_t i = 0; i < x.n[0]; i++)
+                n_match += x.ok[0][i] && approval_matches(&x.e[0][i].a, now);
+        if (!n_match) {
+                /* Revoking everything would leave this good boot unapproved. */
+                cli_error("no live approval matches this boot's PCRs: nothing revoked (approve this boot first: "
+                          "mshim policy approve --current)");
+                r = EXIT_CHECK_FAILED;
+                goto done;
+        }
+        for (int k = 0; k < 2; k++)
+                for (size_t i = 0; i < x.n[k]; i++) {
+                        const approval *a = &x.e[k][i].a;
+                        bool mine = x.ok[k][i] && (k ? totp_matches(a, now) : approval_matches(a, now));
+                        if (a->epoch < x.counter)
+                                all_add(&x, k, i, "revoked");
+                        else if (x.ok[k][i])
+                                all_add(&x, k, i, mine ? NULL : "not of the blessed boot");
+                }
+        if (!all_bump(&x))
+                printf("no approval of another boot is live: nothing to revoke\n");
+        r = rotate(&o, &t, &x.nv_name, x.counter, x.it, x.n_it, all_bump(&x), false);
+        r = r == 0 && x.bad ? EXIT_CHECK_FAILED : r;
+done:
+        cli_tpm_disconnect(&t);
+out:
+        free(now);
+        all_free(&x);
         return r;
 }
 
@@ -1202,6 +1282,7 @@ int cmd_policy(int argc, char **argv) {
                 { "public-only", required_argument, NULL, 'U' },
                 { "reset", no_argument, NULL, 'X' },
                 { "new-key", no_argument, NULL, 'N' },
+                { "others", no_argument, NULL, 'O' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -1214,7 +1295,7 @@ int cmd_policy(int argc, char **argv) {
                 { "approve", policy_approve, "SEsPCpLITFRG" },
                 { "list", policy_list, "SEjT" },
                 { "prune", policy_prune, "SElptTF" },
-                { "revoke", policy_revoke, "SEKF" },
+                { "revoke", policy_revoke, "SEKFO" },
                 { "remove", policy_remove, "SEIF" },
                 { "sign", policy_sign, "kFo" },
         };
@@ -1272,6 +1353,7 @@ int cmd_policy(int argc, char **argv) {
                                 return cli_usage_error("policy", "--select %s: want PCR numbers 0-23 and ranges, "
                                                        "e.g. 4,5,7,9,12", optarg);
                         break;
+                case 'O': o.others = true; break;
                 case 'K':
                         if (o.n_keep == MB_ARRAY_SIZE(o.keep))
                                 return cli_usage_error("policy", "at most %zu --keep files", MB_ARRAY_SIZE(o.keep));
@@ -1294,6 +1376,8 @@ int cmd_policy(int argc, char **argv) {
         if (k == 0 && o.reset && o.public_only)
                 return cli_usage_error("policy", "--reset keeps the key there is (or makes one with --new-key): "
                                        "not --public-only");
+        if (o.others && o.n_keep)
+                return cli_usage_error("policy", "--others keeps this boot's approvals: no --keep with it");
         if (k == 6 && (!o.key || !o.output))
                 return cli_usage_error("policy", "policy sign needs --key KEY (the policy key) and -o SIG");
         if (k == 1 && o.signature && (o.request || o.predicted || o.current || o.pcrs_file || o.select || o.label ||
