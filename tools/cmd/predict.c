@@ -753,7 +753,9 @@ static int predict(predict_run *r) {
         err = mb_predict_run(&base_in, r->p);
         if (err != MB_OK)
                 return report_engine_error(r, err);
-        if (check_baseline(r, &r->p->baseline) < 0 || first_boot_check(r) < 0 || load_inputs(r) < 0 ||
+        /* The entry mshim picks is checked first (--entry-id, the kernel
+         * hook's probe), whatever the baseline. */
+        if (check_baseline(r, &r->p->baseline) < 0 || load_inputs(r) < 0 || first_boot_check(r) < 0 ||
             load_shim(r) < 0)
                 return EXIT_BAD_INPUT;
         r->in.log = r->log.data;
