@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# From shim + GRUB to the first boot through mshim (issue 23), proven by
-# booting. Secure Boot with Microsoft's keys, MokList = the test MOK:
-#   A  firmware -> Debian's signed shim -> Debian's signed GRUB (grub.cfg
-#      in /EFI/debian, its prefix) -> Debian's signed kernel: no mshim
-#   B  firmware -> the same shim -> mshim (signed with the MOK) -> the same
-#      kernel, as test_predict_shim.sh boots it
+# From GRUB to the first boot through mshim (issue 23), proven by booting,
+# for both chains:
+#   behind shim, Secure Boot with Microsoft's keys, MokList = the test MOK:
+#     A  firmware -> Debian's signed shim -> Debian's signed GRUB (grub.cfg
+#        in /EFI/debian, its prefix) -> Debian's signed kernel: no mshim
+#     B  firmware -> the same shim -> mshim (signed with the MOK) -> the same
+#        kernel, as test_predict_shim.sh boots it
+#   started by the firmware, Secure Boot off (a store without keys):
+#     C  firmware -> Debian's GRUB -> the kernel: no mshim
+#     D  firmware -> mshim -> the kernel
 # B is predicted on the host from A's log and PCRs, B's ESP, mshim and
-# MokList (`mshim predict --esp --loader --shim --mok`), and compared with
-# B's boot: every active bank's PCRs 0-15 except 10 and 1 (the boot
-# variables, which the prediction leaves unpredictable: here both boots
-# have the same, checked too), and the changed set.
+# MokList (`mshim predict --esp --loader --shim --mok`), D from C's (`mshim
+# predict --esp --loader`), and compared with the boots: every active
+# bank's PCRs 0-15 except 10 and 1 (the boot variables, which the
+# prediction leaves unpredictable: here both boots of a pair have the
+# same, checked too), and the changed set. Four boots, two at a time.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=predict-first
@@ -36,34 +41,30 @@ a=$(it_shim_esp a "$k") && b=$(it_shim_esp b "$k") &&
         mkdir -p "$a/esp/EFI/debian" &&
         cp "$k/vars.fd" "$a/vars.in.fd" && cp "$k/vars.fd" "$b/vars.in.fd" ||
         { it_fail "$T: set-up (esp)"; exit 1; }
-cat > "$a/esp/EFI/debian/grub.cfg" <<CFG
+# C: the firmware starts Debian's GRUB; D: it starts mshim (it_newboot's ESP).
+c=$(it_newboot c) && d=$(it_newboot d) && rm -rf "$c/esp/loader" &&
+        cp "$GRUB_SIGNED" "$c/esp/EFI/BOOT/BOOTX64.EFI" && mkdir -p "$c/esp/EFI/debian" &&
+        cp /usr/share/OVMF/OVMF_VARS_4M.fd "$c/vars.in.fd" && cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.in.fd" ||
+        { it_fail "$T: set-up (esp C, D)"; exit 1; }
+for g in "$a" "$c"; do
+        cat > "$g/esp/EFI/debian/grub.cfg" <<CFG
 set timeout=0
 search --no-floppy --file --set=root /vmlinuz
 linux /vmlinuz $IT_OPTIONS
 initrd /initrd.img
 boot
 CFG
+done
 
-if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b"; then
-        it_pass "$T: boot A (shim -> GRUB -> kernel) and B (shim -> mshim -> kernel)"
-else
-        it_fail "$T: boot A (shim -> GRUB -> kernel) and B (shim -> mshim -> kernel)"; exit 1
-fi
-it_check_replay "$a" "$T: A: TPM PCRs equal the event-log replay"
-it_pcrs_file "$a" > "$a/pcrs.txt"
-if "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$b/esp" \
-        --loader "$b/esp/EFI/BOOT/grubx64.efi" --shim "$b/esp/EFI/BOOT/BOOTX64.EFI" --mok "$k/MokList.bin" \
-        --select 0,2,3,4,5,6,7,8,9,11,12,13,14,15 --json > "$b/predict.json" 2> "$b/predict.err" &&
-   grep -q "did not run mshim: predicting the first boot through mshim (started by the same shim)" "$b/predict.err"; then
-        it_pass "$T: predict B from A's log on the host (the note names the first boot)"
-else
-        it_fail "$T: predict B from A's log on the host"; cat "$b/predict.err" >&2
-fi
-python3 - "$IT_REPO/tests/integration" "$a" "$b" "$b/predict.json" <<'PY' || IT_FAILED=1
+# first_check LABEL A B PREDICT_JSON: B's PCRs 0-15 but 1 and 10, every
+# bank, equal the prediction from A; PCR 1 the same in A and B; the changed
+# set is what differs between A and B.
+first_check() {
+        python3 - "$IT_REPO/tests/integration" "$@" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import oracle
-a, b, pj = sys.argv[2:5]
+label, a, b, pj = sys.argv[2:6]
 pred = json.load(open(pj))
 ra, rb = oracle.load_result(a + "/result"), oracle.load_result(b + "/result")
 bad, diff = [], set()
@@ -81,11 +82,11 @@ for bank in rb["banks"]:
         if want != tpm:
             bad.append("%s PCR %d: predicted %s, booted %s" % (bank, n, want.hex(), tpm.hex()))
 if 1 in diff:
-    bad.append("PCR 1 differs between A and B (the same boot variables)")
+    bad.append("PCR 1 differs between the two boots (the same boot variables)")
 if sorted(diff) != sorted(pred.get("changed", [])):
-    bad.append("changed %s, but A and B differ in %s" % (pred.get("changed"), sorted(diff)))
-name = "predict-first: B's PCRs 0-15 but 1 and 10, every bank (%s), equal the prediction from A; changed %s" % (
-    ",".join(rb["banks"]), sorted(diff))
+    bad.append("changed %s, but the boots differ in %s" % (pred.get("changed"), sorted(diff)))
+name = "predict-first: %s: PCRs 0-15 but 1 and 10, every bank (%s), equal the prediction; changed %s" % (
+    label, ",".join(rb["banks"]), sorted(diff))
 if bad:
     print("FAIL: " + name)
     for x in bad:
@@ -93,8 +94,38 @@ if bad:
     for n in sorted({int(x.split()[2]) for x in bad if " PCR " in x}):
         for ev in oracle.load_log(b + "/result/eventlog.bin"):
             if ev.pcr == n:
-                print("  B PCR %d: type 0x%x %r" % (n, ev.type, ev.data[:48]), file=sys.stderr)
+                print("  PCR %d: type 0x%x %r" % (n, ev.type, ev.data[:48]), file=sys.stderr)
     sys.exit(1)
 print("PASS: " + name)
 PY
+}
+
+if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b" "$c" "$d"; then
+        it_pass "$T: boot A (shim -> GRUB -> kernel), B (shim -> mshim -> kernel), C (GRUB -> kernel), D (mshim -> kernel)"
+else
+        it_fail "$T: boot A (shim -> GRUB -> kernel), B (shim -> mshim -> kernel), C (GRUB -> kernel), D (mshim -> kernel)"
+        exit 1
+fi
+it_check_replay "$a" "$T: A: TPM PCRs equal the event-log replay"
+it_check_replay "$c" "$T: C: TPM PCRs equal the event-log replay"
+it_pcrs_file "$a" > "$a/pcrs.txt"
+it_pcrs_file "$c" > "$c/pcrs.txt"
+if "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$b/esp" \
+        --loader "$b/esp/EFI/BOOT/grubx64.efi" --shim "$b/esp/EFI/BOOT/BOOTX64.EFI" --mok "$k/MokList.bin" \
+        --select 0,2,3,4,5,6,7,8,9,11,12,13,14,15 --json > "$b/predict.json" 2> "$b/predict.err" &&
+   grep -q "did not run mshim: predicting the first boot through mshim (started by the same shim)" "$b/predict.err"; then
+        it_pass "$T: predict B from A's log on the host (the note names the first boot)"
+else
+        it_fail "$T: predict B from A's log on the host"; cat "$b/predict.err" >&2
+fi
+first_check "B from A (behind shim)" "$a" "$b" "$b/predict.json" || IT_FAILED=1
+if "$IT_CLI" predict --log "$c/result/eventlog.bin" --pcrs "$c/pcrs.txt" --esp "$d/esp" \
+        --loader "$d/esp/EFI/BOOT/BOOTX64.EFI" --select 0,2,3,4,5,6,7,8,9,11,12,13,14,15 --json \
+        > "$d/predict.json" 2> "$d/predict.err" &&
+   grep -q "did not run mshim: predicting the first boot through mshim (started by the firmware)" "$d/predict.err"; then
+        it_pass "$T: predict D from C's log on the host (the note names the first boot)"
+else
+        it_fail "$T: predict D from C's log on the host"; cat "$d/predict.err" >&2
+fi
+first_check "D from C (started by the firmware, Secure Boot off)" "$c" "$d" "$d/predict.json" || IT_FAILED=1
 exit "$IT_FAILED"
