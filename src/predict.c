@@ -2384,8 +2384,8 @@ static bool mok_lists_hash(const mb_predict_input *in, const uint8_t d[32]) {
  * MokListRT is its built-in certificate, then MokList's entries, tried in
  * order, the first that verifies a signature logged); db verifying it
  * (shim would log db's entry) or a SHA-256 entry for it is not predicted. */
-static void first_auth_shim_one(const mb_predict *p, const mb_predict_input *in, const fresh *f, int w,
-                                const void *img, size_t size, const sb_var *db, first_auth *a, sb_verdict *v) {
+static void first_auth_shim_one(const mb_predict_input *in, const fresh *f, int w, const void *img, size_t size,
+                                const sb_var *db, first_auth *a, sb_verdict *v) {
         const uint8_t *table = NULL, *e;
         size_t tsize, off = 0, n;
         uint8_t d[32];
@@ -2438,8 +2438,8 @@ static void first_auth_shim(mb_predict *p, const mb_predict_input *in, const fre
                 sb_unknown(v, why);
         if (v->unpredictable)
                 return;
-        first_auth_shim_one(p, in, f, 0, in->loader, in->loader_size, &db, &a[0], v);
-        first_auth_shim_one(p, in, f, 1, in->kernel, in->kernel_size, &db, &a[1], v);
+        first_auth_shim_one(in, f, 0, in->loader, in->loader_size, &db, &a[0], v);
+        first_auth_shim_one(in, f, 1, in->kernel, in->kernel_size, &db, &a[1], v);
 }
 
 /* PCR 7: the events kept, then the authority of mshim and, when another
