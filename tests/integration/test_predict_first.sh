@@ -41,19 +41,21 @@ a=$(it_shim_esp a "$k") && b=$(it_shim_esp b "$k") &&
         mkdir -p "$a/esp/EFI/debian" &&
         cp "$k/vars.fd" "$a/vars.in.fd" && cp "$k/vars.fd" "$b/vars.in.fd" ||
         { it_fail "$T: set-up (esp)"; exit 1; }
-# C: shim -> GRUB with Secure Boot off (GRUB alone, with no shim_lock,
-# boots the kernel without the EFI stub, which then has no event log);
-# D: the firmware starts mshim (it_newboot's ESP).
+# C: shim -> GRUB with Secure Boot off; D: the firmware starts mshim
+# (it_newboot's ESP).
 c=$(it_shim_esp c "$k") && d=$(it_newboot d) && rm -rf "$c/esp/loader" &&
         cp "$GRUB_SIGNED" "$c/esp/EFI/BOOT/grubx64.efi" && mkdir -p "$c/esp/EFI/debian" &&
         cp /usr/share/OVMF/OVMF_VARS_4M.fd "$c/vars.in.fd" && cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.in.fd" ||
         { it_fail "$T: set-up (esp C, D)"; exit 1; }
-for g in "$a" "$c"; do
-        cat > "$g/esp/EFI/debian/grub.cfg" <<CFG
+# Debian's GRUB enters the kernel through its EFI stub (linuxefi, the stub
+# then hands the kernel the event log) only with Secure Boot on; C names it.
+for g in "$a:linux:initrd" "$c:linuxefi:initrdefi"; do
+        IFS=: read -r dir lx rd <<<"$g"
+        cat > "$dir/esp/EFI/debian/grub.cfg" <<CFG
 set timeout=0
 search --no-floppy --file --set=root /vmlinuz
-linux /vmlinuz $IT_OPTIONS
-initrd /initrd.img
+$lx /vmlinuz $IT_OPTIONS
+$rd /initrd.img
 boot
 CFG
 done
