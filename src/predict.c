@@ -307,6 +307,7 @@ static void seq_add(mb_predict *p, mb_predict_seq *s, uint8_t kind, const mb_tcg
         it->type = ev->type;
         it->data = ev->data;
         it->data_size = ev->data_size;
+        it->apps_before = p->boot_apps;
         for (uint32_t b = 0; b < p->baseline.n_banks; b++) {
                 const mb_tcglog_digest *d = mb_tcglog_event_digest(ev, p->baseline.banks[b].alg);
                 it->digest[b] = d ? d->bytes : NULL;
@@ -406,6 +407,8 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
         if (ev->type == MB_EV_NO_ACTION || ev->pcr >= MB_PCR_COUNT)
                 return;
         p->n_events[ev->pcr]++;
+        if (!p->boot_apps)
+                p->early[ev->pcr]++;
         switch (ev->pcr) {
         case 4:
                 seq_add(p, &p->seq4, kind4(p, ev), ev);
@@ -440,6 +443,13 @@ static void scan_event(mb_predict *p, const mb_tcglog_event *ev) {
         if (ev->pcr != 4 && is_image_event(ev->type))
                 seq_add(p, &p->drivers, 0, ev);
         scan_shim(p, ev);
+        /* Boot applications: those the firmware starts after PCR 4's
+         * separator (PC Client PFP 3.3.4.5: ReadyToBoot); an application
+         * before it is the firmware's own. */
+        if (ev->pcr == 4 && ev->type == MB_EV_SEPARATOR)
+                p->sep4 = true;
+        else if (ev->pcr == 4 && ev->type == MB_EV_EFI_BOOT_SERVICES_APPLICATION && p->sep4)
+                p->boot_apps++;
 }
 
 /* mshim is the last application the firmware started before mshim's first
@@ -2114,6 +2124,410 @@ static mb_err compute_fresh(mb_predict *p, const mb_predict_input *in, fresh *f)
         return as_baseline(p, in, f);
 }
 
+/* ---- the first boot: a baseline that did not run mshim ----------------------
+ *
+ * A shim + GRUB (or GRUB) boot, predicted as the first boot through mshim
+ * (docs/predict.md "The first boot"). The cut is the first boot
+ * application: what the firmware logged before it started one is the
+ * firmware's (PC Client PFP 3.3.4: the pre-OS events and the separators,
+ * and the GPT measured with the first image), and stays; behind shim, shim
+ * (the same image) stays with the events it makes before it verifies its
+ * next stage. Everything the old chain logged after that (GRUB, its
+ * kernel, their authorities) is dropped, and mshim's events and the
+ * kernel's are computed from the files, with the rebuilders of an mshim
+ * baseline: the sequences get mshim's events as placeholders, each
+ * replaced because rebuild_first requires every input. */
+
+#define FIRST_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | (1u << 9) | (1u << 12) | \
+                    (1u << MB_TOTP_LOCK_PCR) | (1u << 14))
+
+/* PCR 7 events the first boot does not make again (the old chain's). */
+#define K7_DROP 0xff
+
+static void seq_keep_early(mb_predict_seq *s) {
+        uint32_t n = 0;
+
+        for (uint32_t i = 0; i < s->n; i++)
+                if (s->items[i].apps_before == 0)
+                        s->items[n++] = s->items[i];
+        s->n = n;
+}
+
+/* One of mshim's events, to be replaced: no digests (never extended). */
+static void seq_insert(mb_predict_seq *s, uint32_t at, uint8_t kind) {
+        if (s->n == MB_PREDICT_MAX_EVENTS || at > s->n) {
+                s->overflow = true;
+                return;
+        }
+        for (uint32_t i = s->n; i > at; i--)
+                s->items[i] = s->items[i - 1];
+        mb_memset(&s->items[at], 0, sizeof(s->items[at]));
+        s->items[at].kind = kind;
+        s->n++;
+}
+
+/* PCR 4: the firmware's events before the first application, shim's
+ * image behind shim, then mshim's and the kernel's. Another event after
+ * the first application (the firmware's return from a boot option, ...)
+ * is not attributed. */
+static void first_rebase4(mb_predict *p, bool shim) {
+        mb_predict_seq *s = &p->seq4;
+        uint32_t n = 0;
+        bool sep = false;
+
+        for (uint32_t i = 0; i < s->n; i++) {
+                mb_predict_item it = s->items[i];
+                bool app = it.type == MB_EV_EFI_BOOT_SERVICES_APPLICATION;
+
+                if (!app || !sep)
+                        it.kind = it.apps_before == 0 ? K_FIRMWARE : K_OTHER;
+                else if (it.apps_before == 0 && shim)
+                        it.kind = K_SHIM_IMAGE;
+                else
+                        continue;       /* the old chain's images, shim's too without shim */
+                sep |= it.type == MB_EV_SEPARATOR;
+                s->items[n++] = it;
+        }
+        s->n = n;
+        if (p->boot_apps == 0)
+                return;                 /* baseline_path_problem: no application at all */
+        seq_insert(s, s->n, K_MSHIM_IMAGE);
+        seq_insert(s, s->n, K_IMAGE);
+        p->images_before_mshim = 1;
+}
+
+/* PCR 5: the firmware's events before the first application (separator,
+ * GPT), mshim's, then the firmware's after (ExitBootServices). */
+static void first_rebase5(mb_predict *p) {
+        mb_predict_seq *s = &p->seq5;
+        uint32_t at = 0;
+
+        while (at < s->n && s->items[at].apps_before == 0)
+                at++;
+        seq_insert(s, at, K_ENTRY);
+        seq_insert(s, at, K_CONF);
+}
+
+static void first_rebase(mb_predict *p, const mb_predict_input *in) {
+        mb_predict_shim *sh = &p->shim;
+
+        p->first_boot = true;
+        first_rebase4(p, in->shim != NULL);
+        first_rebase5(p);
+        seq_keep_early(&p->seq8);
+        seq_keep_early(&p->seq9);
+        seq_keep_early(&p->seq12);
+        seq_insert(&p->seq12, p->seq12.n, K_CMDLINE);
+        /* mshim runs; what the old chain logged in 8, 13 (and 14 without
+         * shim) is gone; the firmware's own events there are not attributed. */
+        p->mshim_seen = true;
+        p->n_events[8] = p->early[8];
+        p->n_events[MB_TOTP_LOCK_PCR] = p->early[MB_TOTP_LOCK_PCR];
+        p->other13 = p->early[MB_TOTP_LOCK_PCR] > 0;
+        if (in->shim) {
+                /* shim's own events come before it starts its next stage. */
+                for (uint32_t i = 0; i < sh->seq14.n; i++)
+                        sh->unknown14 |= sh->seq14.items[i].apps_before > 1;
+        } else {
+                seq_keep_early(&sh->seq14);
+                sh->n_moklist = 0;
+                sh->unknown14 = p->early[14] > 0;
+                p->n_events[14] = p->early[14];
+        }
+        /* The baseline's MokListRT authorities were GRUB's and its kernel's. */
+        sh->n_auth = 0;
+        sh->auth_overflow = false;
+}
+
+/* Every input the first boot's events are computed from, or why not. */
+static const char *first_missing(const mb_predict_input *in) {
+        if (!in->loader || !in->kernel || !in->initrd_given || !in->options || !in->loader_conf ||
+            !in->bad_entries_given || !in->entry)
+                return "the baseline boot did not run mshim: the first boot through mshim is computed from all of "
+                       "its files, and some are not given (mshimx64.efi, loader.conf, the unusable entries, the "
+                       "entry, its kernel, initrds and options: --loader and --esp)";
+        if (grub_inputs(in) || in->next_stage_unsupported)
+                return "the first boot through mshim is predicted for a Linux entry only";
+        if (in->db_append || in->dbx_append)
+                return "a db or dbx update with the first boot through mshim is not predicted";
+        return NULL;
+}
+
+/* An authority event (PFP 10.4.4 UEFI_VARIABLE_DATA: GUID, name length,
+ * data length, the UTF-16 name, the data = EFI_SIGNATURE_DATA: owner and
+ * certificate); its digest in every bank. */
+typedef struct first_auth {
+        const uint8_t *owner, *cert;    /* owner: 16 bytes; NULL cert: none */
+        size_t cert_len;
+} first_auth;
+
+static void auth_digests(const mb_predict *p, const mb_guid *guid, const char *name, const first_auth *a,
+                         digest_set out) {
+        uint8_t hdr[32], name16[32];
+        size_t units = mb_strnlen(name, 16), len = 16 + a->cert_len;
+        mb_predict_chunk c[4] = { { hdr, sizeof(hdr) }, { name16, 2 * units }, { a->owner, 16 },
+                                  { a->cert, a->cert_len } };
+
+        mb_memcpy(hdr, guid->b, 16);
+        mb_put_le32(hdr + 16, (uint32_t) units);
+        mb_put_le32(hdr + 20, 0);
+        mb_put_le32(hdr + 24, (uint32_t) len);
+        mb_put_le32(hdr + 28, (uint32_t) ((uint64_t) len >> 32));
+        for (size_t i = 0; i < units; i++) {
+                name16[2 * i] = (uint8_t) name[i];
+                name16[2 * i + 1] = 0;
+        }
+        hash_chunks(p, c, 4, out);
+}
+
+static bool auth_same(const first_auth *a, const first_auth *b) {
+        return a->cert && b->cert && a->cert_len == b->cert_len && mb_memcmp(a->owner, b->owner, 16) == 0 &&
+               mb_memcmp(a->cert, b->cert, a->cert_len) == 0;
+}
+
+/* shim's own SbatLevel (sbat.c): an authority event of shim's GUID that
+ * records its SBAT policy, not a verification. */
+static bool is_sbat_level(const mb_predict_item *it) {
+        mb_uefi_variable v;
+
+        return mb_evdata_variable(it->data, it->data_size, &v) == MB_OK &&
+               var_named(&v, &MB_GUID_SHIM_LOCK, "SbatLevel");
+}
+
+/* Which PCR 7 events stay (the rest get K7_DROP), and how many images were
+ * verified: by the firmware after its separator and before the first
+ * application (*ret_fw), by shim after it (*ret_shim). Without shim: the
+ * firmware's events up to its separator stay; its authority for the first
+ * application and all after it go. Behind shim: the firmware's (its
+ * authority for shim included) and shim's own (SbatLevel, ...) before its
+ * first verification stay; its verifications (MokListRT, db, vendor_db
+ * authorities) go. NULL, or why none of this can be attributed. */
+static const char *first_keep7(mb_predict *p, bool shim, uint32_t *ret_fw, uint32_t *ret_shim) {
+        bool sep = false;
+
+        *ret_fw = *ret_shim = 0;
+        for (uint32_t i = 0; i < p->seq7.n; i++) {
+                mb_predict_item *it = &p->seq7.items[i];
+                bool auth = it->type == MB_EV_EFI_VARIABLE_AUTHORITY;
+
+                if (it->apps_before == 0 && sep && auth) {
+                        if (++*ret_fw > 1)
+                                return "PCR 7 holds several authority events before the first boot application: "
+                                       "not attributed";
+                        if (!shim)
+                                it->kind = K7_DROP;
+                } else if (it->apps_before == 0 && sep) {
+                        return "PCR 7 holds an event between its separator and the first boot application that is "
+                               "not that application's authority: not attributed";
+                } else if (it->apps_before > 0 && (!shim || (auth && !is_sbat_level(it)))) {
+                        it->kind = K7_DROP;
+                        *ret_shim += shim;
+                } else if (it->apps_before > 0 && *ret_shim) {
+                        return "PCR 7 holds an event after shim verified its next stage that is not an authority "
+                               "event: not attributed";
+                }
+                sep |= it->type == MB_EV_SEPARATOR && it->apps_before == 0;
+        }
+        if (!sep)
+                return "PCR 7 has no separator before the first boot application";
+        /* Whoever verified in the baseline verifies on the next boot. */
+        if ((*ret_fw == 1) != p->secure_boot_on)
+                return "the firmware's authority events before the first boot application do not match its "
+                       "SecureBoot variable: who verifies the first boot is not known";
+        if (shim && (*ret_shim > 0) != p->secure_boot_on)
+                return "shim's verification events in the baseline boot do not match the SecureBoot variable "
+                       "(MokSBState?): whether shim verifies mshim is not known";
+        return NULL;
+}
+
+/* The firmware verifies mshim and the kernel mshim loads (sb_check_new_image). */
+static void first_auth_firmware(mb_predict *p, const mb_predict_input *in, first_auth a[2], sb_verdict *v) {
+        const void *img[2] = { in->loader, in->kernel };
+        const size_t size[2] = { in->loader_size, in->kernel_size };
+        const char *why;
+        sb_var db, dbx;
+
+        if ((why = sb_var_find(p, K7_DB, &db)) || (why = sb_var_find(p, K7_DBX, &dbx))) {
+                sb_unknown(v, why);
+                return;
+        }
+        for (int w = 0; w < 2; w++) {
+                const uint8_t *e = NULL;
+                size_t n = 0;
+
+                sb_check_new_image(in, w, img[w], size[w], &db, &dbx, v, &e, &n);
+                if (e && n >= 16)
+                        a[w] = (first_auth) { e, e + 16, n - 16 };
+        }
+}
+
+static const char *const SHIM_REFUSES[2] = {
+        "shim would refuse mshim: neither its built-in certificate nor a certificate of the MokList given "
+        "verifies it: there is no boot to predict",
+        "shim would refuse the kernel: neither its built-in certificate nor a certificate of the MokList given "
+        "verifies it: there is no boot to predict",
+};
+
+/* A MokList SHA-256 entry equal to d (shim checks hashes first). */
+static bool mok_lists_hash(const mb_predict_input *in, const uint8_t d[32]) {
+        size_t off = 0;
+        mb_siglist sl;
+
+        while (mb_siglist_next(in->mok_list, in->mok_list_size, &off, &sl) == MB_OK)
+                for (uint32_t i = 0; mb_guid_eq(&sl.type, &MB_GUID_CERT_SHA256) && i < sl.n_sigs; i++)
+                        if (sl.sig_size != 48 || mb_memcmp(sl.sigs + (size_t) i * sl.sig_size + 16, d, 32) == 0)
+                                return true;
+        return false;
+}
+
+/* Behind shim: the MokListRT entry shim logs for an image (verify.c:
+ * MokListRT is its built-in certificate, then MokList's entries, tried in
+ * order, the first that verifies a signature logged); db verifying it
+ * (shim would log db's entry) or a SHA-256 entry for it is not predicted. */
+static void first_auth_shim_one(const mb_predict_input *in, const fresh *f, int w, const void *img, size_t size,
+                                const sb_var *db, first_auth *a, sb_verdict *v) {
+        const uint8_t *table = NULL, *e;
+        size_t tsize, off = 0, n;
+        uint8_t d[32];
+        mb_pe_cert c;
+        mb_pe pe;
+
+        if (mb_pe_parse(img, size, &pe) != MB_OK || mb_pe_authenticode_parsed(&pe, MB_ALG_SHA256, d) != MB_OK)
+                return;         /* compute_fresh refused it already */
+        if (mok_lists_hash(in, d) || sb_holds_data(db->val, db->len, 0, &MB_GUID_CERT_SHA256, d, sizeof(d))) {
+                sb_unknown(v, "db or the MokList lists the SHA-256 of mshim or the kernel: shim would log that entry "
+                              "(not predicted)");
+                return;
+        }
+        if (mb_pe_cert_table(&pe, &table, &tsize) != MB_OK)
+                tsize = 0;
+        while (mb_pe_cert_next(table, tsize, &off, &c) == MB_OK) {
+                if (c.type != MB_PE_WIN_CERT_TYPE_PKCS_SIGNED)
+                        continue;
+                if (sb_cert_verifies(in, img, size, &c, db->val, db->len, &n)) {
+                        sb_unknown(v, "a db certificate verifies mshim or the kernel: shim would log db's entry "
+                                      "(not predicted)");
+                        return;
+                }
+                if (f->vendor && in->sb_verify(in->sb_ctx, img, size, c.data, c.size, f->vendor, f->vendor_len) == 1) {
+                        *a = (first_auth) { MB_GUID_SHIM_LOCK.b, f->vendor, f->vendor_len };
+                        return;
+                }
+                if ((e = sb_cert_verifies(in, img, size, &c, in->mok_list, in->mok_list_size, &n)) && n >= 16) {
+                        *a = (first_auth) { e, e + 16, n - 16 };
+                        return;
+                }
+        }
+        sb_refuse(v, SHIM_REFUSES[w]);
+}
+
+static void first_auth_shim(mb_predict *p, const mb_predict_input *in, const fresh *f, first_auth a[2],
+                            sb_verdict *v) {
+        const char *why;
+        sb_var db;
+
+        if (!in->sb_verify)
+                sb_unknown(v, "Secure Boot: which entry verifies mshim and the kernel needs their signatures checked, "
+                              "which this caller cannot do");
+        else if (!in->mok_list_given)
+                sb_unknown(v, "behind shim, the MokList entry that verifies mshim is logged in PCR 7: give the "
+                              "MokList of the next boot (--mok)");
+        else if (f->moklist_why)
+                sb_unknown(v, f->moklist_why);
+        else if ((why = sb_var_find(p, K7_DB, &db)))
+                sb_unknown(v, why);
+        if (v->unpredictable)
+                return;
+        first_auth_shim_one(in, f, 0, in->loader, in->loader_size, &db, &a[0], v);
+        first_auth_shim_one(in, f, 1, in->kernel, in->kernel_size, &db, &a[1], v);
+}
+
+/* PCR 7: the events kept, then the authority of mshim and, when another
+ * entry verifies it, the kernel's (each distinct entry is logged once). */
+static void rebuild7_first(mb_predict *p, const mb_predict_input *in, const fresh *f) {
+        static const char mok_rt[] = "MokListRT";
+        first_auth a[2] = { { 0 } };
+        sb_verdict v = { 0 };
+        uint32_t fw, sh;
+        const char *why = first_keep7(p, in->shim != NULL, &fw, &sh);
+        digest_set d;
+
+        if (!why && p->secure_boot_on) {
+                if (in->shim)
+                        first_auth_shim(p, in, f, a, &v);
+                else
+                        first_auth_firmware(p, in, a, &v);
+                why = v.unpredictable;
+        }
+        if (v.refused) {
+                refuse(p, v.refused);
+                return;
+        }
+        if (why) {
+                unpredictable(p, 7, why);
+                return;
+        }
+        pcr_reset(p, 7);
+        for (uint32_t i = 0; i < p->seq7.n; i++)
+                if (p->seq7.items[i].kind != K7_DROP)
+                        pcr_extend(p, 7, p->seq7.items[i].digest);
+        for (int w = 0; w < 2; w++) {
+                if (!a[w].cert || (w == 1 && auth_same(&a[0], &a[1])))
+                        continue;
+                if (in->shim)
+                        auth_digests(p, &MB_GUID_SHIM_LOCK, mok_rt, &a[w], d);
+                else
+                        auth_digests(p, &MB_GUID_IMAGE_SECURITY_DB, "db", &a[w], d);
+                pcr_extend_set(p, 7, d);
+        }
+}
+
+/* The first boot: every PCR the chain after the firmware extends, rebuilt
+ * (PCR 14 behind shim only for a new MokList: shim stays). PCR 1 holds the
+ * boot variables, which the boot entry for mshim changes. */
+static mb_err rebuild_first(mb_predict *p, const mb_predict_input *in, fresh *f) {
+        uint32_t set = FIRST_PCRS & ~(in->shim && !in->mok_list_given ? 1u << 14 : 0u);
+        const char *why = first_missing(in);
+        mb_err r = MB_OK;
+
+        if (!why)
+                why = baseline_path_problem(p);
+        p->touched |= set | (1u << 1);
+        unpredictable(p, 1, "the first boot through mshim starts from another boot entry (mshim install adds "
+                            "one): the boot variables the firmware measures into PCR 1 are not known here");
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const mb_predict_seq *s = i == 4 ? &p->seq4 : i == 5 ? &p->seq5 : i == 9 ? &p->seq9 :
+                                          i == 12 ? &p->seq12 : i == 7 ? &p->seq7 : NULL;
+                if (!(set & (1u << i)))
+                        continue;
+                if (why)
+                        unpredictable(p, i, why);
+                if (s && s->overflow)
+                        unpredictable(p, i, "more events in this PCR than the predictor attributes");
+        }
+        if (!(p->unpredictable & (1u << 7)))
+                rebuild7_first(p, in, f);
+        if (!(p->unpredictable & (1u << 4)))
+                rebuild4(p, in, f);
+        if (!(p->unpredictable & (1u << 5)))
+                r = rebuild5(p, in);
+        if (!(p->unpredictable & (1u << 9)))
+                rebuild9(p, in, f);
+        if (!(p->unpredictable & (1u << 12)))
+                rebuild12(p, in, f);
+        if (!(p->unpredictable & (1u << MB_TOTP_LOCK_PCR)))
+                rebuild13(p, in, f);
+        if (!(p->unpredictable & (1u << 8)))
+                pcr_reset(p, 8);        /* neither mshim nor the kernel's stub measures into PCR 8 */
+        if ((set & (1u << 14)) && !(p->unpredictable & (1u << 14))) {
+                if (in->shim)
+                        rebuild14(p, f);
+                else
+                        pcr_reset(p, 14);
+        }
+        return r;
+}
+
 static bool pcr_differs(const mb_predict *p, uint32_t pcr) {
         for (uint32_t b = 0; b < p->pcrs.n_banks; b++) {
                 const mb_pcr_bank *x = &p->pcrs.banks[b], *y = &p->baseline.banks[b];
@@ -2138,6 +2552,8 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
                           "code can vouch for what it loads");
                 return MB_OK;
         }
+        if (p->first_boot)
+                return rebuild_first(p, in, f);
         if (grub_baseline(p)) {
                 /* The chainload path makes no code: it has no TOTP point. */
                 if (in->totp_point)
@@ -2183,6 +2599,8 @@ mb_err mb_predict_run(const mb_predict_input *in, mb_predict *ret) {
                 ret->err_what = MB_PREDICT_LOG;
                 return r;
         }
+        if (in->first_boot && !ret->mshim_seen)
+                first_rebase(ret, in);
         r = compute_fresh(ret, in, &f);
         f.totp = next_totp_mode(ret, in, &f);
         if (r == MB_OK)

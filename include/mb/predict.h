@@ -100,6 +100,14 @@ typedef struct mb_predict_input {
          * the firmware's ExitBootServices events, and PCR 9, which the
          * Linux stub extends only later, unpredictable. */
         bool totp_point;
+        /* The baseline boot did not run mshim (shim + GRUB, GRUB alone):
+         * predict the first boot through mshim (docs/predict.md "The
+         * first boot"): the firmware's events come from the log, mshim's
+         * and the kernel's from the files, which must all be given
+         * (loader, loader.conf, unusable entries, entry, kernel, initrds,
+         * options). With shim: shim stays, as the baseline's (the same
+         * image), and starts mshim; without: the firmware starts mshim. */
+        bool first_boot;
         uint8_t *scratch;                       /* mb_predict_scratch_size bytes */
         size_t scratch_size;
 } mb_predict_input;
@@ -127,6 +135,7 @@ typedef struct mb_predict_item {
         uint32_t type;                                  /* the event's type and data (in the log) */
         const uint8_t *data;
         size_t data_size;
+        uint32_t apps_before;   /* boot applications logged before it (mb_predict.boot_apps) */
 } mb_predict_item;
 
 typedef struct mb_predict_seq {
@@ -177,6 +186,10 @@ typedef struct mb_predict {
         bool other13;                   /* PCR 13 holds an event that is not mshim's TOTP fence */
         uint32_t images_before_mshim;   /* PCR 4 applications started before mshim's first event */
         mb_predict_shim shim;
+        bool first_boot;                /* predicted as the first boot through mshim (input first_boot) */
+        bool sep4;                      /* PCR 4's separator is logged */
+        uint32_t boot_apps;             /* PCR 4 applications after it (boot applications) so far */
+        uint32_t early[MB_PCR_COUNT];   /* events per PCR logged before the first boot application */
 } mb_predict;
 
 /* Scratch bytes in needs: the largest PCR 5 digest input, the options

@@ -105,6 +105,37 @@ TEST(corpus_foreign_boots_are_unpredictable) {
         }
 }
 
+/* The first boot through mshim (docs/predict.md "The first boot") from a
+ * boot that did not run it, with only the options given: every PCR the
+ * chain after the firmware extends, and PCR 1, is unpredictable with a
+ * reason naming what to give; the firmware's PCRs keep their replay. */
+TEST(corpus_first_boot_needs_every_file) {
+        const uint32_t first = (1u << 1) | (1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | (1u << 9) |
+                               (1u << 12) | (1u << 13) | (1u << 14);
+        for (int i = 0; i < n_expects; i++) {
+                const expect *e = &expects[i];
+                mb_predict_input in = { .options = "quiet", .options_len = 5, .first_boot = true };
+                uint8_t scratch[64];
+                size_t size;
+                uint8_t *buf;
+
+                if (e->error)
+                        continue;
+                buf = corpus_log(e->file, &size);
+                in.log = buf;
+                in.log_size = size;
+                in.scratch = scratch;
+                in.scratch_size = sizeof(scratch);
+                CHECK_EQ_INT(mb_predict_run(&in, &P), MB_OK);
+                CHECK(P.first_boot);
+                CHECK_EQ_INT(P.unpredictable, first);
+                CHECK(P.reason[4] != NULL && strstr(P.reason[4], "--loader and --esp") != NULL);
+                CHECK(P.reason[1] != NULL && strstr(P.reason[1], "boot variables") != NULL);
+                check_expected(e, &P, first);
+                free(buf);
+        }
+}
+
 /* ---- a hand-built boot through mshim ------------------------------------------- */
 
 #define MAXLOG 8192
@@ -301,6 +332,12 @@ TEST(mshim_boot_unchanged) {
         CHECK_EQ_INT(P.changed, 0);
         CHECK_EQ_INT(P.touched, (1u << 5) | (1u << 9) | (1u << 12));
         check_baseline_kept(0);
+        /* first_boot is for a baseline without mshim: here it changes nothing. */
+        in.first_boot = true;
+        CHECK_EQ_INT(run(&in, &L), MB_OK);
+        CHECK(!P.first_boot);
+        CHECK_EQ_INT(P.unpredictable, 0);
+        CHECK_EQ_INT(P.changed, 0);
 }
 
 TEST(new_options_change_9_and_12) {
@@ -1390,6 +1427,7 @@ int main(void) {
         load_expected();
         RUN(corpus_unchanged_predicts_replay);
         RUN(corpus_foreign_boots_are_unpredictable);
+        RUN(corpus_first_boot_needs_every_file);
         RUN(mshim_boot_unchanged);
         RUN(new_options_change_9_and_12);
         RUN(new_initrd_and_no_initrd);

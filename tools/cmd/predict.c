@@ -775,6 +775,32 @@ static int list_entries(predict_run *r) {
         return out_finish() < 0 ? EXIT_BAD_INPUT : 0;
 }
 
+/* A baseline that did not run mshim (shim + GRUB, GRUB): the next boot is
+ * the first through mshim, predicted from all of its files
+ * (docs/predict.md "The first boot"). 0, or -1 with a message. */
+static int first_boot_check(predict_run *r) {
+        const predict_opts *o = r->o;
+
+        if (r->p->mshim_seen)
+                return 0;
+        if (!o->loader || !o->esp) {
+                cli_error("%s: the baseline boot did not run mshim: the first boot through mshim is computed from "
+                          "its files: give --loader (mshimx64.efi as the firmware or shim will start it) and --esp "
+                          "(the ESP tree with its loader.conf and entries)", o->log);
+                return -1;
+        }
+        if (o->next_stage || o->grub_cfg || o->db_append || o->dbx_append) {
+                cli_error("%s: the baseline boot did not run mshim: --next-stage, --grub-cfg, --db-append and "
+                          "--dbx-append are not predicted for the first boot through mshim", o->log);
+                return -1;
+        }
+        r->in.first_boot = true;
+        cli_error("note: %s: the baseline boot did not run mshim: predicting the first boot through mshim "
+                  "(%s), the firmware's events from the log", o->log,
+                  o->shim ? "started by the same shim" : "started by the firmware");
+        return 0;
+}
+
 static int predict(predict_run *r) {
         mb_predict_input base_in = { 0 };
         size_t scratch = 0;
@@ -794,7 +820,10 @@ static int predict(predict_run *r) {
         err = mb_predict_run(&base_in, r->p);
         if (err != MB_OK)
                 return report_engine_error(r, err);
-        if (check_baseline(r, &r->p->baseline) < 0 || load_inputs(r) < 0 || load_shim(r) < 0)
+        /* The entry mshim picks is checked first (--entry-id, the kernel
+         * hook's probe), whatever the baseline. */
+        if (check_baseline(r, &r->p->baseline) < 0 || load_inputs(r) < 0 || first_boot_check(r) < 0 ||
+            load_shim(r) < 0)
                 return EXIT_BAD_INPUT;
         r->in.log = r->log.data;
         r->in.log_size = r->log.size;

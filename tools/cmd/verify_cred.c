@@ -316,7 +316,7 @@ static int read_pending(const char *path, machine *m) {
                 return 1;
         if (cli_file_load_max(path, STATE_MAX, "a pending challenge", &f) < 0)
                 return EXIT_BAD_INPUT;
-        d = jr_parse((const char *) f.data, f.size, STATE_MAX, &err, &off);
+        d = jr_parse((const char *) f.data, f.size, &JR_LIMITS(STATE_MAX), &err, &off);
         cli_file_free(&f);
         if (!d) {
                 cli_error("%s: not a %s record: at byte %zu: %s", path, MACHINE_SCHEMA, off, err);

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# From GRUB to the first boot through mshim (issue 23), proven by booting,
+# for both chains:
+#   behind shim, Secure Boot with Microsoft's keys, MokList = the test MOK:
+#     A  firmware -> Debian's signed shim -> Debian's signed GRUB (grub.cfg
+#        in /EFI/debian, its prefix) -> Debian's signed kernel: no mshim
+#     B  firmware -> the same shim -> mshim (signed with the MOK) -> the same
+#        kernel, as test_predict_shim.sh boots it
+#   started by the firmware, Secure Boot off (a store without keys):
+#     C  firmware -> Debian's shim -> Debian's GRUB -> the kernel: no mshim
+#     D  firmware -> mshim -> the kernel (shim's events gone too)
+# B is predicted on the host from A's log and PCRs, B's ESP, mshim and
+# MokList (`mshim predict --esp --loader --shim --mok`), D from C's (`mshim
+# predict --esp --loader`), and compared with the boots: every active
+# bank's PCRs 0-15 except 10 and 1 (the boot variables, which the
+# prediction leaves unpredictable: here both boots of a pair have the
+# same, checked too), and the changed set. Four boots, two at a time.
+set -u
+. "$(dirname "$0")/lib.sh"
+T=predict-first
+it_init "$T"
+GRUB_SIGNED=${GRUB_SIGNED:-$IT_EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" "$GRUB_SIGNED" \
+                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd; then
+        it_fail "$T: prerequisites (shim-signed, grub-efi-amd64-signed, ovmf; make deps)"; exit 1
+fi
+# shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
+IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+
+k=$IT_DIR/keys
+it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
+"$IT_CLI" vars add-mok /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" -o "$k/vars.fd" &&
+        "$IT_CLI" vars get "$k/vars.fd" MokList -o "$k/MokList.bin" >/dev/null ||
+        { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
+it_secure_boot_on "$k/vars.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
+
+# A: shim's second stage (grubx64.efi next to it) is Debian's GRUB.
+a=$(it_shim_esp a "$k") && b=$(it_shim_esp b "$k") &&
+        cp "$GRUB_SIGNED" "$a/esp/EFI/BOOT/grubx64.efi" && rm -rf "$a/esp/loader" &&
+        mkdir -p "$a/esp/EFI/debian" &&
+        cp "$k/vars.fd" "$a/vars.in.fd" && cp "$k/vars.fd" "$b/vars.in.fd" ||
+        { it_fail "$T: set-up (esp)"; exit 1; }
+# C: shim -> GRUB with Secure Boot off; D: the firmware starts mshim
+# (it_newboot's ESP).
+c=$(it_shim_esp c "$k") && d=$(it_newboot d) && rm -rf "$c/esp/loader" &&
+        cp "$GRUB_SIGNED" "$c/esp/EFI/BOOT/grubx64.efi" && mkdir -p "$c/esp/EFI/debian" &&
+        cp /usr/share/OVMF/OVMF_VARS_4M.fd "$c/vars.in.fd" && cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.in.fd" ||
+        { it_fail "$T: set-up (esp C, D)"; exit 1; }
+# Debian's GRUB enters the kernel through its EFI stub (linuxefi, the stub
+# then hands the kernel the event log) only with Secure Boot on; C names it.
+for g in "$a:linux:initrd" "$c:linuxefi:initrdefi"; do
+        IFS=: read -r dir lx rd <<<"$g"
+        cat > "$dir/esp/EFI/debian/grub.cfg" <<CFG
+set timeout=0
+search --no-floppy --file --set=root /vmlinuz
+$lx /vmlinuz $IT_OPTIONS
+$rd /initrd.img
+boot
+CFG
+done
+
+# first_check LABEL A B PREDICT_JSON: B's PCRs 0-15 but 1 and 10, every
+# bank, equal the prediction from A; PCR 1 the same in A and B; the changed
+# set is what differs between A and B.
+first_check() {
+        python3 - "$IT_REPO/tests/integration" "$@" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+label, a, b, pj = sys.argv[2:6]
+pred = json.load(open(pj))
+ra, rb = oracle.load_result(a + "/result"), oracle.load_result(b + "/result")
+bad, diff = [], set()
+if pred.get("unpredictable"):
+    bad.append("unpredictable: %s" % pred["unpredictable"])
+for bank in rb["banks"]:
+    for n in oracle.CHECKED_PCRS:
+        tpm = oracle.tpm_pcr(rb, bank, n)
+        if tpm != oracle.tpm_pcr(ra, bank, n):
+            diff.add(n)
+        if n == 1:
+            continue
+        want = pred["pcrs"].get(bank, {}).get(str(n))
+        want = bytes.fromhex(want) if want else bytes(len(tpm))
+        if want != tpm:
+            bad.append("%s PCR %d: predicted %s, booted %s" % (bank, n, want.hex(), tpm.hex()))
+if 1 in diff:
+    bad.append("PCR 1 differs between the two boots (the same boot variables)")
+if sorted(diff) != sorted(pred.get("changed", [])):
+    bad.append("changed %s, but the boots differ in %s" % (pred.get("changed"), sorted(diff)))
+name = "predict-first: %s: PCRs 0-15 but 1 and 10, every bank (%s), equal the prediction; changed %s" % (
+    label, ",".join(rb["banks"]), sorted(diff))
+if bad:
+    print("FAIL: " + name)
+    for x in bad:
+        print("  " + x, file=sys.stderr)
+    for n in sorted({int(x.split()[2]) for x in bad if " PCR " in x}):
+        for ev in oracle.load_log(b + "/result/eventlog.bin"):
+            if ev.pcr == n:
+                print("  PCR %d: type 0x%x %r" % (n, ev.type, ev.data[:48]), file=sys.stderr)
+    sys.exit(1)
+print("PASS: " + name)
+PY
+}
+
+if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b" "$c" "$d"; then
+        it_pass "$T: boot A (shim -> GRUB -> kernel), B (shim -> mshim -> kernel), C (shim -> GRUB, Secure Boot off), D (mshim -> kernel)"
+else
+        it_fail "$T: boot A (shim -> GRUB -> kernel), B (shim -> mshim -> kernel), C (shim -> GRUB, Secure Boot off), D (mshim -> kernel)"
+        exit 1
+fi
+it_check_replay "$a" "$T: A: TPM PCRs equal the event-log replay"
+it_check_replay "$c" "$T: C: TPM PCRs equal the event-log replay"
+it_pcrs_file "$a" > "$a/pcrs.txt"
+it_pcrs_file "$c" > "$c/pcrs.txt"
+if "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$b/esp" \
+        --loader "$b/esp/EFI/BOOT/grubx64.efi" --shim "$b/esp/EFI/BOOT/BOOTX64.EFI" --mok "$k/MokList.bin" \
+        --select 0,2,3,4,5,6,7,8,9,11,12,13,14,15 --json > "$b/predict.json" 2> "$b/predict.err" &&
+   grep -q "did not run mshim: predicting the first boot through mshim (started by the same shim)" "$b/predict.err"; then
+        it_pass "$T: predict B from A's log on the host (the note names the first boot)"
+else
+        it_fail "$T: predict B from A's log on the host"; cat "$b/predict.err" >&2
+fi
+first_check "B from A (behind shim)" "$a" "$b" "$b/predict.json" || IT_FAILED=1
+if "$IT_CLI" predict --log "$c/result/eventlog.bin" --pcrs "$c/pcrs.txt" --esp "$d/esp" \
+        --loader "$d/esp/EFI/BOOT/BOOTX64.EFI" --select 0,2,3,4,5,6,7,8,9,11,12,13,14,15 --json \
+        > "$d/predict.json" 2> "$d/predict.err" &&
+   grep -q "did not run mshim: predicting the first boot through mshim (started by the firmware)" "$d/predict.err"; then
+        it_pass "$T: predict D from C's log on the host (the note names the first boot)"
+else
+        it_fail "$T: predict D from C's log on the host"; cat "$d/predict.err" >&2
+fi
+first_check "D from C (started by the firmware, Secure Boot off)" "$c" "$d" "$d/predict.json" || IT_FAILED=1
+exit "$IT_FAILED"
