@@ -147,7 +147,7 @@ rm "$S/loader/entries/deb.conf" "$S/loader/entries/deb+2.conf"
 expect_exit "LoaderEntrySelected naming no file" 2 "no entry deb.conf" "$MSHIM" bless --esp "$S"
 expect_exit "bless: an argument" 2 "unexpected argument 'x'; see 'mshim bless --help'" "$MSHIM" bless x
 expect_exit "bless: no ESP dir" 2 "cannot list" "$MSHIM" bless --esp "$T/nothing"
-grep -q '^ExecStart=@BINDIR@/mshim bless$' hooks/mshim-bless.service && grep -q '^After=.*boot-complete.target' hooks/mshim-bless.service &&
+grep -q '^ExecStart=@LIBDIR@/kernel-hook bless$' hooks/mshim-bless.service && grep -q '^After=.*boot-complete.target' hooks/mshim-bless.service &&
         grep -q 'hooks/mshim-bless.service:$(SYSTEMDUNITDIR)/mshim-bless.service' Makefile &&
         pass "mshim-bless.service: after boot-complete.target, installed by make install" || fail "mshim-bless.service"
 

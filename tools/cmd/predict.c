@@ -781,7 +781,9 @@ static int list_entries(predict_run *r) {
 static int first_boot_check(predict_run *r) {
         const predict_opts *o = r->o;
 
-        if (r->p->mshim_seen)
+        /* Nothing of mshim's asked for: the next boot is this one again
+         * (the baseline's values), whatever ran in it. */
+        if (r->p->mshim_seen || (!o->loader && !o->esp))
                 return 0;
         if (!o->loader || !o->esp) {
                 cli_error("%s: the baseline boot did not run mshim: the first boot through mshim is computed from "
