@@ -109,7 +109,8 @@ fell_back "$d" "the cleared TPM" \
         "the TPM was cleared \(its owner seed changed: the storage root key at 0x81000001 is gone.*'mshim policy init --reset', then enrol again"
 host "$d"
 run "cleared: mshim policy init --reset" "$IT_CLI" policy init --state-dir "$pol" --esp "$IT_DIR/appr" --reset
-run "cleared: mshim seal (the key again)" bash -c '"$1" seal --state-dir "$2" -o "$3" < "$4"' _ "$IT_CLI" "$pol" "$SEALED" "$IT_DIR/luks.key"
+run "cleared: mshim seal (the key again, beside the old file, then in its place)" bash -c \
+        '"$1" seal --state-dir "$2" -o "$3.new" < "$4" && mv "$3.new" "$3"' _ "$IT_CLI" "$pol" "$SEALED" "$IT_DIR/luks.key"
 run "cleared: mshim policy approve --current" "$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr" --current --pcrs "$d/pcrs.txt"
 host_done
 boot cleared-after "$IT_DIR/next"
@@ -160,7 +161,8 @@ boot keylost "$IT_DIR/next" fallback
 fell_back "$d" "approvals of another policy key" \
         "unseal refused: the approvals for this boot state are not signed by this secret's policy key .*'mshim policy init --reset --new-key'.*enrol again"
 host "$d"
-run "keylost: mshim seal (under the new key)" bash -c '"$1" seal --state-dir "$2" -o "$3" < "$4"' _ "$IT_CLI" "$pol" "$SEALED" "$IT_DIR/luks.key"
+run "keylost: mshim seal (under the new key, beside the old file, then in its place)" bash -c \
+        '"$1" seal --state-dir "$2" -o "$3.new" < "$4" && mv "$3.new" "$3"' _ "$IT_CLI" "$pol" "$SEALED" "$IT_DIR/luks.key"
 host_done
 boot keylost-after "$IT_DIR/next"
 it_luks_unsealed "$d"
