@@ -13,8 +13,8 @@ tree, its replayed PCRs, and the PCR values a change must give.
       the same with loader.conf "totp show": PCR 12 holds the TOTP initrd
       event (size and SHA-256 of the initrd) and the fence after the
       command line
-  predict_fixture.py expect DIR [--options S] [--initrd FILE] [--totp]
-                     [--conf FILE] [--loader FILE]
+  predict_fixture.py expect DIR [--options S] [--initrd FILE] [--totp [--totp-point]]
+                     [--conf FILE] [--loader FILE] [--extends OUT]
                      [--secure-boot [--db-add FILE] [--dbx-add FILE]]
       the JSON "pcrs" object the prediction must print; with --db-add or
       --dbx-add, db or dbx with FILE's signature lists after its own (new
@@ -245,6 +245,13 @@ def cmd_expect(a):
         conf = open(a.conf, "rb").read() if a.conf else CONF_TOTP if a.totp else CONF
         loader = open(a.loader, "rb").read() if a.loader else None
         evs = events(esp, False, False, a.options or "quiet splash", sb, conf=conf, totp=a.totp, loader=loader)
+        if a.totp_point:
+            # Up to the TOTP point: the initrd event after the command line;
+            # the fence, the stub's PCR 9 and Exit Boot Services come later.
+            ti = oracle.totp_initrd_event(INITRD)
+            evs = evs[:[e[2] for e in evs].index(ti) + 1]
+        if a.extends:
+            write_extends(a.extends, evs)
         if loader is not None:
             # A new mshim extends the TOTP lock into PCR 13 before it starts
             # the kernel, whatever loader.conf says (docs/MEASUREMENTS.md
@@ -286,6 +293,8 @@ def main():
         s.add_argument("--totp", action="store_true", help="TOTP on in the next boot")
         s.add_argument("--conf", help="the next boot's loader.conf (else make's)")
         s.add_argument("--loader", help="the next boot's mshimx64.efi (PCR 4)")
+        s.add_argument("--totp-point", action="store_true", help="with --totp: the PCRs at the TOTP point")
+        s.add_argument("--extends", help="the boot's tpm2_pcrextend arguments to this file")
         s.set_defaults(f=cmd_expect)
     s = sp.add_parser("expect-entry"); s.add_argument("--entry-name", required=True)
     s.add_argument("--entry", required=True); s.add_argument("--kernel", required=True)

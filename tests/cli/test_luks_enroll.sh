@@ -194,4 +194,32 @@ for args in "luks" "luks bogus" "luks enroll" "luks enroll --tpm2-pcrs 15 x" "lu
         check "usage: mshim $args: exit 2, one line naming 'mshim luks --help'" bash -c \
                 "[ $rc = 2 ] && [ ! -s '$tmp/out' ] && [ \$(wc -l <'$tmp/err') = 1 ] && grep -q \"see 'mshim luks --help'\" '$tmp/err'"
 done
+
+# ---- the keyscript fails closed when PCR 15 cannot record the volume ----
+# In a private mount namespace (unshare -m): /run/mshim a read-only tmpfs,
+# so its mktemp for the volume key fails; the console a file (no askpass
+# on the host: the keyscript reads the passphrase from /dev/console). No
+# UEFI here: the keyscript falls back to the passphrase, then must refuse
+# to hand it over (exit 1, a message, nothing on stdout). Control: the
+# same with a writable /run/mshim hands it over (exit 0).
+if command -v unshare >/dev/null && [ "$(id -u)" = 0 ] && [ -e /dev/console ]; then
+        made=; [ -d /run/mshim ] || { mkdir -p /run/mshim && made=1; }
+        : >"$tmp/console"
+        ks() {  # ks ro|rw: the keyscript in its namespace; stdout, stderr, status in $tmp/ks.*
+                unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /dev/console &&
+                        mount -t tmpfs -o "$2" tmpfs /run/mshim && CRYPTTAB_NAME=x sh hooks/cryptroot-unseal' \
+                        _ "$tmp/console" "$1" >"$tmp/ks.out" 2>"$tmp/ks.err"
+                echo $? >"$tmp/ks.rc"
+        }
+        ks ro
+        check "keyscript: no file in /run/mshim for the volume key: refuses to hand over the passphrase (exit 1, nothing out, said)" bash -c \
+                "[ \$(cat '$tmp/ks.rc') = 1 ] && [ ! -s '$tmp/ks.out' ] &&
+                 grep -q '^mshim: cannot create a file in /run/mshim to record the volume in PCR 15: refusing to hand over the key\$' '$tmp/ks.err'"
+        ks rw
+        check "keyscript: control, /run/mshim writable: the fallback hands the passphrase over (exit 0)" bash -c \
+                "[ \$(cat '$tmp/ks.rc') = 0 ] && ! grep -q 'refusing to hand over' '$tmp/ks.err'"
+        [ -n "$made" ] && rmdir /run/mshim
+else
+        echo "SKIP: keyscript fail-closed check (needs root and unshare)"
+fi
 exit "$CLI_FAILED"

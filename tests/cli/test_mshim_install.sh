@@ -203,7 +203,14 @@ rm -r "$ESP/loader/mshim" "$R/etc/mshim"
 # and below).
 printf '\x06\x00\x00\x00\x01' >"$FAKE_EFIVARS/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 printf '\x06\x00\x00\x00\x00' >"$FAKE_EFIVARS/SetupMode-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+# The keyscript's outcomes this boot (hooks/cryptroot-unseal writes them).
+WHY="the TPM was cleared (its owner seed changed: the storage root key at 0x81000001 is gone, and the one the secret was sealed under can never be made again): after this passphrase boot run 'mshim policy init --reset', then enrol again"
+mkdir -p "$R/run/mshim" && echo "fallback $WHY" >"$R/run/mshim/unlock-root" && echo unsealed >"$R/run/mshim/unlock-data"
 if "$MSHIM" status --root "$R" --efivars "$FAKE_EFIVARS" --json >"$t/status.json" 2>"$t/err"; then
+        check "status --json: each volume's unlock this boot, the fallback's cause in unseal's words" python3 -c '
+import json, sys
+u = json.load(open(sys.argv[1]))["unlock"]
+assert u == {"root": "fallback " + sys.argv[2], "data": "unsealed"}, u' "$t/status.json" "$WHY"
         pass "status --json: exit 0"
         check "status --json: secure_boot true, setup_mode false (the fake efivars)" python3 -c '
 import json,sys; s=json.load(open(sys.argv[1]))
@@ -223,6 +230,9 @@ else
         fail "status --json: exit 0" "$(cat "$t/err")"
 fi
 check "status (text): names the ESP and Secure Boot" bash -c "'$MSHIM' status --root '$R' --efivars '$FAKE_EFIVARS' | grep -q 'Secure Boot: enabled'"
+"$MSHIM" status --root "$R" --efivars "$FAKE_EFIVARS" >"$t/status.txt" 2>&1
+check "status (text): the passphrase fallback of root, its cause and commands" grep -qxF "  root: $WHY" "$t/status.txt"
+rm -r "$R/run/mshim"
 
 # uninstall: the ESP and /etc as before, the boot entry gone, BootOrder as before.
 "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?

@@ -308,6 +308,16 @@ printf 'recovery secret' >"$tmp/rsecret"
 "$MSHIM" seal --state-dir "$R" -o "$tmp/r0.sealed" <"$tmp/rsecret" 2>/dev/null
 "$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r0 >/dev/null 2>&1
 unseals() { "$MSHIM" unseal --esp "$resp" "$1" 2>"$tmp/uerr" | cmp -s - "$tmp/rsecret"; }
+# names_cause NAME FILE REGEX: unseal of FILE fails, its first line that
+# is not a warning (what the keyscript shows at boot) names the cause and
+# the commands.
+names_cause() {
+        local rc
+        "$MSHIM" unseal --esp "$resp" "$2" >/dev/null 2>"$tmp/uerr"; rc=$?
+        if [ "$rc" != 0 ] && grep '^mshim: ' "$tmp/uerr" | grep -v '^mshim: warning: ' | head -n 1 |
+           grep -q -E "^mshim: .*$3"; then pass "$1"
+        else fail "$1 (status $rc)" "$(cat "$tmp/uerr")"; fi
+}
 check "recovery: before anything, the secret unseals" unseals "$tmp/r0.sealed"
 out=$("$MSHIM" policy init --state-dir "$R" --reset 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
 check "init --reset with nothing lost: exit 0, changes nothing, says so (rc=$rc)" bash -c \
@@ -318,6 +328,8 @@ check "init --reset with nothing lost: exit 0, changes nothing, says so (rc=$rc)
 cp "$resp"/loader/mshim/approvals/*.approval "$tmp/r0.approval"
 c_old=$((16#$(counter)))
 tpm2_nvundefine 0x01804D53 -C o >/dev/null 2>&1 || fail "tpm2_nvundefine"
+names_cause "counter gone: unseal names it and the commands" "$tmp/r0.sealed" \
+        "no epoch counter \(NV index 0x01804D53.*'mshim policy init --reset'.*'mshim policy approve --current'.*NV counter gone"
 out=$("$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
 check "counter gone: policy approve names it and 'mshim policy init --reset' (rc=$rc)" bash -c \
         "[ $rc = 2 ] && grep -q 'no epoch counter.*mshim policy init --reset' '$tmp/o'"
@@ -326,8 +338,8 @@ c_new=$((16#$(counter)))
 check "counter gone: init --reset makes it again above every epoch the key signed ($c_old -> $c_new, tpm2_nvread; rc=$rc)" bash -c \
         "[ $rc = 0 ] && grep -q 'epoch counter: made again = $c_new' '$tmp/o' && [ $c_new -gt \$(sed -n 's/^epoch //p' '$tmp/r0.approval') ] &&
          grep -q 'storage root key: the recorded one' '$tmp/o'"
-check "counter gone: the old approval now refused as revoked (its copy put back)" bash -c \
-        "! '$MSHIM' unseal --esp '$resp' '$tmp/r0.sealed' >/dev/null 2>'$tmp/uerr' && grep -q 'revoked' '$tmp/uerr'"
+names_cause "counter gone: the old approval now refused as revoked (its copy put back), naming approve --current" \
+        "$tmp/r0.sealed" "only by revoked approvals.*'mshim policy approve --current'"
 "$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r1 >/dev/null 2>&1
 check "counter gone: after 'policy approve --current' the same sealed file unseals again" unseals "$tmp/r0.sealed"
 
@@ -335,7 +347,8 @@ check "counter gone: after 'policy approve --current' the same sealed file unsea
 cp "$R/srk.public" "$tmp/srk.before"; cp "$R/policy.key" "$tmp/rkey.before"
 tpm2_clear -c p >/dev/null 2>&1 || fail "tpm2_clear"
 out=$("$MSHIM" unseal --esp "$resp" "$tmp/r0.sealed" 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
-check "TPM cleared: unseal says there is no SRK (exit 2)" bash -c "[ $rc = 2 ] && grep -q 'no storage root key at 0x81000001' '$tmp/o'"
+check "TPM cleared: unseal names it (the seed makes another SRK: tpm2_clear), and the commands (exit 2)" bash -c \
+        "[ $rc = 2 ] && head -n 1 '$tmp/o' | grep -q \"the TPM was cleared (its owner seed changed: the storage root key at 0x81000001 is gone.*'mshim policy init --reset', then enrol again\""
 out=$("$MSHIM" policy init --state-dir "$R" 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
 check "TPM cleared: policy init points to --reset, changes nothing" bash -c \
         "[ $rc = 2 ] && grep -q 'policy init --reset' '$tmp/o' && cmp -s '$R/policy.key' '$tmp/rkey.before'"
@@ -350,6 +363,8 @@ check "TPM cleared: init --reset makes another SRK and records it (tpm2_readpubl
          grep -q 'ANOTHER key' '$tmp/o' && grep -q 'seal every secret again' '$tmp/o'"
 check "TPM cleared: the counter made again (tpm2_nvreadpublic), the policy key kept byte for byte" bash -c \
         "tpm2_nvreadpublic 0x01804D53 >/dev/null 2>&1 && cmp -s '$R/policy.key' '$tmp/rkey.before' && grep -q 'policy key: kept' '$tmp/o'"
+names_cause "TPM cleared, SRK made again: a file sealed before names the cleared TPM" "$tmp/r0.sealed" \
+        "the TPM was cleared \(its owner seed changed: the storage root key at 0x81000001 is another key"
 "$MSHIM" seal --state-dir "$R" -o "$tmp/r1.sealed" <"$tmp/rsecret" 2>/dev/null
 "$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r2 >/dev/null 2>&1
 check "TPM cleared: after the documented commands (seal, approve --current) the secret unseals" unseals "$tmp/r1.sealed"
@@ -359,9 +374,13 @@ tpm2_evictcontrol -C o -c 0x81000001 >/dev/null
 tpm2_createprimary -C o -g sha256 -G ecc256 -c "$tmp/o.ctx" >/dev/null
 tpm2_evictcontrol -C o -c "$tmp/o.ctx" 0x81000001 >/dev/null
 tpm2_flushcontext -t >/dev/null
+names_cause "SRK replaced: unseal names it (same owner seed) and the commands" "$tmp/r1.sealed" \
+        "was replaced by another key \(the TPM's owner seed is unchanged\).*'tpm2_evictcontrol -C o -c 0x81000001' and 'mshim policy init --reset'"
 refused "init --reset with another key at 0x81000001" 2 "not replacing it: if that key is yours, evict it" \
         "$MSHIM" policy init --state-dir "$R" --esp "$resp" --reset
 tpm2_evictcontrol -C o -c 0x81000001 >/dev/null
+names_cause "SRK evicted: unseal names it and 'mshim policy init --reset'" "$tmp/r1.sealed" \
+        "was evicted \(the TPM's owner seed is unchanged\): .*'mshim policy init --reset'"
 out=$("$MSHIM" policy init --state-dir "$R" --esp "$resp" --reset 2>&1); rc=$?; printf "%s\n" "$out" >"$tmp/o"
 check "SRK replaced, then evicted: init --reset makes the recorded SRK again, the same key (rc=$rc)" bash -c \
         "[ $rc = 0 ] && grep -q 'made again: the same key' '$tmp/o'"
@@ -379,8 +398,17 @@ check "key lost: init --reset --new-key makes a new pair, the old public key kep
 "$MSHIM" seal --state-dir "$R" -o "$tmp/r2.sealed" <"$tmp/rsecret" 2>/dev/null
 "$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --entry-id r3 >/dev/null 2>&1
 check "key lost: after seal and approve --current with the new key the secret unseals" unseals "$tmp/r2.sealed"
-check "key lost: the file sealed for the old key opens no more with the new key's approvals alone" bash -c \
-        "rm -f '$resp'/loader/mshim/approvals/r2-*; ! '$MSHIM' unseal --esp '$resp' '$tmp/r1.sealed' >/dev/null 2>&1"
+rm -f "$resp"/loader/mshim/approvals/r2-*
+names_cause "key lost: the file sealed for the old key, the new key's approvals alone: refused, naming another policy key and enrolling again" \
+        "$tmp/r1.sealed" "not signed by this secret's policy key .*'mshim policy init --reset --new-key'.*'mshim luks remove DEVICE; mshim luks enroll DEVICE'"
+# A firmware update outside the policy: PCR 0, selected, differs from
+# every approval.
+rm -f "$resp"/loader/mshim/approvals/*.approval
+"$MSHIM" policy approve --state-dir "$R" --esp "$resp" --current --select 0,4,7 --entry-id r4 >/dev/null 2>&1
+check "firmware: the approval selecting PCR 0 unseals first" unseals "$tmp/r2.sealed"
+tpm2_pcrextend "0:sha256=$(printf '%064x' 5)" >/dev/null
+names_cause "firmware PCR changed: unseal names PCR 0, the firmware, and 'mshim policy approve --current'" "$tmp/r2.sealed" \
+        "PCR 0 differs from the closest approval \(.*\), the firmware or its configuration changed.*'mshim log --pcrs 0', then approve it: 'mshim policy approve --current'"
 refused "init --reset --new-key of a machine never set up" 2 "nothing to reset" \
         "$MSHIM" policy init --state-dir "$tmp/never" --reset --new-key
 

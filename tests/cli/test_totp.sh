@@ -16,7 +16,9 @@ for tool in swtpm tpm2_hmac oathtool python3 openssl; do
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
 
-mkdir -p "$t/esp"
+# The ESPs' loader.conf turns the code on (enroll refuses otherwise: below).
+mkdir -p "$t/esp/loader" "$t/esp2/loader" && printf 'totp show\n' >"$t/esp/loader/loader.conf" &&
+        cp "$t/esp/loader/loader.conf" "$t/esp2/loader/"
 # A known secret, and its base32 (RFC 4648) from Python.
 python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(0x30, 0x44)))' >"$t/secret"
 B32=$(python3 -c 'import base64,sys; print(base64.b32encode(open(sys.argv[1],"rb").read()).decode())' "$t/secret")
@@ -26,7 +28,7 @@ ESP=$t/esp/loader/mshim/totp
 
 # ---- no TPM, bad inputs: exit 2, a message, nothing written ----
 export TPM2TOOLS_TCTI="swtpm:path=$t/none"
-refuses "no TPM: a clear error" "cannot reach a TPM" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp"
+refuses "no TPM: a clear error" "cannot reach a TPM" "$MSHIM" totp enroll --state-dir "$t/state" --literal --this-boot --secret-file "$t/secret" --esp "$t/esp"
 check "no TPM: no ESP file" test ! -e "$ESP"
 head -c 19 "$t/secret" >"$t/short"; cat "$t/secret" "$t/secret" >"$t/long"
 refuses "--secret-file of 19 bytes" "19 bytes; a TOTP secret is 20" "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/short" --esp "$t/esp"
@@ -102,15 +104,15 @@ extend_all() { while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrex
 reboot_tpm() { swtpm_ioctl --unix "$t/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"; }
 extend_all "$t/pre.txt"; extend_all "$t/post.txt"
 
-refuses "--log cut short: not the TPM's" "does not replay to the TPM's sha256 PCR 5" "$MSHIM" totp enroll --state-dir "$t/state" --literal \
+refuses "--log cut short: not the TPM's" "does not replay to the TPM's sha256 PCR 5" "$MSHIM" totp enroll --state-dir "$t/state" --literal --this-boot \
         --secret-file "$t/secret" --log "$t/short.bin" --esp "$t/esp"
-refuses "--log without the command line event" "no EV_IPL event in PCR 12" "$MSHIM" totp enroll --state-dir "$t/state" --literal \
+refuses "--log without the command line event" "no EV_IPL event in PCR 12" "$MSHIM" totp enroll --state-dir "$t/state" --literal --this-boot \
         --secret-file "$t/secret" --log tests/data/eventlogs/tpm2-tools-event.bin --esp "$t/esp"
-refuses "--log of another kind of file" "not a TCG event log" "$MSHIM" totp enroll --state-dir "$t/state" --literal \
+refuses "--log of another kind of file" "not a TCG event log" "$MSHIM" totp enroll --state-dir "$t/state" --literal --this-boot \
         --secret-file "$t/secret" --log "$t/secret" --esp "$t/esp"
-refuses "--pcrs and --log" "exclude each other" "$MSHIM" totp enroll --state-dir "$t/state" --literal --pcrs "$t/x" --log "$t/log.bin"
+refuses "--pcrs and --log" "excludes --log and --this-boot" "$MSHIM" totp enroll --state-dir "$t/state" --literal --pcrs "$t/x" --log "$t/log.bin"
 check "refusals touch neither the TPM nor the ESP" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ]"
-"$MSHIM" totp enroll --state-dir "$t/state" --literal --log "$t/log.bin" --secret-file "$t/secret" --label "test host:alice" --esp "$t/esp" --uri \
+"$MSHIM" totp enroll --state-dir "$t/state" --literal --this-boot --log "$t/log.bin" --secret-file "$t/secret" --label "test host:alice" --esp "$t/esp" --uri \
         --recovery-file "$t/rec" --password-file "$t/pw" >"$t/uri" 2>"$t/err"; rc=$?
 if [ "$rc" = 0 ] && [ "$(wc -l <"$t/uri")" = 1 ]; then pass "enroll --literal --uri: one line"
 else fail "enroll --literal --uri: one line (status $rc)" "$(cat "$t/err")"; fi
@@ -200,11 +202,10 @@ check "the key refuses a password session" bash -c "! tpm2_hmac -c $H -g sha1 -o
 # ---- never twice ----
 refuses "enroll twice: refused (ESP file)" "never overwrites an enrolment" \
         "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp" --uri
-mkdir -p "$t/esp2"
 refuses "enroll twice: refused (the trusted copy)" "state/totp: a TOTP enrolment exists" \
         "$MSHIM" totp enroll --state-dir "$t/state" --literal --secret-file "$t/secret" --esp "$t/esp2" --uri
 refuses "enroll twice: refused (key at the handle)" "already has an object at 0x81004d54" \
-        "$MSHIM" totp enroll --state-dir "$t/state2" --literal --secret-file "$t/secret" --esp "$t/esp2" --uri
+        "$MSHIM" totp enroll --state-dir "$t/state2" --literal --this-boot --secret-file "$t/secret" --esp "$t/esp2" --uri
 check "a refused enrolment writes nothing" test ! -e "$t/esp2/loader/mshim/totp"
 
 # ---- the recovery file ----
@@ -332,7 +333,7 @@ refuses "policy approve --totp: a literal enrolment" "the TOTP enrolment is lite
         "$MSHIM" policy approve --totp --predicted "$t/pred.json" --esp "$t/esplit" --state-dir "$t/litstate"
 "$MSHIM" policy init --state-dir "$t/state" >/dev/null 2>"$t/err" || fail "mshim policy init" "$(cat "$t/err")"
 tpm2_flushcontext -t
-refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --signed --state-dir "$t/nostate" --esp "$t/esp"
+refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --signed --this-boot --state-dir "$t/nostate" --esp "$t/esp"
 check "a refused signed enrolment writes no approval" test ! -e "$t/esp/loader/mshim/totp-approvals"
 # This boot, whole (its log replays to the TPM): the first approval is of
 # the log cut at the TOTP point.
@@ -342,10 +343,10 @@ TA=$t/esp/loader/mshim/totp-approvals
 # the enrolment is undone.
 : >"$TA"
 refuses "signed: the first approval cannot be written: refused" "totp-approvals/enrolment-.*Not a directory" \
-        "$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri
+        "$MSHIM" totp enroll --signed --this-boot --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri
 check "signed: ... and undone: no key, no ESP file" bash -c "! tpm2_readpublic -c $H >/dev/null 2>&1 && [ ! -e '$ESP' ]"
 rm -f "$TA"
-"$MSHIM" totp enroll --signed --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri \
+"$MSHIM" totp enroll --signed --this-boot --state-dir "$t/state" --secret-file "$t/secret" --esp "$t/esp" --log "$t/log.bin" --uri \
         >"$t/uri" 2>"$t/err" || fail "enroll --signed" "$(cat "$t/err")"
 A=$(sed -n 's/^approval of this boot.s TOTP point: //p' "$t/err")
 check "signed: the first TOTP approval, its path said, in totp-approvals" bash -c \
@@ -651,4 +652,100 @@ check "remove refused: the key and both files are still there" bash -c \
 cp "$t/esp.orig" "$ESP"
 "$MSHIM" totp remove --state-dir "$t/state" --esp "$t/esp" >"$t/out" 2>&1 || fail "remove after the signed enrolment" "$(cat "$t/out")"
 check "remove: the TOTP approvals go with the key" bash -c "[ -z \"\$(ls -A '$TA')\" ] && grep -q '^removed $K\$' '$t/out'"
+
+# ---- enroll in the right order (issue 22): loader.conf first, then the next boot's TOTP point ----
+# A second TPM holding the boot tests/cli/predict_fixture.py builds (hashlib
+# and oracle.py: firmware -> mshim -> Debian's kernel, loader.conf without
+# a totp line): the boot before TOTP is on. The first approval must be of
+# the boot after the change, whose PCR 5 measures the new loader.conf and
+# whose PCR 12 holds the TOTP initrd event: the fixture computes it.
+KERNEL=${KERNEL:-build/kernel/vmlinuz}
+FIX=tests/cli/predict_fixture.py
+N=$t/next
+python3 "$FIX" make "$N" "$KERNEL" >/dev/null || fail "set-up: predict_fixture.py make"
+mv "$t/state" "$t/state.first"
+cli_swtpm "$t/tpm2" || { fail "second swtpm starts"; exit 1; }
+while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$N/extends.txt"
+"$MSHIM" policy init --state-dir "$t/state" >/dev/null 2>"$t/err" || fail "policy init (second TPM)" "$(cat "$t/err")"
+tpm2_flushcontext -t
+NCONF=$N/esp/loader/loader.conf
+cp "$NCONF" "$t/conf.orig"
+# refused1 NAME REGEX CMD...: exit 1 (a refusal), the message, nothing enrolled.
+refused1() {
+        local n=$1 re=$2 rc; shift 2
+        "$@" >"$t/out" 2>"$t/err" </dev/null; rc=$?
+        if [ "$rc" = 1 ] && grep -q -E "^mshim: .*$re" "$t/err" && ! tpm2_readpublic -c $H >/dev/null 2>&1 &&
+           [ ! -e "$N/esp/loader/mshim/totp" ] && [ ! -e "$t/state/totp" ]; then pass "$n"
+        else fail "$n (status $rc)" "$(cat "$t/err")"; fi
+}
+refused1 "enroll: loader.conf has no totp line: refused (exit 1), the line to add named, nothing enrolled" \
+        "esp/loader/loader.conf has no 'totp' line: the loader would show no code .*Add the line 'totp show' to it, or enroll with --configure" \
+        "$MSHIM" totp enroll --state-dir "$t/state" --esp "$N/esp" --log "$N/log.bin" --secret-file "$t/secret" --uri
+check "... loader.conf untouched" cmp -s "$NCONF" "$t/conf.orig"
+cp -r "$N/esp" "$t/noesp2" && printf 'totp no\n' >>"$t/noesp2/loader/loader.conf"
+L=$(grep -c '' "$t/noesp2/loader/loader.conf")
+refused1 "enroll --configure: a 'totp no' line the person wrote is not overridden: refused, the line named" \
+        "noesp2/loader/loader.conf:$L turns the code off.*Change that line to 'totp show'" \
+        "$MSHIM" totp enroll --configure --state-dir "$t/state" --esp "$t/noesp2" --log "$N/log.bin" --secret-file "$t/secret" --uri
+"$MSHIM" totp enroll --configure --state-dir "$t/state" --esp "$N/esp" --log "$N/log.bin" --secret-file "$t/secret" --uri \
+        >"$t/uri" 2>"$t/err" || fail "enroll --signed --configure" "$(cat "$t/err")"
+# The file as it must be: its own bytes, then the one line (Python).
+python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(d + (b"" if d.endswith(b"\n") or not d else b"\n") + b"totp show\n")' \
+        "$t/conf.orig" "$t/conf.want"
+check "enroll --configure: loader.conf is its old lines and 'totp show', nothing else" cmp -s "$NCONF" "$t/conf.want"
+check "enroll --configure: says what it added and the disk approval to make" bash -c \
+        "grep -q \"^added the line 'totp show' to $NCONF\" '$t/err' && grep -q 'mshim policy approve --predicted next.json' '$t/err'"
+A2=$(sed -n 's/^approval of the next boot.s TOTP point (predicted from [^)]*): //p' "$t/err")
+check "enroll: the first approval is said to be of the next boot's TOTP point" test -f "$A2"
+# The fixture's next boot (hashlib, oracle.py): loader.conf with the line
+# (PCR 5), the TOTP initrd event (PCR 12), cut at the TOTP point.
+python3 "$FIX" expect "$N" --totp --totp-point --conf "$t/conf.want" --extends "$t/next.ext" >"$t/next.json" ||
+        fail "predict_fixture.py expect --totp-point"
+WANT=$(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["sha256"]; print("".join(p[str(i)] for i in (4, 5, 7, 12)))' "$t/next.json")
+check "enroll: the first approval's values are the next boot's at the TOTP point (PCR 5 with 'totp show', PCR 12 with the initrd event)" \
+        test "$(sed -n 's/^values //p' "$A2")" = "$WANT"
+NOW=$(tpm2_pcrread sha256:4,5,7,12 -o /dev/stdout 2>/dev/null | xxd -p -c 256)
+check "... and not this boot's (PCR 5 without the line)" test -n "$NOW" -a "$NOW" != "$WANT"
+# The next boot, as the TPM sees it up to the TOTP point: the approval
+# gives the code (tpm2-tools' own policy sequence, oathtool's code).
+tpm2_loadexternal -C o -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" -n "$t/key.name" \
+        -c "$t/key.ctx" >/dev/null 2>&1 && tpm2_flushcontext "$t/key.ctx"
+reboot_tpm2() { swtpm_ioctl --unix "$t/tpm2/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"; }
+reboot_tpm2; extend_all "$t/next.ext"
+use_approval "$A2" "$t/ref"
+want=$(oathtool --totp -b "$B32" -N @1111111109)
+check "the first boot after enrolment: the first approval gives the code (= oathtool)" test "$(hmac_signed 1111111109)" = "$want"
+
+# ---- policy approve --totp offline: --request, policy sign, --signature ----
+# The prediction: the next boot with PCR 7 extended once more (Python), as
+# `mshim predict --totp-point --json` writes it.
+X7=$(printf '%064x' 78)
+python3 - "$t/next.json" "$X7" "$t/pred2.json" "$t/want2" <<'PY'
+import hashlib, json, sys
+p = json.load(open(sys.argv[1]))["sha256"]
+p = {k: p[k] for k in ("4", "5", "7", "12")}
+p["7"] = hashlib.sha256(bytes.fromhex(p["7"] + sys.argv[2])).hexdigest()
+json.dump({"schema": "mshim-predict/1", "point": "totp", "pcrs": {"sha256": p}, "unpredictable": {}}, open(sys.argv[3], "w"))
+open(sys.argv[4], "w").write("".join(p[k] for k in ("4", "5", "7", "12")) + "\n")
+PY
+"$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$N/esp" --predicted "$t/pred2.json" --request "$t/totp.req" \
+        >"$t/out" 2>"$t/err" </dev/null || fail "policy approve --totp --request" "$(cat "$t/err")"
+check "approve --totp --request: nothing signed, nothing installed yet" test "$(ls "$N/esp/loader/mshim/totp-approvals" | wc -l)" = 1
+"$MSHIM" policy sign --key "$t/state/policy.key" "$t/totp.req" -o "$t/totp.sig" >/dev/null 2>"$t/err" ||
+        fail "policy sign (a TOTP request)" "$(cat "$t/err")"
+"$MSHIM" policy approve --state-dir "$t/state" --esp "$N/esp" --signature "$t/totp.sig" "$t/totp.req" >"$t/out" 2>"$t/err" ||
+        fail "policy approve --signature (a TOTP request)" "$(cat "$t/err")"
+R2=; for f in "$N/esp/loader/mshim/totp-approvals"/*.approval; do [ "$f" = "$A2" ] || R2=$R2${R2:+ }$f; done
+check "approve --signature: the TOTP request installed into totp-approvals, of the predicted values" bash -c \
+        "[ \$(echo '$R2' | wc -l) = 1 ] && [ -f '$R2' ] && [ \"\$(sed -n 's/^values //p' '$R2')\" = '$(cat "$t/want2")' ]"
+check "approve --signature: the signature is over SHA-256(policy || \"mshim-totp\" || selection) (openssl)" sig_over "$R2" "$t/ref"
+reboot_tpm2; extend_all "$t/next.ext"; tpm2_pcrextend "7:sha256=$X7"
+use_approval "$R2" "$t/ref"
+check "the offline-signed TOTP approval gives the code in its boot (= oathtool)" test "$(hmac_signed 1111111109)" = "$want"
+"$MSHIM" policy sign --key "$t/state/policy.key" "$t/totp.req" -o "$t/totp2.sig" >/dev/null 2>&1
+expect_rc "approve --signature: the same request twice is refused (installed already)" 1 "installed already" \
+        "$MSHIM" policy approve --state-dir "$t/state" --esp "$N/esp" --signature "$t/totp2.sig" "$t/totp.req"
+tpm2_flushcontext -t
+"$MSHIM" totp remove --state-dir "$t/state" --esp "$N/esp" >/dev/null 2>&1 || fail "remove (second TPM)"
+check "remove: loader.conf keeps 'totp show' (the person's file now)" cmp -s "$NCONF" "$t/conf.want"
 true

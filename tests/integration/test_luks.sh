@@ -344,7 +344,7 @@ it_luks_booted "$uk" && it_luks_fallback "$a" "$uk" 4,5,9,12
 it_luks_booted "$ol" && it_luks_fallback "$a" "$ol" 4
 if it_luks_booted "$r"; then
         it_luks_has "$r" "revoked: falls back, saying the approval is revoked" \
-                "MSHIM-LUKS FALLBACK unseal refused: the boot state is approved only by revoked approvals (older than the epoch counter: 'mshim policy revoke' ended them)"
+                "MSHIM-LUKS FALLBACK unseal refused: the boot state is approved only by revoked approvals (older than the epoch counter: 'mshim policy revoke' ended them): after this passphrase boot run 'mshim policy approve --current' (docs/RECOVERY.md \"NV counter gone\": 'mshim policy init --reset' ends them too)"
         it_luks_has "$r" "revoked: the typed passphrase still unlocks" "MSHIM-LUKS UNLOCKED"
 fi
 

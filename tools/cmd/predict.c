@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "efivar.h"
 #include "pcrtable.h"
+#include "predict.h"
 #include "sealcmd.h"
 #include "mb/bls.h"
 #include "mb/plan.h"
@@ -41,6 +42,8 @@ typedef struct predict_opts {
         const char *shim, *mok;
         const char *entry_default, *oneshot;    /* --default, --oneshot: the Boot Loader Interface's */
         const char *state_dir;  /* --state-dir: where the TOTP enrolment is */
+        const void *conf_bytes; /* non-NULL: loader.conf's bytes as they will be (predict_totp_values) */
+        size_t conf_size;
         bool tpm, json;
         bool list_entries;      /* the plan's entry files; nothing predicted */
         bool totp_point;        /* --totp-point: the PCRs when mshim makes the TOTP code */
@@ -333,7 +336,14 @@ static int load_conf(predict_run *r) {
         if (pfile_path16(&r->conf, "loader.conf") < 0)
                 goto out;
         r->conf_pf = (mb_predict_file) { MB_TAG_FILE_ABSENT, r->conf.path16, r->conf.path16_bytes, NULL, 0 };
-        if (!given && access(path, F_OK) < 0 && errno == ENOENT) {
+        if (r->o->conf_bytes) {
+                /* The file as a caller is about to write it (totp enroll
+                 * --configure): no larger than mshim reads. */
+                r->conf_pf.tag = MB_TAG_LOADER_CONF;
+                r->conf_pf.data = r->o->conf_bytes;
+                r->conf_pf.size = r->o->conf_size;
+                ret = 0;
+        } else if (!given && access(path, F_OK) < 0 && errno == ENOENT) {
                 ret = 0;        /* mshim measures its absence */
         } else if (pfile_load(&r->conf, path) == 0 && r->conf.f.size > MB_CONF_FILE_MAX) {
                 r->conf_pf.tag = MB_TAG_FILE_UNREADABLE;        /* mshim does not read it */
@@ -803,7 +813,8 @@ static int first_boot_check(predict_run *r) {
         return 0;
 }
 
-static int predict(predict_run *r) {
+/* The prediction into r->p: 0, or an exit status with a message. */
+static int predict_run_engine(predict_run *r) {
         mb_predict_input base_in = { 0 };
         size_t scratch = 0;
         mb_err err;
@@ -840,6 +851,14 @@ static int predict(predict_run *r) {
         if (err != MB_OK)
                 return report_engine_error(r, err);
         unextended_drtm_pcrs(r);
+        return 0;
+}
+
+static int predict(predict_run *r) {
+        int ret = predict_run_engine(r);
+
+        if (ret)
+                return ret;
         if (r->o->json)
                 print_json(r);
         else
@@ -891,6 +910,38 @@ static void run_free(predict_run *r) {
         free(r->scratch);
         free(r->p);
         cli_file_free(&r->log);
+}
+
+int predict_totp_values(const char *esp, const char *log, const void *conf, size_t conf_size, uint32_t mask,
+                        uint8_t *values) {
+        predict_opts o = { .log = log ? log : DEFAULT_LOG, .esp = esp, .totp_point = true, .select = mask,
+                           .conf_bytes = conf, .conf_size = conf_size };
+        predict_run r = { .o = &o };
+        const mb_pcr_bank *bank;
+        size_t k = 0;
+        int ret = predict_run_engine(&r);
+
+        if (ret == 0 && r.p->refused) {
+                cli_error("%s: the next boot would start nothing: %s", esp, r.p->refused);
+                ret = EXIT_CHECK_FAILED;
+        }
+        bank = ret == 0 ? mb_replay_bank(&r.p->pcrs, MB_ALG_SHA256) : NULL;
+        if (ret == 0 && (!bank || !bank->computable)) {
+                cli_error("%s: no sha256 bank in the log to predict from", o.log);
+                ret = EXIT_BAD_INPUT;
+        }
+        for (uint32_t i = 0; ret == 0 && i < MB_PCR_COUNT; i++) {
+                if (!(mask & (1u << i)))
+                        continue;
+                if (r.p->unpredictable & (1u << i)) {
+                        cli_error("PCR %u at the next boot's TOTP point cannot be predicted: %s", i, r.p->reason[i]);
+                        ret = EXIT_CHECK_FAILED;
+                } else {
+                        memcpy(values + SEAL_PCR_VALUE * k++, bank->pcr[i], SEAL_PCR_VALUE);
+                }
+        }
+        run_free(&r);
+        return ret;
 }
 
 int cmd_predict(int argc, char **argv) {

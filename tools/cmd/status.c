@@ -415,6 +415,52 @@ static void show_tpm_boot(const st_opts *o, const char *root, const char *state,
                 printf("%s\n", shown ? "" : " no Boot Loader Interface variable set");
 }
 
+/* The keyscript's outcome for each volume this boot (hooks/cryptroot-unseal
+ * leaves "unsealed" or "fallback REASON" in /run/mshim/unlock-NAME; the
+ * initramfs hands /run to the system): on a fallback, the cause and the
+ * commands of docs/RECOVERY.md, in mshim unseal's own words. */
+static void show_unlock(const st_opts *o, const char *root) {
+        char dir[4200], path[8600], line[4096];
+        DIR *d;
+        struct dirent *e;
+        bool any = false;
+
+        snprintf(dir, sizeof(dir), "%s/run/mshim", root);
+        d = opendir(dir);
+        if (o->json)
+                jopen("unlock", '{');
+        while (d && (e = readdir(d))) {
+                FILE *f;
+                size_t n;
+                if (strncmp(e->d_name, "unlock-", 7) || !e->d_name[7])
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+                f = fopen(path, "r");
+                if (!f)
+                        continue;
+                n = fread(line, 1, sizeof(line) - 1, f);
+                fclose(f);
+                line[n] = 0;
+                line[strcspn(line, "\n")] = 0;
+                if (o->json) {
+                        jstr(e->d_name + 7, line);
+                } else {
+                        printf("%s  %s: %s\n", any ? "" : "Disk unlock this boot (the keyscript):\n", e->d_name + 7,
+                               strncmp(line, "fallback ", 9) ? line : line + 9);
+                        if (!strncmp(line, "fallback ", 9))
+                                printf("    (the passphrase was asked: the line above names the cause and the "
+                                       "commands that restore TPM unlock, docs/RECOVERY.md)\n");
+                }
+                any = true;
+        }
+        if (d)
+                closedir(d);
+        if (o->json)
+                jclose('}');
+        else if (!any)
+                printf("Disk unlock this boot: nothing recorded in %s (no volume used mshim's keyscript)\n", dir);
+}
+
 int cmd_status(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "json", no_argument, NULL, 'j' },             { "root", required_argument, NULL, 'r' },
@@ -467,6 +513,7 @@ int cmd_status(int argc, char **argv) {
         show_firmware(&o, ev);
         show_policy(&o, state, esp);
         show_tpm_boot(&o, root, state, ev);
+        show_unlock(&o, root);
         if (o.json)
                 out_puts("}\n");
         fflush(stdout);

@@ -20,10 +20,12 @@
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
 #include "cli.h"
+#include "predict.h"
 #include "safeio.h"
 #include "sealcmd.h"
 #include "tpmseal.h"
 #include "totp.h"
+#include "mb/bls.h"
 #include "mb/policy.h"
 #include "mb/sealfile.h"
 #include "mb/tcglog.h"
@@ -36,6 +38,10 @@
  * the kernel command line (12); the kernel is in 4. Not 9: the kernel's
  * stub extends it after the loader has shown the code (docs/SEALING.md). */
 #define TOTP_SELECT_DEFAULT SEAL_TOTP_DEFAULT_PCRS
+/* What enroll checks (and with --configure edits) so that the loader shows
+ * the code: loader.conf's totp key (docs/CONFIG.md). */
+#define TOTP_CONF_FILE "loader/loader.conf"
+#define TOTP_CONF_LINE "totp show"
 /* The enrolment file is small; a huge one is not ours. */
 #define TOTP_FILE_MAX ((size_t) 1 << 20)
 
@@ -277,11 +283,17 @@ out:
         return r;
 }
 
-/* This boot's state at the TOTP point: --pcrs FILE as given, else
- * log_values. The literal policy's first state, the signed mode's first
- * approval. */
+/* The first state at the TOTP point: --pcrs FILE as given, this boot's
+ * (--this-boot: log_values), else the next boot's, predicted before the
+ * TPM was opened (enroll_predict). The literal policy's first state, the
+ * signed mode's first approval. */
 static int first_values(const totp_opts *o, cli_tpm *t, uint8_t *values) {
-        return o->pcrs_file ? seal_current_values(t, o->pcrs_file, o->mask, values) : log_values(o, t, values);
+        if (o->pcrs_file)
+                return seal_current_values(t, o->pcrs_file, o->mask, values);
+        if (o->this_boot)
+                return log_values(o, t, values);
+        memcpy(values, o->predicted, seal_pcr_count(o->mask) * SEAL_PCR_VALUE);
+        return 0;
 }
 
 /* The literal policy's states: first_values, then each PRED.json's. */
@@ -557,6 +569,8 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 { "time", required_argument, NULL, 't' },
                 { "secret-out", required_argument, NULL, 'o' },
                 { "pass-file", required_argument, NULL, 'F' },
+                { "configure", no_argument, NULL, 'C' },
+                { "this-boot", no_argument, NULL, 'B' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -588,6 +602,8 @@ static int totp_parse(int argc, char **argv, const char *allowed, totp_opts *o) 
                 case 't': once = cli_opt_once(&o->time, "--time", optarg); break;
                 case 'o': once = cli_opt_once(&o->secret_out, "--secret-out", optarg); break;
                 case 'F': once = cli_opt_once(&o->pass_file, "--pass-file", optarg); break;
+                case 'C': o->configure = true; break;
+                case 'B': o->this_boot = true; break;
                 case 'h': cli_help(stdout, "totp"); return -1;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -610,8 +626,8 @@ static int enroll_check(totp_opts *o) {
         if (!o->literal && o->n_args)
                 return cli_usage_error("totp", "PRED.json files go with --literal ('%s'); with --signed, approve "
                                        "more boots with mshim policy approve --totp", o->args[0]);
-        if (o->pcrs_file && o->log)
-                return cli_usage_error("totp", "--pcrs and --log exclude each other (the current state from a "
+        if (o->pcrs_file && (o->log || o->this_boot))
+                return cli_usage_error("totp", "--pcrs excludes --log and --this-boot (the first state from a "
                                        "file, or from this boot's log)");
         o->log = o->log ? o->log : SEAL_LOG;
         if (o->password_file && !o->recovery_file)
@@ -681,12 +697,154 @@ static int first_approval(const totp_opts *o, cli_tpm *t, const uint8_t *values,
 
         if (seal_signer_init(&s, o->state_dir, o->pass_file) == 0 && dir &&
             seal_approve(t, &s, dir, o->mask, values, "enrolment", "", SEAL_TOTP, ret_path) == 0) {
-                fprintf(stderr, "approval of this boot's TOTP point: %s\n", *ret_path);
+                if (o->pcrs_file)
+                        fprintf(stderr, "approval of the TOTP point of %s: %s\n", o->pcrs_file, *ret_path);
+                else if (o->this_boot)
+                        fprintf(stderr, "approval of this boot's TOTP point: %s\n", *ret_path);
+                else
+                        fprintf(stderr, "approval of the next boot's TOTP point (predicted from %s): %s\n", o->esp,
+                                *ret_path);
                 r = 0;
         }
         seal_signer_done(&s);
         free(dir);
         return r;
+}
+
+/* ---- loader.conf: the code is shown only when it says so ------------------------ */
+
+/* ESP/loader/loader.conf as enroll found it, and as --configure makes it. */
+typedef struct totp_conf {
+        char *path;
+        cli_file old;
+        bool existed;           /* old was read (else there was no file) */
+        uint8_t *next;          /* non-NULL: the bytes --configure writes */
+        size_t next_size;
+        bool written;
+} totp_conf;
+
+/* The line number of the line of buf whose key (its first word) is
+ * "totp", 0 when none: the line a person wrote to choose. */
+static size_t conf_totp_line(const uint8_t *buf, size_t size) {
+        size_t i = 0, j, line = 1;
+
+        while (i < size) {
+                for (j = i; j < size && (buf[j] == ' ' || buf[j] == '\t'); j++)
+                        ;
+                if (size - j >= 4 && memcmp(buf + j, "totp", 4) == 0 &&
+                    (size - j == 4 || strchr(" \t\r\n", buf[j + 4])))
+                        return line;
+                for (; i < size && buf[i] != '\n'; i++)
+                        ;
+                i += i < size;
+                line++;
+        }
+        return 0;
+}
+
+/* The refusal, or with --pcrs (values the caller computed for a
+ * loader.conf of its own) a warning: 0, or EXIT_CHECK_FAILED. */
+static int conf_refuse(const totp_opts *o, const char *msg) {
+        if (o->pcrs_file && !o->configure) {
+                fprintf(stderr, "mshim: warning: %s\n", msg);
+                return 0;
+        }
+        cli_error("%s", msg);
+        return EXIT_CHECK_FAILED;
+}
+
+/* The boot that will show the code has TOTP on in loader.conf (docs/CONFIG.md
+ * "TOTP"); when the file does not say so: the refusal naming the line to
+ * add, or with --configure that line appended to the file's bytes (a line
+ * the person wrote, "totp no", is never overridden). 0, or an exit status. */
+static int conf_check(const totp_opts *o, totp_conf *c) {
+        static const char add[] = TOTP_CONF_LINE "\n";
+        mb_loader_conf lc;
+        size_t line, nl;
+        char msg[1024];
+
+        c->path = seal_path(o->esp, TOTP_CONF_FILE);
+        if (!c->path) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        if (access(c->path, F_OK) == 0 || errno != ENOENT) {
+                if (cli_file_load_max(c->path, MB_CONF_FILE_MAX, "a loader.conf", &c->old) < 0)
+                        return EXIT_BAD_INPUT;
+                c->existed = true;
+        }
+        if (mb_loader_conf_parse(c->existed ? (const char *) c->old.data : "", c->existed ? c->old.size : 0, &lc) !=
+            MB_OK) {
+                cli_error("%s:%zu: a line mshim cannot read (docs/CONFIG.md): fix it before enrolling", c->path,
+                          lc.err_line);
+                return EXIT_BAD_INPUT;
+        }
+        if (lc.totp != MB_TOTP_NO)
+                return 0;
+        line = c->existed ? conf_totp_line(c->old.data, c->old.size) : 0;
+        if (line) {
+                snprintf(msg, sizeof(msg), "%s:%zu turns the code off: the loader would show no code for this "
+                         "enrolment. Change that line to '" TOTP_CONF_LINE "' (--configure does not override a line "
+                         "you wrote), then enroll again", c->path, line);
+                return conf_refuse(o, msg);
+        }
+        if (!o->configure) {
+                snprintf(msg, sizeof(msg), "%s has no 'totp' line: the loader would show no code for this enrolment. "
+                         "Add the line '" TOTP_CONF_LINE "' to it, or enroll with --configure (which adds it), then "
+                         "enroll again", c->path);
+                return conf_refuse(o, msg);
+        }
+        /* Appended after the file's own lines, each left as it was. */
+        nl = c->existed && c->old.size && c->old.data[c->old.size - 1] != '\n';
+        c->next_size = (c->existed ? c->old.size : 0) + nl + strlen(add);
+        if (c->next_size > MB_CONF_FILE_MAX) {
+                cli_error("%s: no room for the line '" TOTP_CONF_LINE "' (mshim reads at most %u bytes)", c->path,
+                          MB_CONF_FILE_MAX);
+                return EXIT_BAD_INPUT;
+        }
+        c->next = malloc(c->next_size);
+        if (!c->next) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        if (c->existed && c->old.size)
+                memcpy(c->next, c->old.data, c->old.size);
+        if (nl)
+                c->next[c->old.size] = '\n';
+        memcpy(c->next + c->next_size - strlen(add), add, strlen(add));
+        return 0;
+}
+
+/* --configure's edit, through safeio (atomic, the file's owner and mode
+ * kept); said on standard error with what else it changes. */
+static int conf_write(const totp_opts *o, totp_conf *c) {
+        if (!c->next)
+                return 0;
+        if (cli_write_file(c->path, CLI_MODE_PUBLIC, c->next, c->next_size) < 0)
+                return -1;
+        c->written = true;
+        fprintf(stderr, "added the line '" TOTP_CONF_LINE "' to %s. It is measured (PCR 5) and turns on the TOTP "
+                "initrd event (PCR 12): approve the next boot for your disk keys too:\n"
+                "  mshim predict --esp %s --json > next.json && mshim policy approve --predicted next.json\n",
+                c->path, o->esp);
+        return 0;
+}
+
+/* A failed enrolment puts loader.conf back as it was. */
+static void conf_undo(totp_conf *c) {
+        if (!c->written)
+                return;
+        if (c->existed)
+                cli_write_file(c->path, CLI_MODE_PUBLIC, c->old.data, c->old.size);
+        else
+                unlink(c->path);
+}
+
+static void conf_free(totp_conf *c) {
+        if (c->existed)
+                cli_file_free(&c->old);
+        free(c->next);
+        free(c->path);
 }
 
 /* The policy, the key, the ESP file, the recovery file: each step undone
@@ -696,7 +854,8 @@ static int enroll(totp_opts *o) {
         char *label = o->label ? strdup(o->label) : default_label();
         char *path = seal_path(o->esp, TOTP_ESP_FILE), *text = NULL, *first_path = NULL;
         char *trusted = seal_path(o->state_dir, SEAL_TOTP_TRUSTED);
-        uint8_t first[SEAL_STATE_MAX];
+        uint8_t first[SEAL_STATE_MAX], predicted[SEAL_STATE_MAX];
+        totp_conf conf = { 0 };
         seal_file f = { 0 };
         mb_policy policy;
         TPM2B_NAME name;
@@ -708,8 +867,20 @@ static int enroll(totp_opts *o) {
 
         if (!label || !path || !trusted || totp_label_check(label) < 0 || secret_load(o->secret_file, secret) < 0 ||
             refuse_existing(path, "a TOTP enrolment") < 0 || refuse_existing(trusted, "a TOTP enrolment") < 0 ||
-            (o->recovery_file && refuse_existing(o->recovery_file, "a file")) || esp_dirs(o->esp) < 0 ||
-            cli_tpm_connect(&t) < 0)
+            (o->recovery_file && refuse_existing(o->recovery_file, "a file")) || esp_dirs(o->esp) < 0)
+                goto out;
+        /* loader.conf and the prediction (which opens the TPM itself, for
+         * the baseline's PCRs) before this command's TPM connection. */
+        k = conf_check(o, &conf);
+        if (k == 0 && !o->pcrs_file && !o->this_boot) {
+                k = predict_totp_values(o->esp, o->log, conf.next, conf.next_size, o->mask, predicted);
+                o->predicted = predicted;
+        }
+        if (k) {
+                r = k;
+                goto out;
+        }
+        if (cli_tpm_connect(&t) < 0)
                 goto out;
         connected = true;
         k = key_lookup(&t, &obj);
@@ -723,9 +894,10 @@ static int enroll(totp_opts *o) {
                 goto out;
         text = esp_text(&f, &policy, &name, &len);
         if (!text || write_copies(o, path, trusted, text, len, &esp_written, &trusted_written) < 0 ||
-            (!f.literal && first_approval(o, &t, first, &first_path) < 0) ||
+            (!f.literal && first_approval(o, &t, first, &first_path) < 0) || conf_write(o, &conf) < 0 ||
             (o->recovery_file && totp_recovery_write(o->recovery_file, o->password_file, label, secret) < 0)) {
                 enroll_undo(&t, esp_written ? path : NULL, trusted_written ? trusted : NULL, first_path);
+                conf_undo(&conf);
                 goto out;
         }
         r = totp_show_uri(label, secret, o->uri);
@@ -734,6 +906,7 @@ out:
         if (connected)
                 cli_tpm_disconnect(&t);
         seal_file_free(&f);
+        conf_free(&conf);
         free(first_path);
         free(text);
         free(label);
@@ -833,7 +1006,7 @@ int cmd_totp(int argc, char **argv) {
                 return 0;
         }
         if (!strcmp(sub, "enroll")) {
-                r = totp_parse(argc - 1, argv + 1, "SLspgflEudrPF", &o);
+                r = totp_parse(argc - 1, argv + 1, "SLspgflEudrPFCB", &o);
                 if (r == 0)
                         r = enroll_check(&o);
                 return r ? (r < 0 ? 0 : r) : enroll(&o);

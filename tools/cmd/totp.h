@@ -17,6 +17,9 @@ typedef struct totp_opts {
         const char *pass_file;  /* --pass-file: the policy key's passphrase */
         const char *time, *secret_out, *log;
         bool literal, is_signed, uri;
+        bool configure;         /* --configure: add "totp show" to loader.conf */
+        bool this_boot;         /* --this-boot: the first state is this boot's TOTP point */
+        const uint8_t *predicted;       /* else the next boot's (enroll_predict) */
         uint32_t mask;
         char **args;            /* enroll --literal's PRED.json files; recover's FILE */
         size_t n_args;

@@ -56,6 +56,7 @@ typedef struct unseal_run {
         bool pcr_changed_seen;  /* a state failed PCR_CHANGED_TRIES times over */
         bool bad_sig_seen;      /* a state's approval failed VerifySignature */
         bool fence_seen;        /* the TPM refused the unseal fence's PolicyPCR */
+        bool nv_failed;         /* PolicyNV failed other than by its comparison */
         bool from_log;          /* now: the event log's replay, not the TPM's */
 } unseal_run;
 
@@ -110,6 +111,15 @@ static void explain_events(const unseal_run *r, uint32_t mask) {
         cli_file_free(&f);
 }
 
+/* What changed, from which PCRs differ (TCG PC Client PFP §3.3.4). */
+static const char *pcr_cause(uint32_t mask) {
+        if (mask & 0x0fu)
+                return ", the firmware or its configuration changed (a firmware update?)";
+        if (mask & (1u << 7))
+                return ", Secure Boot's state or keys changed";
+        return "";
+}
+
 static int refuse(const unseal_run *r) {
         const candidate *best = NULL;
         size_t best_n = SIZE_MAX;
@@ -147,14 +157,22 @@ static int refuse(const unseal_run *r) {
                 }
                 return EXIT_CHECK_FAILED;
         }
-        if (!best_n && r->revoked_seen) {
-                cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
-                          "epoch counter: 'mshim policy revoke' ended them)");
-                return EXIT_CHECK_FAILED;
-        }
+        /* An approval of this state by another key before revoked ones:
+         * after 'policy init --reset --new-key' both are on the ESP, and
+         * only sealing again under the new key helps (docs/RECOVERY.md). */
         if (!best_n && r->bad_sig_seen) {
                 cli_error("unseal refused: the approvals for this boot state are not signed by this secret's "
-                          "policy key (forged, or made with another policy key)");
+                          "policy key (forged, or made with another policy key: was it replaced, 'mshim policy "
+                          "init --reset --new-key'?): after this passphrase boot enrol again under the new key, "
+                          "'mshim luks remove DEVICE; mshim luks enroll DEVICE' or 'mshim seal' (docs/RECOVERY.md "
+                          "\"Policy key lost or stolen\")");
+                return EXIT_CHECK_FAILED;
+        }
+        if (!best_n && r->revoked_seen) {
+                cli_error("unseal refused: the boot state is approved only by revoked approvals (older than the "
+                          "epoch counter: 'mshim policy revoke' ended them): after this passphrase boot run 'mshim "
+                          "policy approve --current' (docs/RECOVERY.md \"NV counter gone\": 'mshim policy init "
+                          "--reset' ends them too)");
                 return EXIT_CHECK_FAILED;
         }
         if (!best_n && r->pcr_changed_seen) {
@@ -167,8 +185,11 @@ static int refuse(const unseal_run *r) {
                 return EXIT_CHECK_FAILED;
         }
         cli_pcr_select_print(mask, list);
-        cli_error("unseal refused: PCR%s %s differ%s from the closest %s (%s)", best_n > 1 ? "s" : "", list,
-                  best_n > 1 ? "" : "s", best->a ? "approval" : "sealed state", best->name);
+        cli_error("unseal refused: PCR%s %s differ%s from the closest %s (%s)%s: after this passphrase boot check "
+                  "'mshim log --pcrs %s', then %s (docs/RECOVERY.md \"Firmware update outside the policy\")",
+                  best_n > 1 ? "s" : "", list, best_n > 1 ? "" : "s", best->a ? "approval" : "sealed state",
+                  best->name, pcr_cause(mask), list,
+                  best->a ? "approve it: 'mshim policy approve --current'" : "seal again ('mshim seal')");
         for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
                 const uint8_t *v;
                 if (!(best->pcrs & (1u << i)))
@@ -248,6 +269,8 @@ static TSS2_RC signed_steps(unseal_run *r, const candidate *c, const char **what
         rc = ts_policy_nv(&r->u, r->nv, c->a->epoch);
         if (ts_rc_is_policy(rc))
                 r->revoked_seen = true;
+        else if (rc)
+                r->nv_failed = true;
         if (rc)
                 return rc;
         *what = "PolicyPCR";
@@ -335,6 +358,13 @@ static int attempt(unseal_run *r, const candidate *c) {
                 }
                 if (ts_rc_is_policy(rc) || ts_rc_base(rc) == TPM2_RC_PCR_CHANGED)
                         return 1;
+                if (r->nv_failed && ts_counter_present(&r->t) == 1) {
+                        cli_error("the TPM has no epoch counter (NV index 0x01804D53: undefined, or the TPM's NV "
+                                  "was cleaned): after this passphrase boot run 'mshim policy init --reset' and "
+                                  "approve this boot again, 'mshim policy approve --current' (docs/RECOVERY.md \"NV "
+                                  "counter gone\")");
+                        return EXIT_BAD_INPUT;
+                }
                 return fatal(r, rc, what);
         }
 }

@@ -180,16 +180,63 @@ static int srk_match(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk,
         return r;
 }
 
+/* Would the owner hierarchy's seed make the recorded SRK again? The
+ * template's key, transient (CreatePrimary is deterministic in the seed
+ * and the template: Part 1 §26.3), against the recorded Name: 1 yes (the
+ * seed is the one the secret was sealed under), 0 no (the TPM was
+ * cleared), -1 unknown (CreatePrimary refused: an owner password, say). */
+static int srk_seed_same(cli_tpm *t, const TPM2B_PUBLIC *recorded) {
+        ESYS_TR obj = ESYS_TR_NONE;
+        TPM2B_SENSITIVE_CREATE in = { 0 };
+        TPML_PCR_SELECTION none = { 0 };
+        TPM2B_NAME *name = NULL, want;
+        int r = -1;
+
+        if (ts_public_name(recorded, &want) < 0 ||
+            Esys_CreatePrimary(t->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &in,
+                               &srk_template, NULL, &none, &obj, NULL, NULL, NULL, NULL) != TSS2_RC_SUCCESS)
+                return -1;
+        if (Esys_TR_GetName(t->esys, obj, &name) == TSS2_RC_SUCCESS)
+                r = name->size == want.size && memcmp(name->name, want.name, want.size) == 0;
+        Esys_Free(name);
+        ts_flush(t, &obj);
+        return r;
+}
+
+/* The causes a sealed secret's SRK check names (docs/RECOVERY.md), each
+ * with the commands that bring TPM unlock back after a passphrase boot:
+ * the one wording unseal, the keyscript (which prints unseal's first
+ * line) and mshim status (which shows the keyscript's outcome) share. */
+static void srk_cause(cli_tpm *t, const TPM2B_PUBLIC *recorded, int r) {
+        int same = srk_seed_same(t, recorded);
+
+        if (same == 0)
+                cli_error("the TPM was cleared (its owner seed changed: the storage root key at 0x81000001 is %s, "
+                          "and the one the secret was sealed under can never be made again): after this "
+                          "passphrase boot run 'mshim policy init --reset', then enrol again ('mshim luks remove "
+                          "DEVICE; mshim luks enroll DEVICE', or 'mshim seal'; docs/RECOVERY.md \"TPM cleared\")",
+                          r == 1 ? "gone" : "another key");
+        else if (same == 1 && r == 1)
+                cli_error("the storage root key at 0x81000001 was evicted (the TPM's owner seed is unchanged): "
+                          "after this passphrase boot run 'mshim policy init --reset', which makes the same key "
+                          "again (docs/RECOVERY.md \"SRK replaced\")");
+        else if (same == 1)
+                cli_error("the storage root key at 0x81000001 was replaced by another key (the TPM's owner seed is "
+                          "unchanged): after this passphrase boot, if that key is yours to remove, run "
+                          "'tpm2_evictcontrol -C o -c 0x81000001' and 'mshim policy init --reset' "
+                          "(docs/RECOVERY.md \"SRK replaced\")");
+        else
+                cli_error("the storage root key at 0x81000001 is %s (the TPM was cleared, the key replaced, or this "
+                          "is another machine): refusing to use it (docs/RECOVERY.md)",
+                          r == 1 ? "gone" : "not the one the secret was sealed under");
+}
+
 int ts_srk_open(cli_tpm *t, const TPM2B_PUBLIC *recorded, ESYS_TR *ret_srk) {
         TPM2B_NAME found;
         int r = srk_match(t, recorded, ret_srk, &found);
 
-        if (r == 1)
-                cli_error("the TPM has no storage root key at 0x81000001 (the TPM was cleared, or this is "
-                          "another machine): the secret cannot be unsealed here");
-        else if (r == 2)
-                cli_error("the storage root key at 0x81000001 is not the one the secret was sealed under "
-                          "(substituted, or the TPM was cleared): refusing to use it");
+        if (r == 1 || r == 2)
+                srk_cause(t, recorded, r);
         return r == 1 || r == 2 ? EXIT_BAD_INPUT : r;
 }
 
