@@ -34,6 +34,7 @@
 #include "safeio.h"
 #include "sigs.h"
 #include "mb/pe.h"
+#include "mb/plan.h"
 #include "mb/sha.h"
 
 /* Where the package puts the loader and the hook; the Makefile's LIBDIR
@@ -447,6 +448,41 @@ static int put_copy(ctx *c, const char *src, const char *rel) {
 
 /* ---- undoing what a record says ---------------------------------------------- */
 
+/* An entry file the install wrote as NAME+LEFT-DONE.conf is renamed by
+ * boot counting (the loader's try, mshim bless) with its bytes unchanged:
+ * the file in path's directory with path's entry id and the recorded
+ * SHA-256 sha: its path (of c->s) into ret_path, its digest into ret_sha.
+ * 0 found, -1 none (ret_path and ret_sha untouched). */
+static int renamed_entry(ctx *c, const char *path, const uint8_t sha[32], char **ret_path, uint8_t ret_sha[32]) {
+        const char *slash = strrchr(path, '/');
+        char want[MB_PLAN_NAME_MAX + 1], have[MB_PLAN_NAME_MAX + 1];
+        mb_str want_id, have_id;
+        int found = -1;
+        DIR *d;
+
+        if (!slash || !strstr(path, "/loader/entries/") ||
+            mb_plan_entry_id((mb_str) { slash + 1, strlen(slash + 1) }, want, sizeof(want), &want_id) != MB_OK)
+                return -1;
+        char *dir = sfmt(&c->s, "%.*s", (int) (slash - path), path);
+        if (!dir || !(d = opendir(dir)))
+                return -1;
+        for (struct dirent *de; found < 0 && (de = readdir(d));) {
+                uint8_t got[32];
+                char *p;
+                if (mb_plan_entry_id((mb_str) { de->d_name, strlen(de->d_name) }, have, sizeof(have), &have_id) !=
+                            MB_OK ||
+                    have_id.len != want_id.len || memcmp(have_id.p, want_id.p, want_id.len) != 0 ||
+                    !(p = sfmt(&c->s, "%s/%s", dir, de->d_name)) ||
+                    instrec_sha256_file(p, got) < 0 || memcmp(got, sha, 32) != 0)
+                        continue;
+                *ret_path = p;
+                memcpy(ret_sha, got, 32);
+                found = 0;
+        }
+        closedir(d);
+        return found;
+}
+
 /* Remove what rec lists, newest first: a file whose SHA-256 still is the
  * recorded one (an absent one is gone already), a directory when empty;
  * the firmware boot entry. What is kept is named and stays in rec (the
@@ -492,7 +528,8 @@ static int undo(ctx *c, instrec *rec, bool verbose) {
                                 continue;
                         }
                         cli_error("%s: kept: it holds files mshim install did not write", p);
-                } else if (instrec_sha256_file(p, d) < 0 && errno == ENOENT) {
+                } else if (instrec_sha256_file(p, d) < 0 && errno == ENOENT &&
+                           renamed_entry(c, p, it->sha256, &p, d) < 0) {
                         free(it->path);
                         it->path = NULL;
                         continue;
