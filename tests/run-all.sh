@@ -54,9 +54,9 @@ for t in "$B"/test/test_*; do
 done
 
 # The longest files first, then the other integration files, then the CLI
-# files: so the pool ends evenly (test_luks.sh alone takes a third of the
-# suite; started last it would run alone at the end).
-slow="tests/integration/test_luks.sh tests/integration/test_predict.sh tests/integration/test_luks_sb.sh"
+# files: so the pool ends evenly (test_luks.sh and test_recovery.sh take
+# about 7 and 5 minutes; started last they would run alone at the end).
+slow="tests/integration/test_luks.sh tests/integration/test_recovery.sh tests/integration/test_predict.sh tests/integration/test_totp.sh"
 files=()
 boots="$slow tests/integration/test_*.sh"
 clis="tests/cli/test_*.sh"
