@@ -591,9 +591,8 @@ static int quote_parse(int argc, char **argv, quote_opts *q) {
                 }
                 if (!slot)
                         return EXIT_BAD_INPUT;
-                for (const struct option *lo = longopts; lo->name; lo++)
-                        if (lo->val == c && cli_opt_once(slot, c == 'o' ? "-o" : lo->name, optarg) < 0)
-                                return EXIT_BAD_INPUT;
+                if (cli_opt_once_for(longopts, c, slot, optarg) < 0)
+                        return EXIT_BAD_INPUT;
         }
         if (optind < argc)
                 return cli_usage_error("attest", "attest quote takes no arguments ('%s')", argv[optind]);

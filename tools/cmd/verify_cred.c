@@ -369,9 +369,8 @@ static int cred_parse(int argc, char **argv, cred_opts *o, bool challenge) {
                 }
                 if (!slot)
                         return EXIT_BAD_INPUT;
-                for (const struct option *lo = longopts; lo->name; lo++)
-                        if (lo->val == c && cli_opt_once(slot, c == 'o' ? "-o" : lo->name, optarg) < 0)
-                                return EXIT_BAD_INPUT;
+                if (cli_opt_once_for(longopts, c, slot, optarg) < 0)
+                        return EXIT_BAD_INPUT;
         }
         if (!o->dir)
                 o->dir = VERIFIER_DIR;

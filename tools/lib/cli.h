@@ -3,6 +3,7 @@
 #ifndef MB_CLI_H
 #define MB_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include "mb/emit.h"
 #include "mb/tcglog.h"
@@ -46,6 +47,9 @@ int cli_file_load_max(const char *path, size_t max, const char *what, cli_file *
 /* Set a single-valued option once: given twice, it is an error (-1 with a
  * message), not "the last one wins". */
 int cli_opt_once(const char **slot, const char *name, const char *value);
+/* cli_opt_once for getopt_long's option c, named as the user gave it:
+ * its long name in longopts, or "-o" for the short one. */
+int cli_opt_once_for(const struct option *longopts, int c, const char **slot, const char *value);
 void cli_file_free(cli_file *f);
 /* The caller is done with bytes [0, upto) for now: a mapping gives their
  * pages back (they are read from the file again if touched), so a pass over

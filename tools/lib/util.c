@@ -147,6 +147,13 @@ int cli_opt_once(const char **slot, const char *name, const char *value) {
         return 0;
 }
 
+int cli_opt_once_for(const struct option *longopts, int c, const char **slot, const char *value) {
+        for (const struct option *lo = longopts; lo->name; lo++)
+                if (lo->val == c)
+                        return cli_opt_once(slot, c == 'o' ? "-o" : lo->name, value);
+        return cli_opt_once(slot, "-o", value);
+}
+
 const char *cli_alg_label(uint16_t alg, char buf[16]) {
         static const char digits[] = "0123456789abcdef";
         const char *n = mb_hash_name(alg);
