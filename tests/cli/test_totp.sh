@@ -687,6 +687,51 @@ L=$(grep -c '' "$t/noesp2/loader/loader.conf")
 refused1 "enroll --configure: a 'totp no' line the person wrote is not overridden: refused, the line named" \
         "noesp2/loader/loader.conf:$L turns the code off.*Change that line to 'totp show'" \
         "$MSHIM" totp enroll --configure --state-dir "$t/state" --esp "$t/noesp2" --log "$N/log.bin" --secret-file "$t/secret" --uri
+# ---- the evil maid and the first approval (issue 20, finding 1's class) ----
+# The ESP is the attacker's: with the owner's files in place they add an
+# entry, make it the default (loader.conf or LoaderEntryDefault: the ESP
+# and the variables are theirs), and wait for the owner, who booted entry
+# a (the TPM holds that boot), to enroll. The first approval would be of
+# the attacker's boot, so a code would vouch for it: each variant must be
+# refused, the file named, nothing enrolled, the ESP untouched.
+K2=${KERNEL_RT:-build/kernel-rt/vmlinuz}
+# evil_esp NAME LINUX INITRD OPTIONS: a copy of the owner's ESP whose default
+# is entries/evil.conf, booting LINUX and INITRD (ESP paths) with OPTIONS.
+evil_esp() {
+        local d=$t/$1
+        rm -rf "$d" && cp -r "$N/esp" "$d" || return 1
+        printf 'title A\nlinux %s\ninitrd %s\noptions %s\n' "$2" "$3" "$4" >"$d/loader/entries/evil.conf"
+        sed -i 's/^default a$/default evil/' "$d/loader/loader.conf"
+}
+# refused_evil NAME ESP REGEX: enroll --configure from ESP refused (exit 1)
+# with REGEX, nothing enrolled, that ESP's loader.conf unchanged.
+refused_evil() {
+        cp "$2/loader/loader.conf" "$t/evil.conf.orig"
+        refused1 "$1" "$3" "$MSHIM" totp enroll --configure --state-dir "$t/state" --esp "$2" --log "$N/log.bin" \
+                --secret-file "$t/secret" --uri
+        check "... no enrolment on that ESP, its loader.conf untouched" bash -c \
+                "[ ! -e '$2/loader/mshim/totp' ] && cmp -s '$2/loader/loader.conf' '$t/evil.conf.orig'"
+}
+evil_esp evil1 /vmlinuz /evil-initrd.img "quiet splash" && printf 'an initrd of the maid\n' >"$t/evil1/evil-initrd.img"
+refused_evil "evil maid: an entry with the real kernel and her initrd made the default: refused, the initrd named" \
+        "$t/evil1" "PCR 9: the next boot's initrd \\($t/evil1//?evil-initrd.img\\) or command line \\(entry $t/evil1/loader/entries/evil.conf\\) is not this boot's"
+check "... and why: it would run what this boot did not" grep -q "not approving the next boot, which would run what this boot did not" "$t/err"
+evil_esp evil2 /vmlinuz /initrd.img "quiet splash init=/bin/sh"
+refused_evil "evil maid: the real kernel and initrd with init=/bin/sh: refused, the entry named" \
+        "$t/evil2" "PCR 9: the next boot's initrd .* or command line \\(entry $t/evil2/loader/entries/evil.conf\\) is not this boot's"
+check "... PCR 12 named too (the command line mshim measures)" grep -q "PCR 12: the next boot's command line (entry $t/evil2/loader/entries/evil.conf)" "$t/err"
+evil_esp evil3 /vmlinuz-evil /initrd.img "quiet splash" && cp "$K2" "$t/evil3/vmlinuz-evil"
+refused_evil "evil maid: another kernel (Debian's rt kernel) with the real initrd: refused, the kernel named" \
+        "$t/evil3" "PCR 4: the next boot's kernel, $t/evil3//?vmlinuz-evil \\(entry $t/evil3/loader/entries/evil.conf\\), is not the one this boot started"
+# The owner's own files under other names are this boot: accepted (on a
+# copy; the key is removed again so the enrolment below starts afresh).
+evil_esp same /vmlinuz /initrd.img "quiet splash"
+rm "$t/same/loader/entries/a.conf"
+if "$MSHIM" totp enroll --configure --state-dir "$t/state" --esp "$t/same" --log "$N/log.bin" --secret-file "$t/secret" \
+        --uri >"$t/out" 2>"$t/err"; then
+        pass "the owner's kernel, initrd and command line in an entry of another name: this boot's, approved"
+else fail "the owner's files in an entry of another name" "$(cat "$t/err")"; fi
+"$MSHIM" totp remove --state-dir "$t/state" --esp "$t/same" >/dev/null 2>&1 || fail "remove (the renamed entry's enrolment)"
 "$MSHIM" totp enroll --configure --state-dir "$t/state" --esp "$N/esp" --log "$N/log.bin" --secret-file "$t/secret" --uri \
         >"$t/uri" 2>"$t/err" || fail "enroll --signed --configure" "$(cat "$t/err")"
 # The file as it must be: its own bytes, then the one line (Python).

@@ -69,6 +69,7 @@ typedef struct predict_run {
         pfile shim, mok;
         pfile next_stage, grub_cfg;
         pfile *listing;         /* ESP entries */
+        const pfile *chosen;    /* the entry that boots (in listing, or entry) */
         size_t n_listing, n_initrd;
         mb_predict_file conf_pf, entry_pf, bad_pf[MAX_ENTRIES];
         size_t n_bad;
@@ -464,6 +465,7 @@ static int load_entry(predict_run *r, const mb_bls_entry **ret) {
                 *ret = NULL;
                 return 0;
         }
+        r->chosen = e;
         r->entry_pf = (mb_predict_file) { MB_TAG_BLS_ENTRY, e->path16, e->path16_bytes, e->f.data, e->f.size };
         r->in.entry = &r->entry_pf;
         if (e->plan.bls.efi.len)
@@ -912,15 +914,96 @@ static void run_free(predict_run *r) {
         cli_file_free(&r->log);
 }
 
+/* The initrd files of the run, "A, B" (at most size bytes), for messages. */
+static const char *initrd_list(const predict_run *r, char *buf, size_t size) {
+        size_t len = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < r->n_initrd && len < size; i++)
+                len += (size_t) snprintf(buf + len, size - len, "%s%s", i ? ", " : "", r->initrd[i].path);
+        return r->n_initrd ? buf : "none";
+}
+
+/* Why PCR i of the next boot differs from this boot's, naming the files
+ * that make it (docs/MEASUREMENTS.md: PCR 4 the kernel, PCR 9 the initrd
+ * and the stub's LoadOptions, PCR 12 the command line and, with TOTP on,
+ * the initrd event and the fence). */
+static void not_this_boot(const predict_run *r, uint32_t i) {
+        const char *entry = r->chosen ? r->chosen->path : "(no entry)";
+        char list[2048];
+
+        if (i == 4)
+                cli_error("PCR 4: the next boot's kernel, %s (entry %s), is not the one this boot started",
+                          r->kernel.path ? r->kernel.path : "(none)", entry);
+        else if (i == 9)
+                cli_error("PCR 9: the next boot's initrd (%s) or command line (entry %s) is not this boot's",
+                          initrd_list(r, list, sizeof(list)), entry);
+        else
+                cli_error("PCR 12: the next boot's command line (entry %s), initrd (%s) or loader.conf's totp "
+                          "setting is not this boot's", entry, initrd_list(r, list, sizeof(list)));
+}
+
+/* The ESP is the attacker's (docs/SECURITY.md, issue 20 finding 1's class:
+ * an entry that sorts first, the real kernel, their initrd, approved while
+ * the owner happened to boot another entry). So the next boot is approved
+ * only when, from the ESP as it stands, it is measured in PCRs 4, 9 and 12
+ * exactly as this boot was, in the log checked against the TPM: the same
+ * kernel, initrd and command line, whatever the files are called. 0 with
+ * the entry it boots in *ret_entry (strdup'd), or an exit status. */
+#define THIS_BOOT_PCRS ((1u << 4) | (1u << 9) | (1u << 12))
+static int next_is_this_boot(const char *esp, const char *log, char **ret_entry) {
+        predict_opts o = { .log = log ? log : DEFAULT_LOG, .esp = esp, .select = THIS_BOOT_PCRS };
+        predict_run r = { .o = &o };
+        const mb_pcr_bank *next, *now;
+        int ret = predict_run_engine(&r);
+
+        next = ret == 0 ? mb_replay_bank(&r.p->pcrs, MB_ALG_SHA256) : NULL;
+        now = ret == 0 ? mb_replay_bank(&r.p->baseline, MB_ALG_SHA256) : NULL;
+        if (ret == 0 && (!next || !now || !next->computable)) {
+                cli_error("%s: no sha256 bank in the log to compare the next boot with", o.log);
+                ret = EXIT_BAD_INPUT;
+        }
+        for (uint32_t i = 0; ret == 0 && i < MB_PCR_COUNT; i++)
+                if ((THIS_BOOT_PCRS & (1u << i)) && (r.p->unpredictable & (1u << i))) {
+                        cli_error("PCR %u of the next boot cannot be predicted (%s): cannot tell whether it runs "
+                                  "this boot's kernel, initrd and command line", i, r.p->reason[i]);
+                        ret = EXIT_CHECK_FAILED;
+                }
+        for (uint32_t i = 0; ret <= EXIT_CHECK_FAILED && next && now && i < MB_PCR_COUNT; i++)
+                if ((THIS_BOOT_PCRS & (1u << i)) && !(r.p->unpredictable & (1u << i)) &&
+                    memcmp(next->pcr[i], now->pcr[i], next->size) != 0) {
+                        not_this_boot(&r, i);
+                        ret = EXIT_CHECK_FAILED;
+                }
+        if (ret == 0 && !(*ret_entry = strdup(r.chosen ? r.chosen->path : ""))) {
+                cli_error("out of memory");
+                ret = EXIT_BAD_INPUT;
+        }
+        if (ret == EXIT_CHECK_FAILED)
+                cli_error("%s: not approving the next boot, which would run what this boot did not: make the "
+                          "entry you trust (and booted) the default, boot it, and enroll again", esp);
+        run_free(&r);
+        return ret;
+}
+
 int predict_totp_values(const char *esp, const char *log, const void *conf, size_t conf_size, uint32_t mask,
                         uint8_t *values) {
         predict_opts o = { .log = log ? log : DEFAULT_LOG, .esp = esp, .totp_point = true, .select = mask,
                            .conf_bytes = conf, .conf_size = conf_size };
         predict_run r = { .o = &o };
         const mb_pcr_bank *bank;
+        char *entry = NULL;
         size_t k = 0;
-        int ret = predict_run_engine(&r);
+        int ret = next_is_this_boot(esp, log, &entry);
 
+        ret = ret ? ret : predict_run_engine(&r);
+        /* loader.conf as it will be picks the entry the check above saw
+         * (--configure adds a totp line, which picks nothing). */
+        if (ret == 0 && strcmp(entry, r.chosen ? r.chosen->path : "") != 0) {
+                cli_error("%s: loader.conf as it will be boots %s, not %s: not approving it", esp,
+                          r.chosen ? r.chosen->path : "no entry", entry);
+                ret = EXIT_CHECK_FAILED;
+        }
         if (ret == 0 && r.p->refused) {
                 cli_error("%s: the next boot would start nothing: %s", esp, r.p->refused);
                 ret = EXIT_CHECK_FAILED;
@@ -940,6 +1023,7 @@ int predict_totp_values(const char *esp, const char *log, const void *conf, size
                         memcpy(values + SEAL_PCR_VALUE * k++, bank->pcr[i], SEAL_PCR_VALUE);
                 }
         }
+        free(entry);
         run_free(&r);
         return ret;
 }
