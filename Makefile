@@ -73,10 +73,10 @@ EFI_CFLAGS   := -std=gnu11 -O2 -g $(WARN) $(INC) -I$(EFI_INC) -I$(EFI_INC)/x86_6
 EFI_LDFLAGS  := -nostdlib -znocombreloc -T efi/mshim.lds -shared -Bsymbolic \
                 --no-undefined -L$(EFI_LIB)
 # The predictor (src/predict*.c) and the attestation parsers (src/attest.c,
-# mshim verify's) are the host's: the loader never links them.
+# src/ima.c: mshim verify's) are the host's: the loader never links them.
 # The sealed-file codec (src/sealfile.c) is linked for the TOTP enrolment
 # file the loader reads (mb_totp_enrol_parse).
-EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o $(B)/efi/src/attest.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
+EFI_CORE_O   := $(filter-out $(B)/efi/src/predict%.o $(B)/efi/src/attest.o $(B)/efi/src/ima.o,$(CORE_SRC:src/%.c=$(B)/efi/src/%.o))
 # efi/bench.c (phase timestamps) is the benchmark build's alone: the
 # release loader has no timing code (make bench-efi below).
 EFI_O        := $(filter-out $(B)/efi/efi/bench.o,$(EFI_SRC:efi/%.c=$(B)/efi/efi/%.o))
@@ -407,7 +407,11 @@ $(B)/test/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(FUZZ_H) $(TES
 fuzz: $(FUZZ_BIN)
 fuzz-run: $(FUZZ_BIN)
 	@B=$(B) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+# The IMA comparison runs Keylime's own code (python3-lark, python3-gpg,
+# python3-yaml, python3-packaging are its imports: scripts/bench/ima.sh).
 bench: $(B)/mshim $(B)/mshimx64.efi $(B)/bench/mshimx64.efi
+	@EXTRA_PKGS="python3-lark python3-gpg python3-yaml python3-packaging" KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt \
+		EFIROOT=$(B)/debian-efi scripts/deps.sh
 	@B=$(B) scripts/bench.sh
 
 # The loader-time benchmark's build (scripts/bench/loadtime.sh): the same

@@ -129,6 +129,9 @@ for src in $SOURCES; do
         bench_log "$src"
 done
 bench_predict
+# IMA: mshim verify ima against Keylime's own IMA verification on a list of
+# 10^6 entries (docs/BENCHMARK.md "IMA").
+B=$B scripts/bench/ima.sh || die "the IMA comparison failed"
 # Unsealing a disk key: mshim against clevis and systemd-cryptenroll's token
 # (TPM commands counted on swtpm's side; docs/BENCHMARK.md).
 B=$B BENCH_RUNS=$RUNS scripts/bench/unseal.sh || die "the unseal comparison failed"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mshim verify: its sub-commands in tools/cmd/verify_cred.c, which
+/* mshim verify: its sub-commands in tools/cmd/verify_cred.c and verify_ima.c, which
  * tools/cmd/verify.c dispatches to. */
 #ifndef MB_TOOLS_VERIFY_H
 #define MB_TOOLS_VERIFY_H
@@ -8,5 +8,7 @@
  * the sub-command): an exit status. */
 int verify_challenge(int argc, char **argv);
 int verify_register(int argc, char **argv);
+/* mshim verify ima ... (tools/cmd/verify_ima.c). */
+int verify_ima(int argc, char **argv);
 
 #endif

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# mshim verify ima: an IMA measurement list judged against PCR 10 and an
+# allowlist (docs/ATTESTATION.md "IMA"). The lists are built by
+# tests/cli/ima_fixture.py (hashlib, the kernel's documented layout); PCR
+# 10's values are a real TPM's: each entry's digests are extended into a
+# swtpm with tpm2_pcrextend, as the kernel extends them, and read back
+# with tpm2_pcrread. Nothing expected comes from mshim.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/cli/lib.sh
+MSHIM=${MSHIM:-build/test/mshim}
+mkdir -p build
+t=$(mktemp -d "$PWD/build/imatest.XXXXXX")
+cli_init ima "$t"
+FIX=tests/cli/ima_fixture.py
+for tool in swtpm tpm2_pcrextend tpm2_pcrread python3; do
+        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
+done
+
+# pcr10 BANK: PCR 10 of the swtpm in BANK, hex.
+pcr10() { tpm2_pcrread "$1:10" -o "$t/pcr.bin" >/dev/null 2>&1 && xxd -p -c 256 "$t/pcr.bin"; }
+# refused1 NAME REGEX CMD...: exit 1 (a refusal) with REGEX on stderr.
+refused1() { local n=$1 re=$2; shift 2; expect_rc "$n" 1 "$re" "$@"; }
+
+# ---- a list of 50 files, the TPM's PCR 10 after it ----
+python3 "$FIX" make "$t/list.bin" --entries 50 --allow "$t/allow" --expect "$t/want.json" --extends "$t/ext" ||
+        { fail "set-up: ima_fixture.py make"; exit 1; }
+cli_swtpm "$t/tpm" || { fail "swtpm starts"; exit 1; }
+while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$t/ext"
+S256=$(pcr10 sha256) S1=$(pcr10 sha1)
+check "the fixture's PCR 10 (hashlib) is the TPM's after the kernel's extends" python3 -c '
+import json, sys; w = json.load(open(sys.argv[1])); sys.exit(w["sha256"] != sys.argv[2] or w["sha1"] != sys.argv[3])' \
+        "$t/want.json" "$S256" "$S1"
+
+"$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --pcr "sha1:$S1" --ima-allow "$t/allow" >"$t/out" 2>"$t/err"
+check "every file allowed, replayed in sha256 and sha1: accepted (exit 0)" test $? = 0
+check "... says how many entries PCR 10 covers, and that all were allowed" bash -c \
+        "grep -q '^IMA list .*: 51 entries; the first 51 replay to PCR 10 in sha256, sha1' '$t/out' &&
+         grep -q 'every entry allowed' '$t/out'"
+AGG=$(python3 -c 'import hashlib; print(hashlib.sha256(bytes(320)).hexdigest())')
+check "... boot_aggregate shown (over PCRs 0-9 at zero: hashlib)" grep -q "^boot_aggregate: sha256:$AGG\$" "$t/out"
+expect_rc "without an allowlist: the replay alone, accepted" 0 "" "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256"
+
+# ---- what PCR 10 refuses: the list edited ----
+python3 - "$t/list.bin" "$t/edited.bin" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.index(b"/usr/bin/f000007")
+d[i + len(b"/usr/bin/f00000")] = ord("8")        # f000007 -> f000008: a path edited
+open(sys.argv[2], "wb").write(d)
+PY
+refused1 "an entry's path edited: refused, it does not replay to PCR 10" "does not replay to PCR 10 in sha256" \
+        "$MSHIM" verify ima "$t/edited.bin" --pcr "sha256:$S256" --ima-allow "$t/allow"
+python3 - "$t/list.bin" "$t/removed.bin" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+out, off, n = b"", 0, 0
+while off < len(d):
+    nl = struct.unpack_from("<I", d, off + 24)[0]
+    dl = struct.unpack_from("<I", d, off + 28 + nl)[0]
+    end = off + 32 + nl + dl
+    n += 1
+    if n != 10:
+        out += d[off:end]
+    off = end
+open(sys.argv[2], "wb").write(out)
+PY
+refused1 "an entry removed: refused" "does not replay to PCR 10" \
+        "$MSHIM" verify ima "$t/removed.bin" --pcr "sha256:$S256"
+refused1 "another bank's value wrong (sha1 of another list): refused, naming the bank" "does not replay to PCR 10 in sha1" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --pcr "sha1:$(printf '%040d' 0)"
+
+# ---- what the allowlist refuses ----
+grep -v f000023 "$t/allow" >"$t/allow.cut"
+refused1 "a file not in the allowlist: refused, the entry and its path named" \
+        "IMA entry 24 (/usr/bin/f000023, ima-ng): its file is not in the allowlist" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.cut"
+sed 's|f000023$|f000099|' "$t/allow" >"$t/allow.moved"
+refused1 "its digest allowed at another path only: refused" "IMA entry 24 .*not in the allowlist" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.moved"
+{ grep -v f000023 "$t/allow"; grep f000023 "$t/allow" | cut -d' ' -f1; } >"$t/allow.digest"
+expect_rc "a rule of a digest alone allows that content at any path" 0 "" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.digest"
+{ echo "# paths allowed whatever their content"; grep -v f000023 "$t/allow"; echo /usr/bin/f000023; } >"$t/allow.path"
+expect_rc "a rule of a path alone allows any content there; comments skipped" 0 "" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.path"
+sed 's/^\([0-9a-f]*\)  /sha256:\1 /' "$t/allow" >"$t/allow.prefixed"
+expect_rc "ALG:HEX digests with one space (sha256sum's other forms) are read" 0 "" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.prefixed"
+
+# ---- a violation, and entries after the quote ----
+python3 "$FIX" make "$t/viol.bin" --entries 5 --violation 4 --allow "$t/vallow" --extends "$t/vext" || fail "set-up: violation list"
+swtpm_ioctl --unix "$t/tpm/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"
+while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$t/vext"
+V=$(pcr10 sha256)
+refused1 "a measurement violation (all ones in PCR 10) with an allowlist: refused, its data bound by no PCR" \
+        "IMA entry 4 (/usr/bin/f000003, ima-ng): a measurement violation" \
+        "$MSHIM" verify ima "$t/viol.bin" --pcr "sha256:$V" --ima-allow "$t/vallow"
+"$MSHIM" verify ima "$t/viol.bin" --pcr "sha256:$V" >"$t/out" 2>&1
+check "... without one: accepted, the violation counted" bash -c "[ $? = 0 ] && grep -q '^violations: 1' '$t/out'"
+# The first 20 entries only in the TPM: IMA appended the rest after the quote.
+swtpm_ioctl --unix "$t/tpm/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"
+head -20 "$t/ext" | while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done
+P20=$(pcr10 sha256)
+grep -v f000030 "$t/allow" >"$t/allow.late"
+"$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$P20" --ima-allow "$t/allow.late" >"$t/out" 2>"$t/err"
+check "entries after the quote are not judged: a file past entry 20 missing from the allowlist, accepted" test $? = 0
+check "... and said: 31 entries after the quote" grep -q "^after the quote: 31 entries, not judged" "$t/out"
+
+# ---- bad input: exit 2, a clear message ----
+head -c 150 "$t/list.bin" >"$t/cut.bin"
+refuses "a list cut short: exit 2, the entry named" "cut.bin: IMA entry 2 \\(at byte [0-9]+\\): " \
+        "$MSHIM" verify ima "$t/cut.bin" --pcr "sha256:$S256"
+python3 - "$t/legacy.bin" <<'PY'
+import struct, sys
+d = bytes(20) + b"\x11" * 20
+open(sys.argv[1], "wb").write(struct.pack("<I", 10) + b"\x22" * 20 + struct.pack("<I", 3) + b"ima" + d)
+PY
+refuses "the legacy 'ima' template: exit 2, said" "the legacy 'ima' template" \
+        "$MSHIM" verify ima "$t/legacy.bin" --pcr "sha256:$S256"
+printf 'not a digest /x\n' >"$t/bad.allow"
+refuses "a malformed allowlist line: exit 2, the line named" "bad.allow:1: not DIGEST, DIGEST PATH or /PATH" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/bad.allow"
+refuses "--pcr without a bank" "--pcr wants ALG:HEX" "$MSHIM" verify ima "$t/list.bin" --pcr "$S256"
+refuses "--pcr of the wrong length" "not a sha1, sha256" "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:abcd"
+refuses "--pcr not hex" "not hex" "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$(printf 'zz%062d' 0)"
+refuses "no --pcr" "at least one --pcr" "$MSHIM" verify ima "$t/list.bin"
+refuses "a missing list" "nosuch" "$MSHIM" verify ima "$t/nosuch" --pcr "sha256:$S256"
+: >"$t/empty.bin"
+expect_rc "an empty list and PCR 10 at zero: accepted, no entries" 0 "" \
+        "$MSHIM" verify ima "$t/empty.bin" --pcr "sha256:$(printf '%064d' 0)"
+[ -z "${CLI_FAILED:-}" ]
