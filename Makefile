@@ -266,6 +266,9 @@ PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
 LIBDIR       ?= $(PREFIX)/lib/mshim
 MANDIR       ?= $(PREFIX)/share/man
+# Keylime's measured-boot policy module for mshim boots (docs/ATTESTATION.md
+# "Keylime"): the verifier's measured_boot_imports names this file.
+KEYLIMEDIR   ?= $(PREFIX)/share/mshim/keylime
 # mshim install looks for the loader and the kernel hook in /usr/lib/mshim
 # (the package's), then here (a `make install`).
 $(B)/host/tools/cmd/install.o: HOST_CFLAGS += -DMB_LIBDIR=\"$(LIBDIR)\"
@@ -285,7 +288,8 @@ INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
                 hooks/cryptroot-unseal:$(LIBDIR)/cryptroot-unseal:755 \
                 hooks/initramfs-tools.hook:$(INITRAMFSHOOKDIR)/mshim:755 \
                 $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
-                $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
+                $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644 \
+                tools/keylime/mshim_keylime.py:$(KEYLIMEDIR)/mshim_keylime.py:644
 
 # The kernel hooks, the prune unit (docs/UPGRADES.md) and the bless unit
 # (mshim-bless(1)), installed with
@@ -339,7 +343,7 @@ uninstall:
 		rest=$${f#*:}; dst=$${rest%:*}; \
 		echo "rm $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
 	done; \
-	for d in "$(DESTDIR)$(LIBDIR)/hooks" "$(DESTDIR)$(LIBDIR)"; do \
+	for d in "$(DESTDIR)$(LIBDIR)/hooks" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(KEYLIMEDIR)" "$(DESTDIR)$$(dirname $(KEYLIMEDIR))"; do \
 		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; \
 	done
 

@@ -521,6 +521,8 @@ int cmd_verify(int argc, char **argv) {
                 return verify_register(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "ima"))
                 return verify_ima(argc - 1, argv + 1);
+        if (argc >= 2 && !strcmp(argv[1], "keylime-refstate"))
+                return verify_keylime_refstate(argc - 1, argv + 1);
         optind = 1;
         while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
                 switch (c) {
