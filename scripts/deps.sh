@@ -10,7 +10,7 @@ PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
 libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
 clang cppcheck python3 python3-jsonschema pesign grub-efi-amd64-bin systemd-boot-efi groff-base man-db
 strace libtss2-tcti-pcap0 openssl libqrencode-dev oathtool cryptsetup-bin fdisk kmod
-python3-cryptography ${EXTRA_PKGS:-}"
+python3-cryptography python3-yaml python3-packaging ${EXTRA_PKGS:-}"
 # EXTRA_PKGS: make check-system's own (debhelper and lintian build and check
 # the Debian package, tests/system/test_package.sh).
 # strace: tests/cli/test_safety.sh checks fsync/rename order. libtss2-tcti-pcap0:
@@ -24,6 +24,8 @@ python3-cryptography ${EXTRA_PKGS:-}"
 # tests/integration/test_luks.sh's GPT disk with a LUKS2 volume made on the
 # host (and its marker sector, AES-XTS); the guest runs the same cryptsetup.
 # kmod: depmod for the test kernel's modules (scripts/fetch-kernel.sh).
+# python3-yaml, python3-packaging: Keylime's engine (../shared/oracles/keylime/evaluate)
+# in tests/cli/test_keylime.sh.
 # Debian's signed shim, MokManager and GRUB are not installed (installing
 # shim-signed on an EFI host re-runs grub-install on its ESP): the tests
 # use copies unpacked by scripts/fetch-efi.sh.
