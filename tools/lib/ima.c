@@ -20,11 +20,6 @@ static uint64_t fnv(const void *p, size_t n) {
         return h;
 }
 
-static ima_rule **bucket(const ima_allow *a, const ima_rule *r) {
-        uint64_t h = r->alg ? fnv(r->digest, mb_hash_size(r->alg)) : fnv(r->path, r->path_len);
-        return &a->buckets[h & (a->n_buckets - 1)];
-}
-
 /* Hex digits' values, -1 for other bytes: an allowlist has 10^6 lines of
  * 64 digits, so a table rather than comparisons. */
 static signed char hexval[256];
@@ -37,13 +32,37 @@ __attribute__((constructor)) static void hexval_init(void) {
                 hexval['a' + i] = hexval['A' + i] = (signed char) (10 + i);
 }
 
-/* A digest word: "ALG:hex" or hex whose length names the algorithm. */
+/* The byte of hex digits h[2i], h[2i+1] (checked at load). */
+static inline uint8_t hex_byte(const char *h, size_t i) {
+        return (uint8_t) (hexval[(uint8_t) h[2 * i]] << 4 | hexval[(uint8_t) h[2 * i + 1]]);
+}
+
+/* A digest is uniformly distributed already: its first eight bytes are its
+ * bucket (every digest is at least 20 bytes). */
+static uint64_t digest_key(const uint8_t *d) {
+        uint64_t h;
+
+        memcpy(&h, d, sizeof(h));
+        return h;
+}
+
+static uint64_t rule_key(const ima_rule *r) {
+        uint8_t d[8];
+
+        if (!r->hex)
+                return fnv(r->path, r->path_len);
+        for (size_t i = 0; i < sizeof(d); i++)
+                d[i] = hex_byte(r->hex, i);
+        return digest_key(d);
+}
+
+/* A digest word: "ALG:hex" or hex whose length names the algorithm. The
+ * digits are checked here and decoded only when compared. */
 static int parse_digest(const char *w, size_t len, ima_rule *r) {
         const char *colon = memchr(w, ':', len);
         size_t hex = len, size;
         char name[16];
 
-        r->alg = MB_ALG_SHA256;
         if (colon) {
                 snprintf(name, sizeof(name), "%.*s", (int) (colon - w), w);
                 r->alg = mb_hash_alg_by_name(name);
@@ -55,12 +74,10 @@ static int parse_digest(const char *w, size_t len, ima_rule *r) {
         size = mb_hash_size(r->alg);
         if (!size || r->alg == MB_ALG_SM3_256 || hex != 2 * size)
                 return -1;
-        for (size_t i = 0; i < size; i++) {
-                int hi = hexval[(uint8_t) w[2 * i]], lo = hexval[(uint8_t) w[2 * i + 1]];
-                if (hi < 0 || lo < 0)
+        for (size_t i = 0; i < hex; i++)
+                if (hexval[(uint8_t) w[i]] < 0)
                         return -1;
-                r->digest[i] = (uint8_t) (hi << 4 | lo);
-        }
+        r->hex = w;
         return 0;
 }
 
@@ -69,9 +86,11 @@ static int parse_rule(const char *line, size_t len, ima_rule *r) {
         const char *sp = memchr(line, ' ', len), *end = line + len;
 
         *r = (ima_rule) { 0 };
+        if (len > UINT32_MAX)
+                return -1;
         if (line[0] == '/') {
                 r->path = line;
-                r->path_len = len;
+                r->path_len = (uint32_t) len;
                 return memchr(line, 0, len) ? -1 : 0;
         }
         if (parse_digest(line, sp ? (size_t) (sp - line) : len, r) < 0)
@@ -83,7 +102,7 @@ static int parse_rule(const char *line, size_t len, ima_rule *r) {
         if (sp == end || *sp != '/' || memchr(sp, 0, (size_t) (end - sp)))
                 return -1;
         r->path = sp;
-        r->path_len = (size_t) (end - sp);
+        r->path_len = (uint32_t) (end - sp);
         return 0;
 }
 
@@ -134,7 +153,7 @@ int ima_allow_load(const char *path, ima_allow *ret) {
         lines = count_lines(a.file.data, a.file.size);
         for (a.n_buckets = 16; a.n_buckets < 2 * lines; a.n_buckets *= 2)
                 ;
-        a.rules = calloc(lines, sizeof(*a.rules));
+        a.rules = malloc(lines * sizeof(*a.rules));
         a.buckets = calloc(a.n_buckets, sizeof(*a.buckets));
         if (!a.rules || !a.buckets) {
                 cli_error("out of memory");
@@ -146,9 +165,9 @@ int ima_allow_load(const char *path, ima_allow *ret) {
                 return -1;
         }
         for (size_t i = 0; i < a.n_rules; i++) {
-                ima_rule **b = bucket(&a, &a.rules[i]);
+                uint32_t *b = &a.buckets[rule_key(&a.rules[i]) & (a.n_buckets - 1)];
                 a.rules[i].next = *b;
-                *b = &a.rules[i];
+                *b = (uint32_t) i + 1;
         }
         *ret = a;
         return 0;
@@ -166,27 +185,44 @@ static bool path_is(const ima_rule *r, mb_str path) {
         return r->path_len == path.len && memcmp(r->path, path.p, path.len) == 0;
 }
 
-/* e's file, by its digest (and path) or by its path alone. */
-static bool allowed(const ima_allow *a, const mb_ima_entry *e) {
-        ima_rule key = { 0 };
+static bool digest_is(const ima_rule *r, const uint8_t *d, size_t size) {
+        for (size_t i = 0; i < size; i++)
+                if (hex_byte(r->hex, i) != d[i])
+                        return false;
+        return true;
+}
+
+static uint16_t entry_alg(const mb_ima_entry *e) {
         char name[16];
 
-        if (e->digest_alg.len < sizeof(name)) {
-                memcpy(name, e->digest_alg.p, e->digest_alg.len);
-                name[e->digest_alg.len] = 0;
-                key.alg = mb_hash_alg_by_name(name);
-        }
-        if (key.alg && key.alg != MB_ALG_SM3_256 && mb_hash_size(key.alg) == e->digest_size) {
-                memcpy(key.digest, e->digest, e->digest_size);
-                for (const ima_rule *r = *bucket(a, &key); r; r = r->next)
-                        if (r->alg == key.alg && memcmp(r->digest, e->digest, e->digest_size) == 0 &&
+        if (mb_str_eq(e->digest_alg, "sha256"))
+                return MB_ALG_SHA256;   /* nearly every entry: no name lookup */
+        if (e->digest_alg.len >= sizeof(name))
+                return 0;
+        memcpy(name, e->digest_alg.p, e->digest_alg.len);
+        name[e->digest_alg.len] = 0;
+        return mb_hash_alg_by_name(name);
+}
+
+/* e's file, by its digest (and path) or by its path alone. The list's
+ * algorithm name and digest are in the template data, which PCR 10 binds. */
+static bool allowed(const ima_allow *a, const mb_ima_entry *e) {
+        uint16_t alg = entry_alg(e);
+        uint32_t k;
+
+        if (alg && alg != MB_ALG_SM3_256 && mb_hash_size(alg) == e->digest_size) {
+                for (k = a->buckets[digest_key(e->digest) & (a->n_buckets - 1)]; k; k = a->rules[k - 1].next) {
+                        const ima_rule *r = &a->rules[k - 1];
+                        if (r->hex && r->alg == alg && digest_is(r, e->digest, e->digest_size) &&
                             (!r->path || path_is(r, e->path)))
                                 return true;
+                }
         }
-        key = (ima_rule) { .path = e->path.p, .path_len = e->path.len };
-        for (const ima_rule *r = *bucket(a, &key); r; r = r->next)
-                if (!r->alg && path_is(r, e->path))
+        for (k = a->buckets[fnv(e->path.p, e->path.len) & (a->n_buckets - 1)]; k; k = a->rules[k - 1].next) {
+                const ima_rule *r = &a->rules[k - 1];
+                if (!r->hex && path_is(r, e->path))
                         return true;
+        }
         return false;
 }
 
