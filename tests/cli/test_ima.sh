@@ -108,6 +108,27 @@ grep -v f000030 "$t/allow" >"$t/allow.late"
 check "entries after the quote are not judged: a file past entry 20 missing from the allowlist, accepted" test $? = 0
 check "... and said: 31 entries after the quote" grep -q "^after the quote: 31 entries, not judged" "$t/out"
 
+# ---- the list in the evidence: mshim attest quote --ima ----
+# A fresh TPM: the kernel's extends of the list, then attest init (EK, AK)
+# and a quote with --ima-log; PCR 10 is quoted, and the list read after the
+# quote travels base64 in "ima_log".
+swtpm_ioctl --unix "$t/tpm/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"
+while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$t/ext"
+mkdir -p "$t/att"
+"$MSHIM" attest init --out-dir "$t/att" >/dev/null 2>"$t/err" || fail "attest init" "$(cat "$t/err")"
+NONCE=0011223344556677
+"$MSHIM" attest quote --nonce $NONCE --log tests/data/mshim-boot/eventlog.bin --ima-log "$t/list.bin" \
+        -o "$t/ev.json" 2>"$t/err" || fail "attest quote --ima-log" "$(cat "$t/err")"
+check "attest quote --ima-log: the evidence holds the list byte for byte and the TPM's PCR 10 (tpm2_pcrread)" python3 - \
+        "$t/ev.json" "$t/list.bin" "$(pcr10 sha256)" <<'PY'
+import base64, json, sys
+e = json.load(open(sys.argv[1]))
+ok = base64.b64decode(e["ima_log"]["data"]) == open(sys.argv[2], "rb").read()
+ok = ok and e["ima_log"]["source"] == sys.argv[2] and e["pcrs"]["sha256"]["10"] == sys.argv[3]
+sys.exit(0 if ok else 1)
+PY
+check "... and validates against docs/schema/mshim-evidence-1.schema.json" python3 tests/cli/json_schema.py --validate mshim-evidence-1 "$t/ev.json"
+
 # ---- bad input: exit 2, a clear message ----
 head -c 150 "$t/list.bin" >"$t/cut.bin"
 refuses "a list cut short: exit 2, the entry named" "cut.bin: IMA entry 2 \\(at byte [0-9]+\\): " \

@@ -22,6 +22,11 @@
 #include "tpmseal.h"
 
 #define LOG_DEFAULT "/sys/kernel/security/tpm0/binary_bios_measurements"
+#define IMA_LOG_DEFAULT "/sys/kernel/security/ima/binary_runtime_measurements"
+/* The IMA list inside the evidence: base64 makes it 4/3 as large, and the
+ * evidence is at most ATT_EVIDENCE_MAX_MIB. About 400,000 entries;
+ * `mshim verify ima` takes larger lists as files. */
+#define IMA_LOG_MAX_MIB 40u
 /* Default PCRs: 0-9 and 11-15. PCR 10 is IMA's, whose log is not in the
  * evidence yet; 16-23 are debug and locality PCRs no boot measures. */
 #define QUOTE_MASK_DEFAULT 0xFBFFu
@@ -561,7 +566,8 @@ static int attest_activate(int argc, char **argv) {
 /* ---- mshim attest quote ------------------------------------------------ */
 
 typedef struct quote_opts {
-        const char *nonce_hex, *out, *log, *tools_dir, *keylime;
+        const char *nonce_hex, *out, *log, *tools_dir, *keylime, *ima_log;
+        bool ima;
         uint32_t mask;
         uint8_t nonce[ATT_NONCE_MAX];
         size_t nonce_n;
@@ -575,6 +581,8 @@ static int quote_parse(int argc, char **argv, quote_opts *q) {
                 { "log", required_argument, NULL, 'l' },
                 { "tpm2-tools", required_argument, NULL, 't' },
                 { "keylime", required_argument, NULL, 'k' },
+                { "ima", no_argument, NULL, 'I' },
+                { "ima-log", required_argument, NULL, 'i' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -584,7 +592,11 @@ static int quote_parse(int argc, char **argv, quote_opts *q) {
         optind = 1;
         while ((c = cli_getopt(argc, argv, "ho:", longopts, "attest")) != -1) {
                 const char **slot = c == 'n' ? &q->nonce_hex : c == 's' ? &sel : c == 'o' ? &q->out : c == 'l' ? &q->log
-                                  : c == 't' ? &q->tools_dir : c == 'k' ? &q->keylime : NULL;
+                                  : c == 't' ? &q->tools_dir : c == 'k' ? &q->keylime : c == 'i' ? &q->ima_log : NULL;
+                if (c == 'I') {
+                        q->ima = true;
+                        continue;
+                }
                 if (c == 'h') {
                         cli_help(stdout, "attest");
                         return -1;
@@ -604,6 +616,10 @@ static int quote_parse(int argc, char **argv, quote_opts *q) {
         q->mask = QUOTE_MASK_DEFAULT;
         if (sel && (cli_pcr_select_parse(sel, &q->mask) < 0 || !q->mask))
                 return cli_usage_error("attest", "--select wants PCR numbers 0-23 and ranges, as 0-9,11-15, not '%s'", sel);
+        /* The IMA list is judged against PCR 10 (docs/ATTESTATION.md "IMA"). */
+        q->ima = q->ima || q->ima_log;
+        if (q->ima)
+                q->mask |= 1u << 10;
         return 0;
 }
 
@@ -756,15 +772,22 @@ out:
 }
 
 /* The evidence document (docs/schema/mshim-evidence-1.schema.json). */
+/* A "source" path as a JSON string's contents. */
+static void json_path(FILE *f, const char *p) {
+        for (; *p; p++)
+                fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : (unsigned char) *p < 0x20 ? "?" : "%c", *p);
+}
+
 static char *evidence_json(const quote_opts *o, const quote_result *res, const cli_file *log, const char *log_name,
-                           size_t *ret_n) {
+                           const cli_file *ima, size_t *ret_n) {
         char *doc = NULL, *msg = att_b64(res->msg, res->msg_n), *sig = att_b64(res->sig, res->sig_n);
         char *lg = att_b64(log->data, log->size), *name = att_hex(res->ak_name.name, res->ak_name.size);
+        char *il = o->ima ? att_b64(ima->data, ima->size) : NULL;
         size_t n = 0;
         char lb[16];
         FILE *f = open_memstream(&doc, &n);
 
-        if (!f || !msg || !sig || !lg || !name)
+        if (!f || !msg || !sig || !lg || !name || (o->ima && !il))
                 goto out;
         fprintf(f, "{\n  \"schema\": \"%s\",\n  \"mshim_version\": \"%s\",\n", ATT_EVIDENCE_SCHEMA, MB_VERSION);
         fprintf(f, "  \"ak\": {\"handle\": \"0x%08x\", \"name\": \"%s\"},\n  \"nonce\": \"", ATT_AK_HANDLE, name);
@@ -788,11 +811,16 @@ static char *evidence_json(const quote_opts *o, const quote_result *res, const c
         fprintf(f, "\n  },\n  \"clock\": {\"clock\": %llu, \"reset_count\": %u, \"restart_count\": %u, \"safe\": %s},\n",
                 (unsigned long long) res->q.clock, res->q.reset_count, res->q.restart_count, res->q.safe ? "true" : "false");
         fprintf(f, "  \"event_log\": {\"source\": \"");
-        for (const char *p = log_name; *p; p++)
-                fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : (unsigned char) *p < 0x20 ? "?" : "%c", *p);
-        fprintf(f, "\", \"data\": \"%s\"}\n}\n", lg);
+        json_path(f, log_name);
+        fprintf(f, "\", \"data\": \"%s\"}", lg);
+        if (o->ima) {
+                fprintf(f, ",\n  \"ima_log\": {\"source\": \"");
+                json_path(f, o->ima_log ? o->ima_log : IMA_LOG_DEFAULT);
+                fprintf(f, "\", \"data\": \"%s\"}", il);
+        }
+        fprintf(f, "\n}\n");
 out:
-        if (f && fclose(f) == 0 && doc && msg && sig && lg && name)
+        if (f && fclose(f) == 0 && doc && msg && sig && lg && name && (!o->ima || il))
                 *ret_n = n;
         else {
                 free(doc);
@@ -801,6 +829,7 @@ out:
         free(msg);
         free(sig);
         free(lg);
+        free(il);
         free(name);
         return doc;
 }
@@ -846,20 +875,23 @@ static int write_keylime(const char *path, const quote_result *res, const uint8_
 static int attest_quote(int argc, char **argv) {
         quote_opts o = { 0 };
         quote_result *res = NULL;
-        cli_file log = { 0 };
+        cli_file log = { 0 }, ima = { 0 };
+        bool ima_loaded = false;
         cli_tpm t;
         char *doc = NULL;
         uint8_t *blob = NULL;
         size_t doc_n = 0, blob_n = 0;
-        const cli_input inputs[] = { { "the event log", NULL } };
-        cli_input in[1];
+        const cli_input inputs[] = { { "the event log", NULL }, { "the IMA list", NULL } };
+        cli_input in[2];
         int r = quote_parse(argc, argv, &o);
 
         if (r)
                 return r < 0 ? 0 : r;
         in[0] = inputs[0];
         in[0].path = o.log ? o.log : LOG_DEFAULT;
-        if (cli_out_not_input(o.out, in, 1) < 0 || (o.keylime && cli_out_not_input(o.keylime, in, 1) < 0))
+        in[1] = inputs[1];
+        in[1].path = o.ima ? (o.ima_log ? o.ima_log : IMA_LOG_DEFAULT) : NULL;
+        if (cli_out_not_input(o.out, in, 2) < 0 || (o.keylime && cli_out_not_input(o.keylime, in, 2) < 0))
                 return EXIT_BAD_INPUT;
         if (cli_file_load_max(in[0].path, (size_t) ATT_EVIDENCE_MAX_MIB / 2 << 20, "an event log", &log) < 0)
                 return EXIT_BAD_INPUT;
@@ -873,7 +905,15 @@ static int attest_quote(int argc, char **argv) {
         if (r)
                 goto out;
         r = EXIT_BAD_INPUT;
-        doc = evidence_json(&o, res, &log, in[0].path, &doc_n);
+        /* After the quote: IMA only appends, so the list read now holds
+         * every entry PCR 10 covers (and maybe more, which the verifier
+         * counts and does not judge). Read before, it could miss some. */
+        if (o.ima) {
+                if (cli_file_load_max(in[1].path, (size_t) IMA_LOG_MAX_MIB << 20, "an IMA measurement list", &ima) < 0)
+                        goto out;
+                ima_loaded = true;
+        }
+        doc = evidence_json(&o, res, &log, in[0].path, &ima, &doc_n);
         blob = pcr_blob(&res->sel, &res->v, o.mask, &blob_n);
         if (!doc || !blob) {
                 cli_error("out of memory");
@@ -891,6 +931,8 @@ out:
         free(blob);
         free(res);
         cli_file_free(&log);
+        if (ima_loaded)
+                cli_file_free(&ima);
         return r;
 }
 
