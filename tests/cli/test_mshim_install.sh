@@ -394,11 +394,11 @@ python3 tests/cli/first_boot_fixture.py make "$t/fb0" --chain shim --shim "$SHIM
         --kernel "$KDIR/vmlinuz" --secure-boot --db "$t/db.der" || fail "section 4: fixture (no MOK)"
 MOKRT=MokListRT-605dab50-e046-4300-abb6-3dd810dd8b23 MOKNEW=MokNew-605dab50-e046-4300-abb6-3dd810dd8b23
 AP=$ESP/loader/mshim/approvals
-# first_want LOG: sha256 lines (PCRs 4,5,7,9,12) of the first boot through
-# shim -> mshim (the MOK verifies it) -> $V2's entry (shim's built-in
-# certificate verifies Debian's kernel).
+# first_want LOG [IMAGE]: sha256 lines (PCRs 4,5,7,9,12) of the first boot
+# through shim -> mshim (IMAGE, default the package's; the MOK verifies it)
+# -> $V2's entry (shim's built-in certificate verifies Debian's kernel).
 first_want() {
-        python3 tests/cli/first_boot_fixture.py expect "$1" --loader "$LOADER" --chain shim \
+        python3 tests/cli/first_boot_fixture.py expect "$1" --loader "${2:-$LOADER}" --chain shim \
                 --entry-name "$TOKEN-$V2.conf" --entry <(entry "$R" "$V2" "root=/dev/vda2 ro") \
                 --kernel "$R/boot/vmlinuz-$V2" --initrd "$R/boot/initrd.img-$V2" --options "root=/dev/vda2 ro" \
                 --loader-conf "$ESP/loader/loader.conf" --auth "MokListRT:$SHIM_OWNER:$t/c.der" \
@@ -429,8 +429,61 @@ check "... signed by the policy key (mshim policy list: live)" \
 check "... this boot (GRUB's: its command line is in none of 4,5,7,9,12) approved by nothing" \
         bash -c "! grep -lqx 'label current boot' '$AP'/*.approval && ! grep -rq \"\$(sed -n 's/^sha256:9=//p' '$t/fb/pcrs.txt')\" '$AP'"
 check "... no 'what to run next' (it is set up)" bash -c "! grep -q 'Nothing is approved yet' '$t/out'"
-check "uninstall: exit 0 (approvals are the policy's: they stay)" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
-rm -r "$ESP/loader/mshim"
+
+# --update in the shim layout, still before the first boot through mshim:
+# the next boot is the first one, with the new image behind the recorded
+# shim and the MokList.
+"$MSHIM" install --update --root "$R" --loader "$t/new.efi" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "--update (shim layout, from shim + GRUB): exit 0" test "$rc" = 0
+A=$(grep -lx "label mshim update ($TOKEN-$V2)" "$AP"/*.approval 2>/dev/null | head -n 1)
+first_want "$t/fb/log.bin" "$t/new.efi" >"$t/first-new.want"
+check "--update (shim layout): the first boot with the new image behind shim approved (hashlib, oracle.py)" \
+        test -n "$A" -a "$(approval_values "$A" 2>/dev/null)" = "$(cat "$t/first-new.want")"
+cp "$ESP/EFI/mshim/grubx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
+sbv=bad; q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/grubx64.efi" && sbv=ok
+check "--update (shim layout): grubx64.efi is the new image, signed with the recorded MOK (sbverify)" \
+        test "$sbv" = ok -a "$(first_want "$t/fb/log.bin" "$t/unsigned.efi")" = "$(cat "$t/first-new.want")"
+check "--update (shim layout): shimx64.efi untouched (Debian's)" cmp -s "$SHIMDIR/shimx64.efi.signed" "$ESP/EFI/mshim/shimx64.efi"
+h=$(sha256sum "$ESP/EFI/mshim/grubx64.efi" | cut -d' ' -f1)
+check "--update (shim layout): the record has the new SHA-256" grep -qx "file $h EFI/mshim/grubx64.efi" "$ST/install.record"
+
+# --update with the policy key kept elsewhere (policy.pub alone here, as
+# `policy init --public-only` leaves a machine): a request is written, the
+# old mshim stays; signed where the key is and installed, --update again
+# swaps and names the signed approval.
+mv "$ST/policy.key" "$t/policy.key.offline"
+before_img=$(sha256sum <"$ESP/EFI/mshim/grubx64.efi") before_ap=$(cd "$AP" && sha256sum *) before_rec=$(sha256sum <"$ST/install.record")
+expect_rc "--update, policy key elsewhere: exit 1, a request written and named" 1 "the policy key is not on this machine" \
+        "$MSHIM" install --update --root "$R" --loader "$t/new2.efi" --efibootmgr "$EFB"
+REQ=$(ls "$ST"/mshim-update-*.request 2>/dev/null | head -n 1)
+check "... the request is in the state directory, named on stderr" test -n "$REQ" -a -n "$(grep -F "$REQ" "$CLI_TMP/err")"
+check "... the ESP's mshim, the approvals and the record unchanged" \
+        test "$(sha256sum <"$ESP/EFI/mshim/grubx64.efi")" = "$before_img" -a "$(cd "$AP" && sha256sum *)" = "$before_ap" \
+        -a "$(sha256sum <"$ST/install.record")" = "$before_rec"
+check "policy sign (the key elsewhere) and approve --signature (here): exit 0" \
+        bash -c "'$MSHIM' policy sign --key '$t/policy.key.offline' '$REQ' -o '$t/req.sig' >/dev/null 2>&1 &&
+                 '$MSHIM' policy approve --state-dir '$ST' --esp '$ESP' --signature '$t/req.sig' '$REQ' >/dev/null 2>&1"
+"$MSHIM" install --update --root "$R" --loader "$t/new2.efi" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "--update again once the signature is installed: exit 0, the signed request named" \
+        bash -c "[ $rc = 0 ] && grep -q 'approved already (the signed request)' '$t/err'"
+cp "$ESP/EFI/mshim/grubx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
+first_want "$t/fb/log.bin" "$t/new2.efi" >"$t/first-new2.want"
+check "... the ESP holds the new image (its first boot's PCRs by the oracle equal the signed approval's)" \
+        test "$(first_want "$t/fb/log.bin" "$t/unsigned.efi")" = "$(cat "$t/first-new2.want")" -a \
+        -n "$(for a in "$AP"/*.approval; do [ "$(approval_values "$a")" = "$(cat "$t/first-new2.want")" ] && echo "$a"; done)"
+mv "$t/policy.key.offline" "$ST/policy.key"
+n_ap=$(ls "$AP" | wc -l)
+"$MSHIM" uninstall --root "$R" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "uninstall: exit 0, loader/ kept for the policy's approvals (said)" \
+        bash -c "[ $rc = 0 ] && grep -q 'the policy.s approvals' '$t/out'"
+check "... the approvals stay, all $n_ap (the ones the install's hook wrote too: removing a file does not end an approval)" \
+        test "$(ls "$AP" | wc -l)" = "$n_ap" -a "$n_ap" -ge 3
+check "... and nothing else of the install is left on the ESP" \
+        test "$(cd "$ESP" && find . -path ./loader/mshim -prune -o -print | LC_ALL=C sort | tr '\n' ' ')" = ". ./loader "
+rm -r "$ESP/loader"
 
 # The MOK not enrolled yet, STRICT=yes: the first boot cannot be approved
 # (shim would refuse mshim): the install fails and takes back what it wrote.
@@ -462,7 +515,7 @@ first_want "$t/fb0/log.bin" >"$t/first0.want"
 check "... the first boot after MokManager enrols it approved (hashlib, oracle.py)" \
         test -n "$A" -a "$(approval_values "$A" 2>/dev/null)" = "$(cat "$t/first0.want")"
 check "uninstall: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
-rm -rf "$ESP/loader/mshim" "$FAKE_EFIVARS/$MOKNEW"
+rm -rf "$ESP/loader" "$FAKE_EFIVARS/$MOKNEW"
 # --enroll-mok, and the install fails after mokutil ran: the MOK request is
 # taken back (mokutil --revoke-import), so MokManager enrols nothing.
 sed -i "s|cp '$t/MokNew'|cp '$t/MokListRT-empty'|" "$t/mokutil"    # queues a list without the MOK

@@ -448,6 +448,17 @@ static int put_copy(ctx *c, const char *src, const char *rel) {
 
 /* ---- undoing what a record says ---------------------------------------------- */
 
+/* loader/mshim/: the policy's (approvals, the TOTP enrolment), not the
+ * install's, though the kernel hook wrote them during it: uninstall
+ * leaves them (removing an approval does not end it: mshim policy). */
+#define POLICY_DIR "loader/mshim"
+static bool policy_path(const char *rel) {
+        size_t n = strlen(POLICY_DIR);
+
+        return !strncmp(rel, POLICY_DIR, n) && (rel[n] == '\0' || rel[n] == '/');
+}
+
+
 /* An entry file the install wrote as NAME+LEFT-DONE.conf is renamed by
  * boot counting (the loader's try, mshim bless) with its bytes unchanged:
  * the file in path's directory with path's entry id and the recorded
@@ -481,6 +492,22 @@ static int renamed_entry(ctx *c, const char *path, const uint8_t sha[32], char *
         }
         closedir(d);
         return found;
+}
+
+/* ESP/loader holds nothing but the policy's directory: kept for it, as
+ * it should be (said), not a failure of the uninstall. */
+static bool only_policy(ctx *c, const char *loader) {
+        DIR *d = opendir(loader);
+        bool only = d != NULL;
+
+        for (struct dirent *de; only && (de = readdir(d));)
+                only = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "mshim");
+        if (d)
+                closedir(d);
+        if (only)
+                printf("kept %s: it holds %s/%s, the policy's approvals (mshim policy revoke ends them; removing "
+                       "the files does not)\n", loader, c->rec.esp ? c->rec.esp : "", POLICY_DIR);
+        return only;
 }
 
 /* Remove what rec lists, newest first: a file whose SHA-256 still is the
@@ -522,7 +549,7 @@ static int undo(ctx *c, instrec *rec, bool verbose) {
                 if (!p)
                         return -1;
                 if (it->kind == INSTREC_DIR) {
-                        if (rmdir(p) == 0 || errno == ENOENT) {
+                        if (rmdir(p) == 0 || errno == ENOENT || (!strcmp(it->path, "loader") && only_policy(c, p))) {
                                 free(it->path);
                                 it->path = NULL;
                                 continue;
@@ -712,7 +739,7 @@ static int record_new(ctx *c, const strs *before, const strs *after) {
                 for (size_t i = 0; i < after->n; i++) {
                         const char *e = after->v[i];
                         uint8_t d[32];
-                        if ((e[0] == 'd') != (pass == 0) ||
+                        if ((e[0] == 'd') != (pass == 0) || policy_path(e + 2) ||
                             bsearch(&e, before->v, before->n, sizeof(*before->v), cmp_str))
                                 continue;
                         if (e[0] == 'd') {
