@@ -458,7 +458,6 @@ static bool policy_path(const char *rel) {
         return !strncmp(rel, POLICY_DIR, n) && (rel[n] == '\0' || rel[n] == '/');
 }
 
-
 /* An entry file the install wrote as NAME+LEFT-DONE.conf is renamed by
  * boot counting (the loader's try, mshim bless) with its bytes unchanged:
  * the file in path's directory with path's entry id and the recorded
@@ -760,7 +759,7 @@ static int record_new(ctx *c, const strs *before, const strs *after) {
  * that root before it (the hook reads /etc's otherwise). */
 static const char *hook_conf(ctx *c) {
         char *p = sfmt(&c->s, "%s/.install-hook.conf", c->state), self[PATH_MAX];
-        char *conf = sfmt(&c->s, "%s/etc/mshim/hook.conf", c->root);
+        char *conf = sfmt(&c->s, "%s/etc/mshim/hook.conf", c->root), *pub = sfmt(&c->s, "%s/policy.pub", c->state);
         char *buf = NULL;
         size_t len = 0;
         FILE *m;
@@ -808,7 +807,7 @@ static const char *hook_conf(ctx *c) {
         /* Before setup there is nothing to approve with: an install then
          * writes the entries and says what to run next, STRICT or not
          * (the STRICT hook refuses so that apt stops, not bootctl's job). */
-        if (access(sfmt(&c->s, "%s/policy.pub", c->state), F_OK) < 0)
+        if (!pub || access(pub, F_OK) < 0)
                 fputs("STRICT=no\n", m);
         fclose(m);
         r = buf ? cli_write_file(p, CLI_MODE_SECRET, buf, len) : -1;
