@@ -788,4 +788,26 @@ run "first boot, no install recorded: nothing approved, exit 0, names mshim inst
         "no mshim install is recorded" mshim.post-update "$V6" "$BOOT/initrd.img-$V6"
 check "... the approvals unchanged" test "$(approvals_state)" = "$before"
 rm -rf "$FB/record"
+
+# The firmware starts mshim (install without --shim), from a GRUB boot with
+# Secure Boot off: mshim's image checked against the record, no MokList.
+ESP=$FB/esp2 APPROVALS=$FB/esp2/loader/mshim/approvals
+mkdir -p "$ESP/EFI/mshim" "$ESP/loader" && cp build/mshimx64.efi "$ESP/EFI/mshim/mshimx64.efi" &&
+        echo "# written by mshim install" >"$ESP/loader/loader.conf" &&
+        python3 tests/cli/first_boot_fixture.py make "$FB/g" --chain grub --shim "$SHIM" --grub "$GRUB" --kernel "$K1" ||
+        fail "first boot, firmware starts mshim: set-up"
+printf '%s\n' "mshim-install 1" "esp $ESP" "layout unsigned" "loader $ROOT/build/mshimx64.efi" "mshim EFI/mshim/mshimx64.efi" \
+        "dir EFI" "dir EFI/mshim" "file $(sha build/mshimx64.efi) EFI/mshim/mshimx64.efi" >"$STATE/install.record"
+rm -f "$MOKRT"
+first_conf g
+run "first boot, GRUB started by the firmware (Secure Boot off): the first boot through mshim approved" 0 \
+        "the next boot (kernel $V6) approved: " zz-mshim.postinst "$V6"
+a=$(grep -o "$APPROVALS/[^ ]*\.approval" "$T/err" | tail -n 1)
+sha256_lines "{\"sha256\": $(python3 tests/cli/first_boot_fixture.py expect "$FB/g/log.bin" --loader build/mshimx64.efi \
+        --chain direct --entry-name "$TOKEN-$V6.conf" --entry <(entry_text "$V6" "$K1" "$T/initrd6b") --kernel "$K1" \
+        --initrd "$T/initrd6b" --options "$OPTS" --loader-conf "$ESP/loader/loader.conf" --select 4,5,7,9,12 |
+        python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["sha256"]))')}" >"$T/first-g.want"
+check "... its PCRs are firmware -> mshim (the recorded image) -> $V6, no authority (hashlib, oracle.py)" \
+        cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$T/first-g.want"
+rm -f "$STATE/install.record"
 check "no temporary directory left" test -z "$(ls -A "$TMPDIR")"
