@@ -20,11 +20,13 @@ tests/integration/oracle.py, never by mshim: for tests/cli/test_predict_first.sh
       event; ExitBootServices. --return-event: the firmware's "Returning from
       EFI Application" after the first application. DIR/pcrs.txt: its replay.
   first_boot_fixture.py expect LOG --esp ESP --loader FILE [--chain shim|direct]
+                        [--entry-name NAME --entry FILE --kernel FILE --initrd FILE
+                         --options S --loader-conf FILE] (in place of --esp)
                         [--mok-list FILE --vendor SHIM] [--auth VAR:OWNER:DER]...
                         [--select 0,2,...]
       the "pcrs" mshim predict must print for the first boot through mshim
       from ESP (loader.conf, the entry predict_fixture.py writes, its kernel,
-      initrd and options): the firmware's events of LOG up to its first boot
+      initrd and options), or of the entry FILE named NAME booting those: the firmware's events of LOG up to its first boot
       application (PCR 4, after PCR 4's separator), behind shim shim's image
       and its own events (not its verifications), then mshim's events as
       docs/MEASUREMENTS.md gives them, the kernel's image and its Linux 6.1
@@ -122,20 +124,24 @@ def make(a):
     return 0
 
 
-def mshim_events(esp, loader, banks):
+def mshim_events(esp, loader, banks, boot=None):
     """mshim (started with loader's bytes) booting predict_fixture.py's
-    entry a.conf from esp: (pcr, type, data, digests)."""
-    kernel = open(os.path.join(esp, "vmlinuz"), "rb").read()
-    initrd = open(os.path.join(esp, "initrd.img"), "rb").read()
-    conf = open(os.path.join(esp, "loader", "loader.conf"), "rb").read()
-    entry = open(os.path.join(esp, "loader", "entries", "a.conf"), "rb").read()
-    opts = pf.utf16("quiet splash")
+    entry a.conf from esp, or boot = (entry name, entry, kernel, initrd,
+    options, loader.conf) as bytes (the options a str): (pcr, type, data,
+    digests)."""
+    def read(*p):
+        return open(os.path.join(*p), "rb").read()
+    if boot is None:
+        boot = ("a.conf", read(esp, "loader", "entries", "a.conf"), read(esp, "vmlinuz"), read(esp, "initrd.img"),
+                "quiet splash", read(esp, "loader", "loader.conf"))
+    name, entry, kernel, initrd, options, conf = boot
+    opts = pf.utf16(options)
 
     def h(data):
         return {b: oracle.H(b, data) for b in banks}
     out = [("mshim", ev(4, APP, b"", {b: oracle.authenticode(loader, b) for b in banks}))]
     for tag, path, content in ((oracle.TAG_MSHIM_LOADER_CONF, oracle.LOADER_CONF_PATH, conf),
-                               (oracle.TAG_MSHIM_ENTRY, "\\loader\\entries\\a.conf", entry)):
+                               (oracle.TAG_MSHIM_ENTRY, "\\loader\\entries\\" + name, entry)):
         data, digest_input = oracle.mshim_file_event(tag, path, content)
         out.append(("mshim", ev(5, oracle.EV_EVENT_TAG, data, h(digest_input))))
     out.append(("kernel", ev(4, APP, b"", {b: oracle.authenticode(kernel, b) for b in banks})))
@@ -191,7 +197,12 @@ def expect(a):
             seen_sep7 |= e[0] == 7 and e[1] == oracle.EV_SEPARATOR
             k2.append(e)
         keep = k2
-    m = [x for _, x in mshim_events(a.esp, open(a.loader, "rb").read(), banks)]
+    boot = None
+    if a.entry:
+        def read(f):
+            return open(f, "rb").read()
+        boot = (a.entry_name, read(a.entry), read(a.kernel), read(a.initrd), a.options, read(a.loader_conf))
+    m = [x for _, x in mshim_events(a.esp, open(a.loader, "rb").read(), banks, boot)]
     auths = []
     for spec in a.auth or []:
         var, owner, der = spec.split(":")
@@ -235,8 +246,10 @@ def main():
     s.add_argument("--return-event", action="store_true")
     s = sp.add_parser("expect")
     s.add_argument("log")
-    s.add_argument("--esp", required=True)
+    s.add_argument("--esp")
     s.add_argument("--loader", required=True)
+    for o in ("--entry-name", "--entry", "--kernel", "--initrd", "--options", "--loader-conf"):
+        s.add_argument(o)
     s.add_argument("--chain", choices=["shim", "direct"], default="direct")
     s.add_argument("--mok-list")
     s.add_argument("--vendor")

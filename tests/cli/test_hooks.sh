@@ -656,4 +656,158 @@ unseal_as "after bless --revoke: ... nor with its old approvals put back on the 
 e1=$(epoch)
 run "bless again (no counter left): nothing renamed, nothing revoked" 0 "" kernel-hook bless
 check "bless again: the epoch unchanged" test "$(epoch)" = "$e1"
+
+# ---- the first boot through mshim, from a shim + GRUB boot (issue 23) -------------
+# This boot did not run mshim: Debian's shim -> Debian's GRUB -> the kernel,
+# Secure Boot on (tests/cli/first_boot_fixture.py's log, hashlib's). mshim is
+# on a new ESP as `mshim install --shim` leaves it (written out here: shim,
+# mshim signed with a MOK, the state directory's install.record with their
+# SHA-256 from sha256sum); the MokList comes from the fake efivarfs'
+# MokListRT (shim's built-in certificate, then MokList). The hook predicts
+# the first boot through mshim and approves it; the expected PCRs are
+# first_boot_fixture.py's (hashlib, oracle.py's Authenticode and MokList).
+SHIM=build/debian-efi/usr/lib/shim/shimx64.efi.signed
+GRUB=build/debian-efi/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+FB=$T/first ESP=$T/first/esp FV=$T/first/efivars V6=6.1.0-60-amd64
+mkdir -p "$ESP/EFI/mshim" "$FV"
+openssl req -new -x509 -newkey rsa:2048 -sha256 -nodes -days 1 -subj "/CN=mshim hook first boot MOK/" \
+        -keyout "$FB/mok.key" -out "$FB/mok.pem" 2>/dev/null && openssl x509 -in "$FB/mok.pem" -outform DER -out "$FB/mok.der" &&
+        "$MSHIM_REAL" sign --key "$FB/mok.key" --cert "$FB/mok.pem" -o "$ESP/EFI/mshim/grubx64.efi" build/mshimx64.efi \
+        >/dev/null 2>&1 && cp "$SHIM" "$ESP/EFI/mshim/shimx64.efi" || fail "first boot: set-up (MOK, signed mshim)"
+# db: a certificate that verifies none of the images (the firmware's authority
+# for shim is logged from it; the fixture does not check that signature).
+openssl req -new -x509 -newkey rsa:2048 -sha256 -nodes -days 1 -subj "/CN=mshim hook first boot db/" \
+        -keyout "$FB/db.key" -outform DER -out "$FB/db.der" 2>/dev/null || fail "first boot: set-up (db)"
+cp "$ESP/EFI/mshim/grubx64.efi" "$FB/mshim-mok.efi"
+# MokList: the MOK (owner shim's GUID, as mokutil writes it); MokListRT as
+# shim mirrors it (its vendor certificate first), with efivarfs' attributes.
+python3 -c 'import sys; sys.path.insert(0, "tests/integration"); import oracle
+d = sys.argv[1]
+vendor = oracle.shim_vendor_cert(sys.argv[2])[0]
+open(d + "/vendor.der", "wb").write(vendor)
+mok = oracle.x509_esl(open(d + "/mok.der", "rb").read(), oracle.GUID_SHIM)
+open(d + "/moklist", "wb").write(mok)
+open(d + "/MokListRT", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM) + mok)
+open(d + "/MokListRT-empty", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM))
+open(d + "/MokNew", "wb").write(b"\x07\0\0\0" + mok)' "$FB" "$SHIM" || fail "first boot: MokList files"
+MOKRT=$FV/MokListRT-605dab50-e046-4300-abb6-3dd810dd8b23 MOKNEW=$FV/MokNew-605dab50-e046-4300-abb6-3dd810dd8b23
+cp "$FB/MokListRT" "$MOKRT"
+python3 tests/cli/first_boot_fixture.py make "$FB/a" --chain shim --shim "$SHIM" --grub "$GRUB" --kernel "$K1" \
+        --mok-list "$FB/moklist" --secure-boot --db "$FB/db.der" || fail "first boot: first_boot_fixture.py make"
+python3 tests/cli/first_boot_fixture.py make "$FB/b" --chain shim --shim "$SHIM" --grub "$GRUB" --kernel "$K1" \
+        --secure-boot --db "$FB/db.der" || fail "first boot: first_boot_fixture.py make (empty MokList)"
+sha() { sha256sum <"$1" | cut -d' ' -f1; }
+printf '%s\n' "mshim-install 1" "esp $ESP" "layout shim" "loader $ROOT/build/mshimx64.efi" "mshim EFI/mshim/grubx64.efi" \
+        "dir EFI" "dir EFI/mshim" "file $(sha "$FB/mshim-mok.efi") EFI/mshim/grubx64.efi" \
+        "file $(sha "$SHIM") EFI/mshim/shimx64.efi" >"$STATE/install.record"
+first_conf() {
+        write_conf "OPTIONS=$OPTS" "ESP=$ESP" "LOG=$FB/$1/log.bin" "PCRS=$FB/$1/pcrs.txt" "EFIVARS=$FV" "${@:2}"
+}
+APPROVALS=$ESP/loader/mshim/approvals
+install_kernel "$V6" "$K1"; printf 'initrd of %s\n' "$V6" >"$T/initrd6"; write_initrd "$V6" "$T/initrd6"
+# first_expect LOG INITRD: sha256 lines of PCRs 4,5,7,9,12 of the first boot
+# through mshim of V6's entry with INITRD: shim verifies mshim by the MOK
+# (owner shim's GUID) and Debian's kernel by its built-in certificate.
+SHIM_OWNER=50ab5d6046e00043abb63dd810dd8b23
+first_expect() {
+        sha256_lines "{\"sha256\": $(python3 tests/cli/first_boot_fixture.py expect "$1" --loader "$FB/mshim-mok.efi" \
+                --chain shim --entry-name "$TOKEN-$V6.conf" --entry <(entry_text "$V6" "$K1" "$2") \
+                --kernel "$K1" --initrd "$2" --options "$OPTS" --loader-conf "$ESP/loader/loader.conf" \
+                --auth "MokListRT:$SHIM_OWNER:$FB/mok.der" --auth "MokListRT:$SHIM_OWNER:$FB/vendor.der" \
+                --select 4,5,7,9,12 | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["sha256"]))')}"
+}
+mkdir -p "$ESP/loader" && echo "# written by mshim install" >"$ESP/loader/loader.conf"
+grub_pcrs() { grep -E '^sha256:(4|5|7|9|12)=' "$FB/$1/pcrs.txt" | sort -t: -k2 -n; }
+in_no_approval() {    # FILE of sha256 lines: no approval on the ESP holds them
+        local a
+        for a in "$APPROVALS"/*.approval; do
+                [ -f "$a" ] || continue
+                cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$1" && return 1
+        done
+        return 0
+}
+first_conf a
+run "first boot (shim + GRUB baseline, MOK enrolled): the hook approves the first boot through mshim" 0 \
+        "the next boot (kernel $V6) approved: " zz-mshim.postinst "$V6"
+a=$(grep -o "$APPROVALS/[^ ]*\.approval" "$T/err" | tail -n 1)
+check "first boot: its entry written" cmp -s <(entry_text "$V6" "$K1" "$T/initrd6") "$(entry_of "$V6")"
+first_expect "$FB/a/log.bin" "$T/initrd6" >"$T/first.want"
+check "first boot: one approval written" test "$(ls "$APPROVALS" 2>/dev/null | wc -l)" = 1
+check "first boot: the approval holds the PCRs of shim -> mshim (verified by the MOK) -> $V6 (hashlib, oracle.py)" \
+        cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$T/first.want"
+check "first boot: the approval names $V6's entry" test "$(sed -n 's/^entry-id //p' "$a")" = "$TOKEN-$V6"
+grub_pcrs a >"$T/grub.pcrs"
+check "first boot: this boot (shim + GRUB: its command line in PCR 8, not approved) is in no approval, said so" \
+        bash -c "grep -q 'this boot did not run mshim: not approving it' '$T/err' && ! grep -lqx 'label current boot' '$APPROVALS'/*" 
+check "first boot: the GRUB boot's PCRs (its pcrs.txt) are in no approval" in_no_approval "$T/grub.pcrs"
+before=$(approvals_state)
+run "first boot, run again: approved already, none written" 0 "approved already" zz-mshim.postinst "$V6"
+check "first boot, run again: the approvals unchanged" test "$(approvals_state)" = "$before"
+
+# mshim on the ESP swapped (an evil maid's image, or any file install did not
+# write): not predicted, not approved; apt goes on unless STRICT=yes.
+cp "$ESP/EFI/mshim/grubx64.efi" "$FB/good.efi"
+"$MSHIM_REAL" sign --key "$FB/mok.key" --cert "$FB/mok.pem" -o "$ESP/EFI/mshim/grubx64.efi" "$SHIM" >/dev/null 2>&1
+printf 'initrd of %s, new\n' "$V6" >"$T/initrd6b"; write_initrd "$V6" "$T/initrd6b"
+run "first boot, mshim swapped on the ESP: nothing approved, the file named, exit 0" 0 \
+        "grubx64.efi: not the file mshim install wrote" mshim.post-update "$V6" "$BOOT/initrd.img-$V6"
+check "... the approvals unchanged" test "$(approvals_state)" = "$before"
+first_conf a STRICT=yes
+run "first boot, mshim swapped, STRICT=yes: refused (exit 1)" 1 "not the file mshim install wrote" \
+        mshim.post-update "$V6" "$BOOT/initrd.img-$V6"
+check "... the approvals unchanged" test "$(approvals_state)" = "$before"
+cp "$FB/good.efi" "$ESP/EFI/mshim/grubx64.efi"
+cp build/debian-efi/usr/lib/shim/fbx64.efi.signed "$ESP/EFI/mshim/shimx64.efi"
+run "first boot, shim swapped on the ESP, STRICT=yes: refused (exit 1), the file named" 1 \
+        "shimx64.efi: not the file mshim install wrote" mshim.post-update "$V6" "$BOOT/initrd.img-$V6"
+check "... the approvals unchanged" test "$(approvals_state)" = "$before"
+cp "$SHIM" "$ESP/EFI/mshim/shimx64.efi"
+
+# The MOK not enrolled yet: shim would refuse mshim; waiting in MokNew
+# (mokutil --import), the first boot is predicted with it enrolled.
+cp "$FB/MokListRT-empty" "$MOKRT"
+first_conf b
+run "first boot, the MOK in no MokList: nothing approved (shim would refuse mshim), exit 0" 0 \
+        "shim would refuse mshim" mshim.post-update "$V6" "$BOOT/initrd.img-$V6"
+check "... the approvals unchanged" test "$(approvals_state)" = "$before"
+cp "$FB/MokNew" "$MOKNEW"
+run "first boot, the MOK waiting in MokNew: the boot after MokManager enrols it approved" 0 \
+        "MokNew" mshim.post-update "$V6" "$BOOT/initrd.img-$V6"
+a=$(grep -o "$APPROVALS/[^ ]*\.approval" "$T/err" | tail -n 1)
+first_expect "$FB/b/log.bin" "$T/initrd6b" >"$T/first-b.want"
+check "... its PCRs are shim -> mshim (verified by the MOK MokNew brings) -> $V6 with its new initrd (hashlib)" \
+        cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$T/first-b.want"
+rm -f "$MOKNEW"
+
+# No install recorded: the first boot is not predicted (nothing of mshim's to
+# predict it with), apt goes on.
+cp "$FB/MokListRT" "$MOKRT"; first_conf a
+mv "$STATE/install.record" "$FB/record"
+before=$(approvals_state)
+run "first boot, no install recorded: nothing approved, exit 0, names mshim install" 0 \
+        "no mshim install is recorded" mshim.post-update "$V6" "$BOOT/initrd.img-$V6"
+check "... the approvals unchanged" test "$(approvals_state)" = "$before"
+rm -rf "$FB/record"
+
+# The firmware starts mshim (install without --shim), from a GRUB boot with
+# Secure Boot off: mshim's image checked against the record, no MokList.
+ESP=$FB/esp2 APPROVALS=$FB/esp2/loader/mshim/approvals
+mkdir -p "$ESP/EFI/mshim" "$ESP/loader" && cp build/mshimx64.efi "$ESP/EFI/mshim/mshimx64.efi" &&
+        echo "# written by mshim install" >"$ESP/loader/loader.conf" &&
+        python3 tests/cli/first_boot_fixture.py make "$FB/g" --chain grub --shim "$SHIM" --grub "$GRUB" --kernel "$K1" ||
+        fail "first boot, firmware starts mshim: set-up"
+printf '%s\n' "mshim-install 1" "esp $ESP" "layout unsigned" "loader $ROOT/build/mshimx64.efi" "mshim EFI/mshim/mshimx64.efi" \
+        "dir EFI" "dir EFI/mshim" "file $(sha build/mshimx64.efi) EFI/mshim/mshimx64.efi" >"$STATE/install.record"
+rm -f "$MOKRT"
+first_conf g
+run "first boot, GRUB started by the firmware (Secure Boot off): the first boot through mshim approved" 0 \
+        "the next boot (kernel $V6) approved: " zz-mshim.postinst "$V6"
+a=$(grep -o "$APPROVALS/[^ ]*\.approval" "$T/err" | tail -n 1)
+sha256_lines "{\"sha256\": $(python3 tests/cli/first_boot_fixture.py expect "$FB/g/log.bin" --loader build/mshimx64.efi \
+        --chain direct --entry-name "$TOKEN-$V6.conf" --entry <(entry_text "$V6" "$K1" "$T/initrd6b") --kernel "$K1" \
+        --initrd "$T/initrd6b" --options "$OPTS" --loader-conf "$ESP/loader/loader.conf" --select 4,5,7,9,12 |
+        python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["sha256"]))')}" >"$T/first-g.want"
+check "... its PCRs are firmware -> mshim (the recorded image) -> $V6, no authority (hashlib, oracle.py)" \
+        cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$T/first-g.want"
+rm -f "$STATE/install.record"
 check "no temporary directory left" test -z "$(ls -A "$TMPDIR")"

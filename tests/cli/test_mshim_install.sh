@@ -308,13 +308,17 @@ expect_rc "--confirm with no boot entry recorded: refused" 1 "nothing to confirm
 check "uninstall (no boot entry): exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
 
-# A kernel hook that refuses (STRICT=yes in hook.conf, no policy key): the
-# install fails and takes back what it wrote.
+# STRICT=yes in hook.conf before setup (no policy key): the hook alone would
+# refuse (apt stops), but an install comes before the setup: it succeeds,
+# writes the entries and says what to run next.
 mkdir -p "$R/etc/mshim" && echo "STRICT=yes" >"$R/etc/mshim/hook.conf"
-expect_rc "the kernel hook refuses (STRICT=yes, before setup): install fails" 1 "install failed; what it had written is removed" \
-        "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB"
+expect_rc "STRICT=yes before setup: install succeeds (nothing to approve with yet)" 0 "" \
+        "$MSHIM" install --root "$R" --loader "$LOADER" --efibootmgr "$EFB" --no-boot-entry
+check "... the entries written" test -n "$(ls "$ESP"/loader/entries/*.conf 2>/dev/null)"
+check "... says what to run next: policy init, luks enroll, the hook for the newest kernel ($V2)" \
+        bash -c "grep -q 'mshim policy init' '$CLI_TMP/out' && grep -q 'mshim luks enroll' '$CLI_TMP/out' && grep -q 'zz-mshim $V2 ' '$CLI_TMP/out'"
+check "uninstall: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "... and the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
-check "... and no record, no efibootmgr call" test ! -e "$R/var/lib/mshim/install.record" -a ! -s "$FAKE_EFI.log"
 rm -r "$R/etc/mshim"
 
 mkdir -p "$ESP/EFI/mshim"
@@ -356,5 +360,175 @@ check "--shim: loader.conf chainloads Debian's GRUB when there are no entries" g
 check "uninstall after --shim --enroll-mok: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "then mok.der is gone too" test ! -e "$R/var/lib/mshim/mok.der"
 check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
+
+# ---- 4. from shim + GRUB to an approved first boot through mshim (issue 23) -----
+# This boot did not run mshim: Debian's shim -> Debian's GRUB -> the kernel,
+# Secure Boot on, the install's certificate enrolled as a MOK (owner shim's
+# GUID, as mokutil writes it): tests/cli/first_boot_fixture.py's log and
+# PCRs (hashlib). The fake efivarfs has this boot's MokListRT (shim's
+# built-in certificate, then MokList). `mshim install --shim` with a policy
+# key approves the first boot through mshim before it happens; the expected
+# PCRs are first_boot_fixture.py's from the package's files (the unsigned
+# image's Authenticode digest, the MOK by openssl, the entry written out
+# here by hand), never from the ESP.
+R=$t/r4 ESP=$t/r4/boot/efi ST=$t/r4/var/lib/mshim
+GRUBIMG=${MB_EFIROOT:-build/debian-efi}/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+SHIM_OWNER=50ab5d6046e00043abb63dd810dd8b23
+new_root "$R" "root=/dev/vda2 ro"
+mkdir -p "$ST" "$R/etc/mshim" && cp "$t/r1/var/lib/mshim/policy.key" "$t/r1/var/lib/mshim/policy.pub" "$ST/" ||
+        fail "section 4: the policy key"
+openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=mshim install test db/" -days 1 \
+        -keyout "$t/db.key" -outform DER -out "$t/db.der" 2>/dev/null
+python3 -c 'import sys; sys.path.insert(0, "tests/integration"); import oracle
+t, shim = sys.argv[1], sys.argv[2]
+vendor = oracle.shim_vendor_cert(shim)[0]
+open(t + "/vendor.der", "wb").write(vendor)
+mok = oracle.x509_esl(open(t + "/c.der", "rb").read(), oracle.GUID_SHIM)
+open(t + "/moklist", "wb").write(mok)
+open(t + "/MokListRT", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM) + mok)
+open(t + "/MokListRT-empty", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM))
+open(t + "/MokNew", "wb").write(b"\x07\0\0\0" + mok)' "$t" "$SHIMDIR/shimx64.efi.signed" || fail "section 4: MokList files"
+python3 tests/cli/first_boot_fixture.py make "$t/fb" --chain shim --shim "$SHIMDIR/shimx64.efi.signed" --grub "$GRUBIMG" \
+        --kernel "$KDIR/vmlinuz" --mok-list "$t/moklist" --secure-boot --db "$t/db.der" || fail "section 4: fixture (MOK enrolled)"
+python3 tests/cli/first_boot_fixture.py make "$t/fb0" --chain shim --shim "$SHIMDIR/shimx64.efi.signed" --grub "$GRUBIMG" \
+        --kernel "$KDIR/vmlinuz" --secure-boot --db "$t/db.der" || fail "section 4: fixture (no MOK)"
+MOKRT=MokListRT-605dab50-e046-4300-abb6-3dd810dd8b23 MOKNEW=MokNew-605dab50-e046-4300-abb6-3dd810dd8b23
+AP=$ESP/loader/mshim/approvals
+# first_want LOG [IMAGE]: sha256 lines (PCRs 4,5,7,9,12) of the first boot
+# through shim -> mshim (IMAGE, default the package's; the MOK verifies it)
+# -> $V2's entry (shim's built-in certificate verifies Debian's kernel).
+first_want() {
+        python3 tests/cli/first_boot_fixture.py expect "$1" --loader "${2:-$LOADER}" --chain shim \
+                --entry-name "$TOKEN-$V2.conf" --entry <(entry "$R" "$V2" "root=/dev/vda2 ro") \
+                --kernel "$R/boot/vmlinuz-$V2" --initrd "$R/boot/initrd.img-$V2" --options "root=/dev/vda2 ro" \
+                --loader-conf "$ESP/loader/loader.conf" --auth "MokListRT:$SHIM_OWNER:$t/c.der" \
+                --auth "MokListRT:$SHIM_OWNER:$t/vendor.der" --select 4,5,7,9,12 |
+                python3 -c 'import json, sys; v = json.load(sys.stdin)["sha256"]
+print("\n".join("sha256:%d=%s" % (p, v[str(p)]) for p in (4, 5, 7, 9, 12)))'
+}
+v2_approval() { grep -lx "entry-id $TOKEN-$V2" "$AP"/*.approval 2>/dev/null | head -n 1; }
+approval_values() { python3 tests/cli/seal_fixture.py approval-values "$1"; }
+inst4() { "$MSHIM" install --root "$R" --shim --shim-dir "$SHIMDIR" --key "$t/k.pem" --cert "$t/c.pem" --loader "$LOADER" \
+        --efibootmgr "$EFB" "$@"; }
+hook_conf4() { printf '%s\n' "LOG=$t/$1/log.bin" "PCRS=$t/$1/pcrs.txt" "EFIVARS=$FAKE_EFIVARS" "${@:2}" >"$R/etc/mshim/hook.conf"; }
+
+cp "$t/MokListRT" "$FAKE_EFIVARS/$MOKRT"
+hook_conf4 fb
+inst4 >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "shim + GRUB boot, policy key, MOK enrolled: install --shim exits 0" test "$rc" = 0
+check "... the hook predicted the first boot through mshim from the install's files" \
+        grep -q "this boot did not run mshim: predicting the first boot through mshim (shim layout" "$t/err"
+A=$(v2_approval)
+check "... the default entry's ($V2) first boot approved" test -n "$A"
+first_want "$t/fb/log.bin" >"$t/first.want"
+check "... its approval holds PCRs 4,5,7,9,12 of shim -> mshim (the package's image, the MOK) -> $V2 (hashlib, oracle.py)" \
+        cmp -s <(approval_values "$A") "$t/first.want"
+check "... signed by the policy key (mshim policy list: live)" \
+        bash -c "'$MSHIM' policy list --state-dir '$ST' --esp '$ESP' | grep -q live"
+grep -E '^sha256:(4|5|7|9|12)=' "$t/fb/pcrs.txt" | sort -t: -k2 -n >"$t/grub.pcrs"
+grub_approved=
+for a in "$AP"/*.approval; do
+        ! grep -qx 'label current boot' "$a" && ! cmp -s <(approval_values "$a") "$t/grub.pcrs" || grub_approved="$a"
+done
+check "... this boot (GRUB's: its command line is in none of 4,5,7,9,12) approved by nothing (its PCRs in no approval)" \
+        test -z "$grub_approved" -a -s "$t/grub.pcrs"
+check "... no 'what to run next' (it is set up)" bash -c "! grep -q 'Nothing is approved yet' '$t/out'"
+
+# --update in the shim layout, still before the first boot through mshim:
+# the next boot is the first one, with the new image behind the recorded
+# shim and the MokList.
+"$MSHIM" install --update --root "$R" --loader "$t/new.efi" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "--update (shim layout, from shim + GRUB): exit 0" test "$rc" = 0
+A=$(grep -lx "label mshim update ($TOKEN-$V2)" "$AP"/*.approval 2>/dev/null | head -n 1)
+first_want "$t/fb/log.bin" "$t/new.efi" >"$t/first-new.want"
+check "--update (shim layout): the first boot with the new image behind shim approved (hashlib, oracle.py)" \
+        test -n "$A" -a "$(approval_values "$A" 2>/dev/null)" = "$(cat "$t/first-new.want")"
+cp "$ESP/EFI/mshim/grubx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
+sbv=bad; q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/grubx64.efi" && sbv=ok
+check "--update (shim layout): grubx64.efi is the new image, signed with the recorded MOK (sbverify)" \
+        test "$sbv" = ok -a "$(first_want "$t/fb/log.bin" "$t/unsigned.efi")" = "$(cat "$t/first-new.want")"
+check "--update (shim layout): shimx64.efi untouched (Debian's)" cmp -s "$SHIMDIR/shimx64.efi.signed" "$ESP/EFI/mshim/shimx64.efi"
+h=$(sha256sum "$ESP/EFI/mshim/grubx64.efi" | cut -d' ' -f1)
+check "--update (shim layout): the record has the new SHA-256" grep -qx "file $h EFI/mshim/grubx64.efi" "$ST/install.record"
+
+# --update with the policy key kept elsewhere (policy.pub alone here, as
+# `policy init --public-only` leaves a machine): a request is written, the
+# old mshim stays; signed where the key is and installed, --update again
+# swaps and names the signed approval.
+mv "$ST/policy.key" "$t/policy.key.offline"
+before_img=$(sha256sum <"$ESP/EFI/mshim/grubx64.efi") before_ap=$(cd "$AP" && sha256sum *) before_rec=$(sha256sum <"$ST/install.record")
+expect_rc "--update, policy key elsewhere: exit 1, a request written and named" 1 "the policy key is not on this machine" \
+        "$MSHIM" install --update --root "$R" --loader "$t/new2.efi" --efibootmgr "$EFB"
+REQ=$(ls "$ST"/mshim-update-*.request 2>/dev/null | head -n 1)
+check "... the request is in the state directory, named on stderr" test -n "$REQ" -a -n "$(grep -F "$REQ" "$CLI_TMP/err")"
+check "... the ESP's mshim, the approvals and the record unchanged" \
+        test "$(sha256sum <"$ESP/EFI/mshim/grubx64.efi")" = "$before_img" -a "$(cd "$AP" && sha256sum *)" = "$before_ap" \
+        -a "$(sha256sum <"$ST/install.record")" = "$before_rec"
+check "policy sign (the key elsewhere) and approve --signature (here): exit 0" \
+        bash -c "'$MSHIM' policy sign --key '$t/policy.key.offline' '$REQ' -o '$t/req.sig' >/dev/null 2>&1 &&
+                 '$MSHIM' policy approve --state-dir '$ST' --esp '$ESP' --signature '$t/req.sig' '$REQ' >/dev/null 2>&1"
+"$MSHIM" install --update --root "$R" --loader "$t/new2.efi" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "--update again once the signature is installed: exit 0, the signed request named" \
+        bash -c "[ $rc = 0 ] && grep -q 'approved already (the signed request)' '$t/err'"
+cp "$ESP/EFI/mshim/grubx64.efi" "$t/unsigned.efi" && sbattach --remove "$t/unsigned.efi" 2>/dev/null
+first_want "$t/fb/log.bin" "$t/new2.efi" >"$t/first-new2.want"
+check "... the ESP holds the new image (its first boot's PCRs by the oracle equal the signed approval's)" \
+        test "$(first_want "$t/fb/log.bin" "$t/unsigned.efi")" = "$(cat "$t/first-new2.want")" -a \
+        -n "$(for a in "$AP"/*.approval; do [ "$(approval_values "$a")" = "$(cat "$t/first-new2.want")" ] && echo "$a"; done)"
+mv "$t/policy.key.offline" "$ST/policy.key"
+n_ap=$(ls "$AP" | wc -l)
+"$MSHIM" uninstall --root "$R" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "uninstall: exit 0, loader/ kept for the policy's approvals (said)" \
+        bash -c "[ $rc = 0 ] && grep -q 'the policy.s approvals' '$t/out'"
+check "... the approvals stay, all $n_ap (the ones the install's hook wrote too: removing a file does not end an approval)" \
+        test "$(ls "$AP" | wc -l)" = "$n_ap" -a "$n_ap" -ge 3
+check "... and nothing else of the install is left on the ESP" \
+        test "$(cd "$ESP" && find . -path ./loader/mshim -prune -o -print | LC_ALL=C sort | tr '\n' ' ')" = ". ./loader "
+rm -r "$ESP/loader"
+
+# The MOK not enrolled yet, STRICT=yes: the first boot cannot be approved
+# (shim would refuse mshim): the install fails and takes back what it wrote.
+cp "$t/MokListRT-empty" "$FAKE_EFIVARS/$MOKRT"
+hook_conf4 fb0 STRICT=yes
+esp_before=$(treesum "$ESP")
+expect_rc "MOK not enrolled, STRICT=yes: install fails (shim would refuse mshim), takes back what it wrote" 1 \
+        "install failed; what it had written is removed" inst4
+check "... the ESP as before, no record" test "$(treesum "$ESP")" = "$esp_before" -a ! -e "$ST/install.record"
+# Not strict (the default): installed, nothing approved, why and what to run said.
+hook_conf4 fb0
+expect_rc "MOK not enrolled, not strict: install exits 0, approves nothing, says why and what to run" 0 \
+        "shim would refuse mshim" inst4
+check "... nothing approved; the rerun named" bash -c "[ -z \"\$(ls -A '$AP' 2>/dev/null)\" ] && grep -q 'zz-mshim' '$CLI_TMP/err'"
+check "uninstall: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+# --enroll-mok: mokutil --import queues the MOK (MokNew, a fake mokutil
+# writing what the real one writes); the first boot is predicted with it
+# enrolled, as MokManager will have enrolled it.
+printf '%s\n' '#!/bin/sh' "echo \"\$*\" >>'$t/mokutil.log'" 'case $1 in' \
+        "--import) cp '$t/MokNew' '$FAKE_EFIVARS/$MOKNEW' ;;" "--revoke-import) rm -f '$FAKE_EFIVARS/$MOKNEW' ;;" \
+        'esac' >"$t/mokutil"
+chmod +x "$t/mokutil"; : >"$t/mokutil.log"
+hook_conf4 fb0 STRICT=yes
+MSHIM_MOKUTIL=$t/mokutil inst4 --enroll-mok >"$t/out" 2>"$t/err"; rc=$?
+[ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
+check "--enroll-mok, STRICT=yes: install exits 0 (the MOK queued before the hook ran)" test "$rc" = 0
+A=$(v2_approval)
+first_want "$t/fb0/log.bin" >"$t/first0.want"
+check "... the first boot after MokManager enrols it approved (hashlib, oracle.py)" \
+        test -n "$A" -a "$(approval_values "$A" 2>/dev/null)" = "$(cat "$t/first0.want")"
+check "uninstall: exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
+rm -rf "$ESP/loader" "$FAKE_EFIVARS/$MOKNEW"
+# --enroll-mok, and the install fails after mokutil ran: the MOK request is
+# taken back (mokutil --revoke-import), so MokManager enrols nothing.
+sed -i "s|cp '$t/MokNew'|cp '$t/MokListRT-empty'|" "$t/mokutil"    # queues a list without the MOK
+: >"$t/mokutil.log"
+MSHIM_MOKUTIL=$t/mokutil expect_rc "--enroll-mok, STRICT=yes, the first boot still refused: install fails" 1 \
+        "install failed" inst4 --enroll-mok
+check "... mokutil --import, then --revoke-import" \
+        test "$(cut -d' ' -f1 "$t/mokutil.log" | tr '\n' ' ')" = "--import --revoke-import "
+check "... no MOK request left, the ESP as before" test ! -e "$FAKE_EFIVARS/$MOKNEW" -a "$(treesum "$ESP")" = "$esp_before"
 
 exit "$CLI_FAILED"

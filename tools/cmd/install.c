@@ -448,6 +448,16 @@ static int put_copy(ctx *c, const char *src, const char *rel) {
 
 /* ---- undoing what a record says ---------------------------------------------- */
 
+/* loader/mshim/: the policy's (approvals, the TOTP enrolment), not the
+ * install's, though the kernel hook wrote them during it: uninstall
+ * leaves them (removing an approval does not end it: mshim policy). */
+#define POLICY_DIR "loader/mshim"
+static bool policy_path(const char *rel) {
+        size_t n = strlen(POLICY_DIR);
+
+        return !strncmp(rel, POLICY_DIR, n) && (rel[n] == '\0' || rel[n] == '/');
+}
+
 /* An entry file the install wrote as NAME+LEFT-DONE.conf is renamed by
  * boot counting (the loader's try, mshim bless) with its bytes unchanged:
  * the file in path's directory with path's entry id and the recorded
@@ -481,6 +491,22 @@ static int renamed_entry(ctx *c, const char *path, const uint8_t sha[32], char *
         }
         closedir(d);
         return found;
+}
+
+/* ESP/loader holds nothing but the policy's directory: kept for it, as
+ * it should be (said), not a failure of the uninstall. */
+static bool only_policy(ctx *c, const char *loader) {
+        DIR *d = opendir(loader);
+        bool only = d != NULL;
+
+        for (struct dirent *de; only && (de = readdir(d));)
+                only = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "mshim");
+        if (d)
+                closedir(d);
+        if (only)
+                printf("kept %s: it holds %s/%s, the policy's approvals (mshim policy revoke ends them; removing "
+                       "the files does not)\n", loader, c->rec.esp ? c->rec.esp : "", POLICY_DIR);
+        return only;
 }
 
 /* Remove what rec lists, newest first: a file whose SHA-256 still is the
@@ -522,7 +548,7 @@ static int undo(ctx *c, instrec *rec, bool verbose) {
                 if (!p)
                         return -1;
                 if (it->kind == INSTREC_DIR) {
-                        if (rmdir(p) == 0 || errno == ENOENT) {
+                        if (rmdir(p) == 0 || errno == ENOENT || (!strcmp(it->path, "loader") && only_policy(c, p))) {
                                 free(it->path);
                                 it->path = NULL;
                                 continue;
@@ -712,7 +738,7 @@ static int record_new(ctx *c, const strs *before, const strs *after) {
                 for (size_t i = 0; i < after->n; i++) {
                         const char *e = after->v[i];
                         uint8_t d[32];
-                        if ((e[0] == 'd') != (pass == 0) ||
+                        if ((e[0] == 'd') != (pass == 0) || policy_path(e + 2) ||
                             bsearch(&e, before->v, before->n, sizeof(*before->v), cmp_str))
                                 continue;
                         if (e[0] == 'd') {
@@ -733,7 +759,7 @@ static int record_new(ctx *c, const strs *before, const strs *after) {
  * that root before it (the hook reads /etc's otherwise). */
 static const char *hook_conf(ctx *c) {
         char *p = sfmt(&c->s, "%s/.install-hook.conf", c->state), self[PATH_MAX];
-        char *conf = sfmt(&c->s, "%s/etc/mshim/hook.conf", c->root);
+        char *conf = sfmt(&c->s, "%s/etc/mshim/hook.conf", c->root), *pub = sfmt(&c->s, "%s/policy.pub", c->state);
         char *buf = NULL;
         size_t len = 0;
         FILE *m;
@@ -778,6 +804,11 @@ static const char *hook_conf(ctx *c) {
                 cli_file_free(&f);
         }
         fprintf(m, "ESP=%s\nBOOT_DIR=%s\nSTATE_DIR=%s\nMSHIM=%s\n", c->esp, c->boot, c->state, self);
+        /* Before setup there is nothing to approve with: an install then
+         * writes the entries and says what to run next, STRICT or not
+         * (the STRICT hook refuses so that apt stops, not bootctl's job). */
+        if (!pub || access(pub, F_OK) < 0)
+                fputs("STRICT=no\n", m);
         fclose(m);
         r = buf ? cli_write_file(p, CLI_MODE_SECRET, buf, len) : -1;
         free(buf);
@@ -904,7 +935,7 @@ static int boot_entry(ctx *c, const char *disk, const char *part) {
 
 /* The MOK step: the certificate as DER in the state directory, and
  * `mokutil --import` printed or (--enroll-mok) run. */
-static int mok(ctx *c) {
+static int mok(ctx *c, bool *ret_imported) {
         X509 *x;
         unsigned char *der = NULL;
         char *p = sfmt(&c->s, "%s/mok.der", c->state);
@@ -935,6 +966,7 @@ static int mok(ctx *c) {
                         cli_error("mokutil --import %s failed (above); run it yourself", p);
                         goto out;
                 }
+                *ret_imported = true;
         } else
                 printf("Next, enrol the key shim must trust mshim by (docs/MOK.md):\n  mokutil --import %s\n"
                        "and confirm it in MokManager at the next boot.\n", p);
@@ -942,6 +974,43 @@ static int mok(ctx *c) {
 out:
         OPENSSL_free(der);
         return r;
+}
+
+/* A failed install takes back the MOK request it queued (MokNew), so
+ * that MokManager does not enrol a key for an mshim that is gone. */
+static void mok_revoke(ctx *c) {
+        const char *prog = getenv("MSHIM_MOKUTIL");
+        char *argv[] = { (char *) (prog && *prog ? prog : "mokutil"), "--revoke-import", NULL };
+
+        if (run(argv, NULL) != 0)
+                cli_error("mokutil --revoke-import failed (above): the MOK request stays; run it yourself");
+}
+
+/* What is left to do after an install: before setup (no policy key), the
+ * steps to a first boot through mshim that unlocks with no passphrase;
+ * the kernel hook said what it approved, or why it did not. */
+static void next_steps(ctx *c) {
+        char *pub = sfmt(&c->s, "%s/policy.pub", c->state);
+        const char *newest = NULL;
+        struct dirent **names = NULL;
+        int n;
+
+        if (!pub || access(pub, F_OK) == 0)
+                return;
+        n = scandir(c->boot, &names, NULL, versionsort);
+        for (int i = 0; i < n; i++) {
+                const char *v = names[i]->d_name + 8;
+                if (!strncmp(names[i]->d_name, "vmlinuz-", 8) && version_ok(v))
+                        newest = sfmt(&c->s, "%s", v);
+                free(names[i]);
+        }
+        free(names);
+        printf("Nothing is approved yet: mshim is not set up (%s is absent). Next, before rebooting:\n"
+               "  mshim policy init%s%s\n"
+               "  mshim luks enroll DEVICE        # the LUKS2 root (mshim-luks(1)), if it is not enrolled yet\n"
+               "  /etc/kernel/postinst.d/zz-mshim %s   # approves the first boot through mshim\n",
+               pub, c->o->state_dir ? " --state-dir " : "", c->o->state_dir ? c->o->state_dir : "",
+               newest ? newest : "VERSION");
 }
 
 /* ---- the commands --------------------------------------------------------------- */
@@ -1075,6 +1144,7 @@ static int do_install(ctx *c) {
         const char *disk = NULL, *part = NULL;
         cli_file img = { 0 };
         int r = EXIT_CHECK_FAILED, k;
+        bool imported = false;
 
         if (!loader)
                 return EXIT_BAD_INPUT;
@@ -1099,7 +1169,8 @@ static int do_install(ctx *c) {
                 printf("would install %s%s as %s/%s\n", loader, o->key ? " (signed)" : "", c->esp, mshim_rel);
                 if (o->shim)
                         printf("would copy %s/shimx64.efi.signed and mmx64.efi.signed to %s\n", shim_dir, mdir);
-                if (loader_conf(c) < 0 || cmdline(c) < 0 || entries(c) < 0 || boot_entry(c, disk, part) < 0 || mok(c) < 0)
+                if (loader_conf(c) < 0 || cmdline(c) < 0 || mok(c, &imported) < 0 || entries(c) < 0 ||
+                    boot_entry(c, disk, part) < 0)
                         return EXIT_CHECK_FAILED;
                 return 0;
         }
@@ -1114,22 +1185,32 @@ static int do_install(ctx *c) {
             instrec_set(&c->rec.mshim, mshim_rel) < 0 || instrec_set(&c->rec.key, o->key) < 0 ||
             instrec_set(&c->rec.cert, o->cert) < 0)
                 goto fail;
+        /* The record is saved before the kernel hook runs: when this boot
+         * did not run mshim, the hook predicts the first boot through it
+         * from the files the record names, checked against their SHA-256
+         * there (hooks/kernel-hook first_boot). The MOK is queued before
+         * too: the hook predicts that boot with it enrolled (MokNew). */
         if (mkdir_rec(c, "EFI") < 0 || mkdir_rec(c, MSHIM_DIR) < 0 ||
             put_file(c, mshim_rel, img.data, img.size) < 0 ||
             (o->shim && (put_copy(c, sfmt(&c->s, "%s/shimx64.efi.signed", shim_dir), MSHIM_DIR "/shimx64.efi") < 0 ||
                          put_copy(c, sfmt(&c->s, "%s/mmx64.efi.signed", shim_dir), MSHIM_DIR "/mmx64.efi") < 0)) ||
-            loader_conf(c) < 0 || cmdline(c) < 0 || entries(c) < 0 || boot_entry(c, disk, part) < 0 || mok(c) < 0 ||
-            instrec_save(c->record, &c->rec) < 0)
+            loader_conf(c) < 0 || cmdline(c) < 0 || mok(c, &imported) < 0 || instrec_save(c->record, &c->rec) < 0 ||
+            entries(c) < 0 || boot_entry(c, disk, part) < 0 || instrec_save(c->record, &c->rec) < 0)
                 goto fail;
         if (o->shim && !o->key)
                 printf("warning: mshim is not signed: with Secure Boot on, shim refuses it (give --key and --cert "
                        "of a MOK)\n");
         printf("installed; %s records it (mshim status shows it, mshim uninstall undoes it)\n", c->record);
+        next_steps(c);
         r = 0;
         goto out;
 fail:
         /* Put the machine back as it was: what this run wrote goes. */
         k = undo(c, &c->rec, false);
+        if (imported)
+                mok_revoke(c);
+        if (unlink(c->record) < 0 && errno != ENOENT)
+                k = -1;
         cli_error("install failed; %s", k == 0 ? "what it had written is removed" : "some of what it wrote is kept (above)");
 out:
         cli_file_free(&img);
