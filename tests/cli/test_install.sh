@@ -49,6 +49,7 @@ $p/share/man/man1/mshim-uninstall.1 644
 $p/share/man/man1/mshim-status.1 644
 $p/share/man/man5/mshim-loader.conf.5 644
 $p/share/bash-completion/completions/mshim 644
+$p/share/mshim/keylime/mshim_keylime.py 644
 $p/lib/mshim/kernel-hook 755
 $p/lib/kernel/install.d/90-mshim.install 755
 $p/lib/systemd/system/mshim-prune.service 644
@@ -105,6 +106,7 @@ if mk uninstall DESTDIR="$R" PREFIX=/usr; then pass "make uninstall"; else fail 
 left=$(cd "$R" && find . -type f -o -type l)
 check "uninstall leaves no file" test -z "$left"
 check "uninstall removes lib/mshim" test ! -e "$R/usr/lib/mshim"
+check "uninstall removes share/mshim (the Keylime module's folder)" test ! -e "$R/usr/share/mshim"
 
 # ---- the default PREFIX, /usr/local; a user's hook survives uninstall ---------------
 R=$t/root2

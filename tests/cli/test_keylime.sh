@@ -101,4 +101,4 @@ refuses "-o naming the log: refused, not overwritten" "" "$MSHIM" verify keylime
 check "... the log untouched" test "$(stat -c %s "$t/cut.bin")" = 300
 refuses "--no-log without --state" "needs at least one --state" "$MSHIM" verify keylime-refstate --no-log -o "$t/x.json"
 refuses "no -o" "takes -o REFSTATE" "$MSHIM" verify keylime-refstate --log "$L"
-[ -z "${CLI_FAILED:-}" ]
+exit "$CLI_FAILED"
