@@ -23,6 +23,7 @@ typedef struct evidence {
         uint8_t *msg, *sig, *log;
         size_t msg_n, sig_n, log_n;
         mb_pcr_values pcrs;     /* "pcrs": the values the machine says it quoted */
+        char *ak_name;          /* "ak": "name", or NULL: only ever a key to look the machine up by */
 } evidence;
 
 typedef struct check {
@@ -41,7 +42,7 @@ typedef struct mismatch {
 } mismatch;
 
 typedef struct verdict {
-        check checks[8];
+        check checks[12];
         size_t n;
         mismatch *mm;           /* MB_TCGLOG_MAX_ALGS * MB_PCR_COUNT */
         size_t n_mm;
@@ -125,6 +126,22 @@ static int read_pcrs(const char *path, const jr_node *o, mb_pcr_values *ret) {
         return 0;
 }
 
+/* "ak": {"name": hex}, kept as the sender wrote it: it only says which
+ * registered machine's AK to try, and that AK must then verify the quote. */
+static int ak_member(const char *path, const jr_node *ak, evidence *ev) {
+        const jr_node *n = jr_get(ak, "name");
+
+        if (!ak)
+                return 0;
+        if (ak->type != JR_OBJECT || (n && n->type != JR_STRING))
+                return bad(path, "\"ak\" is not an object with a \"name\" string");
+        if (n && !(ev->ak_name = strdup(n->str))) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        return 0;
+}
+
 static int read_evidence(const char *path, evidence *ev) {
         cli_file f;
         const char *err = NULL;
@@ -155,7 +172,8 @@ static int read_evidence(const char *path, evidence *ev) {
                 r = bad(path, "no \"quote\" object");
         else if (!log || log->type != JR_OBJECT)
                 r = bad(path, "no \"event_log\" object");
-        else if (!(r = b64_member(path, q, "message", &ev->msg, &ev->msg_n)) &&
+        else if (!(r = ak_member(path, jr_get(doc, "ak"), ev)) &&
+                 !(r = b64_member(path, q, "message", &ev->msg, &ev->msg_n)) &&
                  !(r = b64_member(path, q, "signature", &ev->sig, &ev->sig_n)) &&
                  !(r = b64_member(path, log, "data", &ev->log, &ev->log_n)))
                 r = read_pcrs(path, jr_get(doc, "pcrs"), &ev->pcrs);
@@ -163,19 +181,12 @@ static int read_evidence(const char *path, evidence *ev) {
         return r;
 }
 
-static int read_ak(const char *path, uint8_t **ret_buf, mb_attest_public *ret) {
-        cli_file f;
-        mb_err e;
+/* The AK from its TPM2B_PUBLIC in buf (what: for messages). */
+static int parse_ak(const uint8_t *buf, size_t n, const char *what, mb_attest_public *ret) {
+        mb_err e = mb_attest_public_parse(buf, n, ret);
 
-        if (cli_file_load_max(path, (size_t) 1 << 20, "an attestation key's public area", &f) < 0)
-                return EXIT_BAD_INPUT;
-        *ret_buf = malloc(f.size ? f.size : 1);
-        if (*ret_buf)
-                memcpy(*ret_buf, f.data, f.size);
-        e = *ret_buf ? mb_attest_public_parse(*ret_buf, f.size, ret) : MB_ERR_NOSPACE;
-        cli_file_free(&f);
         if (e != MB_OK) {
-                cli_error("%s: not an RSA or ECC key's TPM2B_PUBLIC (as 'mshim attest init' writes ak.pub): %s", path,
+                cli_error("%s: not an RSA or ECC key's TPM2B_PUBLIC (as 'mshim attest init' writes ak.pub): %s", what,
                           mb_strerror(e));
                 return EXIT_BAD_INPUT;
         }
@@ -186,10 +197,28 @@ static int read_ak(const char *path, uint8_t **ret_buf, mb_attest_public *ret) {
                     (MB_ATTEST_OBJ_RESTRICTED | MB_ATTEST_OBJ_SIGN | MB_ATTEST_OBJ_FIXED_TPM) ||
             (ret->attrs & MB_ATTEST_OBJ_DECRYPT)) {
                 cli_error("%s: not a restricted signing key fixed to its TPM (objectAttributes 0x%08x): a quote it signs "
-                          "proves nothing", path, ret->attrs);
+                          "proves nothing", what, ret->attrs);
                 return EXIT_BAD_INPUT;
         }
         return 0;
+}
+
+static int read_ak(const char *path, uint8_t **ret_buf, mb_attest_public *ret) {
+        cli_file f;
+        size_t n;
+
+        if (cli_file_load_max(path, (size_t) 1 << 20, "an attestation key's public area", &f) < 0)
+                return EXIT_BAD_INPUT;
+        n = f.size;
+        *ret_buf = malloc(n ? n : 1);
+        if (*ret_buf)
+                memcpy(*ret_buf, f.data, n);
+        cli_file_free(&f);
+        if (!*ret_buf) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        return parse_ak(*ret_buf, n, path, ret);
 }
 
 /* ---- the checks ------------------------------------------------------- */
@@ -495,23 +524,92 @@ static void print_text(const verdict *v, bool accepted) {
 
 /* ---- the command ---------------------------------------------------------- */
 
-int cmd_verify(int argc, char **argv) {
+typedef struct verify_opts {
+        const char *ak, *nonce, *dir, *machine, *evidence;
+        bool json;
+} verify_opts;
+
+static int parse_opts(int argc, char **argv, verify_opts *o) {
         static const struct option longopts[] = {
-                { "ak", required_argument, NULL, 'a' },
-                { "nonce", required_argument, NULL, 'n' },
-                { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
+                { "ak", required_argument, NULL, 'a' },         { "nonce", required_argument, NULL, 'n' },
+                { "dir", required_argument, NULL, 'd' },        { "machine", required_argument, NULL, 'm' },
+                { "json", no_argument, NULL, 'j' },             { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
-        const char *ak_path = NULL, *nonce_hex = NULL;
-        bool json = false;
+        int c;
+
+        optind = 1;
+        while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
+                const char **slot = c == 'a' ? &o->ak : c == 'n' ? &o->nonce : c == 'd' ? &o->dir
+                                  : c == 'm' ? &o->machine : NULL;
+                if (c == 'j')
+                        o->json = true;
+                else if (c == 'h') {
+                        cli_help(stdout, "verify");
+                        return -1;
+                } else if (!slot || cli_opt_once_for(longopts, c, slot, optarg) < 0)
+                        return EXIT_BAD_INPUT;
+        }
+        if (argc - optind != 1 || !o->nonce)
+                return cli_usage_error("verify", "verify takes one EVIDENCE file and --nonce HEX");
+        /* The AK is either given or the registered machine's, never both:
+         * a registered machine is looked up only when no AK is given. */
+        if (o->ak && (o->dir || o->machine))
+                return cli_usage_error("verify", "--ak names the AK itself: --dir and --machine look up a registered "
+                                       "machine's instead; give one or the other");
+        o->evidence = argv[optind];
+        return 0;
+}
+
+/* The AK: --ak, or the registered machine's (--machine, else the Name the
+ * evidence names: whichever machine that is, its own AK must then verify
+ * the quote). 0, EXIT_CHECK_FAILED (the "machine" check refused), or
+ * EXIT_BAD_INPUT. */
+static int find_ak(const verify_opts *o, const evidence *ev, verdict *v, uint8_t **ret_buf, mb_attest_public *ret) {
+        const char *name = o->machine ? o->machine : ev->ak_name;
+        char *about = NULL, why[512];
+        size_t n = 0;
+        int r;
+
+        if (o->ak)
+                return read_ak(o->ak, ret_buf, ret);
+        if (!name) {
+                cli_error("%s: the evidence names no AK: give --machine NAME (a registered machine) or --ak AK.pub",
+                          o->evidence);
+                return EXIT_BAD_INPUT;
+        }
+        r = verify_machine_ak(o->dir, name, ret_buf, &n, &about, why, sizeof(why));
+        if (r == EXIT_CHECK_FAILED) {
+                snprintf(v->ak_name, sizeof(v->ak_name), "%s", name);
+                add(v, "machine", false, "%s", why);
+                return r;
+        }
+        if (!r)
+                r = parse_ak(*ret_buf, n, "the registered AK", ret);
+        if (!r)
+                add(v, "machine", true, "%s", about);
+        free(about);
+        return r;
+}
+
+static void report(const verdict *v, const verify_opts *o, bool accepted) {
+        if (o->json)
+                print_json(v, o->evidence, accepted);
+        else
+                print_text(v, accepted);
+        if (!accepted)
+                cli_error("refused: %s: %s", v->checks[v->n - 1].name, v->checks[v->n - 1].detail);
+}
+
+int cmd_verify(int argc, char **argv) {
+        verify_opts o = { 0 };
         uint8_t nonce[ATT_NONCE_MAX], *ak_buf = NULL;
         size_t nonce_n = 0;
         mb_attest_public ak;
         mb_tpm2_name name;
         evidence ev = { 0 };
         verdict *v = NULL;
-        int c, r;
+        int r;
 
         /* A machine's AK is proven (challenge, register) before its quotes
          * mean anything: tools/cmd/verify_cred.c. */
@@ -519,54 +617,40 @@ int cmd_verify(int argc, char **argv) {
                 return verify_challenge(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "register"))
                 return verify_register(argc - 1, argv + 1);
-        optind = 1;
-        while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
-                switch (c) {
-                case 'a':
-                        if (cli_opt_once(&ak_path, "--ak", optarg) < 0)
-                                return EXIT_BAD_INPUT;
-                        break;
-                case 'n':
-                        if (cli_opt_once(&nonce_hex, "--nonce", optarg) < 0)
-                                return EXIT_BAD_INPUT;
-                        break;
-                case 'j': json = true; break;
-                case 'h': cli_help(stdout, "verify"); return 0;
-                default: return EXIT_BAD_INPUT;
-                }
-        }
-        if (argc - optind != 1 || !ak_path || !nonce_hex)
-                return cli_usage_error("verify", "verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX");
-        if (att_nonce_parse(nonce_hex, nonce, &nonce_n) < 0)
+        r = parse_opts(argc, argv, &o);
+        if (r)
+                return r < 0 ? 0 : r;
+        if (att_nonce_parse(o.nonce, nonce, &nonce_n) < 0)
                 return cli_usage_error("verify", "--nonce wants %u to %u bytes in hex, not '%s'", ATT_NONCE_MIN,
-                                       ATT_NONCE_MAX, nonce_hex);
-        r = read_ak(ak_path, &ak_buf, &ak);
-        if (!r)
-                r = read_evidence(argv[optind], &ev);
+                                       ATT_NONCE_MAX, o.nonce);
         v = calloc(1, sizeof(*v));
-        if (!r && v)
+        if (v)
                 v->mm = calloc(MB_TCGLOG_MAX_ALGS * MB_PCR_COUNT, sizeof(*v->mm));
-        if (!r && (!v || !v->mm)) {
+        if (!v || !v->mm) {
                 cli_error("out of memory");
                 r = EXIT_BAD_INPUT;
+                goto out;
+        }
+        r = read_evidence(o.evidence, &ev);
+        if (!r)
+                r = find_ak(&o, &ev, v, &ak_buf, &ak);
+        if (r == EXIT_CHECK_FAILED) {
+                report(v, &o, false);
+                goto out;
         }
         if (!r && mb_tpm2_object_name(ak.area.p, ak.area.size, &name) != MB_OK) {
-                cli_error("%s: the AK's nameAlg 0x%04x is not one mshim knows", ak_path, ak.name_alg);
+                cli_error("%s: the AK's nameAlg 0x%04x is not one mshim knows", o.ak ? o.ak : "the registered AK",
+                          ak.name_alg);
                 r = EXIT_BAD_INPUT;
         }
         if (!r) {
                 hex_into(v->ak_name, name.b, name.size);
-                r = run_checks(v, &ak, &ev, nonce, nonce_n, argv[optind]);
-                if (r >= 0) {
-                        if (json)
-                                print_json(v, argv[optind], r == 1);
-                        else
-                                print_text(v, r == 1);
-                        if (r == 0)
-                                cli_error("refused: %s: %s", v->checks[v->n - 1].name, v->checks[v->n - 1].detail);
-                }
+                r = run_checks(v, &ak, &ev, nonce, nonce_n, o.evidence);
+                if (r >= 0)
+                        report(v, &o, r == 1);
                 r = r == 1 ? 0 : r == 0 ? EXIT_CHECK_FAILED : EXIT_BAD_INPUT;
         }
+out:
         if (v)
                 free(v->mm);
         free(v);
@@ -574,5 +658,6 @@ int cmd_verify(int argc, char **argv) {
         free(ev.msg);
         free(ev.sig);
         free(ev.log);
+        free(ev.ak_name);
         return r;
 }
