@@ -50,6 +50,12 @@ typedef struct verdict {
         bool have_quote;        /* the signature verified: q may be shown */
         char ak_name[2 * MB_ATTEST_NAME_MAX + 1];
         uint32_t events;
+        /* --previous: that quote's clock info (signed by the same AK) and
+         * what happened between the two: "same-boot", "restart", "reboot" */
+        bool have_prev;
+        uint64_t prev_clock;
+        uint32_t prev_reset, prev_restart;
+        const char *since;
 } verdict;
 
 static check *add(verdict *v, const char *name, bool ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -415,6 +421,79 @@ static int check_log(verdict *v, const evidence *ev, const char *path) {
         return 1;
 }
 
+/* The previous evidence's signed clock info into v: it must be a quote
+ * by the same AK (else it says nothing about this machine: bad input). */
+static int read_previous(verdict *v, const mb_attest_public *ak, const char *path) {
+        evidence pe = { 0 };
+        verdict *scratch = calloc(1, sizeof(*scratch));
+        mb_attest_quote q;
+        int r = scratch ? read_evidence(path, &pe) : EXIT_BAD_INPUT;
+
+        if (!r) {
+                memcpy(scratch->ak_name, v->ak_name, sizeof(v->ak_name));
+                r = check_signature(scratch, ak, &pe, path);
+                r = r == 1 && mb_attest_quote_parse(pe.msg, pe.msg_n, &q) == MB_OK && q.magic == MB_ATTEST_MAGIC &&
+                    q.type == MB_ATTEST_ST_QUOTE ? 0 : EXIT_BAD_INPUT;
+                if (r)
+                        cli_error("%s: the previous evidence is not a quote signed by the AK %s", path, v->ak_name);
+        }
+        if (!r) {
+                v->have_prev = true;
+                v->prev_clock = q.clock;
+                v->prev_reset = q.reset_count;
+                v->prev_restart = q.restart_count;
+        }
+        free(scratch);
+        free(pe.msg);
+        free(pe.sig);
+        free(pe.log);
+        free(pe.ak_name);
+        return r;
+}
+
+/* This quote after the previous one (TPM 2.0 Part 1 §36.3, §36.6, §36.7):
+ * resetCount grows at each TPM Reset (a reboot) and never goes back;
+ * within one, restartCount grows at each TPM Restart or Resume, and Clock
+ * only advances (it may go back only across a TPM Reset, after a power
+ * loss). So a quote whose counts or clock are not after the previous one's
+ * is older than it: replayed, or kept from before. (TPM2_Clear sets both
+ * counts to zero: a cleared TPM is a new machine to register again.) */
+static int check_previous(verdict *v) {
+        const mb_attest_quote *q = &v->q;
+
+        if (q->reset_count < v->prev_reset) {
+                add(v, "previous", false, "resetCount %u is below the previous evidence's %u: an older quote (replayed), "
+                    "or the TPM was cleared", q->reset_count, v->prev_reset);
+                return 0;
+        }
+        if (q->reset_count > v->prev_reset) {
+                v->since = "reboot";
+                add(v, "previous", true, "the machine rebooted since the previous evidence (resetCount %u -> %u)",
+                    v->prev_reset, q->reset_count);
+                return 1;
+        }
+        if (q->restart_count < v->prev_restart) {
+                add(v, "previous", false, "restartCount %u is below the previous evidence's %u in the same boot "
+                    "(resetCount %u): an older quote (replayed)", q->restart_count, v->prev_restart, q->reset_count);
+                return 0;
+        }
+        if (q->clock <= v->prev_clock) {
+                add(v, "previous", false, "the TPM's clock %llu ms is not after the previous evidence's %llu ms in the same "
+                    "boot (resetCount %u): an older or replayed quote", (unsigned long long) q->clock,
+                    (unsigned long long) v->prev_clock, q->reset_count);
+                return 0;
+        }
+        v->since = q->restart_count > v->prev_restart ? "restart" : "same-boot";
+        if (q->restart_count > v->prev_restart)
+                add(v, "previous", true, "the same boot, resumed or restarted since the previous evidence (restartCount "
+                    "%u -> %u), %llu ms of TPM clock later", v->prev_restart, q->restart_count,
+                    (unsigned long long) (q->clock - v->prev_clock));
+        else
+                add(v, "previous", true, "the same boot as the previous evidence, %llu ms of TPM clock later",
+                    (unsigned long long) (q->clock - v->prev_clock));
+        return 1;
+}
+
 /* 1 accepted, 0 refused, -1 bad input (message printed). */
 static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev, const uint8_t *nonce, size_t nonce_n,
                       const char *path) {
@@ -449,6 +528,8 @@ static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev
                 return 0;
         }
         add(v, "nonce", true, "the quote's extraData is the nonce");
+        if (v->have_prev && !check_previous(v))
+                return 0;
         (void) mb_attest_sig_parse(ev->sig, ev->sig_n, &s);
         r = check_digest(v, ev, s.hash, path);
         if (r <= 0)
@@ -501,6 +582,10 @@ static void print_json(const verdict *v, const char *path, bool accepted) {
                 printf(", \"clock\": {\"clock\": %llu, \"reset_count\": %u, \"restart_count\": %u, \"safe\": %s, "
                        "\"firmware_version\": %llu}", (unsigned long long) v->q.clock, v->q.reset_count,
                        v->q.restart_count, v->q.safe ? "true" : "false", (unsigned long long) v->q.firmware);
+        if (v->have_prev)
+                printf(", \"previous\": {\"clock\": %llu, \"reset_count\": %u, \"restart_count\": %u, \"since\": %s%s%s}",
+                       (unsigned long long) v->prev_clock, v->prev_reset, v->prev_restart, v->since ? "\"" : "",
+                       v->since ? v->since : "null", v->since ? "\"" : "");
         printf("}\n");
 }
 
@@ -525,7 +610,7 @@ static void print_text(const verdict *v, bool accepted) {
 /* ---- the command ---------------------------------------------------------- */
 
 typedef struct verify_opts {
-        const char *ak, *nonce, *dir, *machine, *evidence;
+        const char *ak, *nonce, *dir, *machine, *previous, *evidence;
         bool json;
 } verify_opts;
 
@@ -533,15 +618,15 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
         static const struct option longopts[] = {
                 { "ak", required_argument, NULL, 'a' },         { "nonce", required_argument, NULL, 'n' },
                 { "dir", required_argument, NULL, 'd' },        { "machine", required_argument, NULL, 'm' },
-                { "json", no_argument, NULL, 'j' },             { "help", no_argument, NULL, 'h' },
-                { 0 },
+                { "previous", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },             { 0 },
         };
         int c;
 
         optind = 1;
         while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
                 const char **slot = c == 'a' ? &o->ak : c == 'n' ? &o->nonce : c == 'd' ? &o->dir
-                                  : c == 'm' ? &o->machine : NULL;
+                                  : c == 'm' ? &o->machine : c == 'p' ? &o->previous : NULL;
                 if (c == 'j')
                         o->json = true;
                 else if (c == 'h') {
@@ -645,6 +730,9 @@ int cmd_verify(int argc, char **argv) {
         }
         if (!r) {
                 hex_into(v->ak_name, name.b, name.size);
+                r = o.previous ? read_previous(v, &ak, o.previous) : 0;
+        }
+        if (!r) {
                 r = run_checks(v, &ak, &ev, nonce, nonce_n, o.evidence);
                 if (r >= 0)
                         report(v, &o, r == 1);
