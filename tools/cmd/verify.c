@@ -16,6 +16,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/rsa.h>
 #include "attest.h"
+#include "mb/policy.h"
 #include "mb/tpm2.h"
 #include "verify.h"
 
@@ -56,6 +57,7 @@ typedef struct verdict {
         uint64_t prev_clock;
         uint32_t prev_reset, prev_restart;
         const char *since;
+        vf_facts *facts;        /* the log replayed to the quote: what booted */
 } verdict;
 
 static check *add(verdict *v, const char *name, bool ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -398,6 +400,14 @@ static int check_log(verdict *v, const evidence *ev, const char *path) {
                         if (!(v->q.sel[k].mask & (1u << i)) ||
                             (bank && bank->computable && !memcmp(bank->pcr[i], q, bank->size)))
                                 continue;
+                        /* The initramfs's unseal fence is not in the
+                         * firmware's log (docs/MEASUREMENTS.md "PCR 15"):
+                         * PCR 15 may hold it, alone, when the log has
+                         * nothing there. */
+                        if (i == MB_UNSEAL_FENCE_PCR && bank && bank->computable &&
+                            !(bank->extended & (1u << i)) && verify_unseal_fence(v->q.sel[k].alg, q) == 1) {
+                                continue;
+                        }
                         m = &v->mm[v->n_mm++];
                         m->alg = v->q.sel[k].alg;
                         m->pcr = i;
@@ -419,6 +429,23 @@ static int check_log(verdict *v, const evidence *ev, const char *path) {
         }
         add(v, "event-log", true, "every quoted PCR is what the event log's %u records replay to", v->events);
         return 1;
+}
+
+/* What booted, from the log that replayed to the quote. */
+static int find_facts(verdict *v, const evidence *ev, const verify_image *img, size_t n_img) {
+        uint32_t quoted = 0;
+        int fence = 0;
+
+        for (uint32_t k = 0; k < v->q.n_sel; k++) {
+                const uint8_t *p15 = mb_pcrs_get(&ev->pcrs, v->q.sel[k].alg, MB_UNSEAL_FENCE_PCR);
+                if ((v->q.sel[k].mask & (1u << MB_UNSEAL_FENCE_PCR)) && p15 && !(quoted & (1u << MB_UNSEAL_FENCE_PCR)))
+                        fence = verify_unseal_fence(v->q.sel[k].alg, p15);
+                quoted |= v->q.sel[k].mask;
+        }
+        v->facts = verify_facts(ev->log, ev->log_n, quoted, fence, img, n_img);
+        if (!v->facts)
+                cli_error("out of memory");
+        return v->facts ? 1 : -1;
 }
 
 /* The previous evidence's signed clock info into v: it must be a quote
@@ -539,30 +566,16 @@ static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev
 
 /* ---- output ------------------------------------------------------------ */
 
-static void json_str(const char *s) {
-        putchar('"');
-        for (; *s; s++) {
-                unsigned char c = (unsigned char) *s;
-                if (c == '"' || c == '\\')
-                        printf("\\%c", c);
-                else if (c < 0x20)
-                        printf("\\u%04x", c);
-                else
-                        putchar(c);
-        }
-        putchar('"');
-}
-
 static void print_json(const verdict *v, const char *path, bool accepted) {
         char lb[16], hx[2 * MB_HASH_MAX + 1];
 
         printf("{\"schema\": \"%s\", \"mshim_version\": \"%s\", \"evidence\": ", ATT_VERDICT_SCHEMA, MB_VERSION);
-        json_str(path);
+        verify_json_str(path);
         printf(", \"ak_name\": \"%s\", \"accepted\": %s, \"checks\": [", v->ak_name, accepted ? "true" : "false");
         for (size_t i = 0; i < v->n; i++) {
                 printf("%s{\"check\": \"%s\", \"ok\": %s, \"detail\": ", i ? ", " : "", v->checks[i].name,
                        v->checks[i].ok ? "true" : "false");
-                json_str(v->checks[i].detail);
+                verify_json_str(v->checks[i].detail);
                 putchar('}');
         }
         printf("], \"unaccounted_pcrs\": [");
@@ -586,6 +599,10 @@ static void print_json(const verdict *v, const char *path, bool accepted) {
                 printf(", \"previous\": {\"clock\": %llu, \"reset_count\": %u, \"restart_count\": %u, \"since\": %s%s%s}",
                        (unsigned long long) v->prev_clock, v->prev_reset, v->prev_restart, v->since ? "\"" : "",
                        v->since ? v->since : "null", v->since ? "\"" : "");
+        if (v->facts) {
+                printf(", ");
+                verify_facts_json(v->facts);
+        }
         printf("}\n");
 }
 
@@ -601,6 +618,8 @@ static void print_text(const verdict *v, bool accepted) {
                 hex_into(hx, m->replayed, m->size);
                 printf("  %*s  replayed %s\n", (int) strlen(lb) + 5 + (m->pcr > 9), "", m->in_log ? hx : "(no such bank in the log)");
         }
+        if (v->facts)
+                verify_facts_text(v->facts);
         if (v->have_quote && accepted)
                 printf("clock %llu ms, reset count %u, restart count %u, safe %s\n", (unsigned long long) v->q.clock,
                        v->q.reset_count, v->q.restart_count, v->q.safe ? "yes" : "no");
@@ -609,9 +628,13 @@ static void print_text(const verdict *v, bool accepted) {
 
 /* ---- the command ---------------------------------------------------------- */
 
+#define IMAGES_MAX 32u
+
 typedef struct verify_opts {
         const char *ak, *nonce, *dir, *machine, *previous, *evidence;
         bool json;
+        const char *images[IMAGES_MAX];
+        size_t n_images;
 } verify_opts;
 
 static int parse_opts(int argc, char **argv, verify_opts *o) {
@@ -619,12 +642,19 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                 { "ak", required_argument, NULL, 'a' },         { "nonce", required_argument, NULL, 'n' },
                 { "dir", required_argument, NULL, 'd' },        { "machine", required_argument, NULL, 'm' },
                 { "previous", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },             { 0 },
+                { "image", required_argument, NULL, 'i' },      { "help", no_argument, NULL, 'h' },
+                { 0 },
         };
         int c;
 
         optind = 1;
         while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
+                if (c == 'i') {
+                        if (o->n_images == IMAGES_MAX)
+                                return cli_usage_error("verify", "at most %u --image files", IMAGES_MAX);
+                        o->images[o->n_images++] = optarg;
+                        continue;
+                }
                 const char **slot = c == 'a' ? &o->ak : c == 'n' ? &o->nonce : c == 'd' ? &o->dir
                                   : c == 'm' ? &o->machine : c == 'p' ? &o->previous : NULL;
                 if (c == 'j')
@@ -694,6 +724,9 @@ int cmd_verify(int argc, char **argv) {
         mb_tpm2_name name;
         evidence ev = { 0 };
         verdict *v = NULL;
+        cli_file files[IMAGES_MAX];
+        verify_image img[IMAGES_MAX];
+        size_t n_files = 0;
         int r;
 
         /* A machine's AK is proven (challenge, register) before its quotes
@@ -732,15 +765,29 @@ int cmd_verify(int argc, char **argv) {
                 hex_into(v->ak_name, name.b, name.size);
                 r = o.previous ? read_previous(v, &ak, o.previous) : 0;
         }
+        for (size_t i = 0; !r && i < o.n_images; i++) {
+                if (cli_file_load_max(o.images[i], (size_t) 1 << 30, "an EFI image", &files[i]) < 0) {
+                        r = EXIT_BAD_INPUT;
+                        break;
+                }
+                n_files = i + 1;
+                img[i] = (verify_image) { o.images[i], files[i].data, files[i].size };
+        }
         if (!r) {
                 r = run_checks(v, &ak, &ev, nonce, nonce_n, o.evidence);
+                if (r == 1)
+                        r = find_facts(v, &ev, img, o.n_images);
                 if (r >= 0)
                         report(v, &o, r == 1);
                 r = r == 1 ? 0 : r == 0 ? EXIT_CHECK_FAILED : EXIT_BAD_INPUT;
         }
 out:
-        if (v)
+        for (size_t i = 0; i < n_files; i++)
+                cli_file_free(&files[i]);
+        if (v) {
                 free(v->mm);
+                verify_facts_free(v->facts);
+        }
         free(v);
         free(ak_buf);
         free(ev.msg);

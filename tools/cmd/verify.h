@@ -5,6 +5,7 @@
 #define MB_TOOLS_VERIFY_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* mshim verify challenge ... and mshim verify register ... (argv[0] is
@@ -20,5 +21,29 @@ int verify_register(int argc, char **argv);
  * name or the record is bad. */
 int verify_machine_ak(const char *dir, const char *name, uint8_t **ret_pub, size_t *ret_n, char **ret_about,
                       char *why, size_t why_n);
+
+/* What booted (tools/cmd/verify_facts.c), from an event log that replays
+ * to a verified quote, for the PCRs in quoted: only data every digest of
+ * its event covers is read. unseal_fence: verify_unseal_fence's answer
+ * for the quoted PCR 15. images: the verifier's --image files, which name
+ * the PCR 4 images whose Authenticode hash they have. NULL when out of
+ * memory or the log does not parse. */
+typedef struct verify_image {
+        const char *name;
+        const uint8_t *data;
+        size_t size;
+} verify_image;
+typedef struct vf_facts vf_facts;
+vf_facts *verify_facts(const uint8_t *log, size_t n, uint32_t quoted, int unseal_fence, const verify_image *img,
+                       size_t n_img);
+void verify_facts_free(vf_facts *f);
+/* `"facts": {...}` (schema mshim-verdict/1), or the text. */
+void verify_facts_json(const vf_facts *f);
+void verify_facts_text(const vf_facts *f);
+/* A JSON string of s, on standard output. */
+void verify_json_str(const char *s);
+/* A quoted PCR 15 value of bank alg: 0 zero (the unseal fence not up), 1
+ * the fence's event alone, -1 anything else. */
+int verify_unseal_fence(uint16_t alg, const uint8_t *value);
 
 #endif
