@@ -13,8 +13,10 @@ variant and DIR/expected.json, what verify must report:
   disclosed   the same digests, the data of two events edited (SecureBoot
               01 -> 00, the command line -> init=/bin/sh): the log still
               replays, and verify must not report the edited data
+  other       another kernel (OTHER_HASH) in PCR 4
+  initsh      the command line with init=/bin/sh (PCR 12)
 
-usage: attest_boot.py DIR CERT.der MSHIM_HASH KERNEL_HASH (hex, sha256)"""
+usage: attest_boot.py DIR CERT.der MSHIM_HASH KERNEL_HASH OTHER_HASH (hex, sha256)"""
 import hashlib, json, struct, sys, uuid
 import tcglog_build as tb
 
@@ -34,7 +36,7 @@ def tagged(tag, data):
 
 
 def main():
-    d, cert_path, mshim_hash, kernel_hash = sys.argv[1:5]
+    d, cert_path, mshim_hash, kernel_hash, other_hash = sys.argv[1:6]
     cert = open(cert_path, "rb").read()
     keys = {"PK": b"PK contents " * 3, "KEK": b"KEK contents " * 5, "db": b"db contents " * 7, "dbx": b""}
     conf = b"default debian.conf\ntimeout 0\n"
@@ -63,7 +65,12 @@ def main():
         elif e[1] == tb.EV_IPL:
             e = (e[0], e[1], "init=/bin/sh\0".encode("utf-16-le"), {"sha256": hashlib.sha256(e[2]).digest()})
         dis.append(e)
-    for name, events in (("good", ev), ("disclosed", dis)):
+    other = [(4, APP, bytes(40), {"sha256": bytes.fromhex(other_hash)}) if len(e) > 3 and
+             e[3].get("sha256") == bytes.fromhex(kernel_hash) else e for e in ev]
+    sh = (cmdline + " init=/bin/sh\0").encode("utf-16-le")
+    initsh = [(12, tb.EV_IPL, sh) if e[1] == tb.EV_IPL else e for e in ev]
+    replay = {n: tb.replay(["sha256"], e)["sha256"] for n, e in (("good", ev), ("other", other), ("initsh", initsh))}
+    for name, events in (("good", ev), ("disclosed", dis), ("other", other), ("initsh", initsh)):
         open("%s/%s.bin" % (d, name), "wb").write(tb.build(["sha256"], events))
         with open("%s/%s.extends" % (d, name), "w") as f:
             for e in events:
@@ -75,7 +82,8 @@ def main():
                "pcr5": [hashlib.sha256(conf_ev + conf).hexdigest(), hashlib.sha256(b"Exit Boot Services Invocation").hexdigest()],
                "cmdline": cmdline,
                "initrd": {"size": len(initrd), "sha256": hashlib.sha256(initrd).hexdigest()},
-               "pcr9": hashlib.sha256(initrd).hexdigest()},
+               "pcr9": hashlib.sha256(initrd).hexdigest(),
+               "replay": replay},
               open(d + "/expected.json", "w"))
 
 

@@ -16,7 +16,7 @@ for tool in swtpm swtpm_setup tpm2_pcrextend tpm2_pcrevent pesign openssl python
         command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
 done
 MSHIM_EFI=build/mshimx64.efi KERNEL=build/kernel/vmlinuz
-[ -f "$MSHIM_EFI" ] && [ -f "$KERNEL" ] || { fail "no $MSHIM_EFI or $KERNEL (make all; build/kernel)"; exit 1; }
+[ -f "$MSHIM_EFI" ] && [ -f "$KERNEL" ] && [ -f build/kernel-rt/vmlinuz ] || { fail "no $MSHIM_EFI or $KERNEL (make all; build/kernel)"; exit 1; }
 
 swtpm_setup --tpm2 --tpmstate "$tmp/st" --pcr-banks sha256 --overwrite --logfile "$tmp/setup.log" >/dev/null 2>&1 ||
         { mkdir -p "$tmp/st" && swtpm_setup --tpm2 --tpmstate "$tmp/st" --pcr-banks sha256 --overwrite \
@@ -28,11 +28,14 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t
         -days 30 -outform DER -out "$tmp/db.der" >/dev/null 2>&1 || fail "openssl req"
 H_MSHIM=$(pesign -h -d sha256 -i "$MSHIM_EFI" | awk '{print $2}')
 H_KERNEL=$(pesign -h -d sha256 -i "$KERNEL" | awk '{print $2}')
-PYTHONPATH=tests/cli python3 tests/cli/attest_boot.py "$tmp" "$tmp/db.der" "$H_MSHIM" "$H_KERNEL" ||
+H_OTHER=$(pesign -h -d sha256 -i build/kernel-rt/vmlinuz | awk '{print $2}')
+PYTHONPATH=tests/cli python3 tests/cli/attest_boot.py "$tmp" "$tmp/db.der" "$H_MSHIM" "$H_KERNEL" "$H_OTHER" ||
         { fail "attest_boot.py"; exit 1; }
 extend() { while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$1"; }
-# reset: a TPM Reset, then the boot's events
-reset() { swtpm_ioctl --unix "$tmp/srv.ctrl" -i >/dev/null && tpm2_startup -c >/dev/null 2>&1 || fail "TPM Reset"; extend "$1"; }
+# reset: a TPM Reset after an orderly shutdown (an unorderly one counts
+# towards the AK's dictionary-attack lockout), then the boot's events
+reset() { tpm2_shutdown -c >/dev/null 2>&1 && swtpm_ioctl --unix "$tmp/srv.ctrl" -i >/dev/null &&
+                tpm2_startup -c >/dev/null 2>&1 || fail "TPM Reset"; extend "$1"; }
 V() { TPM2TOOLS_TCTI="swtpm:path=$tmp/none" "$MSHIM" verify --ak "$tmp/ak.pub" "$@"; }
 # quote NAME LOG: evidence NAME.json for nonce $N
 quote() { "$MSHIM" attest quote --nonce "$N" --log "$2" -o "$tmp/$1.json" 2>"$tmp/err" || fail "attest quote $1" "$(cat "$tmp/err")"; }
@@ -80,6 +83,55 @@ check "text: Secure Boot, the authority, the named image, the command line, the 
          grep -q 'an image (Authenticode), not one of the --image files' '$tmp/out' &&
          grep -q 'command line \"root=/dev/vda2 ro quiet\"' '$tmp/out' && grep -q '^  TOTP fence: reached' '$tmp/out'"
 
+# ---- reference states: an approval (mshim policy approve --current, on
+# this TPM) and predictions (mshim predict --json from the log, with the
+# PCR values hashlib replays) ------------------------------------------------
+mkdir -p "$tmp/esp"
+"$MSHIM" policy init --state-dir "$tmp/pst" >/dev/null 2>"$tmp/err" || fail "policy init" "$(cat "$tmp/err")"
+A=$("$MSHIM" policy approve --state-dir "$tmp/pst" --esp "$tmp/esp" --current --label "good boot" 2>"$tmp/err") ||
+        fail "policy approve --current" "$(cat "$tmp/err")"
+PK=$tmp/pst/policy.pub
+# pcrs_of VARIANT: the replay expected.json has for it, as predict --pcrs reads it
+pcrs_of() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["replay"][sys.argv[2]]
+print("\n".join("sha256:%s=%s" % (p, v) for p, v in r.items()))' "$tmp/expected.json" "$1" >"$tmp/$1.pcrs"; }
+pcrs_of good
+predict() { local out=$1; shift; "$MSHIM" predict --log "$tmp/good.bin" --pcrs "$tmp/good.pcrs" --select 4,5,7,9,12 --json "$@" \
+                >"$out" 2>"$tmp/err" || fail "predict $*" "$(cat "$tmp/err")"; }
+predict "$tmp/pred-good.json"
+predict "$tmp/pred-initsh.json" --options "root=/dev/vda2 ro quiet init=/bin/sh"
+V --nonce "$N" --state "$A" --policy-key "$PK" "$tmp/good.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "--state the approval (verified with policy.pub): accepted, names it (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q '^ok      state: PCRs 4,5,7,9,12 are those of the approval $A (good boot)' '$tmp/out'"
+V --nonce "$N" --state "$tmp/pred-initsh.json" --state "$tmp/pred-good.json" --json "$tmp/good.json" >"$tmp/vs.json" 2>"$tmp/err"; rc=$?
+check "--state two predictions: accepted by the one it is, valid mshim-verdict/1 (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && python3 tests/cli/json_schema.py --validate mshim-verdict-1 '$tmp/vs.json' &&
+         python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))[\"state\"]; sys.exit(0 if s[\"matched\"] == sys.argv[2] and s[\"closest\"] is None else 1)' '$tmp/vs.json' '$tmp/pred-good.json'"
+python3 - "$A" "$tmp/forged.approval" <<'EOF2'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+for i, l in enumerate(lines):
+    if l.startswith("signature "):
+        h = l.split(" ", 1)[1]
+        lines[i] = "signature " + h[:20] + ("0" if h[20] != "0" else "1") + h[21:]
+open(sys.argv[2], "w").write("\n".join(lines))
+EOF2
+expect_rc "--state a forged approval of these very PCRs (one signature digit changed): refused, exit 1, 'does not verify'" 1 \
+        "refused: state: the only state these PCRs are, the approval $tmp/forged.approval, does not verify" \
+        V --nonce "$N" --state "$tmp/forged.approval" --policy-key "$PK" "$tmp/good.json"
+"$MSHIM" policy init --state-dir "$tmp/pst2" >/dev/null 2>&1
+expect_rc "--state the approval with another policy key: refused, exit 1" 1 "refused: state: .* does not verify: its signature is not the policy key's" \
+        V --nonce "$N" --state "$A" --policy-key "$tmp/pst2/policy.pub" "$tmp/good.json"
+expect_rc "--state an approval without --policy-key: exit 2" 2 "give --policy-key" V --nonce "$N" --state "$A" "$tmp/good.json"
+expect_rc "--policy-key without --state: exit 2" 2 "give them" V --nonce "$N" --policy-key "$PK" "$tmp/good.json"
+"$MSHIM" predict --log "$tmp/good.bin" --pcrs "$tmp/good.pcrs" --kernel build/kernel-rt/vmlinuz --json >"$tmp/pred-refused.json" 2>/dev/null
+expect_rc "--state a prediction of a boot the firmware refuses: exit 2" 2 "predicts a boot mshim refuses" \
+        V --nonce "$N" --state "$tmp/pred-refused.json" "$tmp/good.json"
+head -c 100 "$tmp/pred-good.json" >"$tmp/pred-trunc.json"
+expect_rc "--state a truncated prediction: exit 2" 2 "pred-trunc.json" V --nonce "$N" --state "$tmp/pred-trunc.json" "$tmp/good.json"
+head -c 60 "$A" >"$tmp/trunc.approval"
+expect_rc "--state a truncated approval: exit 2" 2 "trunc.approval" \
+        V --nonce "$N" --state "$tmp/trunc.approval" --policy-key "$PK" "$tmp/good.json"
+
 # The unseal fence: PCR 15 extended by the initramfs (TPM2_PCR_Event of
 # its bytes, tpm2_pcrevent), not in the firmware's log.
 printf 'mshim-unseal-fence' >"$tmp/fence.txt"
@@ -106,6 +158,30 @@ fact "... and no command line is reported (init=/bin/sh is not its digest's)" \
 V --nonce "$N" "$tmp/disclosed.json" >"$tmp/out" 2>&1
 check "... text: Secure Boot unknown, no init=/bin/sh" bash -c \
         "grep -q '^  Secure Boot: unknown' '$tmp/out' && ! grep -q 'init=/bin/sh' '$tmp/out'"
+
+# ---- another kernel, init=/bin/sh: refused against the approved states -------
+reset "$tmp/other.extends"
+quote other "$tmp/other.bin"
+V --nonce "$N" --state "$A" --policy-key "$PK" --state "$tmp/pred-good.json" "$tmp/other.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "another kernel: refused, exit 1, 'state: ... PCR 4 differs from the closest' (rc=$rc)" bash -c \
+        "[ $rc = 1 ] && grep -q 'refused: state: no reference state matches: PCR 4 differs from the closest' '$tmp/err'"
+check "... the text names PCR 4's events: the other kernel's Authenticode hash (pesign)" grep -q "$H_OTHER" "$tmp/out"
+V --nonce "$N" --state "$A" --policy-key "$PK" --json "$tmp/other.json" >"$tmp/vs.json" 2>/dev/null
+check "... --json: PCR 4 with the approved and the quoted value (hashlib replays)" python3 - "$tmp/vs.json" "$tmp/expected.json" "$A" <<'EOF2'
+import json, sys
+v, x = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s = v["state"]
+sys.exit(0 if not v["accepted"] and s["matched"] is None and s["closest"] == sys.argv[3] and
+         s["differing"] == [{"pcr": 4, "expected": x["replay"]["good"]["4"], "quoted": x["replay"]["other"]["4"]}] else 1)
+EOF2
+reset "$tmp/initsh.extends"
+quote initsh "$tmp/initsh.bin"
+expect_rc "init=/bin/sh: refused, exit 1, PCR 12 differs from the approval" 1 \
+        "refused: state: no reference state matches: PCR 12 differs from the closest, the approval" \
+        V --nonce "$N" --state "$A" --policy-key "$PK" "$tmp/initsh.json"
+V --nonce "$N" --state "$A" --policy-key "$PK" --state "$tmp/pred-initsh.json" "$tmp/initsh.json" >"$tmp/out" 2>&1; rc=$?
+check "the same command line, predicted beforehand (predict --options): accepted by the prediction (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q '^ok      state: PCRs 4,5,7,9,12 are those of the prediction $tmp/pred-initsh.json' '$tmp/out'"
 
 expect_rc "--image that does not exist: exit 2" 2 "mshim: " V --nonce "$N" --image "$tmp/nope.efi" "$tmp/good.json"
 

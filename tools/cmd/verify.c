@@ -16,6 +16,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/rsa.h>
 #include "attest.h"
+#include "sealcmd.h"
 #include "mb/policy.h"
 #include "mb/tpm2.h"
 #include "verify.h"
@@ -58,6 +59,11 @@ typedef struct verdict {
         uint32_t prev_reset, prev_restart;
         const char *since;
         vf_facts *facts;        /* the log replayed to the quote: what booted */
+        bool have_state;        /* --state: res says which state matched, or the closest */
+        vs_result res;
+        const uint8_t *log;     /* the evidence's log, to name the events of PCRs that differ */
+        size_t log_n;
+        const mb_pcr_values *pcrs;      /* the quoted values */
 } verdict;
 
 static check *add(verdict *v, const char *name, bool ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -564,7 +570,89 @@ static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev
         return check_log(v, ev, path);
 }
 
+/* The quoted SHA-256 PCRs are one of the reference states. */
+static int check_state(verdict *v, const evidence *ev, const vs_ref *refs, size_t n) {
+        const vs_result *res = &v->res;
+        char list[CLI_PCR_LIST_MAX];
+
+        v->have_state = true;
+        v->log = ev->log;
+        v->log_n = ev->log_n;
+        v->pcrs = &ev->pcrs;
+        if (verify_states_match(refs, n, &ev->pcrs, &v->res)) {
+                cli_pcr_select_print(res->matched->mask, list);
+                add(v, "state", true, "PCRs %s are those of the %s %s%s%s%s", list,
+                    res->matched->approval ? "approval" : "prediction", res->matched->path, res->matched->approval ? " (" : "",
+                    res->matched->approval ? res->matched->label : "", res->matched->approval ? ")" : "");
+                return 1;
+        }
+        if (res->forged)
+                add(v, "state", false, "the only state these PCRs are, the approval %s, does not verify: %s",
+                    res->forged->path, res->forged->bad);
+        else if (!res->closest)
+                add(v, "state", false, "no reference state could be used (no approval verifies with the policy key)");
+        else {
+                cli_pcr_select_print(res->differ, list);
+                add(v, "state", false, "no reference state matches: PCR%s %s differ%s from the closest, the %s %s%s%s%s%s",
+                    __builtin_popcount(res->differ) > 1 ? "s" : "", list, __builtin_popcount(res->differ) > 1 ? "" : "s",
+                    res->closest->approval ? "approval" : "prediction", res->closest->path,
+                    res->closest->approval ? " (" : "", res->closest->approval ? res->closest->label : "",
+                    res->closest->approval ? ")" : "", seal_pcr_cause(res->differ));
+        }
+        return 0;
+}
+
 /* ---- output ------------------------------------------------------------ */
+
+static void print_state_json(const verdict *v) {
+        const vs_ref *c = v->res.matched ? v->res.matched : v->res.forged ? v->res.forged : v->res.closest;
+        char hx[2 * MB_HASH_MAX + 1];
+        bool first = true;
+
+        printf(", \"state\": {\"matched\": ");
+        v->res.matched ? verify_json_str(v->res.matched->path) : (void) printf("null");
+        printf(", \"closest\": ");
+        c && !v->res.matched ? verify_json_str(c->path) : (void) printf("null");
+        printf(", \"differing\": [");
+        for (uint32_t i = 0; c && !v->res.matched && !v->res.forged && i < MB_PCR_COUNT; i++) {
+                const uint8_t *q = mb_pcrs_get(v->pcrs, MB_ALG_SHA256, i);
+                if (!(v->res.differ & (1u << i)))
+                        continue;
+                hex_into(hx, vs_value(c, i), 32);
+                printf("%s{\"pcr\": %u, \"expected\": \"%s\", \"quoted\": ", first ? "" : ", ", i, hx);
+                if (q) {
+                        hex_into(hx, q, 32);
+                        printf("\"%s\"}", hx);
+                } else
+                        printf("null}");
+                first = false;
+        }
+        printf("]}");
+}
+
+/* The closest state's differing PCRs, and the log's events for each, as
+ * unseal's refusal shows them. */
+static void print_state_text(const verdict *v) {
+        const vs_ref *c = v->res.closest;
+        char hx[2 * MB_HASH_MAX + 1];
+
+        if (v->res.matched || v->res.forged || !c)
+                return;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *q = mb_pcrs_get(v->pcrs, MB_ALG_SHA256, i);
+                if (!(v->res.differ & (1u << i)))
+                        continue;
+                hex_into(hx, vs_value(c, i), 32);
+                printf("  PCR %u: expected %s\n", i, hx);
+                if (q)
+                        hex_into(hx, q, 32);
+                printf("  %*s  quoted   %s\n", 5 + (i > 9), "", q ? hx : "(not quoted)");
+                /* cli_log_pcr_events writes through the CLI's own buffer */
+                fflush(stdout);
+                cli_log_pcr_events(v->log, v->log_n, i, MB_ALG_SHA256);
+                out_flush();
+        }
+}
 
 static void print_json(const verdict *v, const char *path, bool accepted) {
         char lb[16], hx[2 * MB_HASH_MAX + 1];
@@ -603,6 +691,8 @@ static void print_json(const verdict *v, const char *path, bool accepted) {
                 printf(", ");
                 verify_facts_json(v->facts);
         }
+        if (v->have_state)
+                print_state_json(v);
         printf("}\n");
 }
 
@@ -618,6 +708,8 @@ static void print_text(const verdict *v, bool accepted) {
                 hex_into(hx, m->replayed, m->size);
                 printf("  %*s  replayed %s\n", (int) strlen(lb) + 5 + (m->pcr > 9), "", m->in_log ? hx : "(no such bank in the log)");
         }
+        if (v->have_state)
+                print_state_text(v);
         if (v->facts)
                 verify_facts_text(v->facts);
         if (v->have_quote && accepted)
@@ -629,12 +721,16 @@ static void print_text(const verdict *v, bool accepted) {
 /* ---- the command ---------------------------------------------------------- */
 
 #define IMAGES_MAX 32u
+#define STATES_MAX 64u
 
 typedef struct verify_opts {
         const char *ak, *nonce, *dir, *machine, *previous, *evidence;
         bool json;
         const char *images[IMAGES_MAX];
         size_t n_images;
+        char *states[STATES_MAX];
+        size_t n_states;
+        const char *policy_key;
 } verify_opts;
 
 static int parse_opts(int argc, char **argv, verify_opts *o) {
@@ -642,7 +738,8 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                 { "ak", required_argument, NULL, 'a' },         { "nonce", required_argument, NULL, 'n' },
                 { "dir", required_argument, NULL, 'd' },        { "machine", required_argument, NULL, 'm' },
                 { "previous", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
-                { "image", required_argument, NULL, 'i' },      { "help", no_argument, NULL, 'h' },
+                { "image", required_argument, NULL, 'i' },      { "state", required_argument, NULL, 's' },
+                { "policy-key", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         int c;
@@ -655,8 +752,15 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                         o->images[o->n_images++] = optarg;
                         continue;
                 }
+                if (c == 's') {
+                        if (o->n_states == STATES_MAX)
+                                return cli_usage_error("verify", "at most %u --state files", STATES_MAX);
+                        o->states[o->n_states++] = optarg;
+                        continue;
+                }
                 const char **slot = c == 'a' ? &o->ak : c == 'n' ? &o->nonce : c == 'd' ? &o->dir
-                                  : c == 'm' ? &o->machine : c == 'p' ? &o->previous : NULL;
+                                  : c == 'm' ? &o->machine : c == 'p' ? &o->previous
+                                  : c == 'k' ? &o->policy_key : NULL;
                 if (c == 'j')
                         o->json = true;
                 else if (c == 'h') {
@@ -672,6 +776,8 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
         if (o->ak && (o->dir || o->machine))
                 return cli_usage_error("verify", "--ak names the AK itself: --dir and --machine look up a registered "
                                        "machine's instead; give one or the other");
+        if (o->policy_key && !o->n_states)
+                return cli_usage_error("verify", "--policy-key checks the approvals given with --state: give them");
         o->evidence = argv[optind];
         return 0;
 }
@@ -727,6 +833,7 @@ int cmd_verify(int argc, char **argv) {
         cli_file files[IMAGES_MAX];
         verify_image img[IMAGES_MAX];
         size_t n_files = 0;
+        vs_ref *refs = NULL;
         int r;
 
         /* A machine's AK is proven (challenge, register) before its quotes
@@ -749,6 +856,8 @@ int cmd_verify(int argc, char **argv) {
                 r = EXIT_BAD_INPUT;
                 goto out;
         }
+        if (o.n_states && !(refs = verify_states_load(o.states, o.n_states, o.policy_key, &r)))
+                goto out;
         r = read_evidence(o.evidence, &ev);
         if (!r)
                 r = find_ak(&o, &ev, v, &ak_buf, &ak);
@@ -777,6 +886,8 @@ int cmd_verify(int argc, char **argv) {
                 r = run_checks(v, &ak, &ev, nonce, nonce_n, o.evidence);
                 if (r == 1)
                         r = find_facts(v, &ev, img, o.n_images);
+                if (r == 1 && refs)
+                        r = check_state(v, &ev, refs, o.n_states);
                 if (r >= 0)
                         report(v, &o, r == 1);
                 r = r == 1 ? 0 : r == 0 ? EXIT_CHECK_FAILED : EXIT_BAD_INPUT;
@@ -784,6 +895,7 @@ int cmd_verify(int argc, char **argv) {
 out:
         for (size_t i = 0; i < n_files; i++)
                 cli_file_free(&files[i]);
+        verify_states_free(refs);
         if (v) {
                 free(v->mm);
                 verify_facts_free(v->facts);

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "mb/pcrs.h"
+#include "mb/sealfile.h"
 
 /* mshim verify challenge ... and mshim verify register ... (argv[0] is
  * the sub-command): an exit status. */
@@ -45,5 +47,32 @@ void verify_json_str(const char *s);
 /* A quoted PCR 15 value of bank alg: 0 zero (the unseal fence not up), 1
  * the fence's event alone, -1 anything else. */
 int verify_unseal_fence(uint16_t alg, const uint8_t *value);
+
+/* Reference states (tools/cmd/verify_state.c). */
+typedef struct vs_ref {
+        const char *path;
+        bool approval;          /* else a prediction */
+        const char *bad;        /* an approval that does not verify: why (never matched) */
+        char label[MB_APPROVAL_LABEL_MAX + 1];
+        uint32_t mask;          /* its SHA-256 PCRs */
+        uint8_t values[MB_SEAL_VALUES_MAX];
+} vs_ref;
+/* Each FILE: a prediction (`mshim predict --json`, of the end of the
+ * boot) or an approval (checked with the policy key at policy_pub, which
+ * an approval needs). NULL with *ret_err (an exit status, message
+ * printed) when one cannot be read. */
+vs_ref *verify_states_load(char *const *paths, size_t n, const char *policy_pub, int *ret_err);
+void verify_states_free(vs_ref *refs);
+typedef struct vs_result {
+        const vs_ref *matched;  /* the state the quoted PCRs are */
+        const vs_ref *forged;   /* else: an approval that matches but does not verify */
+        const vs_ref *closest;  /* else: the verified state with fewest differing PCRs */
+        uint32_t differ;        /* ... and those PCRs */
+} vs_result;
+/* 1 a state matches the quoted SHA-256 PCRs, 0 none (ret says which is
+ * closest). */
+int verify_states_match(const vs_ref *refs, size_t n, const mb_pcr_values *quoted, vs_result *ret);
+/* The state's value of PCR i, or NULL when it has none. */
+const uint8_t *vs_value(const vs_ref *r, uint32_t i);
 
 #endif
