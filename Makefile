@@ -285,7 +285,8 @@ INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
                 hooks/cryptroot-unseal:$(LIBDIR)/cryptroot-unseal:755 \
                 hooks/initramfs-tools.hook:$(INITRAMFSHOOKDIR)/mshim:755 \
                 $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
-                $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644
+                $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644 \
+                keylime/mshim_policy.py:$(PREFIX)/share/mshim/keylime/mshim_policy.py:644
 
 # The kernel hooks, the prune unit (docs/UPGRADES.md) and the bless unit
 # (mshim-bless(1)), installed with

@@ -842,6 +842,8 @@ int cmd_verify(int argc, char **argv) {
                 return verify_challenge(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "register"))
                 return verify_register(argc - 1, argv + 1);
+        if (argc >= 2 && !strcmp(argv[1], "keylime-refstate"))
+                return verify_keylime_refstate(argc - 1, argv + 1);
         r = parse_opts(argc, argv, &o);
         if (r)
                 return r < 0 ? 0 : r;

@@ -14,6 +14,8 @@
  * the sub-command): an exit status. */
 int verify_challenge(int argc, char **argv);
 int verify_register(int argc, char **argv);
+/* mshim verify keylime-refstate ... (tools/cmd/verify_state.c). */
+int verify_keylime_refstate(int argc, char **argv);
 
 /* The AK of the machine registered in dir (NULL: the default directory)
  * under name (its AK's Name, hex): its TPM2B_PUBLIC in *ret_pub

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include "safeio.h"
 #include "sealcmd.h"
 #include "verify.h"
 
@@ -143,4 +144,111 @@ const uint8_t *vs_value(const vs_ref *r, uint32_t i) {
         for (uint32_t j = 0; j < i; j++)
                 k += !!(r->mask & (1u << j));
         return r->values + SEAL_PCR_VALUE * k;
+}
+
+/* ---- mshim verify keylime-refstate ------------------------------------------ */
+
+/* The PCRs Keylime's "mshim" policy compares (keylime/mshim_policy.py). */
+#define KEYLIME_PCRS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 9) | (1u << 12))
+#define KEYLIME_SCHEMA "mshim-keylime-refstate/1"
+
+/* One boot of the refstate: label and the PCRs of mask that values (32
+ * bytes each, ascending over all_mask) has. */
+static void keylime_boot(FILE *f, bool first, const char *label, uint32_t all_mask, const uint8_t *values) {
+        size_t k = 0;
+        bool any = false;
+
+        fprintf(f, "%s\n    {\"label\": ", first ? "" : ",");
+        for (fputc('"', f); *label; label++)
+                fprintf(f, *label == '"' || *label == '\\' ? "\\%c" : (unsigned char) *label < 0x20 ? "?" : "%c", *label);
+        fprintf(f, "\", \"pcrs\": {");
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                if (!(all_mask & (1u << i)))
+                        continue;
+                if (KEYLIME_PCRS & (1u << i)) {
+                        fprintf(f, "%s\"%u\": \"", any ? ", " : "", i);
+                        for (size_t j = 0; j < SEAL_PCR_VALUE; j++)
+                                fprintf(f, "%02x", values[SEAL_PCR_VALUE * k + j]);
+                        fputc('"', f);
+                        any = true;
+                }
+                k++;
+        }
+        fprintf(f, "}}");
+}
+
+int verify_keylime_refstate(int argc, char **argv) {
+        static const struct option longopts[] = {
+                { "log", required_argument, NULL, 'l' },        { "state", required_argument, NULL, 's' },
+                { "policy-key", required_argument, NULL, 'k' }, { "output", required_argument, NULL, 'o' },
+                { "help", no_argument, NULL, 'h' },             { 0 },
+        };
+        const char *log = NULL, *key = NULL, *out = NULL;
+        char *states[64];
+        size_t n_states = 0, n = 0;
+        vs_ref *refs = NULL;
+        mb_pcr_values *now = calloc(1, sizeof(*now));
+        uint8_t values[SEAL_STATE_MAX];
+        char *doc = NULL;
+        FILE *f = NULL;
+        int c, r = EXIT_BAD_INPUT;
+
+        optind = 1;
+        while ((c = cli_getopt(argc, argv, "ho:", longopts, "verify")) != -1) {
+                const char **slot = c == 'l' ? &log : c == 'k' ? &key : c == 'o' ? &out : NULL;
+                if (c == 'h') {
+                        cli_help(stdout, "verify");
+                        free(now);
+                        return 0;
+                }
+                if (c == 's') {
+                        if (n_states == 64) {
+                                r = cli_usage_error("verify", "at most 64 --state files");
+                                goto done;
+                        }
+                        states[n_states++] = optarg;
+                        continue;
+                }
+                if (!slot || cli_opt_once_for(longopts, c, slot, optarg) < 0)
+                        goto done;
+        }
+        if (optind < argc || !out) {
+                r = cli_usage_error("verify", "verify keylime-refstate takes [--log LOG] [--state FILE]... "
+                                    "[--policy-key PUB] -o REFSTATE");
+                goto done;
+        }
+        for (size_t i = 0; i < n_states; i++)
+                if (!strcmp(states[i], out) || (log && !strcmp(log, out))) {
+                        cli_error("refusing to overwrite an input with -o %s", out);
+                        goto done;
+                }
+        if (!now || (n_states && !(refs = verify_states_load(states, n_states, key, &r))))
+                goto done;
+        /* This boot: the PCR values its event log replays to. */
+        r = EXIT_BAD_INPUT;
+        if (seal_log_values(log ? log : SEAL_LOG, now) < 0 || seal_values_from(now, log ? log : SEAL_LOG, KEYLIME_PCRS, values) < 0)
+                goto done;
+        for (size_t i = 0; i < n_states; i++)
+                if (refs[i].bad) {
+                        cli_error("%s: the approval does not verify: %s", refs[i].path, refs[i].bad);
+                        r = EXIT_CHECK_FAILED;
+                        goto done;
+                }
+        f = open_memstream(&doc, &n);
+        if (!f)
+                goto done;
+        fprintf(f, "{\n  \"schema\": \"%s\",\n  \"mshim_version\": \"%s\",\n  \"boots\": [", KEYLIME_SCHEMA, MB_VERSION);
+        keylime_boot(f, true, "this boot", KEYLIME_PCRS, values);
+        for (size_t i = 0; i < n_states; i++)
+                keylime_boot(f, false, refs[i].approval ? refs[i].label : refs[i].path, refs[i].mask, refs[i].values);
+        fprintf(f, "\n  ]\n}\n");
+        if (fclose(f) == 0 && cli_write_file(out, CLI_MODE_PUBLIC, doc, n) == 0) {
+                printf("%s: this boot and %zu reference state%s\n", out, n_states, n_states == 1 ? "" : "s");
+                r = 0;
+        }
+done:
+        free(doc);
+        free(now);
+        verify_states_free(refs);
+        return r;
 }
