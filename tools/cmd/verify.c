@@ -704,9 +704,12 @@ static void print_text(const verdict *v, bool accepted) {
         for (size_t i = 0; i < v->n_mm; i++) {
                 const mismatch *m = &v->mm[i];
                 hex_into(hx, m->quoted, m->size);
-                printf("  %s PCR %u: quoted %s\n", cli_alg_label(m->alg, lb), m->pcr, hx);
+                /* the label returned: cli_alg_label need not write lb */
+                const char *label = cli_alg_label(m->alg, lb);
+                printf("  %s PCR %u: quoted %s\n", label, m->pcr, hx);
                 hex_into(hx, m->replayed, m->size);
-                printf("  %*s  replayed %s\n", (int) strlen(lb) + 5 + (m->pcr > 9), "", m->in_log ? hx : "(no such bank in the log)");
+                printf("  %*s  replayed %s\n", (int) strlen(label) + 5 + (m->pcr > 9), "",
+                       m->in_log ? hx : "(no such bank in the log)");
         }
         if (v->have_state)
                 print_state_text(v);
@@ -770,7 +773,8 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                         return EXIT_BAD_INPUT;
         }
         if (argc - optind != 1 || !o->nonce)
-                return cli_usage_error("verify", "verify takes one EVIDENCE file and --nonce HEX");
+                return cli_usage_error("verify", "verify takes one EVIDENCE file and --nonce HEX, with --ak AK.pub or "
+                                       "a registered machine");
         /* The AK is either given or the registered machine's, never both:
          * a registered machine is looked up only when no AK is given. */
         if (o->ak && (o->dir || o->machine))

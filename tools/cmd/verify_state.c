@@ -230,7 +230,7 @@ int verify_keylime_refstate(int argc, char **argv) {
                 goto done;
         for (size_t i = 0; i < n_states; i++)
                 if (refs[i].bad) {
-                        cli_error("%s: the approval does not verify: %s", refs[i].path, refs[i].bad);
+                        cli_error("refused: %s: the approval does not verify: %s", refs[i].path, refs[i].bad);
                         r = EXIT_CHECK_FAILED;
                         goto done;
                 }
