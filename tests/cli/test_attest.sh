@@ -316,6 +316,9 @@ expect "verify --previous: previous evidence of another AK: exit 2" 2 "the previ
         VR --nonce "$P2" --previous "$tmp/ev.json" "$tmp/p2.json"
 expect "verify --previous: truncated previous evidence: exit 2" 2 "ev-trunc.json: not mshim-evidence/1 evidence" \
         VR --nonce "$P2" --previous "$tmp/ev-trunc.json" "$tmp/p2.json"
+sed 's|"mshim-evidence/1"|"mshim-evidence/2"|' "$tmp/p1.json" >"$tmp/p1-v2.json"
+expect "verify --previous: previous evidence of another schema version: exit 2" 2 "schema 'mshim-evidence/2' is not mshim-evidence/1" \
+        VR --nonce "$P2" --previous "$tmp/p1-v2.json" "$tmp/p2.json"
 # A TPM Resume (Shutdown(STATE), _TPM_Init, Startup(STATE)): PCRs kept, restartCount + 1.
 tpm2_shutdown >/dev/null 2>&1 && swtpm_ioctl --unix "$tmp/srv.ctrl" -i >/dev/null && tpm2_startup >/dev/null 2>&1 ||
         fail "a TPM Resume on swtpm"

@@ -128,6 +128,9 @@ expect_rc "--state a prediction of a boot the firmware refuses: exit 2" 2 "predi
         V --nonce "$N" --state "$tmp/pred-refused.json" "$tmp/good.json"
 head -c 100 "$tmp/pred-good.json" >"$tmp/pred-trunc.json"
 expect_rc "--state a truncated prediction: exit 2" 2 "pred-trunc.json" V --nonce "$N" --state "$tmp/pred-trunc.json" "$tmp/good.json"
+sed 's|"mshim-predict/1"|"mshim-predict/2"|' "$tmp/pred-good.json" >"$tmp/pred-v2.json"
+expect_rc "--state a prediction of another schema version: exit 2" 2 "pred-v2.json" \
+        V --nonce "$N" --state "$tmp/pred-v2.json" "$tmp/good.json"
 head -c 60 "$A" >"$tmp/trunc.approval"
 expect_rc "--state a truncated approval: exit 2" 2 "trunc.approval" \
         V --nonce "$N" --state "$tmp/trunc.approval" --policy-key "$PK" "$tmp/good.json"
