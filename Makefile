@@ -289,7 +289,7 @@ INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
                 hooks/initramfs-tools.hook:$(INITRAMFSHOOKDIR)/mshim:755 \
                 $(foreach p,$(MAN_PAGES),$(p):$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)):644) \
                 $(GEN)/mshim.bash:$(BASHCOMPDIR)/mshim:644 \
-                tools/keylime/mshim_keylime.py:$(KEYLIMEDIR)/mshim_keylime.py:644
+                keylime/mshim_policy.py:$(KEYLIMEDIR)/mshim_policy.py:644
 
 # The kernel hooks, the prune unit (docs/UPGRADES.md) and the bless unit
 # (mshim-bless(1)), installed with

@@ -79,6 +79,10 @@ mb_err mb_policy_pcr(mb_policy *p, uint16_t bank, uint32_t pcr_mask, const uint8
  * (docs/MEASUREMENTS.md "PCR 15"); every disk key's policy requires it at
  * its reset value, so nothing later in that boot can unseal the key. */
 #define MB_UNSEAL_FENCE_PCR 15u
+/* The fence's event bytes, TPM2_PCR_Event's data (docs/MEASUREMENTS.md
+ * "PCR 15": ASCII, no NUL): what `mshim fence` extends and what `mshim
+ * verify` recognises in a quoted PCR 15. */
+#define MB_UNSEAL_FENCE_EVENT "mshim-unseal-fence"
 
 /* TPM2_PolicyPCR(sha256, pcr_mask, pcrDigest) with every selected PCR at
  * its reset value, 32 zero bytes (PCRs 0-15 of a PC Client TPM reset to

@@ -290,3 +290,62 @@ tpm2_gettime -c 0x81014D41 -q "$N" -o "$tmp/time.sig" --attestation "$tmp/time.a
 evmod "$tmp/ev-time.json" 'd["quote"]["message"] = b64(open(t + "/time.att", "rb").read()); d["quote"]["signature"] = b64(open(t + "/time.sig", "rb").read())'
 expect "verify refuses a signed TPMS_ATTEST that is not a quote: exit 1, 'type'" 1 "refused: type: 0x8019 is not TPM_ST_ATTEST_QUOTE" \
         V --ak "$tmp/rsa/ak.pub" --nonce "$N" "$tmp/ev-time.json"
+
+# ---- --previous: the clock and the counts against the machine's previous evidence -------
+# The oracle for the counts is the TPM itself: tpm2_readclock before and
+# after each restart and reset.
+counts() { tpm2_readclock 2>/dev/null | awk '/reset_count/ {r=$2} /restart_count/ {s=$2} END {print r + 0, s + 0}'; }
+quote() { "$MSHIM" attest quote --nonce "$1" --select 0-9,11-13,15 --log "$tmp/log.bin" -o "$2" 2>"$tmp/err" ||
+                fail "attest quote -o $2" "$(cat "$tmp/err")"; }
+VR() { V --ak "$tmp/rsa/ak.pub" "$@"; }
+P1=$(openssl rand -hex 16) P2=$(openssl rand -hex 16) P3=$(openssl rand -hex 16) P4=$(openssl rand -hex 16)
+quote "$P1" "$tmp/p1.json"
+sleep 0.1
+quote "$P2" "$tmp/p2.json"
+read -r R0 S0 <<<"$(counts)"
+VR --nonce "$P2" --previous "$tmp/p1.json" --json "$tmp/p2.json" >"$tmp/vp.json" 2>"$tmp/err"; rc=$?
+check "verify --previous: a later quote of the same boot is accepted, 'same-boot' (rc=$rc, valid mshim-verdict/1)" bash -c \
+        "[ $rc = 0 ] && python3 tests/cli/json_schema.py --validate mshim-verdict-1 '$tmp/vp.json' &&
+         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d[\"previous\"]; sys.exit(0 if d[\"accepted\"] and p[\"since\"] == \"same-boot\" and p[\"reset_count\"] == d[\"clock\"][\"reset_count\"] == $R0 and p[\"clock\"] < d[\"clock\"][\"clock\"] else 1)' '$tmp/vp.json'"
+expect "verify --previous: the older quote offered after the newer one: refused, exit 1, 'previous: ... clock ... not after'" 1 \
+        "refused: previous: the TPM's clock [0-9]+ ms is not after the previous evidence's [0-9]+ ms in the same boot" \
+        VR --nonce "$P1" --previous "$tmp/p2.json" "$tmp/p1.json"
+expect "verify --previous: the same quote twice (replayed): refused, exit 1" 1 "refused: previous: the TPM's clock" \
+        VR --nonce "$P2" --previous "$tmp/p2.json" "$tmp/p2.json"
+expect "verify --previous: previous evidence of another AK: exit 2" 2 "the previous evidence is not a quote signed by the AK" \
+        VR --nonce "$P2" --previous "$tmp/ev.json" "$tmp/p2.json"
+expect "verify --previous: truncated previous evidence: exit 2" 2 "ev-trunc.json: not mshim-evidence/1 evidence" \
+        VR --nonce "$P2" --previous "$tmp/ev-trunc.json" "$tmp/p2.json"
+sed 's|"mshim-evidence/1"|"mshim-evidence/2"|' "$tmp/p1.json" >"$tmp/p1-v2.json"
+expect "verify --previous: previous evidence of another schema version: exit 2" 2 "schema 'mshim-evidence/2' is not mshim-evidence/1" \
+        VR --nonce "$P2" --previous "$tmp/p1-v2.json" "$tmp/p2.json"
+# A TPM Resume (Shutdown(STATE), _TPM_Init, Startup(STATE)): PCRs kept, restartCount + 1.
+tpm2_shutdown >/dev/null 2>&1 && swtpm_ioctl --unix "$tmp/srv.ctrl" -i >/dev/null && tpm2_startup >/dev/null 2>&1 ||
+        fail "a TPM Resume on swtpm"
+read -r R1 S1 <<<"$(counts)"
+check "tpm2_readclock: the resume kept resetCount and raised restartCount ($R0/$S0 -> $R1/$S1)" \
+        test "$R1" = "$R0" -a "$S1" = $((S0 + 1))
+quote "$P3" "$tmp/p3.json"
+expect_ok() { local n=$1 pat=$2 rc; shift 2; "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+        if [ $rc = 0 ] && grep -q -E -- "$pat" "$tmp/out"; then pass "$n"; else fail "$n" "rc=$rc $(cat "$tmp/out" "$tmp/err")"; fi; }
+expect_ok "verify --previous across a resume: accepted, says the boot resumed (restartCount $S0 -> $S1)" \
+        "^ok      previous: the same boot, resumed or restarted since the previous evidence \\(restartCount $S0 -> $S1\\)" \
+        VR --nonce "$P3" --previous "$tmp/p2.json" "$tmp/p3.json"
+expect "verify --previous: the quote from before the resume after the one after it: refused, exit 1, 'restartCount'" 1 \
+        "refused: previous: restartCount $S0 is below the previous evidence's $S1 in the same boot" \
+        VR --nonce "$P2" --previous "$tmp/p3.json" "$tmp/p2.json"
+# A TPM Reset (a reboot: _TPM_Init, Startup(CLEAR)): resetCount + 1, PCRs
+# zero; the boot's events are extended again.
+swtpm_ioctl --unix "$tmp/srv.ctrl" -i >/dev/null && tpm2_startup -c >/dev/null 2>&1 || fail "a TPM Reset on swtpm"
+while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/extends.txt"
+read -r R2 S2 <<<"$(counts)"
+check "tpm2_readclock: the reset raised resetCount ($R1 -> $R2)" test "$R2" = $((R1 + 1))
+quote "$P4" "$tmp/p4.json"
+expect_ok "verify --previous across a reboot: accepted, says the machine rebooted (resetCount $R1 -> $R2)" \
+        "^ok      previous: the machine rebooted since the previous evidence \\(resetCount $R1 -> $R2\\)" \
+        VR --nonce "$P4" --previous "$tmp/p3.json" "$tmp/p4.json"
+expect "verify --previous: a quote from the earlier boot after one of this boot: refused, exit 1, 'resetCount'" 1 \
+        "refused: previous: resetCount $R1 is below the previous evidence's $R2: an older quote" \
+        VR --nonce "$P3" --previous "$tmp/p4.json" "$tmp/p3.json"
+
+exit $CLI_FAILED

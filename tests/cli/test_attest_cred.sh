@@ -235,6 +235,58 @@ for spec in "restricted:10000:0" "fixedTPM:2:0" "fixedParent:10:0" "sensitiveDat
                 V challenge --dir "$D" --ak "$tmp/ak-$what.pub" --ek-pub "$tmp/a/ek-rsa.pub" -o "$tmp/x"
 done
 
+# ---- verify EVIDENCE with the registered machine's AK (no --ak) -------------------------
+# Both TPMs' PCRs are untouched (all zero), so an event log of the header
+# alone (tcglog_build.py) is the whole boot's.
+PYTHONPATH=tests/cli python3 -c 'import sys, tcglog_build as tb; open(sys.argv[1], "wb").write(tb.build(["sha256"], []))' \
+        "$tmp/empty.log"
+N=$(openssl rand -hex 32)
+onA "$MSHIM" attest quote --nonce "$N" --select 0-7 --log "$tmp/empty.log" -o "$tmp/evA.json" 2>"$tmp/err" ||
+        fail "attest quote on A" "$(cat "$tmp/err")"
+onB "$MSHIM" attest quote --nonce "$N" --select 0-7 --log "$tmp/empty.log" -o "$tmp/evB.json" 2>"$tmp/err" ||
+        fail "attest quote on B" "$(cat "$tmp/err")"
+V --dir "$D" --nonce "$N" "$tmp/evA.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "verify without --ak finds A's registered AK by the evidence's Name, accepted (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q '^ok      machine: the registered machine $NAME_A (ECC EK given as a public key)' '$tmp/out' &&
+         grep -q '^ok      signature: ECDSA-SHA256 by the AK $NAME_A' '$tmp/out' && tail -1 '$tmp/out' | grep -qx accepted"
+check "verify --machine NAME (tpm2_readpublic's Name) accepts A's quote" bash -c \
+        "TPM2TOOLS_TCTI=none '$MSHIM' verify --dir '$D' --machine '$NAME_A' --nonce '$N' '$tmp/evA.json' >/dev/null 2>&1"
+expect "verify: B's quote, B never registered: refused, exit 1, 'machine: ... not registered'" 1 \
+        "refused: machine: the AK $NAME_B is not registered in .*\\(register it: 'mshim verify challenge'" \
+        V --dir "$D" --nonce "$N" "$tmp/evB.json"
+V --dir "$D" --nonce "$N" --json "$tmp/evB.json" >"$tmp/vB.json" 2>/dev/null; rc=$?
+check "verify --json of the unregistered machine: valid mshim-verdict/1, refused by 'machine' alone (rc=$rc)" bash -c \
+        "[ $rc = 1 ] && python3 tests/cli/json_schema.py --validate mshim-verdict-1 '$tmp/vB.json' &&
+         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if not d[\"accepted\"] and [(c[\"check\"], c[\"ok\"]) for c in d[\"checks\"]] == [(\"machine\", False)] and d[\"ak_name\"] == sys.argv[2] else 1)' '$tmp/vB.json' '$NAME_B'"
+# B's quote claiming to be A's: A's registered AK does not verify it.
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["ak"]["name"] = sys.argv[3]; json.dump(d, open(sys.argv[2], "w"))' \
+        "$tmp/evB.json" "$tmp/evB-asA.json" "$NAME_A"
+expect "verify: another TPM's quote naming A's AK: refused, exit 1, 'signature'" 1 \
+        "refused: signature: the quote's signature does not verify with the AK $NAME_A" \
+        V --dir "$D" --nonce "$N" "$tmp/evB-asA.json"
+V challenge --dir "$D" --ak "$tmp/b/ak.pub" --ek-pub "$tmp/b/ek-rsa.pub" -o "$tmp/chB" >/dev/null 2>&1 || fail "challenge for B"
+expect "verify: a machine whose challenge is pending, not answered: refused, exit 1" 1 \
+        "refused: machine: the AK $NAME_B is not registered in .*its challenge is pending" \
+        V --dir "$D" --nonce "$N" "$tmp/evB.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["ak"]["name"] = "../../../etc/passwd"; json.dump(d, open(sys.argv[2], "w"))' \
+        "$tmp/evA.json" "$tmp/evA-path.json"
+expect "verify: an evidence AK Name that is a path: exit 2, never opened" 2 "is not an AK's Name" \
+        V --dir "$D" --nonce "$N" "$tmp/evA-path.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["ak"]; json.dump(d, open(sys.argv[2], "w"))' \
+        "$tmp/evA.json" "$tmp/evA-noak.json"
+expect "verify: evidence naming no AK, no --machine: exit 2" 2 "the evidence names no AK: give --machine NAME" \
+        V --dir "$D" --nonce "$N" "$tmp/evA-noak.json"
+check "... with --machine it is accepted" bash -c \
+        "TPM2TOOLS_TCTI=none '$MSHIM' verify --dir '$D' --machine '$NAME_A' --nonce '$N' '$tmp/evA-noak.json' >/dev/null 2>&1"
+expect "verify: --ak with --machine: usage error, exit 2" 2 "give one or the other" \
+        V --ak "$tmp/a/ak.pub" --machine "$NAME_A" --nonce "$N" "$tmp/evA.json"
+cp "$D/machines/$NAME_A.json" "$tmp/recA.keep"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["ak_public"] = json.load(open(sys.argv[2]))["ak_public"]; json.dump(d, open(sys.argv[1], "w"))' \
+        "$D/machines/$NAME_A.json" "$D/pending/$NAME_B.json"
+expect "verify: a machine record whose AK is not its Name's: exit 2" 2 "its AK is not the AK $NAME_A its name says" \
+        V --dir "$D" --nonce "$N" "$tmp/evA.json"
+cp "$tmp/recA.keep" "$D/machines/$NAME_A.json"
+
 # ---- bad input: exit 2 -----------------------------------------------------------------
 head -c 40 "$tmp/ch3" >"$tmp/ch-trunc"
 expect "attest activate: a truncated challenge: exit 2" 2 "not a challenge .*truncated" onA "$MSHIM" attest activate "$tmp/ch-trunc"

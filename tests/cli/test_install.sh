@@ -49,7 +49,7 @@ $p/share/man/man1/mshim-uninstall.1 644
 $p/share/man/man1/mshim-status.1 644
 $p/share/man/man5/mshim-loader.conf.5 644
 $p/share/bash-completion/completions/mshim 644
-$p/share/mshim/keylime/mshim_keylime.py 644
+$p/share/mshim/keylime/mshim_policy.py 644
 $p/lib/mshim/kernel-hook 755
 $p/lib/kernel/install.d/90-mshim.install 755
 $p/lib/systemd/system/mshim-prune.service 644

@@ -88,9 +88,9 @@ attest|attest quote --nonce 00 -o $t/o.json| --nonce wants 8 to 64 bytes in hex
 attest|attest quote --nonce 0011223344556677 --select 0-99 -o $t/o.json| --select wants PCR numbers
 attest|attest activate| attest activate takes one CHALLENGE file
 attest|attest activate $I $I| attest activate takes one CHALLENGE file
-verify|verify| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
-verify|verify $I| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
-verify|verify --ak $I $I| verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX
+verify|verify| verify takes one EVIDENCE file and --nonce HEX, with --ak AK.pub or a registered machine
+verify|verify $I| verify takes one EVIDENCE file and --nonce HEX, with --ak AK.pub or a registered machine
+verify|verify --ak $I $I| verify takes one EVIDENCE file and --nonce HEX, with --ak AK.pub or a registered machine
 verify|verify --ak $I --nonce zz $I| --nonce wants 8 to 64 bytes in hex
 verify|verify --ak $I --nonce 0011223344556677 $I $I| verify takes one EVIDENCE file
 verify|verify --bogus $I| unknown or ambiguous option '--bogus'

@@ -21,7 +21,6 @@
 #include <tss2/tss2_rc.h>
 #include "sealcmd.h"
 
-#define FENCE_EVENT "mshim-unseal-fence"
 #define VOLUME_PREFIX "mshim-volume:"
 /* A volume key: LUKS2 keys are at most 512 bits for XTS, more with
  * authenticated encryption (a cipher key and an integrity key). */
@@ -167,7 +166,7 @@ int cmd_fence(int argc, char **argv) {
         if (optind < argc)
                 return cli_usage_error("fence", "unexpected argument '%s'", argv[optind]);
         if (!o.volume && !o.uuid && !o.key_file)
-                return extend(FENCE_EVENT);
+                return extend(MB_UNSEAL_FENCE_EVENT);
         if (!o.volume || !o.uuid || !o.key_file)
                 return cli_usage_error("fence", "--volume, --uuid and --volume-key-file go together");
         if (!name_ok(o.volume))

@@ -63,21 +63,7 @@ typedef struct unseal_run {
 /* ---- the refusal message ------------------------------------------------- */
 
 static size_t differing(const candidate *c, const mb_pcr_values *now, uint32_t *ret_mask) {
-        size_t k = 0, n = 0;
-
-        *ret_mask = 0;
-        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
-                const uint8_t *v;
-                if (!(c->pcrs & (1u << i)))
-                        continue;
-                v = mb_pcrs_get(now, MB_ALG_SHA256, i);
-                if (!v || memcmp(v, c->values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE)) {
-                        *ret_mask |= 1u << i;
-                        n++;
-                }
-                k++;
-        }
-        return n;
+        return seal_state_differs(c->pcrs, c->values, now, ret_mask);
 }
 
 static void hex_err(const uint8_t *p, size_t n) {
@@ -109,15 +95,6 @@ static void explain_events(const unseal_run *r, uint32_t mask) {
         }
         out_capture_free(&cap);
         cli_file_free(&f);
-}
-
-/* What changed, from which PCRs differ (TCG PC Client PFP §3.3.4). */
-static const char *pcr_cause(uint32_t mask) {
-        if (mask & 0x0fu)
-                return ", the firmware or its configuration changed (a firmware update?)";
-        if (mask & (1u << 7))
-                return ", Secure Boot's state or keys changed";
-        return "";
 }
 
 static int refuse(const unseal_run *r) {
@@ -188,7 +165,7 @@ static int refuse(const unseal_run *r) {
         cli_error("unseal refused: PCR%s %s differ%s from the closest %s (%s)%s: after this passphrase boot check "
                   "'mshim log --pcrs %s', then %s (docs/RECOVERY.md \"Firmware update outside the policy\")",
                   best_n > 1 ? "s" : "", list, best_n > 1 ? "" : "s", best->a ? "approval" : "sealed state",
-                  best->name, pcr_cause(mask), list,
+                  best->name, seal_pcr_cause(mask), list,
                   best->a ? "approve it: 'mshim policy approve --current'" : "seal again ('mshim seal')");
         for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
                 const uint8_t *v;

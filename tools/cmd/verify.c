@@ -16,6 +16,8 @@
 #include <openssl/ecdsa.h>
 #include <openssl/rsa.h>
 #include "attest.h"
+#include "sealcmd.h"
+#include "mb/policy.h"
 #include "mb/tpm2.h"
 #include "verify.h"
 
@@ -23,6 +25,7 @@ typedef struct evidence {
         uint8_t *msg, *sig, *log;
         size_t msg_n, sig_n, log_n;
         mb_pcr_values pcrs;     /* "pcrs": the values the machine says it quoted */
+        char *ak_name;          /* "ak": "name", or NULL: only ever a key to look the machine up by */
 } evidence;
 
 typedef struct check {
@@ -41,7 +44,7 @@ typedef struct mismatch {
 } mismatch;
 
 typedef struct verdict {
-        check checks[8];
+        check checks[12];
         size_t n;
         mismatch *mm;           /* MB_TCGLOG_MAX_ALGS * MB_PCR_COUNT */
         size_t n_mm;
@@ -49,6 +52,18 @@ typedef struct verdict {
         bool have_quote;        /* the signature verified: q may be shown */
         char ak_name[2 * MB_ATTEST_NAME_MAX + 1];
         uint32_t events;
+        /* --previous: that quote's clock info (signed by the same AK) and
+         * what happened between the two: "same-boot", "restart", "reboot" */
+        bool have_prev;
+        uint64_t prev_clock;
+        uint32_t prev_reset, prev_restart;
+        const char *since;
+        vf_facts *facts;        /* the log replayed to the quote: what booted */
+        bool have_state;        /* --state: res says which state matched, or the closest */
+        vs_result res;
+        const uint8_t *log;     /* the evidence's log, to name the events of PCRs that differ */
+        size_t log_n;
+        const mb_pcr_values *pcrs;      /* the quoted values */
 } verdict;
 
 static check *add(verdict *v, const char *name, bool ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -125,6 +140,22 @@ static int read_pcrs(const char *path, const jr_node *o, mb_pcr_values *ret) {
         return 0;
 }
 
+/* "ak": {"name": hex}, kept as the sender wrote it: it only says which
+ * registered machine's AK to try, and that AK must then verify the quote. */
+static int ak_member(const char *path, const jr_node *ak, evidence *ev) {
+        const jr_node *n = jr_get(ak, "name");
+
+        if (!ak)
+                return 0;
+        if (ak->type != JR_OBJECT || (n && n->type != JR_STRING))
+                return bad(path, "\"ak\" is not an object with a \"name\" string");
+        if (n && !(ev->ak_name = strdup(n->str))) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        return 0;
+}
+
 static int read_evidence(const char *path, evidence *ev) {
         cli_file f;
         const char *err = NULL;
@@ -155,7 +186,8 @@ static int read_evidence(const char *path, evidence *ev) {
                 r = bad(path, "no \"quote\" object");
         else if (!log || log->type != JR_OBJECT)
                 r = bad(path, "no \"event_log\" object");
-        else if (!(r = b64_member(path, q, "message", &ev->msg, &ev->msg_n)) &&
+        else if (!(r = ak_member(path, jr_get(doc, "ak"), ev)) &&
+                 !(r = b64_member(path, q, "message", &ev->msg, &ev->msg_n)) &&
                  !(r = b64_member(path, q, "signature", &ev->sig, &ev->sig_n)) &&
                  !(r = b64_member(path, log, "data", &ev->log, &ev->log_n)))
                 r = read_pcrs(path, jr_get(doc, "pcrs"), &ev->pcrs);
@@ -163,19 +195,12 @@ static int read_evidence(const char *path, evidence *ev) {
         return r;
 }
 
-static int read_ak(const char *path, uint8_t **ret_buf, mb_attest_public *ret) {
-        cli_file f;
-        mb_err e;
+/* The AK from its TPM2B_PUBLIC in buf (what: for messages). */
+static int parse_ak(const uint8_t *buf, size_t n, const char *what, mb_attest_public *ret) {
+        mb_err e = mb_attest_public_parse(buf, n, ret);
 
-        if (cli_file_load_max(path, (size_t) 1 << 20, "an attestation key's public area", &f) < 0)
-                return EXIT_BAD_INPUT;
-        *ret_buf = malloc(f.size ? f.size : 1);
-        if (*ret_buf)
-                memcpy(*ret_buf, f.data, f.size);
-        e = *ret_buf ? mb_attest_public_parse(*ret_buf, f.size, ret) : MB_ERR_NOSPACE;
-        cli_file_free(&f);
         if (e != MB_OK) {
-                cli_error("%s: not an RSA or ECC key's TPM2B_PUBLIC (as 'mshim attest init' writes ak.pub): %s", path,
+                cli_error("%s: not an RSA or ECC key's TPM2B_PUBLIC (as 'mshim attest init' writes ak.pub): %s", what,
                           mb_strerror(e));
                 return EXIT_BAD_INPUT;
         }
@@ -186,10 +211,28 @@ static int read_ak(const char *path, uint8_t **ret_buf, mb_attest_public *ret) {
                     (MB_ATTEST_OBJ_RESTRICTED | MB_ATTEST_OBJ_SIGN | MB_ATTEST_OBJ_FIXED_TPM) ||
             (ret->attrs & MB_ATTEST_OBJ_DECRYPT)) {
                 cli_error("%s: not a restricted signing key fixed to its TPM (objectAttributes 0x%08x): a quote it signs "
-                          "proves nothing", path, ret->attrs);
+                          "proves nothing", what, ret->attrs);
                 return EXIT_BAD_INPUT;
         }
         return 0;
+}
+
+static int read_ak(const char *path, uint8_t **ret_buf, mb_attest_public *ret) {
+        cli_file f;
+        size_t n;
+
+        if (cli_file_load_max(path, (size_t) 1 << 20, "an attestation key's public area", &f) < 0)
+                return EXIT_BAD_INPUT;
+        n = f.size;
+        *ret_buf = malloc(n ? n : 1);
+        if (*ret_buf)
+                memcpy(*ret_buf, f.data, n);
+        cli_file_free(&f);
+        if (!*ret_buf) {
+                cli_error("out of memory");
+                return EXIT_BAD_INPUT;
+        }
+        return parse_ak(*ret_buf, n, path, ret);
 }
 
 /* ---- the checks ------------------------------------------------------- */
@@ -363,6 +406,14 @@ static int check_log(verdict *v, const evidence *ev, const char *path) {
                         if (!(v->q.sel[k].mask & (1u << i)) ||
                             (bank && bank->computable && !memcmp(bank->pcr[i], q, bank->size)))
                                 continue;
+                        /* The initramfs's unseal fence is not in the
+                         * firmware's log (docs/MEASUREMENTS.md "PCR 15"):
+                         * PCR 15 may hold it, alone, when the log has
+                         * nothing there. */
+                        if (i == MB_UNSEAL_FENCE_PCR && bank && bank->computable &&
+                            !(bank->extended & (1u << i)) && verify_unseal_fence(v->q.sel[k].alg, q) == 1) {
+                                continue;
+                        }
                         m = &v->mm[v->n_mm++];
                         m->alg = v->q.sel[k].alg;
                         m->pcr = i;
@@ -383,6 +434,96 @@ static int check_log(verdict *v, const evidence *ev, const char *path) {
                 return 0;
         }
         add(v, "event-log", true, "every quoted PCR is what the event log's %u records replay to", v->events);
+        return 1;
+}
+
+/* What booted, from the log that replayed to the quote. */
+static int find_facts(verdict *v, const evidence *ev, const verify_image *img, size_t n_img) {
+        uint32_t quoted = 0;
+        int fence = 0;
+
+        for (uint32_t k = 0; k < v->q.n_sel; k++) {
+                const uint8_t *p15 = mb_pcrs_get(&ev->pcrs, v->q.sel[k].alg, MB_UNSEAL_FENCE_PCR);
+                if ((v->q.sel[k].mask & (1u << MB_UNSEAL_FENCE_PCR)) && p15 && !(quoted & (1u << MB_UNSEAL_FENCE_PCR)))
+                        fence = verify_unseal_fence(v->q.sel[k].alg, p15);
+                quoted |= v->q.sel[k].mask;
+        }
+        v->facts = verify_facts(ev->log, ev->log_n, quoted, fence, img, n_img);
+        if (!v->facts)
+                cli_error("out of memory");
+        return v->facts ? 1 : -1;
+}
+
+/* The previous evidence's signed clock info into v: it must be a quote
+ * by the same AK (else it says nothing about this machine: bad input). */
+static int read_previous(verdict *v, const mb_attest_public *ak, const char *path) {
+        evidence pe = { 0 };
+        verdict *scratch = calloc(1, sizeof(*scratch));
+        mb_attest_quote q;
+        int r = scratch ? read_evidence(path, &pe) : EXIT_BAD_INPUT;
+
+        if (!r) {
+                memcpy(scratch->ak_name, v->ak_name, sizeof(v->ak_name));
+                r = check_signature(scratch, ak, &pe, path);
+                r = r == 1 && mb_attest_quote_parse(pe.msg, pe.msg_n, &q) == MB_OK && q.magic == MB_ATTEST_MAGIC &&
+                    q.type == MB_ATTEST_ST_QUOTE ? 0 : EXIT_BAD_INPUT;
+                if (r)
+                        cli_error("%s: the previous evidence is not a quote signed by the AK %s", path, v->ak_name);
+        }
+        if (!r) {
+                v->have_prev = true;
+                v->prev_clock = q.clock;
+                v->prev_reset = q.reset_count;
+                v->prev_restart = q.restart_count;
+        }
+        free(scratch);
+        free(pe.msg);
+        free(pe.sig);
+        free(pe.log);
+        free(pe.ak_name);
+        return r;
+}
+
+/* This quote after the previous one (TPM 2.0 Part 1 §36.3, §36.6, §36.7):
+ * resetCount grows at each TPM Reset (a reboot) and never goes back;
+ * within one, restartCount grows at each TPM Restart or Resume, and Clock
+ * only advances (it may go back only across a TPM Reset, after a power
+ * loss). So a quote whose counts or clock are not after the previous one's
+ * is older than it: replayed, or kept from before. (TPM2_Clear sets both
+ * counts to zero: a cleared TPM is a new machine to register again.) */
+static int check_previous(verdict *v) {
+        const mb_attest_quote *q = &v->q;
+
+        if (q->reset_count < v->prev_reset) {
+                add(v, "previous", false, "resetCount %u is below the previous evidence's %u: an older quote (replayed), "
+                    "or the TPM was cleared", q->reset_count, v->prev_reset);
+                return 0;
+        }
+        if (q->reset_count > v->prev_reset) {
+                v->since = "reboot";
+                add(v, "previous", true, "the machine rebooted since the previous evidence (resetCount %u -> %u)",
+                    v->prev_reset, q->reset_count);
+                return 1;
+        }
+        if (q->restart_count < v->prev_restart) {
+                add(v, "previous", false, "restartCount %u is below the previous evidence's %u in the same boot "
+                    "(resetCount %u): an older quote (replayed)", q->restart_count, v->prev_restart, q->reset_count);
+                return 0;
+        }
+        if (q->clock <= v->prev_clock) {
+                add(v, "previous", false, "the TPM's clock %llu ms is not after the previous evidence's %llu ms in the same "
+                    "boot (resetCount %u): an older or replayed quote", (unsigned long long) q->clock,
+                    (unsigned long long) v->prev_clock, q->reset_count);
+                return 0;
+        }
+        v->since = q->restart_count > v->prev_restart ? "restart" : "same-boot";
+        if (q->restart_count > v->prev_restart)
+                add(v, "previous", true, "the same boot, resumed or restarted since the previous evidence (restartCount "
+                    "%u -> %u), %llu ms of TPM clock later", v->prev_restart, q->restart_count,
+                    (unsigned long long) (q->clock - v->prev_clock));
+        else
+                add(v, "previous", true, "the same boot as the previous evidence, %llu ms of TPM clock later",
+                    (unsigned long long) (q->clock - v->prev_clock));
         return 1;
 }
 
@@ -420,6 +561,8 @@ static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev
                 return 0;
         }
         add(v, "nonce", true, "the quote's extraData is the nonce");
+        if (v->have_prev && !check_previous(v))
+                return 0;
         (void) mb_attest_sig_parse(ev->sig, ev->sig_n, &s);
         r = check_digest(v, ev, s.hash, path);
         if (r <= 0)
@@ -427,32 +570,100 @@ static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev
         return check_log(v, ev, path);
 }
 
+/* The quoted SHA-256 PCRs are one of the reference states. */
+static int check_state(verdict *v, const evidence *ev, const vs_ref *refs, size_t n) {
+        const vs_result *res = &v->res;
+        char list[CLI_PCR_LIST_MAX];
+
+        v->have_state = true;
+        v->log = ev->log;
+        v->log_n = ev->log_n;
+        v->pcrs = &ev->pcrs;
+        if (verify_states_match(refs, n, &ev->pcrs, &v->res)) {
+                cli_pcr_select_print(res->matched->mask, list);
+                add(v, "state", true, "PCRs %s are those of the %s %s%s%s%s", list,
+                    res->matched->approval ? "approval" : "prediction", res->matched->path, res->matched->approval ? " (" : "",
+                    res->matched->approval ? res->matched->label : "", res->matched->approval ? ")" : "");
+                return 1;
+        }
+        if (res->forged)
+                add(v, "state", false, "the only state these PCRs are, the approval %s, does not verify: %s",
+                    res->forged->path, res->forged->bad);
+        else if (!res->closest)
+                add(v, "state", false, "no reference state could be used (no approval verifies with the policy key)");
+        else {
+                cli_pcr_select_print(res->differ, list);
+                add(v, "state", false, "no reference state matches: PCR%s %s differ%s from the closest, the %s %s%s%s%s%s",
+                    __builtin_popcount(res->differ) > 1 ? "s" : "", list, __builtin_popcount(res->differ) > 1 ? "" : "s",
+                    res->closest->approval ? "approval" : "prediction", res->closest->path,
+                    res->closest->approval ? " (" : "", res->closest->approval ? res->closest->label : "",
+                    res->closest->approval ? ")" : "", seal_pcr_cause(res->differ));
+        }
+        return 0;
+}
+
 /* ---- output ------------------------------------------------------------ */
 
-static void json_str(const char *s) {
-        putchar('"');
-        for (; *s; s++) {
-                unsigned char c = (unsigned char) *s;
-                if (c == '"' || c == '\\')
-                        printf("\\%c", c);
-                else if (c < 0x20)
-                        printf("\\u%04x", c);
-                else
-                        putchar(c);
+static void print_state_json(const verdict *v) {
+        const vs_ref *c = v->res.matched ? v->res.matched : v->res.forged ? v->res.forged : v->res.closest;
+        char hx[2 * MB_HASH_MAX + 1];
+        bool first = true;
+
+        printf(", \"state\": {\"matched\": ");
+        v->res.matched ? verify_json_str(v->res.matched->path) : (void) printf("null");
+        printf(", \"closest\": ");
+        c && !v->res.matched ? verify_json_str(c->path) : (void) printf("null");
+        printf(", \"differing\": [");
+        for (uint32_t i = 0; c && !v->res.matched && !v->res.forged && i < MB_PCR_COUNT; i++) {
+                const uint8_t *q = mb_pcrs_get(v->pcrs, MB_ALG_SHA256, i);
+                if (!(v->res.differ & (1u << i)))
+                        continue;
+                hex_into(hx, vs_value(c, i), 32);
+                printf("%s{\"pcr\": %u, \"expected\": \"%s\", \"quoted\": ", first ? "" : ", ", i, hx);
+                if (q) {
+                        hex_into(hx, q, 32);
+                        printf("\"%s\"}", hx);
+                } else
+                        printf("null}");
+                first = false;
         }
-        putchar('"');
+        printf("]}");
+}
+
+/* The closest state's differing PCRs, and the log's events for each, as
+ * unseal's refusal shows them. */
+static void print_state_text(const verdict *v) {
+        const vs_ref *c = v->res.closest;
+        char hx[2 * MB_HASH_MAX + 1];
+
+        if (v->res.matched || v->res.forged || !c)
+                return;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *q = mb_pcrs_get(v->pcrs, MB_ALG_SHA256, i);
+                if (!(v->res.differ & (1u << i)))
+                        continue;
+                hex_into(hx, vs_value(c, i), 32);
+                printf("  PCR %u: expected %s\n", i, hx);
+                if (q)
+                        hex_into(hx, q, 32);
+                printf("  %*s  quoted   %s\n", 5 + (i > 9), "", q ? hx : "(not quoted)");
+                /* cli_log_pcr_events writes through the CLI's own buffer */
+                fflush(stdout);
+                cli_log_pcr_events(v->log, v->log_n, i, MB_ALG_SHA256);
+                out_flush();
+        }
 }
 
 static void print_json(const verdict *v, const char *path, bool accepted) {
         char lb[16], hx[2 * MB_HASH_MAX + 1];
 
         printf("{\"schema\": \"%s\", \"mshim_version\": \"%s\", \"evidence\": ", ATT_VERDICT_SCHEMA, MB_VERSION);
-        json_str(path);
+        verify_json_str(path);
         printf(", \"ak_name\": \"%s\", \"accepted\": %s, \"checks\": [", v->ak_name, accepted ? "true" : "false");
         for (size_t i = 0; i < v->n; i++) {
                 printf("%s{\"check\": \"%s\", \"ok\": %s, \"detail\": ", i ? ", " : "", v->checks[i].name,
                        v->checks[i].ok ? "true" : "false");
-                json_str(v->checks[i].detail);
+                verify_json_str(v->checks[i].detail);
                 putchar('}');
         }
         printf("], \"unaccounted_pcrs\": [");
@@ -472,6 +683,16 @@ static void print_json(const verdict *v, const char *path, bool accepted) {
                 printf(", \"clock\": {\"clock\": %llu, \"reset_count\": %u, \"restart_count\": %u, \"safe\": %s, "
                        "\"firmware_version\": %llu}", (unsigned long long) v->q.clock, v->q.reset_count,
                        v->q.restart_count, v->q.safe ? "true" : "false", (unsigned long long) v->q.firmware);
+        if (v->have_prev)
+                printf(", \"previous\": {\"clock\": %llu, \"reset_count\": %u, \"restart_count\": %u, \"since\": %s%s%s}",
+                       (unsigned long long) v->prev_clock, v->prev_reset, v->prev_restart, v->since ? "\"" : "",
+                       v->since ? v->since : "null", v->since ? "\"" : "");
+        if (v->facts) {
+                printf(", ");
+                verify_facts_json(v->facts);
+        }
+        if (v->have_state)
+                print_state_json(v);
         printf("}\n");
 }
 
@@ -483,10 +704,17 @@ static void print_text(const verdict *v, bool accepted) {
         for (size_t i = 0; i < v->n_mm; i++) {
                 const mismatch *m = &v->mm[i];
                 hex_into(hx, m->quoted, m->size);
-                printf("  %s PCR %u: quoted %s\n", cli_alg_label(m->alg, lb), m->pcr, hx);
+                /* the label returned: cli_alg_label need not write lb */
+                const char *label = cli_alg_label(m->alg, lb);
+                printf("  %s PCR %u: quoted %s\n", label, m->pcr, hx);
                 hex_into(hx, m->replayed, m->size);
-                printf("  %*s  replayed %s\n", (int) strlen(lb) + 5 + (m->pcr > 9), "", m->in_log ? hx : "(no such bank in the log)");
+                printf("  %*s  replayed %s\n", (int) strlen(label) + 5 + (m->pcr > 9), "",
+                       m->in_log ? hx : "(no such bank in the log)");
         }
+        if (v->have_state)
+                print_state_text(v);
+        if (v->facts)
+                verify_facts_text(v->facts);
         if (v->have_quote && accepted)
                 printf("clock %llu ms, reset count %u, restart count %u, safe %s\n", (unsigned long long) v->q.clock,
                        v->q.reset_count, v->q.restart_count, v->q.safe ? "yes" : "no");
@@ -495,23 +723,122 @@ static void print_text(const verdict *v, bool accepted) {
 
 /* ---- the command ---------------------------------------------------------- */
 
-int cmd_verify(int argc, char **argv) {
+#define IMAGES_MAX 32u
+#define STATES_MAX 64u
+
+typedef struct verify_opts {
+        const char *ak, *nonce, *dir, *machine, *previous, *evidence;
+        bool json;
+        const char *images[IMAGES_MAX];
+        size_t n_images;
+        char *states[STATES_MAX];
+        size_t n_states;
+        const char *policy_key;
+} verify_opts;
+
+static int parse_opts(int argc, char **argv, verify_opts *o) {
         static const struct option longopts[] = {
-                { "ak", required_argument, NULL, 'a' },
-                { "nonce", required_argument, NULL, 'n' },
-                { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
+                { "ak", required_argument, NULL, 'a' },         { "nonce", required_argument, NULL, 'n' },
+                { "dir", required_argument, NULL, 'd' },        { "machine", required_argument, NULL, 'm' },
+                { "previous", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
+                { "image", required_argument, NULL, 'i' },      { "state", required_argument, NULL, 's' },
+                { "policy-key", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
-        const char *ak_path = NULL, *nonce_hex = NULL;
-        bool json = false;
+        int c;
+
+        optind = 1;
+        while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
+                if (c == 'i') {
+                        if (o->n_images == IMAGES_MAX)
+                                return cli_usage_error("verify", "at most %u --image files", IMAGES_MAX);
+                        o->images[o->n_images++] = optarg;
+                        continue;
+                }
+                if (c == 's') {
+                        if (o->n_states == STATES_MAX)
+                                return cli_usage_error("verify", "at most %u --state files", STATES_MAX);
+                        o->states[o->n_states++] = optarg;
+                        continue;
+                }
+                const char **slot = c == 'a' ? &o->ak : c == 'n' ? &o->nonce : c == 'd' ? &o->dir
+                                  : c == 'm' ? &o->machine : c == 'p' ? &o->previous
+                                  : c == 'k' ? &o->policy_key : NULL;
+                if (c == 'j')
+                        o->json = true;
+                else if (c == 'h') {
+                        cli_help(stdout, "verify");
+                        return -1;
+                } else if (!slot || cli_opt_once_for(longopts, c, slot, optarg) < 0)
+                        return EXIT_BAD_INPUT;
+        }
+        if (argc - optind != 1 || !o->nonce)
+                return cli_usage_error("verify", "verify takes one EVIDENCE file and --nonce HEX, with --ak AK.pub or "
+                                       "a registered machine");
+        /* The AK is either given or the registered machine's, never both:
+         * a registered machine is looked up only when no AK is given. */
+        if (o->ak && (o->dir || o->machine))
+                return cli_usage_error("verify", "--ak names the AK itself: --dir and --machine look up a registered "
+                                       "machine's instead; give one or the other");
+        if (o->policy_key && !o->n_states)
+                return cli_usage_error("verify", "--policy-key checks the approvals given with --state: give them");
+        o->evidence = argv[optind];
+        return 0;
+}
+
+/* The AK: --ak, or the registered machine's (--machine, else the Name the
+ * evidence names: whichever machine that is, its own AK must then verify
+ * the quote). 0, EXIT_CHECK_FAILED (the "machine" check refused), or
+ * EXIT_BAD_INPUT. */
+static int find_ak(const verify_opts *o, const evidence *ev, verdict *v, uint8_t **ret_buf, mb_attest_public *ret) {
+        const char *name = o->machine ? o->machine : ev->ak_name;
+        char *about = NULL, why[512];
+        size_t n = 0;
+        int r;
+
+        if (o->ak)
+                return read_ak(o->ak, ret_buf, ret);
+        if (!name) {
+                cli_error("%s: the evidence names no AK: give --machine NAME (a registered machine) or --ak AK.pub",
+                          o->evidence);
+                return EXIT_BAD_INPUT;
+        }
+        r = verify_machine_ak(o->dir, name, ret_buf, &n, &about, why, sizeof(why));
+        if (r == EXIT_CHECK_FAILED) {
+                snprintf(v->ak_name, sizeof(v->ak_name), "%s", name);
+                add(v, "machine", false, "%s", why);
+                return r;
+        }
+        if (!r)
+                r = parse_ak(*ret_buf, n, "the registered AK", ret);
+        if (!r)
+                add(v, "machine", true, "%s", about);
+        free(about);
+        return r;
+}
+
+static void report(const verdict *v, const verify_opts *o, bool accepted) {
+        if (o->json)
+                print_json(v, o->evidence, accepted);
+        else
+                print_text(v, accepted);
+        if (!accepted)
+                cli_error("refused: %s: %s", v->checks[v->n - 1].name, v->checks[v->n - 1].detail);
+}
+
+int cmd_verify(int argc, char **argv) {
+        verify_opts o = { 0 };
         uint8_t nonce[ATT_NONCE_MAX], *ak_buf = NULL;
         size_t nonce_n = 0;
         mb_attest_public ak;
         mb_tpm2_name name;
         evidence ev = { 0 };
         verdict *v = NULL;
-        int c, r;
+        cli_file files[IMAGES_MAX];
+        verify_image img[IMAGES_MAX];
+        size_t n_files = 0;
+        vs_ref *refs = NULL;
+        int r;
 
         /* A machine's AK is proven (challenge, register) before its quotes
          * mean anything: tools/cmd/verify_cred.c. */
@@ -523,60 +850,69 @@ int cmd_verify(int argc, char **argv) {
                 return verify_ima(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "keylime-refstate"))
                 return verify_keylime_refstate(argc - 1, argv + 1);
-        optind = 1;
-        while ((c = cli_getopt(argc, argv, "h", longopts, "verify")) != -1) {
-                switch (c) {
-                case 'a':
-                        if (cli_opt_once(&ak_path, "--ak", optarg) < 0)
-                                return EXIT_BAD_INPUT;
-                        break;
-                case 'n':
-                        if (cli_opt_once(&nonce_hex, "--nonce", optarg) < 0)
-                                return EXIT_BAD_INPUT;
-                        break;
-                case 'j': json = true; break;
-                case 'h': cli_help(stdout, "verify"); return 0;
-                default: return EXIT_BAD_INPUT;
-                }
-        }
-        if (argc - optind != 1 || !ak_path || !nonce_hex)
-                return cli_usage_error("verify", "verify takes one EVIDENCE file, --ak AK.pub and --nonce HEX");
-        if (att_nonce_parse(nonce_hex, nonce, &nonce_n) < 0)
+        r = parse_opts(argc, argv, &o);
+        if (r)
+                return r < 0 ? 0 : r;
+        if (att_nonce_parse(o.nonce, nonce, &nonce_n) < 0)
                 return cli_usage_error("verify", "--nonce wants %u to %u bytes in hex, not '%s'", ATT_NONCE_MIN,
-                                       ATT_NONCE_MAX, nonce_hex);
-        r = read_ak(ak_path, &ak_buf, &ak);
-        if (!r)
-                r = read_evidence(argv[optind], &ev);
+                                       ATT_NONCE_MAX, o.nonce);
         v = calloc(1, sizeof(*v));
-        if (!r && v)
+        if (v)
                 v->mm = calloc(MB_TCGLOG_MAX_ALGS * MB_PCR_COUNT, sizeof(*v->mm));
-        if (!r && (!v || !v->mm)) {
+        if (!v || !v->mm) {
                 cli_error("out of memory");
                 r = EXIT_BAD_INPUT;
+                goto out;
+        }
+        if (o.n_states && !(refs = verify_states_load(o.states, o.n_states, o.policy_key, &r)))
+                goto out;
+        r = read_evidence(o.evidence, &ev);
+        if (!r)
+                r = find_ak(&o, &ev, v, &ak_buf, &ak);
+        if (r == EXIT_CHECK_FAILED) {
+                report(v, &o, false);
+                goto out;
         }
         if (!r && mb_tpm2_object_name(ak.area.p, ak.area.size, &name) != MB_OK) {
-                cli_error("%s: the AK's nameAlg 0x%04x is not one mshim knows", ak_path, ak.name_alg);
+                cli_error("%s: the AK's nameAlg 0x%04x is not one mshim knows", o.ak ? o.ak : "the registered AK",
+                          ak.name_alg);
                 r = EXIT_BAD_INPUT;
         }
         if (!r) {
                 hex_into(v->ak_name, name.b, name.size);
-                r = run_checks(v, &ak, &ev, nonce, nonce_n, argv[optind]);
-                if (r >= 0) {
-                        if (json)
-                                print_json(v, argv[optind], r == 1);
-                        else
-                                print_text(v, r == 1);
-                        if (r == 0)
-                                cli_error("refused: %s: %s", v->checks[v->n - 1].name, v->checks[v->n - 1].detail);
+                r = o.previous ? read_previous(v, &ak, o.previous) : 0;
+        }
+        for (size_t i = 0; !r && i < o.n_images; i++) {
+                if (cli_file_load_max(o.images[i], (size_t) 1 << 30, "an EFI image", &files[i]) < 0) {
+                        r = EXIT_BAD_INPUT;
+                        break;
                 }
+                n_files = i + 1;
+                img[i] = (verify_image) { o.images[i], files[i].data, files[i].size };
+        }
+        if (!r) {
+                r = run_checks(v, &ak, &ev, nonce, nonce_n, o.evidence);
+                if (r == 1)
+                        r = find_facts(v, &ev, img, o.n_images);
+                if (r == 1 && refs)
+                        r = check_state(v, &ev, refs, o.n_states);
+                if (r >= 0)
+                        report(v, &o, r == 1);
                 r = r == 1 ? 0 : r == 0 ? EXIT_CHECK_FAILED : EXIT_BAD_INPUT;
         }
-        if (v)
+out:
+        for (size_t i = 0; i < n_files; i++)
+                cli_file_free(&files[i]);
+        verify_states_free(refs);
+        if (v) {
                 free(v->mm);
+                verify_facts_free(v->facts);
+        }
         free(v);
         free(ak_buf);
         free(ev.msg);
         free(ev.sig);
         free(ev.log);
+        free(ev.ak_name);
         return r;
 }

@@ -16,6 +16,7 @@
  * challenge; the machine is then recorded in DIR/machines/NAME.json. A
  * challenge is answered once: a wrong secret spends it.
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -109,6 +110,12 @@ static int ak_attrs(const mb_attest_public *p, const char *path) {
         return EXIT_CHECK_FAILED;
 }
 
+static void hex_name(const uint8_t *p, size_t n, char *out) {
+        for (size_t i = 0; i < n; i++)
+                snprintf(out + 2 * i, 3, "%02x", p[i]);
+        out[2 * n] = 0;
+}
+
 static int ak_name_hex(const mb_attest_public *p, const char *path, char *out, mb_tpm2_name *ret) {
         mb_tpm2_name name;
 
@@ -116,8 +123,7 @@ static int ak_name_hex(const mb_attest_public *p, const char *path, char *out, m
                 cli_error("%s: the AK's nameAlg 0x%04x is not one mshim knows", path, p->name_alg);
                 return EXIT_BAD_INPUT;
         }
-        for (size_t i = 0; i < name.size; i++)
-                snprintf(out + 2 * i, 3, "%02x", name.b[i]);
+        hex_name(name.b, name.size, out);
         *ret = name;
         return 0;
 }
@@ -302,19 +308,21 @@ static int b64_of(const jr_node *d, const char *key, bool null_ok, uint8_t **ret
         return 0;
 }
 
-/* The pending record at path (the verifier's own file): 0, 1 when there is
- * none, or EXIT_BAD_INPUT. */
-static int read_pending(const char *path, machine *m) {
+/* The record at path (the verifier's own file), pending or registered as
+ * pending says: 0, 1 when there is none, or EXIT_BAD_INPUT. */
+static int read_record(const char *path, bool pending, machine *m) {
+        const char *status = pending ? "pending" : "registered";
         cli_file f;
         const char *err = NULL;
         size_t off = 0;
         jr_node *d;
-        const jr_node *s, *st, *t, *is, *h;
+        const jr_node *s, *st, *t, *is, *h, *n, *tm;
+        uint32_t when = 0;
         int r = EXIT_BAD_INPUT;
 
         if (access(path, F_OK) < 0 && errno == ENOENT)
                 return 1;
-        if (cli_file_load_max(path, STATE_MAX, "a pending challenge", &f) < 0)
+        if (cli_file_load_max(path, STATE_MAX, pending ? "a pending challenge" : "a machine's record", &f) < 0)
                 return EXIT_BAD_INPUT;
         d = jr_parse((const char *) f.data, f.size, &JR_LIMITS(STATE_MAX), &err, &off);
         cli_file_free(&f);
@@ -327,20 +335,86 @@ static int read_pending(const char *path, machine *m) {
         t = jr_get(d, "ek_type");
         is = jr_get(d, "ek_issuer");
         h = jr_get(d, "secret_sha256");
+        n = jr_get(d, "ak_name");
+        tm = jr_get(d, "time");
         if (s && s->type == JR_STRING && !strcmp(s->str, MACHINE_SCHEMA) && st && st->type == JR_STRING &&
-            !strcmp(st->str, "pending") && t && t->type == JR_STRING && (!strcmp(t->str, "rsa") || !strcmp(t->str, "ecc")) &&
-            is && (is->type == JR_NULL || is->type == JR_STRING) && h && jr_hex(h, 32, m->secret_sha256) &&
+            !strcmp(st->str, status) && t && t->type == JR_STRING && (!strcmp(t->str, "rsa") || !strcmp(t->str, "ecc")) &&
+            is && (is->type == JR_NULL || is->type == JR_STRING) && (pending ? h && jr_hex(h, 32, m->secret_sha256) : !h) &&
+            n && n->type == JR_STRING && n->len < sizeof(m->ak_name) && jr_uint(tm, &when) &&
             !b64_of(d, "ak_public", false, &m->ak_pub, &m->ak_pub_n) &&
             !b64_of(d, "ek_public", false, &m->ek_spki, &m->ek_spki_n) &&
             !b64_of(d, "ek_certificate", true, &m->cert, &m->cert_n)) {
                 m->ek_type = !strcmp(t->str, "rsa") ? "rsa" : "ecc";
                 m->issuer = is->type == JR_STRING ? strdup(is->str) : NULL;
-                m->pending = true;
+                m->pending = pending;
+                m->time = when;
+                memcpy(m->ak_name, n->str, n->len + 1);
                 r = is->type == JR_STRING && !m->issuer ? EXIT_BAD_INPUT : 0;
         }
         if (r)
-                cli_error("%s: not a pending %s record", path, MACHINE_SCHEMA);
+                cli_error("%s: not a %s %s record", path, status, MACHINE_SCHEMA);
         jr_free(d);
+        return r;
+}
+
+/* A machine's Name as the file name of its record: hex alone, so no Name
+ * (the evidence's, which the sender wrote) can leave the directory. */
+static bool name_ok(const char *name) {
+        size_t n = strlen(name);
+
+        /* nameAlg and a digest of 20 to 64 bytes */
+        if (n < 2 * (2 + 20) || n > 2 * MB_ATTEST_NAME_MAX || n % 2)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+int verify_machine_ak(const char *dir, const char *name, uint8_t **ret_pub, size_t *ret_n, char **ret_about,
+                      char *why, size_t why_n) {
+        machine m = { 0 };
+        mb_attest_public ak;
+        mb_tpm2_name nm;
+        char path[4096], hex[2 * MB_ATTEST_NAME_MAX + 1];
+        int r;
+
+        if (!dir)
+                dir = VERIFIER_DIR;
+        if (!name_ok(name)) {
+                cli_error("'%.80s' is not an AK's Name (lower-case hex, as 'mshim verify register' names machines)", name);
+                return EXIT_BAD_INPUT;
+        }
+        state_path(path, sizeof(path), dir, "machines", name);
+        r = read_record(path, false, &m);
+        if (r == 1) {
+                state_path(path, sizeof(path), dir, "pending", name);
+                snprintf(why, why_n, "the AK %s is not registered in %s%s", name, dir,
+                          access(path, F_OK) == 0 ? ": its challenge is pending (answer it: 'mshim attest activate', "
+                          "then 'mshim verify register')" : " (register it: 'mshim verify challenge', 'mshim attest "
+                          "activate', 'mshim verify register')");
+                r = EXIT_CHECK_FAILED;
+        }
+        /* The record is the verifier's, but its file name, its ak_name and
+         * its AK must still agree: the key found is the one registered. */
+        if (!r && (mb_attest_public_parse(m.ak_pub, m.ak_pub_n, &ak) != MB_OK ||
+                   mb_tpm2_object_name(ak.area.p, ak.area.size, &nm) != MB_OK ||
+                   (hex_name(nm.b, nm.size, hex), strcmp(hex, name)) || strcmp(m.ak_name, name))) {
+                cli_error("%s: its AK is not the AK %s its name says", path, name);
+                r = EXIT_BAD_INPUT;
+        }
+        if (!r && asprintf(ret_about, "the registered machine %s (%s EK %s%s), registered at %lld", name,
+                           !strcmp(m.ek_type, "ecc") ? "ECC" : "RSA", m.issuer ? "certified by " : "given as a public key",
+                           m.issuer ? m.issuer : "", m.time) < 0) {
+                cli_error("out of memory");
+                r = EXIT_BAD_INPUT;
+        }
+        if (!r) {
+                *ret_pub = m.ak_pub;
+                *ret_n = m.ak_pub_n;
+                m.ak_pub = NULL;
+        }
+        machine_free(&m);
         return r;
 }
 
@@ -522,7 +596,7 @@ int verify_register(int argc, char **argv) {
                 goto out;
         state_path(pending, sizeof(pending), o.dir, "pending", m.ak_name);
         state_path(done, sizeof(done), o.dir, "machines", m.ak_name);
-        r = read_pending(pending, &m);
+        r = read_record(pending, true, &m);
         if (r == 1) {
                 cli_error("refused: no pending challenge for the AK %s in %s (make one with 'mshim verify challenge')",
                           m.ak_name, o.dir);

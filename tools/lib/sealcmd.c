@@ -180,6 +180,32 @@ int seal_signed_setup(cli_tpm *t, const char *state_dir, seal_file *f) {
         return r;
 }
 
+size_t seal_state_differs(uint32_t mask, const uint8_t *values, const mb_pcr_values *now, uint32_t *ret_mask) {
+        size_t k = 0, n = 0;
+
+        *ret_mask = 0;
+        for (uint32_t i = 0; i < MB_PCR_COUNT; i++) {
+                const uint8_t *v;
+                if (!(mask & (1u << i)))
+                        continue;
+                v = mb_pcrs_get(now, MB_ALG_SHA256, i);
+                if (!v || memcmp(v, values + SEAL_PCR_VALUE * k, SEAL_PCR_VALUE)) {
+                        *ret_mask |= 1u << i;
+                        n++;
+                }
+                k++;
+        }
+        return n;
+}
+
+const char *seal_pcr_cause(uint32_t mask) {
+        if (mask & 0x0fu)
+                return ", the firmware or its configuration changed (a firmware update?)";
+        if (mask & (1u << 7))
+                return ", Secure Boot's state or keys changed";
+        return "";
+}
+
 int seal_values_from(const mb_pcr_values *v, const char *what, uint32_t mask, uint8_t *values) {
         size_t k = 0;
 

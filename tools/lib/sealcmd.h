@@ -91,6 +91,14 @@ int seal_signed_setup(cli_tpm *t, const char *state_dir, seal_file *f);
 /* The same from PCR values already read. */
 int seal_values_from(const mb_pcr_values *v, const char *what, uint32_t mask, uint8_t *values);
 
+/* How many PCRs of mask (values: 32 bytes each, ascending PCR order)
+ * differ from now's sha256 bank (a PCR now lacks differs); bit i of
+ * *ret_mask for PCR i. What unseal and verify say of the closest state. */
+size_t seal_state_differs(uint32_t mask, const uint8_t *values, const mb_pcr_values *now, uint32_t *ret_mask);
+/* What changed, from which PCRs differ (TCG PC Client PFP §3.3.4): ""
+ * or ", the firmware ..." to append to a sentence. */
+const char *seal_pcr_cause(uint32_t mask);
+
 /* A PIN from the first line of pin_file, or asked on the terminal
  * (twice when confirm). malloc()ed; cli_secret_free it. */
 char *seal_pin_read(const char *pin_file, bool confirm);

@@ -368,25 +368,43 @@ int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t 
  * index), TPM2B_NV_PUBLIC. */
 #define IESYS_NV_RSRC 2u
 
-static int counter_blob(uint32_t index, const TPM2B_NAME *name, uint8_t *buf, size_t max, size_t *ret_size) {
+/* The public area the counter at index has once written, and its Name. */
+static int counter_written(uint32_t index, TPM2B_NV_PUBLIC *ret_pub, TPM2B_NAME *ret_name) {
         TPM2B_NV_PUBLIC pub = counter_public;
-        TPM2B_NAME want = { 0 };
+        TPM2B_NAME name = { 0 };
         uint8_t tmp[sizeof(TPMS_NV_PUBLIC)];
-        size_t off = 0, n = 0;
+        size_t n = 0;
         unsigned int dl = 0;
 
-        /* The public area the counter has once written; its Name must be
-         * the recorded one (else the TPM's is asked for). */
         pub.nvPublic.nvIndex = index;
         pub.nvPublic.attributes |= TPMA_NV_WRITTEN;
         if (Tss2_MU_TPMS_NV_PUBLIC_Marshal(&pub.nvPublic, tmp, sizeof(tmp), &n) != TSS2_RC_SUCCESS)
                 return -1;
-        want.name[0] = TPM2_ALG_SHA256 >> 8;
-        want.name[1] = TPM2_ALG_SHA256 & 0xff;
-        if (!EVP_Digest(tmp, n, want.name + 2, &dl, EVP_sha256(), NULL))
+        name.name[0] = TPM2_ALG_SHA256 >> 8;
+        name.name[1] = TPM2_ALG_SHA256 & 0xff;
+        if (!EVP_Digest(tmp, n, name.name + 2, &dl, EVP_sha256(), NULL))
                 return -1;
-        want.size = (UINT16) (2 + dl);
-        if (want.size != name->size || memcmp(want.name, name->name, want.size))
+        name.size = (UINT16) (2 + dl);
+        *ret_pub = pub;
+        *ret_name = name;
+        return 0;
+}
+
+int ts_counter_name(TPM2B_NAME *ret) {
+        TPM2B_NV_PUBLIC pub;
+
+        return counter_written(TS_COUNTER_INDEX, &pub, ret);
+}
+
+static int counter_blob(uint32_t index, const TPM2B_NAME *name, uint8_t *buf, size_t max, size_t *ret_size) {
+        TPM2B_NV_PUBLIC pub;
+        TPM2B_NAME want;
+        size_t off = 0;
+
+        /* The public area the counter has once written; its Name must be
+         * the recorded one (else the TPM's is asked for). */
+        if (counter_written(index, &pub, &want) < 0 || want.size != name->size ||
+            memcmp(want.name, name->name, want.size))
                 return -1;
         if (Tss2_MU_TPM2_HANDLE_Marshal(index, buf, max, &off) != TSS2_RC_SUCCESS ||
             Tss2_MU_TPM2B_NAME_Marshal(name, buf, max, &off) != TSS2_RC_SUCCESS ||

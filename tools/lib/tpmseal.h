@@ -54,6 +54,9 @@ int ts_counter_present(cli_tpm *t);
 int ts_counter_provision(cli_tpm *t, uint64_t *ret_value);
 /* Its handle (NV_ReadPublic) and Name; ret_value (NULL: not read) its value. */
 int ts_counter_open(cli_tpm *t, ESYS_TR *ret_nv, TPM2B_NAME *ret_name, uint64_t *ret_value);
+/* The Name of the epoch counter as mshim defines it, once written (the
+ * Name every approval's PolicyNV names), computed without a TPM: 0 or -1. */
+int ts_counter_name(TPM2B_NAME *ret);
 /* Its handle from the Name a sealed file recorded, without a TPM command
  * when that Name is the counter's as mshim defines it (else NV_ReadPublic). */
 int ts_counter_from_name(cli_tpm *t, uint32_t index, const TPM2B_NAME *name, ESYS_TR *ret_nv, TPM2B_NAME *ret_name);
