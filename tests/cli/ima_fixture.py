@@ -18,7 +18,8 @@ violation).
       ascii_runtime_measurements prints it (Keylime's input);
       --allow: every file's "HEX  PATH"; --expect: {"sha1": hex,
       "sha256": hex} of PCR 10 after the list; --extends: tpm2_pcrextend
-      arguments, one entry a line.
+      arguments, one entry a line, in the four banks a kernel extends on
+      a TPM with sha1, sha256, sha384 and sha512 active (swtpm's default).
 """
 import hashlib
 import json
@@ -39,10 +40,12 @@ def entry(name, data, violation=False):
     return struct.pack("<I", 10) + t + field(name.encode()) + field(data), t
 
 
+BANKS = ("sha1", "sha256", "sha384", "sha512")
+
+
 def extend_digests(data, violation):
-    if violation:
-        return {"sha1": b"\xff" * 20, "sha256": b"\xff" * 32}
-    return {"sha1": hashlib.sha1(data).digest(), "sha256": hashlib.sha256(data).digest()}
+    """What the kernel extends into each bank: the hash of the data, all ones for a violation."""
+    return {b: b"\xff" * hashlib.new(b).digest_size if violation else hashlib.new(b, data).digest() for b in BANKS}
 
 
 def boot_aggregate(path):
@@ -81,7 +84,7 @@ def make(argv):
         ds = extend_digests(data, k == viol)
         for bank in pcr:
             pcr[bank] = hashlib.new(bank, pcr[bank] + ds[bank]).digest()
-        extends.append("10:sha1=%s,sha256=%s" % (ds["sha1"].hex(), ds["sha256"].hex()))
+        extends.append("10:" + ",".join("%s=%s" % (b, ds[b].hex()) for b in BANKS))
         ascii_lines.append("10 %s %s sha256:%s %s%s" % (t.hex(), tmpl, digest.hex(), path,
                                                          " " if tmpl == "ima-sig" else ""))
 

@@ -117,7 +117,8 @@ while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; do
 mkdir -p "$t/att"
 "$MSHIM" attest init --out-dir "$t/att" >/dev/null 2>"$t/err" || fail "attest init" "$(cat "$t/err")"
 NONCE=0011223344556677
-"$MSHIM" attest quote --nonce $NONCE --log tests/data/mshim-boot/eventlog.bin --ima-log "$t/list.bin" \
+# Only PCR 10 quoted: the firmware log sent (a real one) is not this swtpm's.
+"$MSHIM" attest quote --nonce $NONCE --select 10 --log tests/data/mshim-boot/eventlog.bin --ima-log "$t/list.bin" \
         -o "$t/ev.json" 2>"$t/err" || fail "attest quote --ima-log" "$(cat "$t/err")"
 check "attest quote --ima-log: the evidence holds the list byte for byte and the TPM's PCR 10 (tpm2_pcrread)" python3 - \
         "$t/ev.json" "$t/list.bin" "$(pcr10 sha256)" <<'PY'
@@ -128,6 +129,30 @@ ok = ok and e["ima_log"]["source"] == sys.argv[2] and e["pcrs"]["sha256"]["10"] 
 sys.exit(0 if ok else 1)
 PY
 check "... and validates against docs/schema/mshim-evidence-1.schema.json" python3 tests/cli/json_schema.py --validate mshim-evidence-1 "$t/ev.json"
+
+# ---- mshim verify EVIDENCE --ima: the quote's own PCR 10 ----
+V() { "$MSHIM" verify --ak "$t/att/ak.pub" --nonce $NONCE "$@"; }
+V --ima-allow "$t/allow" --json "$t/ev.json" >"$t/verdict.json" 2>"$t/err"
+check "verify EVIDENCE --ima-allow: accepted (exit 0), the ima check naming the 51 entries the quote covers" python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1])); c = [x for x in v["checks"] if x["check"] == "ima"]
+sys.exit(0 if v["accepted"] and c and c[0]["ok"] and c[0]["detail"].startswith("51 of the IMA list") else 1)' "$t/verdict.json"
+check "... the verdict validates against mshim-verdict/1" python3 tests/cli/json_schema.py --validate mshim-verdict-1 "$t/verdict.json"
+expect_rc "verify EVIDENCE --ima-allow, a file missing from the allowlist: refused, the entry named" 1 \
+        "refused: ima: IMA entry 24 (/usr/bin/f000023, ima-ng): its file is not in the allowlist" \
+        V --ima-allow "$t/allow.cut" "$t/ev.json"
+# The evidence's list edited (one entry removed), the quote untouched.
+python3 - "$t/ev.json" "$t/removed.bin" "$t/ev-removed.json" <<'PY'
+import base64, json, sys
+e = json.load(open(sys.argv[1])); e["ima_log"]["data"] = base64.b64encode(open(sys.argv[2], "rb").read()).decode()
+json.dump(e, open(sys.argv[3], "w"))
+PY
+expect_rc "verify EVIDENCE whose IMA list lost an entry: refused, PCR 10 does not match" 1 \
+        "refused: ima: the IMA list does not replay to the quoted PCR 10" V "$t/ev-removed.json"
+"$MSHIM" attest quote --nonce $NONCE --select 10 --log tests/data/mshim-boot/eventlog.bin -o "$t/ev-noima.json" 2>/dev/null
+refuses "verify --ima on evidence without an IMA list: exit 2, said" "carries no IMA list" V --ima "$t/ev-noima.json"
+expect_rc "... without --ima, PCR 10 quoted and no list to account for it: refused by the event-log check" 1 \
+        "refused: event-log: sha1 PCR 10: the quoted value is not what the event log replays to" V "$t/ev-noima.json"
 
 # ---- bad input: exit 2, a clear message ----
 head -c 150 "$t/list.bin" >"$t/cut.bin"

@@ -16,6 +16,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/rsa.h>
 #include "attest.h"
+#include "ima.h"
 #include "sealcmd.h"
 #include "mb/policy.h"
 #include "mb/tpm2.h"
@@ -24,6 +25,8 @@
 typedef struct evidence {
         uint8_t *msg, *sig, *log;
         size_t msg_n, sig_n, log_n;
+        uint8_t *ima;           /* "ima_log": IMA's measurement list (attest quote --ima), or NULL */
+        size_t ima_n;
         mb_pcr_values pcrs;     /* "pcrs": the values the machine says it quoted */
         char *ak_name;          /* "ak": "name", or NULL: only ever a key to look the machine up by */
 } evidence;
@@ -156,6 +159,15 @@ static int ak_member(const char *path, const jr_node *ak, evidence *ev) {
         return 0;
 }
 
+/* "ima_log", when there: {"source", "data"} (docs/ATTESTATION.md "IMA"). */
+static int read_ima(const char *path, const jr_node *o, evidence *ev) {
+        if (!o)
+                return 0;
+        if (o->type != JR_OBJECT)
+                return bad(path, "\"ima_log\" is not an object");
+        return b64_member(path, o, "data", &ev->ima, &ev->ima_n);
+}
+
 static int read_evidence(const char *path, evidence *ev) {
         cli_file f;
         const char *err = NULL;
@@ -189,7 +201,8 @@ static int read_evidence(const char *path, evidence *ev) {
         else if (!(r = ak_member(path, jr_get(doc, "ak"), ev)) &&
                  !(r = b64_member(path, q, "message", &ev->msg, &ev->msg_n)) &&
                  !(r = b64_member(path, q, "signature", &ev->sig, &ev->sig_n)) &&
-                 !(r = b64_member(path, log, "data", &ev->log, &ev->log_n)))
+                 !(r = b64_member(path, log, "data", &ev->log, &ev->log_n)) &&
+                 !(r = read_ima(path, jr_get(doc, "ima_log"), ev)))
                 r = read_pcrs(path, jr_get(doc, "pcrs"), &ev->pcrs);
         jr_free(doc);
         return r;
@@ -406,6 +419,9 @@ static int check_log(verdict *v, const evidence *ev, const char *path) {
                         if (!(v->q.sel[k].mask & (1u << i)) ||
                             (bank && bank->computable && !memcmp(bank->pcr[i], q, bank->size)))
                                 continue;
+                        /* IMA's PCR: its own list accounts for it (check_ima). */
+                        if (i == MB_IMA_PCR && ev->ima)
+                                continue;
                         /* The initramfs's unseal fence is not in the
                          * firmware's log (docs/MEASUREMENTS.md "PCR 15"):
                          * PCR 15 may hold it, alone, when the log has
@@ -528,6 +544,49 @@ static int check_previous(verdict *v) {
 }
 
 /* 1 accepted, 0 refused, -1 bad input (message printed). */
+/* PCR 10 against the evidence's IMA list (tools/lib/ima.c), in every
+ * quoted bank mshim hashes, and each entry the quote covers against the
+ * allowlist when one is given. 1 accepted, 0 refused, -1 bad input. */
+static int check_ima(verdict *v, const evidence *ev, const ima_allow *allow, const char *path) {
+        ima_bank banks[MB_TCGLOG_MAX_ALGS];
+        ima_verdict *iv = calloc(1, sizeof(*iv));
+        size_t n = 0;
+        char lb[16];
+        int r;
+
+        if (!iv) {
+                cli_error("out of memory");
+                return -1;
+        }
+        for (uint32_t k = 0; k < v->q.n_sel && n < MB_TCGLOG_MAX_ALGS; k++) {
+                const uint8_t *q = mb_pcrs_get(&ev->pcrs, v->q.sel[k].alg, MB_IMA_PCR);
+                uint16_t alg = v->q.sel[k].alg;
+                if ((v->q.sel[k].mask & (1u << MB_IMA_PCR)) && q && alg != MB_ALG_SM3_256 && mb_hash_size(alg))
+                        banks[n++] = (ima_bank) { .alg = alg, .want = q };
+        }
+        if (!n) {
+                add(v, "ima", false, "the quote does not cover PCR 10 in a bank mshim hashes: the IMA list is bound by "
+                    "nothing (mshim attest quote --ima quotes it)");
+                free(iv);
+                return 0;
+        }
+        r = ima_judge(path, ev->ima, ev->ima_n, banks, n, allow, iv);
+        if (r == EXIT_BAD_INPUT)
+                r = -1;
+        else if (r == EXIT_CHECK_FAILED)
+                r = 0, add(v, "ima", false, "the IMA list does not replay to the quoted PCR 10 (%s%s) at any entry: an "
+                           "entry edited, removed or added", cli_alg_label(banks[0].alg, lb),
+                           n > 1 ? " and the other quoted banks" : "");
+        else if (iv->refused)
+                r = 0, add(v, "ima", false, "%s", iv->why);
+        else
+                r = 1, add(v, "ima", true, "%u of the IMA list's %u entries are what PCR 10 holds (%u after the quote, not "
+                           "judged; %u violations)%s", iv->covered, iv->entries, iv->entries - iv->covered,
+                           iv->violations, allow ? ", each allowed by the allowlist" : "; no allowlist given");
+        free(iv);
+        return r;
+}
+
 static int run_checks(verdict *v, const mb_attest_public *ak, const evidence *ev, const uint8_t *nonce, size_t nonce_n,
                       const char *path) {
         mb_err e;
@@ -734,6 +793,8 @@ typedef struct verify_opts {
         char *states[STATES_MAX];
         size_t n_states;
         const char *policy_key;
+        const char *ima_allow;  /* --ima-allow */
+        bool ima;               /* --ima: the evidence must carry IMA's list */
 } verify_opts;
 
 static int parse_opts(int argc, char **argv, verify_opts *o) {
@@ -743,6 +804,7 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                 { "previous", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
                 { "image", required_argument, NULL, 'i' },      { "state", required_argument, NULL, 's' },
                 { "policy-key", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
+                { "ima", no_argument, NULL, 'I' },              { "ima-allow", required_argument, NULL, 'A' },
                 { 0 },
         };
         int c;
@@ -763,9 +825,11 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                 }
                 const char **slot = c == 'a' ? &o->ak : c == 'n' ? &o->nonce : c == 'd' ? &o->dir
                                   : c == 'm' ? &o->machine : c == 'p' ? &o->previous
-                                  : c == 'k' ? &o->policy_key : NULL;
+                                  : c == 'k' ? &o->policy_key : c == 'A' ? &o->ima_allow : NULL;
                 if (c == 'j')
                         o->json = true;
+                else if (c == 'I')
+                        o->ima = true;
                 else if (c == 'h') {
                         cli_help(stdout, "verify");
                         return -1;
@@ -783,6 +847,7 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
         if (o->policy_key && !o->n_states)
                 return cli_usage_error("verify", "--policy-key checks the approvals given with --state: give them");
         o->evidence = argv[optind];
+        o->ima = o->ima || o->ima_allow;
         return 0;
 }
 
@@ -838,6 +903,7 @@ int cmd_verify(int argc, char **argv) {
         verify_image img[IMAGES_MAX];
         size_t n_files = 0;
         vs_ref *refs = NULL;
+        ima_allow allow = { 0 };
         int r;
 
         /* A machine's AK is proven (challenge, register) before its quotes
@@ -866,7 +932,15 @@ int cmd_verify(int argc, char **argv) {
         }
         if (o.n_states && !(refs = verify_states_load(o.states, o.n_states, o.policy_key, &r)))
                 goto out;
+        if (o.ima_allow && ima_allow_load(o.ima_allow, &allow) < 0) {
+                r = EXIT_BAD_INPUT;
+                goto out;
+        }
         r = read_evidence(o.evidence, &ev);
+        if (!r && o.ima && !ev.ima) {
+                cli_error("%s: carries no IMA list: the machine quotes it with mshim attest quote --ima", o.evidence);
+                r = EXIT_BAD_INPUT;
+        }
         if (!r)
                 r = find_ak(&o, &ev, v, &ak_buf, &ak);
         if (r == EXIT_CHECK_FAILED) {
@@ -892,6 +966,8 @@ int cmd_verify(int argc, char **argv) {
         }
         if (!r) {
                 r = run_checks(v, &ak, &ev, nonce, nonce_n, o.evidence);
+                if (r == 1 && ev.ima)
+                        r = check_ima(v, &ev, o.ima_allow ? &allow : NULL, o.evidence);
                 if (r == 1)
                         r = find_facts(v, &ev, img, o.n_images);
                 if (r == 1 && refs)
@@ -913,6 +989,8 @@ out:
         free(ev.msg);
         free(ev.sig);
         free(ev.log);
+        free(ev.ima);
         free(ev.ak_name);
+        ima_allow_free(&allow);
         return r;
 }
