@@ -65,12 +65,12 @@ swtpm_setup --tpm2 --tpmstate "$tp/state" --create-ek-cert --pcr-banks "$IT_BANK
                 -untrusted "$IT_DIR/ca/issuercert.pem" "$IT_DIR/ek.pem" >> "$IT_DIR/err" 2>&1
 rc=$?
 it_swtpm_host_stop "$tp"
-[ "$rc" = 0 ] && it_pass "$T: $N" || { it_fail "$T: $N"; cat "$tp/setup.log" "$IT_DIR/err" >&2; exit 1; }
+if [ "$rc" = 0 ]; then it_pass "$T: $N"; else it_fail "$T: $N"; cat "$tp/setup.log" "$IT_DIR/err" >&2; exit 1; fi
 N="host: another TPM's attest init"
 it_swtpm_host_start "$tp2" && mkdir -p "$IT_DIR/reg2" && "$IT_CLI" attest init --out-dir "$IT_DIR/reg2" > "$IT_DIR/err" 2>&1
 rc=$?
 it_swtpm_host_stop "$tp2"
-[ "$rc" = 0 ] && it_pass "$T: $N" || { it_fail "$T: $N"; cat "$IT_DIR/err" >&2; exit 1; }
+if [ "$rc" = 0 ]; then it_pass "$T: $N"; else it_fail "$T: $N"; cat "$IT_DIR/err" >&2; exit 1; fi
 AK=$IT_DIR/reg/ak.pub AKPEM=$IT_DIR/reg/ak.pem AK2=$IT_DIR/reg2/ak.pub
 
 # ---- the boots' ESPs ------------------------------------------------------------
@@ -111,7 +111,8 @@ got() {
         fi
         # The evidence's log and PCRs are what the guest kernel itself
         # read from sysfs after the quote (the report, not mshim).
-        python3 - "$d/att/evidence.json" "$d/result" "$d/log.bin" <<'PY'
+        N="$n: the evidence's event log and PCRs are those the guest kernel reads (sysfs)"
+        if python3 - "$d/att/evidence.json" "$d/result" "$d/log.bin" <<'PY'
 import base64, json, sys
 ev = json.load(open(sys.argv[1]))
 r = json.load(open(sys.argv[2] + "/result.json"))
@@ -129,8 +130,7 @@ if sorted(ev["pcrs"]) != sorted(r["banks"]):
 if bad:
     sys.exit("\n".join(bad))
 PY
-        N="$n: the evidence's event log and PCRs are those the guest kernel reads (sysfs)"
-        [ $? = 0 ] && it_pass "$T: $N" || it_fail "$T: $N"
+        then it_pass "$T: $N"; else it_fail "$T: $N"; fi
 }
 
 # verify NAME EVIDENCE NONCE [AK]: mshim verify accepts (exit 0).
