@@ -45,6 +45,10 @@
 # /init first extends PCR 12 (sha256 bank) with a TPM2_PCR_Extend command
 # written to /dev/tpmrm0: the OS changing a PCR before the keyscript runs.
 # The file is not measured, so that boot's PCRs are otherwise the same.
+# When it holds mshim-test/attest-nonce, /init runs `mshim attest quote`
+# with that nonce instead of opening a volume (see init.pre below):
+#   MSHIM-ATTEST RC <status> / MSHIM-ATTEST-BEGIN / base64 of a tar of
+#   evidence.json, tt/ (--tpm2-tools) and err / MSHIM-ATTEST-END
 # Reproducible as mkinitramfs.sh is: the same inputs give the same bytes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -158,6 +162,36 @@ if [ -r "$v" ]; then
         echo "MSHIM-LUKS PARTUUID $(tail -c +5 "$v" | tr -d '\000') ATTRS $(head -c 4 "$v" | od -An -tx1 | tr -d ' \n')"
 else
         echo "MSHIM-LUKS PARTUUID NONE"
+fi
+# The attestation test (tests/integration/test_attest.sh): when the ESP
+# holds mshim-test/attest-nonce (the verifier's nonce, hex), the guest runs
+# `mshim attest quote` with it, prints MSHIM-ATTEST RC <status>, then its
+# files (evidence.json, tt/ for tpm2_checkquote, err) as a tar archive in
+# base64 between MSHIM-ATTEST-BEGIN and MSHIM-ATTEST-END, and goes on to
+# the report with no volume to open.
+if [ -r "$v" ]; then
+        n=0
+        while [ $n -lt 50 ]; do
+                esp=$(blkid -l -o device -t "PARTUUID=$(tail -c +5 "$v" | tr -d '\000' | tr A-F a-f)" 2>/dev/null)
+                [ -n "$esp" ] && break
+                sleep 0.2
+                n=$((n + 1))
+        done
+        mkdir -p /tmp/esp
+        if [ -n "$esp" ] && mount -t vfat -o ro "$esp" /tmp/esp 2>/dev/null; then
+                if [ -r /tmp/esp/mshim-test/attest-nonce ]; then
+                        mkdir -p /tmp/att/tt
+                        mshim attest quote --nonce "$(cat /tmp/esp/mshim-test/attest-nonce)" \
+                                -o /tmp/att/evidence.json --tpm2-tools /tmp/att/tt >/tmp/att/err 2>&1
+                        echo "MSHIM-ATTEST RC $?"
+                        echo MSHIM-ATTEST-BEGIN
+                        (cd /tmp/att && tar cf - evidence.json tt err) | base64
+                        echo MSHIM-ATTEST-END
+                        umount /tmp/esp
+                        exit 0
+                fi
+                umount /tmp/esp
+        fi
 fi
 # The virtio disk shows up a moment after its driver loads.
 read -r _ uuid _ < /etc/crypttab

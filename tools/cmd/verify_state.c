@@ -181,9 +181,11 @@ int verify_keylime_refstate(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "log", required_argument, NULL, 'l' },        { "state", required_argument, NULL, 's' },
                 { "policy-key", required_argument, NULL, 'k' }, { "output", required_argument, NULL, 'o' },
-                { "help", no_argument, NULL, 'h' },             { 0 },
+                { "no-log", no_argument, NULL, 'N' },           { "help", no_argument, NULL, 'h' },
+                { 0 },
         };
         const char *log = NULL, *key = NULL, *out = NULL;
+        bool no_log = false;    /* --no-log: the --state boots alone (an upgrade allowed, not this boot) */
         char *states[64];
         size_t n_states = 0, n = 0;
         vs_ref *refs = NULL;
@@ -201,6 +203,10 @@ int verify_keylime_refstate(int argc, char **argv) {
                         free(now);
                         return 0;
                 }
+                if (c == 'N') {
+                        no_log = true;
+                        continue;
+                }
                 if (c == 's') {
                         if (n_states == 64) {
                                 r = cli_usage_error("verify", "at most 64 --state files");
@@ -217,6 +223,10 @@ int verify_keylime_refstate(int argc, char **argv) {
                                     "[--policy-key PUB] -o REFSTATE");
                 goto done;
         }
+        if (no_log && (log || !n_states)) {
+                r = cli_usage_error("verify", "--no-log writes the --state boots alone: give at least one, and no --log");
+                goto done;
+        }
         for (size_t i = 0; i < n_states; i++)
                 if (!strcmp(states[i], out) || (log && !strcmp(log, out))) {
                         cli_error("refusing to overwrite an input with -o %s", out);
@@ -226,7 +236,8 @@ int verify_keylime_refstate(int argc, char **argv) {
                 goto done;
         /* This boot: the PCR values its event log replays to. */
         r = EXIT_BAD_INPUT;
-        if (seal_log_values(log ? log : SEAL_LOG, now) < 0 || seal_values_from(now, log ? log : SEAL_LOG, KEYLIME_PCRS, values) < 0)
+        if (!no_log && (seal_log_values(log ? log : SEAL_LOG, now) < 0 ||
+                        seal_values_from(now, log ? log : SEAL_LOG, KEYLIME_PCRS, values) < 0))
                 goto done;
         for (size_t i = 0; i < n_states; i++)
                 if (refs[i].bad) {
@@ -238,12 +249,15 @@ int verify_keylime_refstate(int argc, char **argv) {
         if (!f)
                 goto done;
         fprintf(f, "{\n  \"schema\": \"%s\",\n  \"mshim_version\": \"%s\",\n  \"boots\": [", KEYLIME_SCHEMA, MB_VERSION);
-        keylime_boot(f, true, "this boot", KEYLIME_PCRS, values);
+        if (!no_log)
+                keylime_boot(f, true, "this boot", KEYLIME_PCRS, values);
         for (size_t i = 0; i < n_states; i++)
-                keylime_boot(f, false, refs[i].approval ? refs[i].label : refs[i].path, refs[i].mask, refs[i].values);
+                keylime_boot(f, no_log && i == 0, refs[i].approval ? refs[i].label : refs[i].path, refs[i].mask,
+                             refs[i].values);
         fprintf(f, "\n  ]\n}\n");
         if (fclose(f) == 0 && cli_write_file(out, CLI_MODE_PUBLIC, doc, n) == 0) {
-                printf("%s: this boot and %zu reference state%s\n", out, n_states, n_states == 1 ? "" : "s");
+                printf("%s: %s%zu reference state%s\n", out, no_log ? "" : "this boot and ", n_states,
+                       n_states == 1 ? "" : "s");
                 r = 0;
         }
 done:
