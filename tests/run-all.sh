@@ -47,7 +47,7 @@ show() {
 }
 
 for t in "$B"/test/test_*; do
-        [ "$only" = system ] && break
+        [ "$only" = system ] || [ "$only" = debian ] && break
         [ -x "$t" ] || continue
         run_one "$work/unit.out" "$t"
         show "$work/unit.out"
@@ -63,6 +63,9 @@ clis="tests/cli/test_*.sh"
 [ "$only" = quick ] && boots=
 # MB_ONLY=system (make check-system): the whole-system files alone.
 [ "$only" = system ] && boots= clis="tests/system/test_*.sh"
+# MB_ONLY=debian (make check-debian): the real-Debian files alone, one at a
+# time (each boots a VM for many minutes; they share the built image).
+[ "$only" = debian ] && boots= clis="tests/debian/test_*.sh" jobs=1
 if [ "$only" != unit ]; then
         for t in $boots $clis; do
                 [ -f "$t" ] || continue
