@@ -1,15 +1,26 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Run as init (PID 1) by build-image.sh's builder boot, on the plain root
-# (/dev/vdb); /dev/vda is the disk being built. Prints BUILDER-DONE on
+# (/dev/vdb); /dev/vda is the disk being built. Prints BUILDER-RC=0 on
 # success, then powers off.
-set -eux
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-mount -t tmpfs tmpfs /run; mkdir -p /dev/pts; mount -t devpts devpts /dev/pts
-fail() { echo "BUILDER-FAILED"; sync; echo o > /proc/sysrq-trigger; sleep 60; }
-trap fail EXIT
-udevadm info --version >/dev/null
+# PID 1 runs the steps in a shell of their own (set -e stops them at the
+# first failure), says how they ended, and powers the VM off.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+if [ "${1:-}" != steps ]; then
+        /bin/sh -eux "$0" steps
+        echo "BUILDER-RC=$?"
+        sync
+        echo o > /proc/sysrq-trigger
+        sleep 60
+fi
+# The initramfs moved /proc, /sys, /dev and /run here.
+mountpoint -q /proc || mount -t proc proc /proc
+mountpoint -q /sys || mount -t sysfs sys /sys
+mountpoint -q /dev || mount -t devtmpfs dev /dev
+mountpoint -q /run || mount -t tmpfs tmpfs /run
+mkdir -p /dev/pts; mountpoint -q /dev/pts || mount -t devpts devpts /dev/pts
+# udev for /dev/disk/by-* (grub-install and the cryptsetup hook look there).
 /lib/systemd/systemd-udevd --daemon
 udevadm trigger --action=add; udevadm settle --timeout=60
 # LUKS2 with cryptsetup's defaults (argon2id), its memory capped so the
@@ -22,9 +33,8 @@ mkfs.ext4 -q -L boot /dev/vda2
 m=/mnt
 mount /dev/mapper/cryptroot $m
 cp -ax / $m/
-rm -f $m/builder.sh $m/builder.pass
+rm -rf $m/builder.sh $m/builder.pass $m/boot/*
 mount /dev/vda2 $m/boot
-mv $m/boot.tmp 2>/dev/null || true
 # /boot's files belong on its own partition: copy them there.
 cp -a /boot/. $m/boot/
 mkdir -p $m/boot/efi
@@ -52,8 +62,3 @@ echo "BUILDER-INFO luks_uuid=$luks"
 for d in run dev/pts dev sys proc; do umount $m/$d; done
 umount $m/boot/efi $m/boot $m
 cryptsetup close cryptroot
-sync
-trap - EXIT
-echo BUILDER-DONE
-echo o > /proc/sysrq-trigger
-sleep 60

@@ -139,4 +139,12 @@ it_log "$T: booting Debian 12 (one QEMU run; the guest reboots itself three time
 deb_vm_lock
 deb_boot "$d" "$d/script" 3000 || IT_FAILED=1
 deb_vm_unlock
+# The installed system, for the tests that start from it (test_kernel_rt.sh).
+prev=$DEB_CACHE/after-install
+rm -rf "$prev"
+if [ "$IT_FAILED" = 0 ]; then
+        mkdir -p "$prev/tpm" && mv "$d/disk.img" "$prev/disk.img" && cp "$d/vars.fd" "$prev/vars.fd" &&
+                cp -a "$d/tpm/state/." "$prev/tpm/" && echo "$DEB_IMAGE" > "$prev/image" ||
+                { it_fail "$T: keep the installed system for the next tests"; rm -rf "$prev"; }
+fi
 exit "$IT_FAILED"
