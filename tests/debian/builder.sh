@@ -32,7 +32,7 @@ mkfs.ext4 -q -L root /dev/mapper/cryptroot
 mkfs.ext4 -q -L boot /dev/vda2
 m=/mnt
 mount /dev/mapper/cryptroot $m
-cp -ax / $m/
+cp -ax /. $m/
 rm -rf $m/builder.sh $m/builder.pass $m/boot/*
 mount /dev/vda2 $m/boot
 # /boot's files belong on its own partition: copy them there.
