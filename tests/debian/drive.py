@@ -82,7 +82,11 @@ class Driver:
     def shell(self, timeout):
         # The autologin shell's prompt ends in "# ".
         self.expect(r"root@[^\s:]+:[^\n]*# ", timeout)
-        self.con.send("stty -echo -onlcr cols 250; PS1='%s'; dmesg -n 1; export SYSTEMD_PAGER= PAGER=cat\r" % PROMPT, 0)
+        # PS1 typed in two quoted halves: the echo of this line is not
+        # the prompt it sets.
+        half = len(PROMPT) // 2
+        self.con.send("stty -echo -onlcr cols 250; PS1='%s''%s'; dmesg -n 1; export SYSTEMD_PAGER= PAGER=cat\r"
+                      % (PROMPT[:half], PROMPT[half:]), 0)
         self.expect(re.escape(PROMPT), 30)
 
     def run(self, timeout, rc, cmd):
