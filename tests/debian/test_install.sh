@@ -79,7 +79,7 @@ run mshim status || true
 case $T: the first boot through mshim is approved before it happens
 run ls $esp/loader/mshim/approvals 2>/dev/null; mshim policy list || true
 # The MokList the next boot will have: MokManager enrols MokNew's list.
-run tail -c +5 /sys/firmware/efi/efivars/MokNew-$SHIM_GUID > /root/MokList.bin
+run cat /sys/firmware/efi/efivars/MokNew-$SHIM_GUID | tail -c +5 > /root/MokList.bin; test -s /root/MokList.bin
 run 600 mshim predict --esp $esp --loader $esp/EFI/mshim/grubx64.efi --shim $esp/EFI/mshim/shimx64.efi --mok /root/MokList.bin --select 4,5,7,9,12 --json > /root/first.json
 run 300 mshim policy approve --predicted /root/first.json --esp $esp
 run mshim policy list
