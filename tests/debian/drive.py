@@ -17,7 +17,8 @@ The script has one step a line (mok_console.py's, plus those for a shell):
                           expected); `failon` alone clears it
     mark NAME             remember where the console is now
     absent NAME REGEX     REGEX is not on the console since mark NAME
-    send TEXT | type TEXT keys one at a time (firmware) / in one write (tty)
+    send TEXT             keys one at a time, escapes decoded (firmware)
+    type TEXT             in one write, byte for byte but <enter> (a tty)
     sleep S
     shell [T]             wait for root's autologin shell, then make its
                           output plain (no echo, a fixed prompt)
@@ -36,7 +37,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from mok_console import Console  # noqa: E402
+from mok_console import Console, KEYS  # noqa: E402
 
 PROMPT = "@@MSH@@ "
 
@@ -79,14 +80,21 @@ class Driver:
                 raise Fail("no /%s/ within %g s" % (regex, timeout))
             self.con.pump(min(0.3, max(0.0, deadline - time.monotonic())))
 
+    def type(self, text):
+        """TEXT as typed at a Linux tty, in one write: byte for byte (no
+        escape decoding: a shell command's backslashes stay), the names
+        <enter> <down> ... as their keys."""
+        for part in re.split(r"(<[a-z]+>)", text):
+            self.con.s.sendall(KEYS.get(part, part).encode("latin-1"))
+
     def shell(self, timeout):
         # The autologin shell's prompt ends in "# ".
         self.expect(r"root@[^\s:]+:[^\n]*# ", timeout)
         # PS1 typed in two quoted halves: the echo of this line is not
         # the prompt it sets.
         half = len(PROMPT) // 2
-        self.con.send("stty -echo -onlcr cols 250; PS1='%s''%s'; dmesg -n 1; export SYSTEMD_PAGER= PAGER=cat\r"
-                      % (PROMPT[:half], PROMPT[half:]), 0)
+        self.type("stty -echo -onlcr cols 250; PS1='%s''%s'; dmesg -n 1; export SYSTEMD_PAGER= PAGER=cat<enter>"
+                  % (PROMPT[:half], PROMPT[half:]))
         self.expect(re.escape(PROMPT), 30)
 
     def run(self, timeout, rc, cmd):
@@ -94,7 +102,7 @@ class Driver:
         tag = "@@RC%d=" % self.nrun
         # The status after the output, on its own line; the tag is split in
         # the command so that an echo of it cannot match.
-        self.con.send("%s; r=$?; echo; echo \"@@RC%d\"=$r@@\r" % (cmd, self.nrun), 0)
+        self.type("%s; r=$?; echo; echo \"@@RC%d\"=$r@@<enter>" % (cmd, self.nrun))
         start = self.con.pos
         m = self.expect(re.escape(tag) + r"(\d+)@@", timeout)
         out = self.con.text()[start:m.start()]
@@ -127,7 +135,10 @@ class Driver:
             if m:
                 raise Fail("/%s/ appeared since mark %s: %r" % (regex, name, m.group(0)))
         elif cmd in ("send", "type"):
-            self.con.send(arg, 0.15 if cmd == "send" else 0)
+            if cmd == "send":
+                self.con.send(arg, 0.15)
+            else:
+                self.type(arg)
             self.say("sent %r" % (arg if "pass" not in arg.lower() else "..."))
         elif cmd == "sleep":
             end = time.monotonic() + float(arg)
