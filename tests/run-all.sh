@@ -70,6 +70,9 @@ clis="tests/cli/test_*.sh"
 [ "$only" = quick ] && boots=
 # MB_ONLY=system (make check-system): the whole-system files alone.
 [ "$only" = system ] && boots= clis="tests/system/test_*.sh"
+# MB_ONLY=debian (make check-debian): the real-Debian files alone, one at a
+# time (each boots a VM for many minutes; they share the built image).
+[ "$only" = debian ] && boots= clis="tests/debian/test_*.sh" jobs=1
 if [ "$only" != unit ]; then
         for t in $boots $clis; do
                 [ -f "$t" ] || continue
@@ -78,7 +81,7 @@ if [ "$only" != unit ]; then
         done
 fi
 # "units" is run_units's job, second: beside the longest file.
-[ "$only" = system ] || files=("${files[@]:0:1}" units "${files[@]:1}")
+[ "$only" = system ] || [ "$only" = debian ] || files=("${files[@]:0:1}" units "${files[@]:1}")
 running=()
 n=0
 for t in "${files[@]}"; do

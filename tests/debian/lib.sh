@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# The real-Debian tests (make check-debian): a Debian 12 system built by
+# tests/debian/build-image.sh, booted under QEMU (TCG) with OVMF in Secure
+# Boot with Microsoft's keys enrolled and swtpm, driven over its serial
+# console by tests/debian/drive.py. The integration library
+# (tests/integration/lib.sh) gives the TPM template, the traps and logs.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   deb_init NAME                  # it_init, and the image (built if needed)
+#   deb_pkgdisk DIR FILE...        # DIR/pkgs.img: the guest's local packages
+#   deb_boot DIR SCRIPT [DEADLINE] # one QEMU run (resets included) under drive.py
+#
+# A boot dir DIR holds disk.img (a sparse copy of the cached image, or of
+# another test's disk), vars.fd (the OVMF variable store), tpm/ (swtpm's
+# state; DIR/tpm.in is copied in when present) and serial.log.
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+DEB_HERE=$IT_REPO/tests/debian
+# The system's passphrase (build-image.sh's DEB_PASS) and the MOK password.
+DEB_PASS=${DEB_PASS:-debian-test-passphrase}
+DEB_MOKPW=${DEB_MOKPW:-mshim-test}
+DEB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+DEB_VARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
+DEB_CACHE=$IT_B/debian-sys
+DEB_IMAGE=
+
+deb_log() { it_log "$IT_NAME: $*"; }
+
+# deb_image: DEB_IMAGE, the cached system image for this build-image.sh
+# (and builder.sh): built when absent (one build at a time), older ones
+# removed.
+deb_image() {
+        local key dir
+        key=$(cat "$DEB_HERE/build-image.sh" "$DEB_HERE/builder.sh" | sha256sum | cut -c1-16)
+        dir=$DEB_CACHE/$key
+        mkdir -p "$DEB_CACHE"
+        (
+                flock 9
+                [ -s "$dir/disk.img" ] && exit 0
+                for old in "$DEB_CACHE"/*/disk.img; do [ -e "$old" ] && rm -rf "$(dirname "$old")"; done
+                rm -rf "$dir"
+                it_log "building the Debian 12 image (debootstrap, a builder boot) into $dir ..."
+                DEB_PASS=$DEB_PASS bash "$DEB_HERE/build-image.sh" "$dir" ||
+                        { rm -rf "$dir"; exit 1; }
+        ) 9> "$DEB_CACHE/build.lock" || return 1
+        DEB_IMAGE=$dir/disk.img
+}
+
+# deb_init NAME: it_init, the prerequisites, the image.
+deb_init() {
+        it_init "$1"
+        local p
+        for p in qemu-system-x86_64 swtpm debootstrap mke2fs mkfs.vfat sfdisk; do
+                command -v "$p" >/dev/null || { it_fail "$1: prerequisites: no $p"; exit 1; }
+        done
+        it_require "$DEB_CODE" "$DEB_VARS" || { it_fail "$1: prerequisites: OVMF's Secure Boot images"; exit 1; }
+        local t0=$SECONDS
+        deb_image || { it_fail "$1: the Debian 12 image builds (tests/debian/build-image.sh)"; exit 1; }
+        deb_log "image ready ($((SECONDS - t0)) s): $DEB_IMAGE"
+}
+
+# deb_mshim_deb OUTDIR: the mshim package built from this tree as
+# tests/system/test_package.sh builds it (dpkg-buildpackage -b on a copy
+# of the tree's files), into OUTDIR.
+deb_mshim_deb() {
+        local out=$1 t
+        t=$(mktemp -d) || return 1
+        mkdir "$t/mshim"
+        (cd "$IT_REPO" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$t/mshim") &&
+        (cd "$t/mshim" && dpkg-buildpackage -b -us -uc) > "$t/build.log" 2>&1 ||
+                { tail -n 20 "$t/build.log" >&2; rm -rf "$t"; return 1; }
+        mkdir -p "$out" && cp "$t"/mshim_*_amd64.deb "$out/" && rm -rf "$t"
+}
+
+# deb_pkgdisk DIR FILE...: DIR/pkgs.img, an ext4 file system labelled
+# "pkgs" holding the FILEs: the guest's local package directory (it has no
+# network).
+deb_pkgdisk() {
+        local d=$1; shift
+        rm -rf "$d/pkgs" && mkdir -p "$d/pkgs" && cp "$@" "$d/pkgs/" &&
+                mke2fs -q -t ext4 -L pkgs -d "$d/pkgs" "$d/pkgs.img" 1G
+}
+
+# deb_boot DIR SCRIPT [DEADLINE]: one QEMU process (the guest's reboots are
+# resets of it: the same variable store and TPM) driven by drive.py with
+# SCRIPT; drive.py prints the PASS/FAIL lines. The VM is stopped when the
+# script ends. Returns drive.py's status.
+deb_boot() {
+        local d=$1 script=$2 deadline=${3:-1800}
+        [ -f "$d/disk.img" ] || cp --sparse=always "$DEB_IMAGE" "$d/disk.img" || return 1
+        [ -f "$d/vars.fd" ] || cp "$DEB_VARS" "$d/vars.fd" || return 1
+        rm -f "$d/serial.sock"
+        it_swtpm_start "$d" || return 1
+        # shellcheck disable=SC2054 # commas belong to QEMU options
+        local args=(-machine q35,smm=on,accel=tcg -m 2048 -smp 2 -display none -monitor none
+                -global driver=cfi.pflash01,property=secure,value=on -nic none
+                -serial "unix:$d/serial.sock,server=on,wait=on"
+                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$DEB_CODE"
+                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
+                -drive "if=none,id=disk,format=raw,file=$d/disk.img"
+                -device virtio-blk-pci,drive=disk,bootindex=1
+                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
+                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
+        [ -f "$d/pkgs.img" ] && args+=(-drive "if=none,id=pkgs,format=raw,file=$d/pkgs.img"
+                -device virtio-blk-pci,drive=pkgs)
+        local t0=$SECONDS rc qpid
+        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
+        qpid=$!
+        IT_PIDS="$IT_PIDS $qpid"
+        echo "$qpid" > "$d/qemu.pid"
+        mkdir -p "$d/out"
+        python3 "$DEB_HERE/drive.py" --socket "$d/serial.sock" --log "$d/serial.log" \
+                --script "$script" --out "$d/out" --deadline "$deadline"
+        rc=$?
+        # A clean stop: the guest was asked to power off by the script's
+        # end, or is killed here.
+        local i=0
+        while kill -0 "$qpid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+        kill "$qpid" 2>/dev/null
+        wait "$qpid" 2>/dev/null
+        rm -f "$d/qemu.pid"
+        it_swtpm_stop "$d"
+        deb_log "QEMU run: $((SECONDS - t0)) s (drive.py status $rc)"
+        return $rc
+}
+
+# deb_vm_lock / deb_vm_unlock: one VM at a time machine-wide (the
+# integration tests' lock, /tmp/mshim-vm.lock), held while QEMU runs.
+deb_vm_lock() {
+        exec 8>/tmp/mshim-vm.lock && flock 8
+}
+deb_vm_unlock() {
+        flock -u 8; exec 8>&-
+}
