@@ -57,9 +57,11 @@ static mb_err parse_dng(const uint8_t *f, uint32_t len, mb_ima_entry *e) {
 
 /* The fields of ima-ng (d-ng|n-ng) and ima-sig (d-ng|n-ng|sig). */
 static mb_err parse_known(mb_ima_entry *e) {
-        const uint8_t *f[3];
-        uint32_t len[3];
-        size_t n;
+        /* Zeroed: split_fields fills n of them, and the count is checked
+         * against the template before any is read. */
+        const uint8_t *f[3] = { 0 };
+        uint32_t len[3] = { 0 };
+        size_t n = 0;
         mb_err r = split_fields(e->data, e->data_size, f, len, 3, &n);
 
         if (r != MB_OK)
