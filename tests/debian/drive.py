@@ -29,10 +29,20 @@ The script has one step a line (mok_console.py's, plus those for a shell):
 Each `run`'s output goes to stderr (and --out DIR/run-N.txt). Every wait
 is bounded by T (default --timeout) and by --deadline for the whole run.
 Exit status 0 when every case passed, 1 otherwise, 2 bad usage.
+
+With --qmp, a guard for QEMU itself: when the console has printed nothing
+for --reset-grace seconds after the guest's kernel said "reboot: Restarting
+system", the firmware is stuck before it printed anything (seen once in CI:
+OVMF under TCG never came back from a warm reset). The VM's state is
+written to stderr (QMP query-status, info registers) and QEMU resets it
+once more, as a person would press reset; this happens at most twice in a
+run and is always reported. Nothing of mshim has run at that point.
 """
 import argparse
+import json
 import os
 import re
+import socket
 import sys
 import time
 
@@ -46,6 +56,37 @@ class Fail(Exception):
     pass
 
 
+class Qmp:
+    """QEMU's machine protocol on a unix socket: one command at a time."""
+
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(30)
+        self.s.connect(path)
+        self.buf = b""
+        self._reply()  # the greeting
+        self.cmd("qmp_capabilities")
+
+    def _reply(self):
+        while True:
+            while b"\n" not in self.buf:
+                chunk = self.s.recv(65536)
+                if not chunk:
+                    raise OSError("QMP closed")
+                self.buf += chunk
+            line, self.buf = self.buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if "event" not in msg:
+                return msg
+
+    def cmd(self, name, **args):
+        self.s.sendall(json.dumps({"execute": name, "arguments": args}).encode() + b"\n")
+        return self._reply()
+
+
+RESET_LINE = "reboot: Restarting system"
+
+
 class Driver:
     def __init__(self, con, args):
         self.con, self.a = con, args
@@ -53,6 +94,8 @@ class Driver:
         self.failon = None
         self.marks = {}
         self.nrun = 0
+        self.resets = 0
+        self.seen = (0, time.monotonic())  # console length, when it last grew
 
     def say(self, msg):
         sys.stderr.write("drive: [%6.1f s] %s\n" % (time.monotonic() - self.t0, msg))
@@ -79,6 +122,30 @@ class Driver:
             if time.monotonic() > deadline:
                 raise Fail("no /%s/ within %g s" % (regex, timeout))
             self.con.pump(min(0.3, max(0.0, deadline - time.monotonic())))
+            self.reset_guard()
+
+    def reset_guard(self):
+        """QEMU stuck after the guest's reset: see the module's doc."""
+        raw, now = self.con.raw, time.monotonic()
+        if len(raw) != self.seen[0]:
+            self.seen = (len(raw), now)
+            return
+        if (not self.a.qmp or self.resets >= 2 or now - self.seen[1] < self.a.reset_grace
+                or RESET_LINE.encode() not in raw[-300:]):
+            return
+        self.resets += 1
+        self.seen = (len(raw), now)
+        self.say("QEMU: nothing on the console %g s after the guest's reset; "
+                 "the VM's state, then a reset (%d of at most 2)" % (self.a.reset_grace, self.resets))
+        try:
+            q = Qmp(self.a.qmp)
+            sys.stderr.write("  | query-status: %s\n" % json.dumps(q.cmd("query-status").get("return")))
+            regs = q.cmd("human-monitor-command", **{"command-line": "info registers -a"})
+            sys.stderr.write("".join("  | %s\n" % l for l in str(regs.get("return", regs)).splitlines()))
+            q.cmd("system_reset")
+            q.s.close()
+        except (OSError, ValueError) as e:
+            self.say("QMP: %s" % e)
 
     def type(self, text):
         """TEXT as typed at a Linux tty, in one write: byte for byte (no
@@ -164,6 +231,8 @@ def main():
     p.add_argument("--out")
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--deadline", type=float, default=1800)
+    p.add_argument("--qmp", help="QEMU's QMP socket, for the reset guard")
+    p.add_argument("--reset-grace", type=float, default=240)
     a = p.parse_args()
     cases, cur = [], None
     for n, line in enumerate(open(a.script).read().splitlines(), 1):

@@ -88,12 +88,14 @@ deb_boot() {
         local d=$1 script=$2 deadline=${3:-1800}
         [ -f "$d/disk.img" ] || cp --sparse=always "$DEB_IMAGE" "$d/disk.img" || return 1
         [ -f "$d/vars.fd" ] || cp "$DEB_VARS" "$d/vars.fd" || return 1
-        rm -f "$d/serial.sock"
+        rm -f "$d/serial.sock" "$d/qmp.sock"
         it_swtpm_start "$d" || return 1
         # shellcheck disable=SC2054 # commas belong to QEMU options
         local args=(-machine q35,smm=on,accel=tcg -m 2048 -smp 2 -display none -monitor none
                 -global driver=cfi.pflash01,property=secure,value=on -nic none
                 -serial "unix:$d/serial.sock,server=on,wait=on"
+                -qmp "unix:$d/qmp.sock,server=on,wait=off"
+                -debugcon "file:$d/ovmf-debug.log" -global isa-debugcon.iobase=0x402
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$DEB_CODE"
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
                 -drive "if=none,id=disk,format=raw,file=$d/disk.img"
@@ -109,7 +111,7 @@ deb_boot() {
         echo "$qpid" > "$d/qemu.pid"
         mkdir -p "$d/out"
         python3 "$DEB_HERE/drive.py" --socket "$d/serial.sock" --log "$d/serial.log" \
-                --script "$script" --out "$d/out" --deadline "$deadline"
+                --script "$script" --out "$d/out" --deadline "$deadline" --qmp "$d/qmp.sock"
         rc=$?
         # A clean stop: the guest was asked to power off by the script's
         # end, or is killed here.
