@@ -115,6 +115,22 @@ check "the record has mshimx64.efi's SHA-256" grep -qx "file $h EFI/mshim/mshimx
 expect_rc "install again: refused, saying --update" 1 "install --update" \
         "$MSHIM" install --root "$R" --esp "$ESP" --loader "$LOADER" --efibootmgr "$EFB"
 
+# --trial: MokManager's boot spent BootNext (the firmware deletes it before
+# it starts the entry); --trial sets the recorded entry again, BootOrder
+# untouched.
+python3 "$EFB" --delete-bootnext >/dev/null
+check "(BootNext spent, as after MokManager's boot)" test "$(fw 's.get("next") or "none"')" = none
+"$MSHIM" install --trial --root "$R" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+check "install --trial: exit 0" test "$rc" = 0
+check "--trial: BootNext is the recorded entry again" test "$(fw 's["next"]')" = "$NUM"
+check "--trial: BootOrder untouched" test "$(fw '",".join(s["order"])')" = "0001,0000"
+check "--trial: says the next boot tries mshim once, then --confirm" \
+        bash -c "grep -q 'BootNext $NUM: the next boot tries mshim once' '$t/out' && grep -q 'install --confirm' '$t/out'"
+expect_rc "--trial with --key: refused (it acts on the recorded install)" 2 "take no --key" \
+        "$MSHIM" install --trial --key k --cert c --root "$R" --efibootmgr "$EFB"
+expect_rc "--trial with --confirm: refused (one of them)" 2 "one of them" \
+        "$MSHIM" install --trial --confirm --root "$R" --efibootmgr "$EFB"
+
 # --confirm: the entry first in BootOrder, the old ones behind it.
 check "install --confirm: exit 0" q "$MSHIM" install --confirm --root "$R" --efibootmgr "$EFB"
 check "--confirm: BootOrder is mshim's, then the old ones" test "$(fw '",".join(s["order"])')" = "$NUM,0001,0000"
@@ -305,6 +321,8 @@ check "install --no-boot-entry: exit 0" q "$MSHIM" install --root "$R" --no-boot
 check "--no-boot-entry: efibootmgr not run" test ! -s "$FAKE_EFI.log"
 expect_rc "--confirm with no boot entry recorded: refused" 1 "nothing to confirm" \
         "$MSHIM" install --confirm --root "$R" --efibootmgr "$EFB"
+expect_rc "--trial with no boot entry recorded: refused" 1 "nothing to try" \
+        "$MSHIM" install --trial --root "$R" --efibootmgr "$EFB"
 check "uninstall (no boot entry): exit 0" q "$MSHIM" uninstall --root "$R" --efibootmgr "$EFB"
 check "then the ESP is as before" test "$(treesum "$ESP")" = "$esp_before"
 
@@ -345,7 +363,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 fi
 refuses "--key without --cert" "--key and --cert go together" "$MSHIM" install --key "$t/k.pem"
 refuses "--enroll-mok without --shim" "--enroll-mok needs --shim" "$MSHIM" install --enroll-mok --key "$t/k.pem" --cert "$t/c.pem"
-refuses "--update with --shim" "take no layout option" "$MSHIM" install --update --shim
+refuses "--update with --shim" "with no layout option" "$MSHIM" install --update --shim
 refuses "an operand" "takes no operand" "$MSHIM" install foo
 expect_rc "--update with nothing recorded: refused" 1 "no install recorded" \
         "$MSHIM" install --update --root "$R" --loader "$LOADER"

@@ -116,8 +116,10 @@ type $DEB_PASS<enter>
 shell 600
 run mokutil --list-enrolled | grep 'CN=mshim-debian-test-MOK'
 run test ! -e /sys/firmware/efi/efivars/MokNew-$SHIM_GUID
-# The trial once more, as a user would: BootNext = the "mshim" entry.
-run n=\$(efibootmgr | sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p'); test -n "\$n" && efibootmgr --bootnext "\$n"
+# The trial once more, as the user is told to: mshim install --trial sets
+# BootNext to the recorded entry; efibootmgr shows it is the "mshim" one.
+run mshim install --trial
+run n=\$(efibootmgr | sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p'); test -n "\$n" && efibootmgr | grep -x "BootNext: \$n"
 type sync; reboot<enter>
 
 case $T: the trial boot through mshim (Debian's shim, then mshim signed with the MOK) unlocks the LUKS2 root with no passphrase prompt

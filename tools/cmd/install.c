@@ -50,7 +50,7 @@
 typedef struct inst_opts {
         const char *esp, *key, *cert, *pass_file, *loader, *shim_dir, *boot, *root, *state_dir, *efibootmgr,
                 *disk, *part;
-        bool shim, enroll_mok, no_boot_entry, dry_run, update, confirm;
+        bool shim, enroll_mok, no_boot_entry, dry_run, update, confirm, trial;
 } inst_opts;
 
 /* Strings made along the way, freed together at the end. */
@@ -961,7 +961,9 @@ static int mok(ctx *c, bool *ret_imported) {
         if (c->o->enroll_mok) {
                 char *argv[] = { (char *) (prog && *prog ? prog : "mokutil"), "--import", p, NULL };
                 printf("enrolling %s as a Machine Owner Key: mokutil asks for a one-time password, which "
-                       "MokManager asks for at the next boot (docs/MOK.md)\n", c->o->cert);
+                       "MokManager asks for at the next boot (docs/MOK.md). MokManager's boot spends BootNext: "
+                       "after its reset the firmware boots shim and GRUB again; then run mshim install --trial "
+                       "and reboot\n", c->o->cert);
                 if (run(argv, NULL) != 0) {
                         cli_error("mokutil --import %s failed (above); run it yourself", p);
                         goto out;
@@ -1042,6 +1044,30 @@ static int do_confirm(ctx *c) {
         if (instrec_save(c->record, &c->rec) < 0)
                 return EXIT_CHECK_FAILED;
         printf("BootOrder %s: mshim (Boot%s) is the default; the entries after it stay the way back\n", order, e);
+        return 0;
+}
+
+/* --trial: the recorded entry as BootNext again. MokManager's boot spends
+ * the BootNext install set (the firmware deletes BootNext before it starts
+ * the entry: the UEFI specification's Boot Manager chapter), so after the key's enrolment the firmware
+ * boots shim and GRUB again; this tries mshim once more, BootOrder
+ * untouched. */
+static int do_trial(ctx *c) {
+        const char *e = c->rec.boot_entry;
+
+        if (!e) {
+                cli_error("%s: mshim install added no firmware boot entry (--no-boot-entry): nothing to try",
+                          c->record);
+                return EXIT_CHECK_FAILED;
+        }
+        if (c->o->dry_run) {
+                printf("would set BootNext %s\n", e);
+                return 0;
+        }
+        if (efibootmgr(c, NULL, "--bootnext", e, NULL) < 0)
+                return EXIT_CHECK_FAILED;
+        printf("BootNext %s: the next boot tries mshim once; BootOrder is unchanged.\n"
+               "After a good boot through mshim: mshim install --confirm\n", e);
         return 0;
 }
 
@@ -1235,6 +1261,7 @@ int cmd_install(int argc, char **argv) {
                 { "loader", required_argument, NULL, 'L' },     { "enroll-mok", no_argument, NULL, 'm' },
                 { "no-boot-entry", no_argument, NULL, 'n' },    { "dry-run", no_argument, NULL, 'd' },
                 { "update", no_argument, NULL, 'u' },           { "confirm", no_argument, NULL, 'C' },
+                { "trial", no_argument, NULL, 'T' },
                 { "boot", required_argument, NULL, 'b' },       { "root", required_argument, NULL, 'r' },
                 { "state-dir", required_argument, NULL, 'D' },  { "efibootmgr", required_argument, NULL, 'E' },
                 { "disk", required_argument, NULL, 'K' },       { "part", required_argument, NULL, 'p' },
@@ -1265,6 +1292,7 @@ int cmd_install(int argc, char **argv) {
                 case 'd': o.dry_run = true; break;
                 case 'u': o.update = true; break;
                 case 'C': o.confirm = true; break;
+                case 'T': o.trial = true; break;
                 case 'h': cli_help(stdout, "install"); return 0;
                 default: return EXIT_BAD_INPUT;
                 }
@@ -1279,12 +1307,13 @@ int cmd_install(int argc, char **argv) {
                 return cli_usage_error("install", "--enroll-mok needs --shim and the key's --cert");
         if (!o.disk != !o.part)
                 return cli_usage_error("install", "--disk and --part go together");
-        if (o.update + o.confirm > 1 ||
-            ((o.update || o.confirm) && (o.shim || o.enroll_mok || o.no_boot_entry || o.shim_dir || o.boot)))
-                return cli_usage_error("install", "--update and --confirm act on the recorded install: "
-                                                  "they take no layout option");
-        if (o.confirm && (o.key || o.loader))
-                return cli_usage_error("install", "--confirm takes no --key, --cert or --loader");
+        bool recorded = o.update || o.confirm || o.trial;
+        if (o.update + o.confirm + o.trial > 1 ||
+            (recorded && (o.shim || o.enroll_mok || o.no_boot_entry || o.shim_dir || o.boot)))
+                return cli_usage_error("install", "--update, --confirm and --trial act on the recorded install: "
+                                                  "one of them, with no layout option");
+        if ((o.confirm || o.trial) && (o.key || o.loader))
+                return cli_usage_error("install", "--confirm and --trial take no --key, --cert or --loader");
         if (o.root && o.root[0] != '/')
                 return cli_usage_error("install", "--root %s: an absolute path", o.root);
         if (ctx_init(&c, &o) < 0) {
@@ -1294,18 +1323,19 @@ int cmd_install(int argc, char **argv) {
         loaded = instrec_load(c.record, &c.rec);
         if (loaded < 0)
                 r = EXIT_BAD_INPUT;
-        else if ((o.update || o.confirm) && loaded == 1) {
+        else if (recorded && loaded == 1) {
                 cli_error("%s: no install recorded: run mshim install first", c.record);
                 r = EXIT_CHECK_FAILED;
-        } else if (o.update || o.confirm) {
+        } else if (recorded) {
                 if (o.esp && strcmp(o.esp, c.rec.esp) != 0) {
                         cli_error("--esp %s: mshim is installed on %s (%s)", o.esp, c.rec.esp, c.record);
                         r = EXIT_CHECK_FAILED;
                 } else
-                        r = o.update ? do_update(&c) : do_confirm(&c);
+                        r = o.update ? do_update(&c) : o.confirm ? do_confirm(&c) : do_trial(&c);
         } else if (loaded == 0) {
                 cli_error("mshim is installed already on %s (%s): mshim install --update replaces mshim there, "
-                          "--confirm makes its boot entry the default, mshim uninstall removes it",
+                          "--confirm makes its boot entry the default, --trial tries it once more, mshim uninstall removes "
+                          "it",
                           c.rec.esp, c.record);
                 r = EXIT_CHECK_FAILED;
         } else
