@@ -115,11 +115,17 @@ check "the record has mshimx64.efi's SHA-256" grep -qx "file $h EFI/mshim/mshimx
 expect_rc "install again: refused, saying --update" 1 "install --update" \
         "$MSHIM" install --root "$R" --esp "$ESP" --loader "$LOADER" --efibootmgr "$EFB"
 
+"$MSHIM" status --root "$R" --efivars "$FAKE_EFIVARS" >"$t/status.txt" 2>&1
+check "status before the trial boot: says the next boot tries mshim once, then --confirm" \
+        grep -q "^Next: the next boot tries mshim once (BootNext $NUM)" "$t/status.txt"
 # --trial: MokManager's boot spent BootNext (the firmware deletes it before
 # it starts the entry); --trial sets the recorded entry again, BootOrder
 # untouched.
 python3 "$EFB" --delete-bootnext >/dev/null
 check "(BootNext spent, as after MokManager's boot)" test "$(fw 's.get("next") or "none"')" = none
+"$MSHIM" status --root "$R" --efivars "$FAKE_EFIVARS" >"$t/status.txt" 2>&1
+check "status with BootNext spent: says mshim install --trial, then reboot" \
+        grep -q "^Next: mshim install --trial, then reboot" "$t/status.txt"
 "$MSHIM" install --trial --root "$R" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
 check "install --trial: exit 0" test "$rc" = 0
 check "--trial: BootNext is the recorded entry again" test "$(fw 's["next"]')" = "$NUM"

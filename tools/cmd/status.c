@@ -316,6 +316,32 @@ static void show_firmware(const st_opts *o, const char *ev) {
         }
 }
 
+/* What to do next with an install that is not confirmed yet (text only):
+ * the trial boot's state, from the record's entry and BootCurrent and
+ * BootNext. MokManager's boot spends BootNext, so after the key's
+ * enrolment the trial has to be set again. */
+static void show_next_step(const st_opts *o, const char *record, const char *ev) {
+        char cur[5] = "", next[5] = "";
+        instrec r;
+
+        if (o->json || instrec_load(record, &r) != 0)
+                return;
+        var_u16(ev, "BootCurrent", cur);
+        var_u16(ev, "BootNext", next);
+        if (r.boot_entry && !r.confirmed) {
+                if (!strcmp(cur, r.boot_entry))
+                        printf("Next: this boot came through mshim (Boot%s): mshim install --confirm makes it the "
+                               "default\n", cur);
+                else if (!strcmp(next, r.boot_entry))
+                        printf("Next: the next boot tries mshim once (BootNext %s); after it worked: mshim install "
+                               "--confirm\n", next);
+                else
+                        printf("Next: mshim install --trial, then reboot: one trial boot through mshim (Boot%s); "
+                               "BootNext is spent (MokManager's boot spends it)\n", r.boot_entry);
+        }
+        instrec_free(&r);
+}
+
 /* The approvals on the ESP: how many, and at which epochs (the epoch
  * counter itself is the TPM's: `mshim policy list` compares). */
 static void show_policy(const st_opts *o, const char *state, const char *esp) {
@@ -511,6 +537,7 @@ int cmd_status(int argc, char **argv) {
         }
         show_install(&o, record);
         show_firmware(&o, ev);
+        show_next_step(&o, record, ev);
         show_policy(&o, state, esp);
         show_tpm_boot(&o, root, state, ev);
         show_unlock(&o, root);
