@@ -58,14 +58,20 @@ deb_init() {
         deb_log "image ready ($((SECONDS - t0)) s): $DEB_IMAGE"
 }
 
-# deb_mshim_deb OUTDIR: the mshim package built from this tree as
+# deb_mshim_deb OUTDIR [VERSION]: the mshim package built from this tree as
 # tests/system/test_package.sh builds it (dpkg-buildpackage -b on a copy
-# of the tree's files), into OUTDIR.
+# of the tree's files), into OUTDIR. With VERSION, the package and the
+# binaries say that version (debian/changelog, the Makefile's VERSION): a
+# rebuilt mshim, whose loader differs by its version string.
 deb_mshim_deb() {
-        local out=$1 t
+        local out=$1 ver=${2:-} t
         t=$(mktemp -d) || return 1
         mkdir "$t/mshim"
         (cd "$IT_REPO" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$t/mshim") &&
+        if [ -n "$ver" ]; then
+                sed -i "1 s/([^)]*)/($ver)/" "$t/mshim/debian/changelog" &&
+                        sed -i "s/^VERSION  *:= .*/VERSION  := $ver/" "$t/mshim/Makefile"
+        fi &&
         (cd "$t/mshim" && dpkg-buildpackage -b -us -uc) > "$t/build.log" 2>&1 ||
                 { tail -n 20 "$t/build.log" >&2; rm -rf "$t"; return 1; }
         mkdir -p "$out" && cp "$t"/mshim_*_amd64.deb "$out/" && rm -rf "$t"
