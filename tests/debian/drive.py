@@ -30,13 +30,17 @@ Each `run`'s output goes to stderr (and --out DIR/run-N.txt). Every wait
 is bounded by T (default --timeout) and by --deadline for the whole run.
 Exit status 0 when every case passed, 1 otherwise, 2 bad usage.
 
-With --qmp, a guard for QEMU itself: when the console has printed nothing
-for --reset-grace seconds after the guest's kernel said "reboot: Restarting
-system", the firmware is stuck before it printed anything (seen once in CI:
-OVMF under TCG never came back from a warm reset). The VM's state is
-written to stderr (QMP query-status, info registers) and QEMU resets it
-once more, as a person would press reset; this happens at most twice in a
-run and is always reported. Nothing of mshim has run at that point.
+    resetting             the guest resets now (e.g. MokManager's Reboot):
+                          arms the reset guard below
+
+With --qmp, a guard for QEMU itself: after a reset (the guest's kernel said
+"reboot: Restarting system", or a `resetting` step), when the console then
+prints nothing for --reset-grace seconds and the firmware has not printed
+its "BdsDxe" boot line, the firmware is stuck before it booted anything
+(seen once in CI: OVMF under TCG never came back from a warm reset). The
+VM's state is written to stderr (QMP query-status, info registers) and QEMU
+resets it once more, as a person would press reset; this happens at most
+twice in a run and is always reported. Nothing of mshim has run then.
 """
 import argparse
 import json
@@ -96,6 +100,8 @@ class Driver:
         self.nrun = 0
         self.resets = 0
         self.seen = (0, time.monotonic())  # console length, when it last grew
+        self.armed = None  # where in the console a reset happened, until BdsDxe
+        self.reset_line = 0  # the console offset after the last kernel reset line seen
 
     def say(self, msg):
         sys.stderr.write("drive: [%6.1f s] %s\n" % (time.monotonic() - self.t0, msg))
@@ -125,17 +131,23 @@ class Driver:
             self.reset_guard()
 
     def reset_guard(self):
-        """QEMU stuck after the guest's reset: see the module's doc."""
+        """QEMU stuck after a reset: see the module's doc."""
         raw, now = self.con.raw, time.monotonic()
+        k = raw.rfind(RESET_LINE.encode(), self.reset_line)
+        if k >= 0:
+            self.reset_line = k + len(RESET_LINE)
+            self.armed = self.reset_line
+        if self.armed is not None and raw.find(b"BdsDxe", self.armed) >= 0:
+            self.armed = None
         if len(raw) != self.seen[0]:
             self.seen = (len(raw), now)
             return
-        if (not self.a.qmp or self.resets >= 2 or now - self.seen[1] < self.a.reset_grace
-                or RESET_LINE.encode() not in raw[-300:]):
+        if (not self.a.qmp or self.armed is None or self.resets >= 2
+                or now - self.seen[1] < self.a.reset_grace):
             return
         self.resets += 1
         self.seen = (len(raw), now)
-        self.say("QEMU: nothing on the console %g s after the guest's reset; "
+        self.say("QEMU: nothing on the console %g s after a reset, no firmware boot line; "
                  "the VM's state, then a reset (%d of at most 2)" % (self.a.reset_grace, self.resets))
         try:
             q = Qmp(self.a.qmp)
@@ -207,6 +219,8 @@ class Driver:
             else:
                 self.type(arg)
             self.say("sent %r" % (arg if "pass" not in arg.lower() else "..."))
+        elif cmd == "resetting":
+            self.armed = len(self.con.raw)
         elif cmd == "sleep":
             end = time.monotonic() + float(arg)
             while time.monotonic() < end:
