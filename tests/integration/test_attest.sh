@@ -27,6 +27,16 @@
 # R (another kernel and initrd: PCRs 4 and 9), S (the PCRs its TPM and
 # A's differ in: 5 the entry, 9 and 12 the command line), the edited and
 # the cut log.
+# Reference states (verify --state, predictions from A's log): A accepted
+# by its own; R accepted by the prediction made before it booted, refused
+# by A's (PCRs 4, 9); S refused by A's; another initrd alone (A's kernel
+# with R's initramfs predicted, A's evidence against it): PCR 9 named.
+# With no boot: A's log replayed into a copy of the machine's TPM on the
+# host (tpm2_pcrextend), quoted (accepted), PCR 9 extended with no event,
+# quoted again (refused, PCR 9 named); the machine registered (challenge
+# with its EK certificate, activate, register) and A accepted by `verify
+# --dir`; another TPM's AK challenged under its EK never activates and its
+# quote is refused by the "machine" check.
 # Oracles: the guest kernel's own report (sysfs PCRs and event log,
 # scripts/mkinitramfs.sh), tpm2_checkquote, tpm2_eventlog, Keylime's
 # engine, hashlib; mshim's output is never the expected value of mshim.

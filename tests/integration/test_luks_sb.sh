@@ -27,6 +27,11 @@
 #          measures SecureBoot = 0 and no authority; the keyscript falls
 #          back naming PCR 7, exactly the PCR that differs between A's and
 #          this boot's TPM, and the typed passphrase still unlocks.
+# Attestation, on the same boots: A, db and sboff quote from the LUKS
+# initramfs (the AK made on the host by `mshim attest init`), then unlock.
+# `mshim verify --state` with A's and db's approvals (--policy-key): A
+# accepted (facts: Secure Boot on, the db authority), db accepted by its
+# approved prediction, sboff refused naming PCR 7 (facts: Secure Boot off).
 # A first, then db, dbx and sboff two at a time.
 set -u
 . "$(dirname "$0")/lib.sh"
