@@ -65,6 +65,7 @@ want = oracle.x509_esl(der("mok"), oracle.GUID_SHIM) + oracle.x509_esl(der("othe
 sys.exit(0 if open(k + "/MokList-b.bin", "rb").read() == want else 1)
 PY
 
+# shellcheck disable=SC2034 # read by it_boot (lib.sh)
 IT_BOOT_ARGS=(--disk "$IT_DIR/none.img")
 if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b"; then
         it_pass "$T: boot A and B (shim -> mshim -> kernel)"
