@@ -318,7 +318,8 @@ for e in oracle.load_log(sys.argv[2]):
 PY
 rc=$?
 N1=$(openssl rand -hex 32) N2=$(openssl rand -hex 32)
-if [ "$rc" = 0 ] && it_swtpm_host_start "$x"; then
+[ "$rc" = 0 ] && it_swtpm_host_start "$x" || rc=1
+if [ "$rc" = 0 ]; then
         while read -r e; do tpm2_pcrextend "$e" || rc=1; done < "$IT_DIR/extends.txt" > /dev/null 2> "$IT_DIR/err"
         "$IT_CLI" attest quote --nonce "$N1" --log "$a/log.bin" -o "$IT_DIR/ext0.json" 2>> "$IT_DIR/err" &&
                 tpm2_pcrextend "9:sha256=$(openssl rand -hex 32)" > /dev/null 2>> "$IT_DIR/err" &&
