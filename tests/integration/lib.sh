@@ -336,6 +336,67 @@ it_luks_sealed_esp() {
                 { [ $# = 0 ] || cp "$@" "$e/approvals/"; }
 }
 
+# ---- attestation from the LUKS initramfs (test_attest.sh, test_luks_sb.sh,
+# test_predict_shim.sh) -------------------------------------------------------
+
+# it_attest_init TPMDIR OUTDIR: `mshim attest init --out-dir OUTDIR` on the
+# host against the swtpm state TPMDIR/state (it_swtpm_host_start), so every
+# boot started from a copy of it has the AK (OUTDIR/ak.pub) at 0x81014D41.
+it_attest_init() {
+        local rc
+        mkdir -p "$2" && it_swtpm_host_start "$1" &&
+                "$IT_CLI" attest init --out-dir "$2" > "$2/init.log" 2>&1
+        rc=$?
+        it_swtpm_host_stop "$1"
+        [ "$rc" = 0 ] || { cat "$2/init.log" >&2; return 1; }
+}
+
+# it_attest_nonce DIR: a fresh nonce in DIR/nonce and on DIR's ESP
+# (mshim-test/attest-nonce): the LUKS initramfs then quotes with it.
+it_attest_nonce() {
+        mkdir -p "$1/esp/mshim-test" && openssl rand -hex 32 > "$1/nonce" &&
+                cp "$1/nonce" "$1/esp/mshim-test/attest-nonce"
+}
+
+# it_attest_got DIR LABEL: after DIR's boot, the files the guest printed
+# between MSHIM-ATTEST-BEGIN and -END (a tar in base64) in DIR/att
+# (evidence.json, tt/, err); PASS "IT_NAME: LABEL: the guest's mshim attest
+# quote --nonce succeeds, the evidence reaches the host" or FAIL (1).
+it_attest_got() {
+        local d=$1 n="$IT_NAME: $2: the guest's mshim attest quote --nonce succeeds, the evidence reaches the host"
+        mkdir -p "$d/att"
+        tr -d '\r' < "$d/serial.log" | sed -n '/^MSHIM-ATTEST-BEGIN$/,/^MSHIM-ATTEST-END$/p' | sed '1d;$d' |
+                base64 -d 2>/dev/null | tar xf - -C "$d/att" 2>/dev/null
+        if tr -d '\r' < "$d/serial.log" | grep -qx 'MSHIM-ATTEST RC 0' && [ -s "$d/att/evidence.json" ]; then
+                it_pass "$n"
+        else
+                it_fail "$n"
+                tr -d '\r' < "$d/serial.log" | grep -a 'MSHIM-\|^mshim' >&2; cat "$d/att/err" >&2 2>/dev/null
+                return 1
+        fi
+}
+
+# it_attest_verify NAME WANT_RC REGEX OUT VERIFY_ARGS...: `mshim verify
+# --json VERIFY_ARGS` into OUT (its stderr OUT.err); PASS NAME when it
+# exits WANT_RC and REGEX (grep -E) is in OUT or OUT.err (or is empty).
+it_attest_verify() {
+        local name=$1 want=$2 re=$3 out=$4 rc
+        shift 4
+        "$IT_CLI" verify --json "$@" > "$out" 2> "$out.err"
+        rc=$?
+        if [ "$rc" = "$want" ] && { [ -z "$re" ] || cat "$out" "$out.err" | grep -q -E -- "$re"; }; then it_pass "$IT_NAME: $name"
+        else it_fail "$IT_NAME: $name (status $rc)"; cat "$out.err" >&2; fi
+}
+
+# it_attest_facts NAME VERDICT PYEXPR: PASS NAME when PYEXPR holds of the
+# verdict's facts (f: its "facts" object).
+it_attest_facts() {
+        if python3 -c 'import json, sys
+f = json.load(open(sys.argv[1]))["facts"]
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3" 2>/dev/null; then it_pass "$IT_NAME: $1"
+        else it_fail "$IT_NAME: $1"; cat "$2" >&2; fi
+}
+
 # it_step RC NAME LOG: PASS NAME when RC is 0, else FAIL and LOG.
 it_step() { if [ "$1" = 0 ]; then it_pass "$IT_NAME: $2"; else it_fail "$IT_NAME: $2"; cat "$3" >&2; fi; }
 

@@ -27,6 +27,16 @@
 # R (another kernel and initrd: PCRs 4 and 9), S (the PCRs its TPM and
 # A's differ in: 5 the entry, 9 and 12 the command line), the edited and
 # the cut log.
+# Reference states (verify --state, predictions from A's log): A accepted
+# by its own; R accepted by the prediction made before it booted, refused
+# by A's (PCRs 4, 9); S refused by A's; another initrd alone (A's kernel
+# with R's initramfs predicted, A's evidence against it): PCR 9 named.
+# With no boot: A's log replayed into a copy of the machine's TPM on the
+# host (tpm2_pcrextend), quoted (accepted), PCR 9 extended with no event,
+# quoted again (refused, PCR 9 named); the machine registered (challenge
+# with its EK certificate, activate, register) and A accepted by `verify
+# --dir`; another TPM's AK challenged under its EK never activates and its
+# quote is refused by the "machine" check.
 # Oracles: the guest kernel's own report (sysfs PCRs and event log,
 # scripts/mkinitramfs.sh), tpm2_checkquote, tpm2_eventlog, Keylime's
 # engine, hashlib; mshim's output is never the expected value of mshim.
@@ -84,8 +94,7 @@ truncate -s $((IT_DISK_LUKS_SECTORS * 512)) "$IT_DIR/none.img"
 attest_boot() {
         local d
         d=$(it_newboot "$1") && cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" &&
-                cp -a "$tp/state" "$d/tpm.in" && mkdir -p "$d/esp/mshim-test" &&
-                openssl rand -hex 32 > "$d/nonce" && cp "$d/nonce" "$d/esp/mshim-test/attest-nonce" && echo "$d"
+                cp -a "$tp/state" "$d/tpm.in" && it_attest_nonce "$d" && echo "$d"
 }
 a=$(attest_boot enrolled) && s=$(attest_boot initsh) && r=$(attest_boot rt) &&
         sed -i 's|^options .*|& init=/bin/sh|' "$s/esp/loader/entries/mshim-test.conf" &&
@@ -99,16 +108,7 @@ got() {
         n=$(basename "$d")
         if ! it_boot_ok "$d"; then it_fail "$T: $n: boot reaches the initramfs"; return 1; fi
         it_pass "$T: $n: boot reaches the initramfs"
-        mkdir -p "$d/att"
-        tr -d '\r' < "$d/serial.log" | sed -n '/^MSHIM-ATTEST-BEGIN$/,/^MSHIM-ATTEST-END$/p' | sed '1d;$d' |
-                base64 -d 2>/dev/null | tar xf - -C "$d/att" 2>/dev/null
-        if tr -d '\r' < "$d/serial.log" | grep -qx 'MSHIM-ATTEST RC 0' && [ -s "$d/att/evidence.json" ]; then
-                it_pass "$T: $n: the guest's mshim attest quote --nonce succeeds, the evidence reaches the host"
-        else
-                it_fail "$T: $n: the guest's mshim attest quote --nonce succeeds, the evidence reaches the host"
-                tr -d '\r' < "$d/serial.log" | grep -a 'MSHIM-\|^mshim' >&2; cat "$d/att/err" >&2 2>/dev/null
-                return 1
-        fi
+        it_attest_got "$d" "$n" || return 1
         # The evidence's log and PCRs are what the guest kernel itself
         # read from sysfs after the quote (the report, not mshim).
         N="$n: the evidence's event log and PCRs are those the guest kernel reads (sysfs)"
@@ -250,8 +250,128 @@ print(",".join(str(n) for n in (4, 5, 7, 9, 12) if a[str(n)] != s[str(n)]))' \
         ok grep -q 'init=/bin/sh' "$s/result/result.json"
 fi
 
-# ---- R: the RT kernel, predicted from A before it boots -----------------------------
+# ---- reference states (verify --state): predictions from A's log -----------------
+# pred-a: A's own kernel and initramfs (the enrolled boot, predicted);
+# pred-x: the same kernel with another initramfs (the RT kernel's): the
+# state a verifier holds when it allows only that initrd.
 it_pcrs_file "$a" > "$a/pcrs.txt"
+N="host: mshim predict --log A --pcrs A --json of A's files, and of A's kernel with another initrd"
+ok bash -c "'$IT_CLI' predict --log '$a/log.bin' --pcrs '$a/pcrs.txt' --kernel '$IT_KERNEL' \
+        --initrd '$IT_B/it/initrd-luks.img' --json > '$IT_DIR/pred-a.json' 2> '$IT_DIR/err' &&
+        '$IT_CLI' predict --log '$a/log.bin' --pcrs '$a/pcrs.txt' --kernel '$IT_KERNEL' \
+        --initrd '$IT_B/it/initrd-luks-rt.img' --json > '$IT_DIR/pred-x.json' 2>> '$IT_DIR/err'"
+it_attest_verify "enrolled: mshim verify --state (A's prediction) accepts A's evidence" 0 "" "$IT_DIR/v-a.json" \
+        --ak "$AK" --nonce "$NA" --state "$IT_DIR/pred-a.json" "$a/att/evidence.json"
+it_attest_verify "another initrd (same kernel): refused (state), PCR 9 alone named" 1 \
+        "refused: state: no reference state matches: PCR 9 differs from the closest, the prediction" "$IT_DIR/v-x.json" \
+        --ak "$AK" --nonce "$NA" --state "$IT_DIR/pred-x.json" "$a/att/evidence.json"
+# The values it names, from hashlib: quoted = A's PCR 9 as the guest kernel
+# read it; expected = A's PCR 9 events replayed with the initrd's digest
+# (SHA-256 of the file on A's ESP) replaced by the other file's.
+N="another initrd: the refusal's expected and quoted PCR 9 are hashlib's replays with each initrd"
+ok python3 - "$IT_REPO/tests/integration" "$IT_DIR/v-x.json" "$a/result" "$a/esp/initrd.img" "$IT_B/it/initrd-luks-rt.img" <<'PY'
+import hashlib, json, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+v, r = json.load(open(sys.argv[2])), oracle.load_result(sys.argv[3])
+mine, other = (hashlib.sha256(open(f, "rb").read()).digest() for f in sys.argv[4:6])
+h, hit = bytes(32), 0
+for e in oracle.load_log(sys.argv[3] + "/eventlog.bin"):
+    if e.pcr == 9 and e.type != oracle.EV_NO_ACTION:
+        d = e.digests["sha256"]
+        if d == mine:
+            d, hit = other, hit + 1
+        h = hashlib.sha256(h + d).digest()
+want = [{"pcr": 9, "expected": h.hex(), "quoted": oracle.tpm_pcr(r, "sha256", 9).hex()}]
+got = [{k: x[k] for k in ("pcr", "expected", "quoted")} for x in v["state"]["differing"]]
+sys.exit(0 if hit and got == want and not v["accepted"] else "%d initrd events; %s, want %s" % (hit, got, want))
+PY
+if [ -s "$s/log.bin" ]; then
+        # The PCRs it must name: those of the prediction that the two
+        # guests' TPMs reported differently (sysfs, sha256).
+        want=$(python3 -c 'import json, sys
+a, s = (json.load(open(f))["pcrs"]["sha256"] for f in sys.argv[1:3])
+p = json.load(open(sys.argv[3]))["pcrs"]["sha256"]
+print(",".join(n for n in sorted(p, key=int) if a[n] != s[n]))' "$a/result/result.json" "$s/result/result.json" "$IT_DIR/pred-a.json")
+        it_attest_verify "init=/bin/sh: refused by verify --state (A's prediction), naming the PCRs the TPMs differ in ($want)" 1 \
+                "refused: state: no reference state matches: PCRs? $want differs? from the closest" "$IT_DIR/v-s.json" \
+                --ak "$AK" --nonce "$NS" --state "$IT_DIR/pred-a.json" "$s/att/evidence.json"
+fi
+
+# ---- a PCR extended outside the log, on a real boot's log -------------------------
+# A copy of the machine's TPM (its AK) on the host: A's log replayed into it
+# with tpm2_pcrextend (each event's digests, every bank), a quote with A's
+# log accepted (the replay is faithful); then PCR 9 extended in SHA-256
+# with no event (a second initrd hidden), a quote with the same log: refused.
+x=$IT_DIR/tpm-replay
+mkdir -p "$x" && cp -a "$tp/state" "$x/state"
+python3 - "$IT_REPO/tests/integration" "$a/log.bin" > "$IT_DIR/extends.txt" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+for e in oracle.load_log(sys.argv[2]):
+    if e.type == oracle.EV_NO_ACTION:
+        if e.data.startswith(b"StartupLocality\0") and e.data[16:17] != b"\0":
+            sys.exit("the log starts at locality %d: not reproducible by the host" % e.data[16])
+        continue
+    print("%d:%s" % (e.pcr, ",".join("%s=%s" % (b, d.hex()) for b, d in sorted(e.digests.items()))))
+PY
+rc=$?
+N1=$(openssl rand -hex 32) N2=$(openssl rand -hex 32)
+[ "$rc" = 0 ] && it_swtpm_host_start "$x" || rc=1
+if [ "$rc" = 0 ]; then
+        while read -r e; do tpm2_pcrextend "$e" || rc=1; done < "$IT_DIR/extends.txt" > /dev/null 2> "$IT_DIR/err"
+        "$IT_CLI" attest quote --nonce "$N1" --log "$a/log.bin" -o "$IT_DIR/ext0.json" 2>> "$IT_DIR/err" &&
+                tpm2_pcrextend "9:sha256=$(openssl rand -hex 32)" > /dev/null 2>> "$IT_DIR/err" &&
+                "$IT_CLI" attest quote --nonce "$N2" --log "$a/log.bin" -o "$IT_DIR/ext1.json" 2>> "$IT_DIR/err" || rc=1
+        it_swtpm_host_stop "$x"
+fi
+if [ "$rc" = 0 ]; then
+        it_pass "$T: host: A's log replayed into the machine's TPM (tpm2_pcrextend), quoted before and after PCR 9 is extended"
+        verify_ok "outside the log: the quote of A's log replayed into the TPM is accepted" "$IT_DIR/ext0.json" "$N1"
+        verify_refused "outside the log: PCR 9 extended with no event: refused (event-log), sha256 PCR 9 named" \
+                "$IT_DIR/ext1.json" "$N2" "$AK" "refused: event-log: sha256 PCR 9: the quoted value is not what the event log replays to"
+else
+        it_fail "$T: host: A's log replayed into the machine's TPM (tpm2_pcrextend), quoted before and after PCR 9 is extended"
+        cat "$IT_DIR/err" >&2
+fi
+
+# ---- the registered machine (verify challenge / attest activate / register) --------
+# The machine's AK registered against its EK certificate (swtpm's local
+# CA): A's evidence accepted by the registered AK (no --ak). Another TPM's
+# AK challenged under the machine's EK is never activated (the machine's
+# TPM does not hold it), so a quote it signs is refused by "machine".
+mkdir -p "$IT_DIR/trust" && cp "$IT_DIR/ca/swtpm-localca-rootca-cert.pem" "$IT_DIR/ca/issuercert.pem" "$IT_DIR/trust/"
+VD=$IT_DIR/verifier
+"$IT_CLI" verify challenge --dir "$VD" --ak "$AK" --ek-cert "$IT_DIR/reg/ek-rsa.crt" --ek-ca "$IT_DIR/trust" \
+        -o "$IT_DIR/ch" > "$IT_DIR/err" 2>&1 &&
+        "$IT_CLI" verify challenge --dir "$VD" --ak "$AK2" --ek-cert "$IT_DIR/reg/ek-rsa.crt" --ek-ca "$IT_DIR/trust" \
+        -o "$IT_DIR/ch2" >> "$IT_DIR/err" 2>&1 && it_swtpm_host_start "$tp"
+rc=$?
+if [ "$rc" = 0 ]; then
+        "$IT_CLI" attest activate "$IT_DIR/ch" -o "$IT_DIR/secret" >> "$IT_DIR/err" 2>&1 || rc=1
+        "$IT_CLI" attest activate "$IT_DIR/ch2" -o "$IT_DIR/secret2" > "$IT_DIR/err2" 2>&1
+        rc2=$?
+        it_swtpm_host_stop "$tp"
+fi
+N="registered: the machine's TPM activates the challenge for its AK under its certified EK; verify register records it"
+ok bash -c "[ $rc = 0 ] && '$IT_CLI' verify register --dir '$VD' --ak '$AK' '$IT_DIR/secret' >> '$IT_DIR/err' 2>&1"
+it_attest_verify "registered: mshim verify --dir (the registered AK, no --ak) accepts A's evidence" 0 "" "$IT_DIR/v-reg.json" \
+        --dir "$VD" --nonce "$NA" "$a/att/evidence.json"
+N="not activated: the machine's TPM does not activate another TPM's AK under its EK: exit 1"
+ok bash -c "[ '${rc2:-0}' = 1 ] && grep -q 'refused: the TPM does not activate' '$IT_DIR/err2' && [ ! -s '$IT_DIR/secret2' ]"
+it_swtpm_host_start "$tp2" && "$IT_CLI" attest quote --nonce "$N1" --log "$a/log.bin" -o "$IT_DIR/ev-ak2.json" > "$IT_DIR/err" 2>&1
+rc=$?
+it_swtpm_host_stop "$tp2"
+if [ "$rc" = 0 ]; then
+        it_attest_verify "not activated: its quote is refused by the registered machines (machine: the challenge is pending)" 1 \
+                "refused: machine: the AK [0-9a-f]+ is not registered in .*: its challenge is pending" "$IT_DIR/v-ak2.json" \
+                --dir "$VD" --nonce "$N1" "$IT_DIR/ev-ak2.json"
+else
+        it_fail "$T: not activated: a quote by that AK (another TPM, A's log)"; cat "$IT_DIR/err" >&2
+fi
+
+# ---- R: the RT kernel, predicted from A before it boots -----------------------------
 N="rt: mshim predict --log A --pcrs A --kernel RT --initrd RT's initramfs, keylime-refstate --no-log --state"
 ok bash -c "'$IT_CLI' predict --log '$a/log.bin' --pcrs '$a/pcrs.txt' --kernel '$IT_KERNEL_RT' \
         --initrd '$IT_B/it/initrd-luks-rt.img' --json > '$IT_DIR/pred.json' 2> '$IT_DIR/err' &&
@@ -263,6 +383,11 @@ if got "$r"; then
         it_check_replay "$r" "$T: rt: the TPM's PCRs equal the event log's replay"
         it_predict_check "$T: rt: the booted TPM's PCRs equal the prediction made before the boot" "$a" "$r" "$IT_DIR/pred.json" || true
         verify_ok "rt: mshim verify accepts the upgraded boot's evidence" "$r/att/evidence.json" "$NR"
+        it_attest_verify "rt: mshim verify --state (the prediction made before the boot) accepts its evidence" 0 "" \
+                "$IT_DIR/v-r.json" --ak "$AK" --nonce "$NR" --state "$IT_DIR/pred.json" "$r/att/evidence.json"
+        it_attest_verify "rt: refused by verify --state with A's prediction alone: another kernel and initrd, PCRs 4 and 9 named" 1 \
+                "refused: state: no reference state matches: PCRs 4,9 differ from the closest, the prediction" "$IT_DIR/v-r2.json" \
+                --ak "$AK" --nonce "$NR" --state "$IT_DIR/pred-a.json" "$r/att/evidence.json"
         N="rt: tpm2_checkquote accepts its quote"
         ok checkquote "$r" "$NR"
         kl_accepts "rt: Keylime's engine accepts its log with the refstate of the prediction" "$IT_DIR/ref-r.json" "$r/log.bin"

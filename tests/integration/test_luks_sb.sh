@@ -27,6 +27,11 @@
 #          measures SecureBoot = 0 and no authority; the keyscript falls
 #          back naming PCR 7, exactly the PCR that differs between A's and
 #          this boot's TPM, and the typed passphrase still unlocks.
+# Attestation, on the same boots: A, db and sboff quote from the LUKS
+# initramfs (the AK made on the host by `mshim attest init`), then unlock.
+# `mshim verify --state` with A's and db's approvals (--policy-key): A
+# accepted (facts: Secure Boot on, the db authority), db accepted by its
+# approved prediction, sboff refused naming PCR 7 (facts: Secure Boot off).
 # A first, then db, dbx and sboff two at a time.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -46,6 +51,10 @@ fi
 it_sb_sign "$IT_EFI" "$k/mshim-signed.efi" "$k" db && it_sb_sign "$IT_KERNEL" "$k/vmlinuz-signed" "$k" db ||
         { it_fail "$T: set-up (mshim sign)"; exit 1; }
 it_luks_provision "$PASS" || exit 1
+# Attestation rides on A, db and sboff (no boot of its own): the AK made on
+# the host in the TPM state every boot starts from, a nonce on each ESP;
+# the LUKS initramfs quotes, then unlocks as before.
+it_attest_init "$IT_LUKS_TPM" "$IT_DIR/reg" || { it_fail "$T: set-up (mshim attest init)"; exit 1; }
 
 # sb_boot NAME: a LUKS boot dir with the signed mshim and kernel.
 sb_boot() {
@@ -54,7 +63,7 @@ sb_boot() {
 }
 
 # ---- A: Secure Boot on, no sealed key yet -----------------------------------------
-a=$(sb_boot a) || { it_fail "$T: set-up A"; exit 1; }
+a=$(sb_boot a) && it_attest_nonce "$a" || { it_fail "$T: set-up A"; exit 1; }
 it_console_script "$a/console.script" 'asking for the passphrase' "$PASS"
 if it_boot "$a" --disk "$IT_DIR/luks.img"; then
         it_pass "$T: A: boot with Secure Boot on, passphrase typed at the prompt"
@@ -70,7 +79,8 @@ it_pcrs_file "$a" > "$a/pcrs.txt"
 RT_HASH=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import oracle
 print(oracle.authenticode(open(sys.argv[2], "rb").read()).hex())' "$IT_REPO/tests/integration" "$IT_KERNEL_RT") &&
         it_sb_update_files "$k" "$RT_HASH" || { it_fail "$T: set-up (update files)"; exit 1; }
-b=$(sb_boot db) && x=$(sb_boot dbx) && o=$(sb_boot sboff) || { it_fail "$T: set-up"; exit 1; }
+b=$(sb_boot db) && x=$(sb_boot dbx) && o=$(sb_boot sboff) && it_attest_nonce "$b" && it_attest_nonce "$o" ||
+        { it_fail "$T: set-up"; exit 1; }
 "$IT_CLI" vars append "$k/sb.fd" --db "$k/other.pem" --owner "$IT_SB_OWNER" -o "$b/vars.in.fd" > "$IT_DIR/vars.log" 2>&1 &&
         "$IT_CLI" vars append "$k/sb.fd" --dbx-image "$IT_KERNEL_RT" --owner "$IT_SB_OWNER" -o "$x/vars.in.fd" \
                 >> "$IT_DIR/vars.log" 2>&1 && cp "$k/nosb.fd" "$o/vars.in.fd"
@@ -93,6 +103,7 @@ for d in "$b" "$x"; do
         new=$("$IT_CLI" policy approve --state-dir "$pol" --esp "$IT_DIR/appr-$c" --predicted "$d/predict.json" \
                 --entry-id mshim-test --label "$c append" 2>"$d/approve.err")
         it_step $? "$c: approve the prediction (--predicted)" "$d/approve.err"
+        [ "$c" = db ] && new_db=$new
         it_luks_sealed_esp "$d" "$cur" "$new" || { it_fail "$T: set-up $c"; exit 1; }
 done
 it_swtpm_host_stop "$IT_LUKS_TPM"
@@ -125,5 +136,32 @@ sys.exit(0 if sb == [b"\x00"] and not auth else 1)
 PY
         then it_pass "$T: sboff: the firmware measured SecureBoot = 0 and no authority (PCR 7)"
         else it_fail "$T: sboff: the firmware measured SecureBoot = 0 and no authority (PCR 7)"; fi
+fi
+
+# ---- attestation: the quotes A, db and sboff made from their initramfs -------------
+# Reference states: A's approval (`policy approve --current`, signed with
+# the policy key) and db's (the approved prediction), verified by `mshim
+# verify --state --policy-key` as unseal verifies them.
+AK=$IT_DIR/reg/ak.pub
+st=(--state "$cur" --state "$new_db" --policy-key "$pol/policy.pub")
+if it_attest_got "$a" "A"; then
+        it_attest_verify "A: Secure Boot on (db-signed mshim): mshim verify --state (A's approval) accepts the guest's evidence" \
+                0 "PCRs [0-9,]+ are those of the approval $cur" "$IT_DIR/v-a.json" --ak "$AK" --nonce "$(cat "$a/nonce")" \
+                "${st[@]}" "$a/att/evidence.json"
+        # The db authority: the SHA-256 of the db certificate's DER (openssl's file, hashlib).
+        it_attest_facts "A: the verdict's facts: Secure Boot on, the db authority is the test's db certificate" \
+                "$IT_DIR/v-a.json" "f['secure_boot'] is True and [(x['variable'], x['sha256']) for x in f['authorities']] == [('db', __import__('hashlib').sha256(open('$k/db.der', 'rb').read()).hexdigest())]"
+fi
+if it_boot_ok "$b" && it_attest_got "$b" "db"; then
+        it_attest_verify "db: a predicted db update: mshim verify --state (its approved prediction) accepts the evidence" \
+                0 "PCRs [0-9,]+ are those of the approval $new_db" "$IT_DIR/v-db.json" --ak "$AK" --nonce "$(cat "$b/nonce")" \
+                "${st[@]}" "$b/att/evidence.json"
+fi
+if it_boot_ok "$o" && it_attest_got "$o" "sboff"; then
+        it_attest_verify "sboff: Secure Boot off: refused by verify --state (the approvals made with it on), PCR 7 named" 1 \
+                "refused: state: no reference state matches: PCR 7 differs from the closest, the approval" "$IT_DIR/v-o.json" \
+                --ak "$AK" --nonce "$(cat "$o/nonce")" "${st[@]}" "$o/att/evidence.json"
+        it_attest_facts "sboff: the verdict's facts: Secure Boot off, no authority" "$IT_DIR/v-o.json" \
+                "f['secure_boot'] is False and f['authorities'] == []"
 fi
 exit "$IT_FAILED"

@@ -13,13 +13,21 @@
 # Without booting: a MokList without mshim's MOK is unpredictable (shim would
 # refuse mshim), with the reason, exit 1; --mok without --shim is refused.
 # Two boots, side by side (IT_JOBS, default 2), each from its own store.
+# Attestation behind shim rides on both (no boot of its own): each boots
+# the LUKS initramfs from a GPT disk with no volume, from a TPM state in
+# which the host made the AK (`mshim attest init`), and quotes with its
+# nonce (mshim-test/attest-nonce) before the report. The host verifies:
+# A accepted (Secure Boot on, the MOK's MokListRT authority for mshim in
+# the facts); B accepted by `verify --state` with its prediction, A refused
+# by it (PCR 14, the MokList, named).
 set -u
 . "$(dirname "$0")/lib.sh"
 T=predict-shim
 it_init "$T"
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" \
-                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd; then
-        it_fail "$T: prerequisites (shim-signed, ovmf; make deps)"; exit 1
+                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd \
+                "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup || ! command -v sfdisk >/dev/null; then
+        it_fail "$T: prerequisites (shim-signed, ovmf, cryptsetup-bin, fdisk; make deps)"; exit 1
 fi
 # shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
 IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
@@ -32,10 +40,17 @@ it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
         { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
 it_secure_boot_on "$k/vars-a.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
 
+it_attest_init "$IT_DIR/tpm-host" "$IT_DIR/reg" && it_initrd_luks "$IT_B/kernel" "$IT_B/it/initrd-luks.img" &&
+        truncate -s $((IT_DISK_LUKS_SECTORS * 512)) "$IT_DIR/none.img" ||
+        { it_fail "$T: set-up (mshim attest init, the LUKS initramfs)"; exit 1; }
 a=$(it_shim_esp a "$k") && b=$(it_shim_esp b "$k") &&
         cp "$a/esp/EFI/BOOT/grubx64.efi" "$b/esp/EFI/BOOT/grubx64.efi" &&
         cp "$k/vars-a.fd" "$a/vars.in.fd" && cp "$k/vars-b.fd" "$b/vars.in.fd" ||
         { it_fail "$T: set-up (esp)"; exit 1; }
+for d in "$a" "$b"; do
+        cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" && cp -a "$IT_DIR/tpm-host/state" "$d/tpm.in" &&
+                it_attest_nonce "$d" || { it_fail "$T: set-up (attestation)"; exit 1; }
+done
 
 # B's MokList, independently of mshim: the MOK's EFI_SIGNATURE_LIST, then
 # the other certificate's, each owned by shim's GUID (as add-mok writes).
@@ -50,6 +65,8 @@ want = oracle.x509_esl(der("mok"), oracle.GUID_SHIM) + oracle.x509_esl(der("othe
 sys.exit(0 if open(k + "/MokList-b.bin", "rb").read() == want else 1)
 PY
 
+# shellcheck disable=SC2034 # read by it_boot (lib.sh)
+IT_BOOT_ARGS=(--disk "$IT_DIR/none.img")
 if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b"; then
         it_pass "$T: boot A and B (shim -> mshim -> kernel)"
 else
@@ -82,5 +99,23 @@ sys.exit(not (set(u) >= {"4", "5", "7", "9", "12", "14"} and "would refuse mshim
 else
         it_fail "$T: a MokList without mshim's MOK: unpredictable (shim would refuse mshim), exit 1 (status $rc)"
         cat "$b/gone.json" "$b/gone.err" >&2
+fi
+
+# ---- attestation behind shim: the quotes A and B made from their initramfs ----------
+AK=$IT_DIR/reg/ak.pub
+if it_attest_got "$a" "A"; then
+        it_attest_verify "A: behind Debian's signed shim, Secure Boot on: mshim verify accepts the guest's evidence" 0 "" \
+                "$IT_DIR/v-a.json" --ak "$AK" --nonce "$(cat "$a/nonce")" "$a/att/evidence.json"
+        # The MOK's authority: the SHA-256 of its DER (openssl's file, hashlib).
+        it_attest_facts "A: the verdict's facts: Secure Boot on, shim's MokListRT authority is the MOK that signed mshim" \
+                "$IT_DIR/v-a.json" "f['secure_boot'] is True and ('MokListRT', __import__('hashlib').sha256(open('$k/mok.der', 'rb').read()).hexdigest()) in [(x['variable'], x['sha256']) for x in f['authorities']]"
+        it_attest_verify "A: refused by verify --state with B's prediction alone (another MokList): PCR 14 named" 1 \
+                "refused: state: no reference state matches: PCR 14 differs from the closest, the prediction" "$IT_DIR/v-a2.json" \
+                --ak "$AK" --nonce "$(cat "$a/nonce")" --state "$b/predict.json" "$a/att/evidence.json"
+fi
+if it_attest_got "$b" "B"; then
+        it_attest_verify "B: a predicted MokList change behind shim: mshim verify --state (its prediction) accepts the evidence" 0 \
+                "PCRs [0-9,]+ are those of the prediction $b/predict.json" "$IT_DIR/v-b.json" --ak "$AK" \
+                --nonce "$(cat "$b/nonce")" --state "$b/predict.json" "$b/att/evidence.json"
 fi
 exit "$IT_FAILED"
