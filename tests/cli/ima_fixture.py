@@ -12,8 +12,11 @@ violation).
   ima_fixture.py make OUT.bin [--entries N] [--sig] [--violation K]
                  [--pcrs0-9 FILE] [--ascii OUT.txt] [--allow OUT.allow]
                  [--expect OUT.json] [--extends OUT.txt]
+                 [--file-alg ALG] [--contents M]
       a list: boot_aggregate (over FILE's sha256 PCRs 0-9, "i=hex" lines,
-      else zeros), then N files /usr/bin/fNNNNNN with SHA-256 contents;
+      else zeros), then N files /usr/bin/fNNNNNN with SHA-256 contents
+      (--file-alg: ALG's, e.g. sha1 or sha512; --contents M: file k holds
+      what file k mod M does, so M digests are shared by N paths);
       entry K (1-based) a violation. --ascii: the same list as
       ascii_runtime_measurements prints it (Keylime's input);
       --allow: every file's "HEX  PATH"; --expect: {"sha1": hex,
@@ -71,12 +74,13 @@ def make(argv):
             opts[argv[i]] = argv[i + 1]
             i += 2
     n, viol = int(opts["--entries"]), int(opts["--violation"])
+    file_alg, contents = opts.get("--file-alg", "sha256"), int(opts.get("--contents", "0"))
     tmpl = "ima-sig" if "sig" in flags else "ima-ng"
     pcr = {"sha1": bytes(20), "sha256": bytes(32)}
     blob, ascii_lines, allow, extends = [], [], [], []
 
-    def add(path, digest, k):
-        data = dng("sha256", digest) + field(path.encode() + b"\0")
+    def add(path, digest, k, alg="sha256"):
+        data = dng(alg, digest) + field(path.encode() + b"\0")
         if tmpl == "ima-sig":
             data += field(b"")
         raw, t = entry(tmpl, data, violation=(k == viol))
@@ -85,14 +89,14 @@ def make(argv):
         for bank in pcr:
             pcr[bank] = hashlib.new(bank, pcr[bank] + ds[bank]).digest()
         extends.append("10:" + ",".join("%s=%s" % (b, ds[b].hex()) for b in BANKS))
-        ascii_lines.append("10 %s %s sha256:%s %s%s" % (t.hex(), tmpl, digest.hex(), path,
+        ascii_lines.append("10 %s %s %s:%s %s%s" % (t.hex(), tmpl, alg, digest.hex(), path,
                                                          " " if tmpl == "ima-sig" else ""))
 
     add("boot_aggregate", boot_aggregate(opts.get("--pcrs0-9")), 1)
     for k in range(1, n + 1):
         path = "/usr/bin/f%06d" % k
-        digest = hashlib.sha256(b"file %d" % k).digest()
-        add(path, digest, k + 1)
+        digest = hashlib.new(file_alg, b"file %d" % (k % contents if contents else k)).digest()
+        add(path, digest, k + 1, file_alg)
         allow.append("%s  %s" % (digest.hex(), path))
     open(out, "wb").write(b"".join(blob))
     if "--ascii" in opts:

@@ -154,6 +154,64 @@ refuses "verify --ima on evidence without an IMA list: exit 2, said" "carries no
 expect_rc "... without --ima, PCR 10 quoted and no list to account for it: refused by the event-log check" 1 \
         "refused: event-log: sha1 PCR 10: the quoted value is not what the event log replays to" V "$t/ev-noima.json"
 
+# ---- the allowlist's table: other digest lengths, shared contents ----
+# Lists and PCR 10 from hashlib alone (--expect): no TPM needed here.
+# want FILE: the sha256 PCR 10 the fixture computed.
+want() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sha256"])' "$1"; }
+# flip1 FILE LINE: the last hex digit of LINE's digest changed.
+flip1() { awk -v n="$2" 'NR == n { c = substr($1, length($1)); $1 = substr($1, 1, length($1) - 1) (c == "0" ? "1" : "0") } 1' "$1"; }
+for alg in sha1 sha512; do
+        python3 "$FIX" make "$t/$alg.bin" --entries 20 --file-alg $alg --allow "$t/$alg.allow" --expect "$t/$alg.json" ||
+                fail "set-up: $alg list"
+        W=$(want "$t/$alg.json")
+        expect_rc "$alg file digests (the digest's length names the algorithm): accepted" 0 "" \
+                "$MSHIM" verify ima "$t/$alg.bin" --pcr "sha256:$W" --ima-allow "$t/$alg.allow"
+        flip1 "$t/$alg.allow" 7 >"$t/$alg.flip"
+        refused1 "$alg: one rule's last digit changed: that file refused" \
+                "IMA entry 8 (/usr/bin/f000007, ima-ng): its file is not in the allowlist" \
+                "$MSHIM" verify ima "$t/$alg.bin" --pcr "sha256:$W" --ima-allow "$t/$alg.flip"
+done
+sed "s/^/sha512:/" "$t/sha512.allow" >"$t/sha512.prefixed"
+expect_rc "sha512:HEX rules: accepted" 0 "" \
+        "$MSHIM" verify ima "$t/sha512.bin" --pcr "sha256:$(want "$t/sha512.json")" --ima-allow "$t/sha512.prefixed"
+sed "s/^/sha384:/" "$t/sha512.allow" >"$t/sha512.as384"
+refuses "a sha512 digest labelled sha384: exit 2, the line named" "sha512.as384:1: not DIGEST" \
+        "$MSHIM" verify ima "$t/sha512.bin" --pcr "sha256:$(want "$t/sha512.json")" --ima-allow "$t/sha512.as384"
+sed "s/^/sha1:/" "$t/sha512.allow" >"$t/sha512.as1"
+refuses "... labelled sha1: exit 2" "sha512.as1:1: not DIGEST" \
+        "$MSHIM" verify ima "$t/sha512.bin" --pcr "sha256:$(want "$t/sha512.json")" --ima-allow "$t/sha512.as1"
+# 40 files holding 3 contents: each digest allowed at many paths.
+python3 "$FIX" make "$t/shared.bin" --entries 40 --contents 3 --allow "$t/shared.allow" --expect "$t/shared.json" ||
+        fail "set-up: shared contents"
+W=$(want "$t/shared.json")
+check "set-up: 40 files, 3 digests (python)" test "$(cut -d' ' -f1 "$t/shared.allow" | sort -u | wc -l)" = 3
+expect_rc "one digest allowed at many paths: every file accepted" 0 "" \
+        "$MSHIM" verify ima "$t/shared.bin" --pcr "sha256:$W" --ima-allow "$t/shared.allow"
+grep -v f000031 "$t/shared.allow" >"$t/shared.cut"
+refused1 "... one path's rule removed: that file refused, though its digest is allowed at other paths" \
+        "IMA entry 32 (/usr/bin/f000031, ima-ng): its file is not in the allowlist" \
+        "$MSHIM" verify ima "$t/shared.bin" --pcr "sha256:$W" --ima-allow "$t/shared.cut"
+cat "$t/shared.allow" "$t/shared.allow" "$t/shared.allow" >"$t/shared.thrice"
+expect_rc "every rule given three times: accepted (kept once)" 0 "" \
+        "$MSHIM" verify ima "$t/shared.bin" --pcr "sha256:$W" --ima-allow "$t/shared.thrice"
+{ grep -v f000023 "$t/allow"; echo /usr/bin/f00002; echo /usr/bin/f0000233; echo /usr/bin/f00002x; } >"$t/allow.prefix"
+refused1 "path rules of a prefix, an extension or another last byte of a path do not allow it" \
+        "IMA entry 24 (/usr/bin/f000023, ima-ng): its file is not in the allowlist" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.prefix"
+sed 's/$/\r/' "$t/allow" >"$t/allow.crlf"
+expect_rc "CRLF line ends: accepted" 0 "" "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.crlf"
+{ head -2 "$t/allow"; echo "# a comment"; sed -n 3p "$t/allow" | sed 's/^./g/'; tail -n +4 "$t/allow"; } >"$t/allow.badhex"
+cp "$t/allow.badhex" "$t/allow.badhex.orig"
+refuses "a digit that is not hex on line 4: exit 2, the line named" "allow.badhex:4: not DIGEST, DIGEST PATH or /PATH: 'g" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.badhex"
+{ head -5 "$t/allow"; sed -n 6p "$t/allow" | cut -c2-; } >"$t/allow.short"
+refuses "a digest one digit short on line 6: exit 2, the line named" "allow.short:6: not DIGEST" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.short"
+{ head -1 "$t/allow"; printf '%s  /usr/bin/a\0b\n' "$(head -1 "$t/allow" | cut -d' ' -f1)"; } >"$t/allow.nul"
+refuses "a NUL in a path on line 2: exit 2, the line named" "allow.nul:2: not DIGEST" \
+        "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$S256" --ima-allow "$t/allow.nul"
+check "... and the allowlist is left as it was" cmp "$t/allow.badhex" "$t/allow.badhex.orig"
+
 # ---- bad input: exit 2, a clear message ----
 head -c 150 "$t/list.bin" >"$t/cut.bin"
 refuses "a list cut short: exit 2, the entry named" "cut.bin: IMA entry 2 \\(at byte [0-9]+\\): " \

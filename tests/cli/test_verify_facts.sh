@@ -91,6 +91,10 @@ mkdir -p "$tmp/esp"
 A=$("$MSHIM" policy approve --state-dir "$tmp/pst" --esp "$tmp/esp" --current --label "good boot" 2>"$tmp/err") ||
         fail "policy approve --current" "$(cat "$tmp/err")"
 PK=$tmp/pst/policy.pub
+# epoch: the epoch counter's value (tpm2_nvread: 8 bytes, big-endian).
+epoch() { tpm2_nvread 0x01804D53 2>/dev/null | python3 -c 'import sys; print(int.from_bytes(sys.stdin.buffer.read(), "big"))'; }
+E=$(epoch)
+check "set-up: the epoch counter reads (tpm2_nvread: $E)" test -n "$E"
 # pcrs_of VARIANT: the replay expected.json has for it, as predict --pcrs reads it
 pcrs_of() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["replay"][sys.argv[2]]
 print("\n".join("sha256:%s=%s" % (p, v) for p, v in r.items()))' "$tmp/expected.json" "$1" >"$tmp/$1.pcrs"; }
@@ -99,7 +103,7 @@ predict() { local out=$1; shift; "$MSHIM" predict --log "$tmp/good.bin" --pcrs "
                 >"$out" 2>"$tmp/err" || fail "predict $*" "$(cat "$tmp/err")"; }
 predict "$tmp/pred-good.json"
 predict "$tmp/pred-initsh.json" --options "root=/dev/vda2 ro quiet init=/bin/sh"
-V --nonce "$N" --state "$A" --policy-key "$PK" "$tmp/good.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$E" "$tmp/good.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "--state the approval (verified with policy.pub): accepted, names it (rc=$rc)" bash -c \
         "[ $rc = 0 ] && grep -q '^ok      state: PCRs 4,5,7,9,12 are those of the approval $A (good boot)' '$tmp/out'"
 V --nonce "$N" --state "$tmp/pred-initsh.json" --state "$tmp/pred-good.json" --json "$tmp/good.json" >"$tmp/vs.json" 2>"$tmp/err"; rc=$?
@@ -117,12 +121,21 @@ open(sys.argv[2], "w").write("\n".join(lines))
 EOF2
 expect_rc "--state a forged approval of these very PCRs (one signature digit changed): refused, exit 1, 'does not verify'" 1 \
         "refused: state: the only state these PCRs are, the approval $tmp/forged.approval, does not verify" \
-        V --nonce "$N" --state "$tmp/forged.approval" --policy-key "$PK" "$tmp/good.json"
+        V --nonce "$N" --state "$tmp/forged.approval" --policy-key "$PK" --epoch "$E" "$tmp/good.json"
 "$MSHIM" policy init --state-dir "$tmp/pst2" >/dev/null 2>&1
 expect_rc "--state the approval with another policy key: refused, exit 1" 1 "refused: state: .* does not verify: its signature is not the policy key's" \
-        V --nonce "$N" --state "$A" --policy-key "$tmp/pst2/policy.pub" "$tmp/good.json"
+        V --nonce "$N" --state "$A" --policy-key "$tmp/pst2/policy.pub" --epoch "$E" "$tmp/good.json"
 expect_rc "--state an approval without --policy-key: exit 2" 2 "give --policy-key" V --nonce "$N" --state "$A" "$tmp/good.json"
 expect_rc "--policy-key without --state: exit 2" 2 "give them" V --nonce "$N" --policy-key "$PK" "$tmp/good.json"
+expect_rc "--epoch without --state: exit 2" 2 "--epoch checks the approvals given with --state: give them" \
+        V --nonce "$N" --epoch "$E" "$tmp/good.json"
+expect_rc "--state an approval without --epoch: exit 2, says a revoked one would pass" 2 \
+        "an approval counts only at the machine's current epoch: give --epoch N" \
+        V --nonce "$N" --state "$A" --policy-key "$PK" "$tmp/good.json"
+for bad in x -1 1x "" 18446744073709551616; do
+        expect_rc "--epoch '$bad': exit 2" 2 "--epoch wants the machine's epoch counter" \
+                V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$bad" "$tmp/good.json"
+done
 "$MSHIM" predict --log "$tmp/good.bin" --pcrs "$tmp/good.pcrs" --kernel build/kernel-rt/vmlinuz --json >"$tmp/pred-refused.json" 2>/dev/null
 expect_rc "--state a prediction of a boot the firmware refuses: exit 2" 2 "predicts a boot mshim refuses" \
         V --nonce "$N" --state "$tmp/pred-refused.json" "$tmp/good.json"
@@ -133,7 +146,7 @@ expect_rc "--state a prediction of another schema version: exit 2" 2 "pred-v2.js
         V --nonce "$N" --state "$tmp/pred-v2.json" "$tmp/good.json"
 head -c 60 "$A" >"$tmp/trunc.approval"
 expect_rc "--state a truncated approval: exit 2" 2 "trunc.approval" \
-        V --nonce "$N" --state "$tmp/trunc.approval" --policy-key "$PK" "$tmp/good.json"
+        V --nonce "$N" --state "$tmp/trunc.approval" --policy-key "$PK" --epoch "$E" "$tmp/good.json"
 
 # The unseal fence: PCR 15 extended by the initramfs (TPM2_PCR_Event of
 # its bytes, tpm2_pcrevent), not in the firmware's log.
@@ -165,11 +178,11 @@ check "... text: Secure Boot unknown, no init=/bin/sh" bash -c \
 # ---- another kernel, init=/bin/sh: refused against the approved states -------
 reset "$tmp/other.extends"
 quote other "$tmp/other.bin"
-V --nonce "$N" --state "$A" --policy-key "$PK" --state "$tmp/pred-good.json" "$tmp/other.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
+V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$E" --state "$tmp/pred-good.json" "$tmp/other.json" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "another kernel: refused, exit 1, 'state: ... PCR 4 differs from the closest' (rc=$rc)" bash -c \
         "[ $rc = 1 ] && grep -q 'refused: state: no reference state matches: PCR 4 differs from the closest' '$tmp/err'"
 check "... the text names PCR 4's events: the other kernel's Authenticode hash (pesign)" grep -q "$H_OTHER" "$tmp/out"
-V --nonce "$N" --state "$A" --policy-key "$PK" --json "$tmp/other.json" >"$tmp/vs.json" 2>/dev/null
+V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$E" --json "$tmp/other.json" >"$tmp/vs.json" 2>/dev/null
 check "... --json: PCR 4 with the approved and the quoted value (hashlib replays)" python3 - "$tmp/vs.json" "$tmp/expected.json" "$A" <<'EOF2'
 import json, sys
 v, x = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -181,10 +194,39 @@ reset "$tmp/initsh.extends"
 quote initsh "$tmp/initsh.bin"
 expect_rc "init=/bin/sh: refused, exit 1, PCR 12 differs from the approval" 1 \
         "refused: state: no reference state matches: PCR 12 differs from the closest, the approval" \
-        V --nonce "$N" --state "$A" --policy-key "$PK" "$tmp/initsh.json"
-V --nonce "$N" --state "$A" --policy-key "$PK" --state "$tmp/pred-initsh.json" "$tmp/initsh.json" >"$tmp/out" 2>&1; rc=$?
+        V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$E" "$tmp/initsh.json"
+V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$E" --state "$tmp/pred-initsh.json" "$tmp/initsh.json" >"$tmp/out" 2>&1; rc=$?
 check "the same command line, predicted beforehand (predict --options): accepted by the prediction (rc=$rc)" bash -c \
         "[ $rc = 0 ] && grep -q '^ok      state: PCRs 4,5,7,9,12 are those of the prediction $tmp/pred-initsh.json' '$tmp/out'"
+
+# ---- revocation: mshim policy revoke moves the epoch counter; the
+# verifier given the new value (--epoch) refuses the older approval, as
+# unseal's PolicyNV does ------------------------------------------------------
+expect_rc "an approval of an epoch the counter has not reached (--epoch below it): accepted, as PolicyNV (counter <= epoch) passes" \
+        0 "" V --nonce "$N" --state "$A" --policy-key "$PK" --epoch $((E - 1)) "$tmp/good.json"
+"$MSHIM" policy revoke --state-dir "$tmp/pst" --esp "$tmp/esp" >/dev/null 2>"$tmp/err" || fail "policy revoke" "$(cat "$tmp/err")"
+E2=$(epoch)
+check "set-up: policy revoke moved the epoch counter (tpm2_nvread: $E -> $E2)" test "$E2" -gt "$E"
+"$MSHIM" policy list --state-dir "$tmp/pst" --esp "$tmp/esp" >"$tmp/status.txt" 2>&1
+check "... and mshim policy list calls the approval revoked" grep -q "revoked" "$tmp/status.txt"
+expect_rc "after revoke: the old approval at the new epoch refused, exit 1, 'is revoked', both epochs named" 1 \
+        "refused: state: the only state these PCRs are, the approval $A, is revoked: approved at epoch $E, and the machine's epoch counter is at $E2" \
+        V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$E2" "$tmp/good.json"
+V --nonce "$N" --state "$A" --policy-key "$PK" --epoch "$E2" --state "$tmp/pred-good.json" "$tmp/good.json" >"$tmp/out" 2>&1; rc=$?
+check "... the same boot still accepted by a prediction beside it (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q 'are those of the prediction $tmp/pred-good.json' '$tmp/out'"
+expect_rc "keylime-refstate --state the revoked approval --epoch NEW: refused, exit 1, nothing written" 1 \
+        "refused: $A: the approval is revoked: approved at epoch $E" \
+        "$MSHIM" verify keylime-refstate --no-log --state "$A" --policy-key "$PK" --epoch "$E2" -o "$tmp/ks.json"
+check "... no refstate written" test ! -e "$tmp/ks.json"
+expect_rc "keylime-refstate --state an approval without --epoch: exit 2" 2 "give --epoch N" \
+        "$MSHIM" verify keylime-refstate --no-log --state "$A" --policy-key "$PK" -o "$tmp/ks.json"
+reset "$tmp/good.extends"     # the TPM's PCRs the good boot's again, for approve --current
+A2=$("$MSHIM" policy approve --state-dir "$tmp/pst" --esp "$tmp/esp" --current --label "after revoke" 2>"$tmp/err") ||
+        fail "policy approve --current after revoke" "$(cat "$tmp/err")"
+V --nonce "$N" --state "$A" --state "$A2" --policy-key "$PK" --epoch "$E2" "$tmp/good.json" >"$tmp/out" 2>&1; rc=$?
+check "a new approval of the same boot at the new epoch: accepted, by it (rc=$rc)" bash -c \
+        "[ $rc = 0 ] && grep -q 'are those of the approval $A2 (after revoke)' '$tmp/out'"
 
 expect_rc "--image that does not exist: exit 2" 2 "mshim: " V --nonce "$N" --image "$tmp/nope.efi" "$tmp/good.json"
 

@@ -646,10 +646,10 @@ static int check_state(verdict *v, const evidence *ev, const vs_ref *refs, size_
                 return 1;
         }
         if (res->forged)
-                add(v, "state", false, "the only state these PCRs are, the approval %s, does not verify: %s",
-                    res->forged->path, res->forged->bad);
+                add(v, "state", false, "the only state these PCRs are, the approval %s, %s: %s", res->forged->path,
+                    res->forged->revoked ? "is revoked" : "does not verify", res->forged->bad);
         else if (!res->closest)
-                add(v, "state", false, "no reference state could be used (no approval verifies with the policy key)");
+                add(v, "state", false, "no reference state could be used (no approval verifies with the policy key and is of the current epoch)");
         else {
                 cli_pcr_select_print(res->differ, list);
                 add(v, "state", false, "no reference state matches: PCR%s %s differ%s from the closest, the %s %s%s%s%s%s",
@@ -793,6 +793,7 @@ typedef struct verify_opts {
         char *states[STATES_MAX];
         size_t n_states;
         const char *policy_key;
+        const char *epoch;      /* --epoch: the machine's epoch counter (approvals below it are revoked) */
         const char *ima_allow;  /* --ima-allow */
         bool ima;               /* --ima: the evidence must carry IMA's list */
 } verify_opts;
@@ -805,7 +806,7 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                 { "image", required_argument, NULL, 'i' },      { "state", required_argument, NULL, 's' },
                 { "policy-key", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
                 { "ima", no_argument, NULL, 'I' },              { "ima-allow", required_argument, NULL, 'A' },
-                { 0 },
+                { "epoch", required_argument, NULL, 'E' },      { 0 },
         };
         int c;
 
@@ -825,7 +826,8 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
                 }
                 const char **slot = c == 'a' ? &o->ak : c == 'n' ? &o->nonce : c == 'd' ? &o->dir
                                   : c == 'm' ? &o->machine : c == 'p' ? &o->previous
-                                  : c == 'k' ? &o->policy_key : c == 'A' ? &o->ima_allow : NULL;
+                                  : c == 'k' ? &o->policy_key : c == 'A' ? &o->ima_allow
+                                  : c == 'E' ? &o->epoch : NULL;
                 if (c == 'j')
                         o->json = true;
                 else if (c == 'I')
@@ -844,8 +846,9 @@ static int parse_opts(int argc, char **argv, verify_opts *o) {
         if (o->ak && (o->dir || o->machine))
                 return cli_usage_error("verify", "--ak names the AK itself: --dir and --machine look up a registered "
                                        "machine's instead; give one or the other");
-        if (o->policy_key && !o->n_states)
-                return cli_usage_error("verify", "--policy-key checks the approvals given with --state: give them");
+        if ((o->policy_key || o->epoch) && !o->n_states)
+                return cli_usage_error("verify", "%s checks the approvals given with --state: give them",
+                                       o->policy_key ? "--policy-key" : "--epoch");
         o->evidence = argv[optind];
         o->ima = o->ima || o->ima_allow;
         return 0;
@@ -904,6 +907,7 @@ int cmd_verify(int argc, char **argv) {
         size_t n_files = 0;
         vs_ref *refs = NULL;
         ima_allow allow = { 0 };
+        uint64_t epoch;
         int r;
 
         /* A machine's AK is proven (challenge, register) before its quotes
@@ -930,7 +934,11 @@ int cmd_verify(int argc, char **argv) {
                 r = EXIT_BAD_INPUT;
                 goto out;
         }
-        if (o.n_states && !(refs = verify_states_load(o.states, o.n_states, o.policy_key, &r)))
+        if (o.epoch && verify_parse_epoch(o.epoch, &epoch) < 0) {
+                r = EXIT_BAD_INPUT;
+                goto out;
+        }
+        if (o.n_states && !(refs = verify_states_load(o.states, o.n_states, o.policy_key, o.epoch ? &epoch : NULL, &r)))
                 goto out;
         if (o.ima_allow && ima_allow_load(o.ima_allow, &allow) < 0) {
                 r = EXIT_BAD_INPUT;

@@ -56,16 +56,22 @@ int verify_unseal_fence(uint16_t alg, const uint8_t *value);
 typedef struct vs_ref {
         const char *path;
         bool approval;          /* else a prediction */
-        const char *bad;        /* an approval that does not verify: why (never matched) */
+        const char *bad;        /* an approval that does not verify or is revoked: why (never matched) */
+        bool revoked;           /* ... revoked: of an epoch below --epoch */
+        char why[160];          /* bad's text when revoked */
         char label[MB_APPROVAL_LABEL_MAX + 1];
         uint32_t mask;          /* its SHA-256 PCRs */
         uint8_t values[MB_SEAL_VALUES_MAX];
 } vs_ref;
 /* Each FILE: a prediction (`mshim predict --json`, of the end of the
  * boot) or an approval (checked with the policy key at policy_pub, which
- * an approval needs). NULL with *ret_err (an exit status, message
- * printed) when one cannot be read. */
-vs_ref *verify_states_load(char *const *paths, size_t n, const char *policy_pub, int *ret_err);
+ * an approval needs, as it needs epoch: the machine's epoch counter, below
+ * which an approval is revoked). NULL with *ret_err (an exit status,
+ * message printed) when one cannot be read. */
+vs_ref *verify_states_load(char *const *paths, size_t n, const char *policy_pub, const uint64_t *epoch,
+                           int *ret_err);
+/* --epoch N: the machine's epoch counter, decimal. 0, or -1 (a message). */
+int verify_parse_epoch(const char *s, uint64_t *ret);
 void verify_states_free(vs_ref *refs);
 typedef struct vs_result {
         const vs_ref *matched;  /* the state the quoted PCRs are */

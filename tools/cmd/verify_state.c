@@ -10,6 +10,7 @@
  * log's events that extended them, as unseal's does.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "safeio.h"
@@ -59,8 +60,11 @@ static int load_prediction(vs_ref *r) {
 
 /* An approval, verified as unseal verifies it: its policy the digest of
  * its own fields with mshim's epoch counter's Name, signed by the policy
- * key over the disk policyRef. One that does not verify is kept, marked. */
-static int load_approval(vs_ref *r, const char *policy_pub, const TPM2B_NAME *nv_name) {
+ * key over the disk policyRef, and its epoch (which that signature covers)
+ * not below the counter's: unseal's PolicyNV (counter <= epoch,
+ * docs/SEALING.md) refuses exactly those. One that does not verify or is
+ * revoked is kept, marked. */
+static int load_approval(vs_ref *r, const char *policy_pub, const TPM2B_NAME *nv_name, uint64_t epoch) {
         approval a;
         int k;
 
@@ -71,6 +75,12 @@ static int load_approval(vs_ref *r, const char *policy_pub, const TPM2B_NAME *nv
                 return EXIT_BAD_INPUT;
         if (k == 0)
                 r->bad = NULL;
+        if (k == 0 && a.epoch < epoch) {
+                snprintf(r->why, sizeof(r->why), "approved at epoch %llu, and the machine's epoch counter is at %llu "
+                         "(--epoch): unseal refuses it too", (unsigned long long) a.epoch, (unsigned long long) epoch);
+                r->bad = r->why;
+                r->revoked = true;
+        }
         r->approval = true;
         r->mask = a.pcrs;
         memcpy(r->values, a.values, SEAL_PCR_VALUE * seal_pcr_count(a.pcrs));
@@ -78,7 +88,23 @@ static int load_approval(vs_ref *r, const char *policy_pub, const TPM2B_NAME *nv
         return 0;
 }
 
-vs_ref *verify_states_load(char *const *paths, size_t n, const char *policy_pub, int *ret_err) {
+int verify_parse_epoch(const char *s, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno) {
+                cli_error("--epoch wants the machine's epoch counter, a decimal number (`mshim policy list --json` "
+                          "on the machine: its \"counter\"), not '%s'", s);
+                return -1;
+        }
+        *ret = v;
+        return 0;
+}
+
+vs_ref *verify_states_load(char *const *paths, size_t n, const char *policy_pub, const uint64_t *epoch,
+                           int *ret_err) {
         vs_ref *refs = calloc(n ? n : 1, sizeof(*refs));
         TPM2B_NAME nv_name;
         int r = refs ? 0 : EXIT_BAD_INPUT;
@@ -97,8 +123,15 @@ vs_ref *verify_states_load(char *const *paths, size_t n, const char *policy_pub,
                         cli_error("%s: an approval is checked with the machine's policy key: give --policy-key "
                                   "POLICY.pub (its /var/lib/mshim/policy.pub)", paths[i]);
                         r = EXIT_BAD_INPUT;
+                } else if (!epoch) {
+                        /* Without it a revoked approval would be accepted:
+                         * only the machine's counter says which are. */
+                        cli_error("%s: an approval counts only at the machine's current epoch: give --epoch N, its "
+                                  "epoch counter (`mshim policy list --json` on the machine: its \"counter\"; `mshim policy "
+                                  "revoke` moves it)", paths[i]);
+                        r = EXIT_BAD_INPUT;
                 } else
-                        r = load_approval(&refs[i], policy_pub, &nv_name);
+                        r = load_approval(&refs[i], policy_pub, &nv_name, *epoch);
         }
         if (r) {
                 free(refs);
@@ -182,9 +215,10 @@ int verify_keylime_refstate(int argc, char **argv) {
                 { "log", required_argument, NULL, 'l' },        { "state", required_argument, NULL, 's' },
                 { "policy-key", required_argument, NULL, 'k' }, { "output", required_argument, NULL, 'o' },
                 { "no-log", no_argument, NULL, 'N' },           { "help", no_argument, NULL, 'h' },
-                { 0 },
+                { "epoch", required_argument, NULL, 'E' },      { 0 },
         };
-        const char *log = NULL, *key = NULL, *out = NULL;
+        const char *log = NULL, *key = NULL, *out = NULL, *epoch_arg = NULL;
+        uint64_t epoch;
         bool no_log = false;    /* --no-log: the --state boots alone (an upgrade allowed, not this boot) */
         char *states[64];
         size_t n_states = 0, n = 0;
@@ -197,7 +231,7 @@ int verify_keylime_refstate(int argc, char **argv) {
 
         optind = 1;
         while ((c = cli_getopt(argc, argv, "ho:", longopts, "verify")) != -1) {
-                const char **slot = c == 'l' ? &log : c == 'k' ? &key : c == 'o' ? &out : NULL;
+                const char **slot = c == 'l' ? &log : c == 'k' ? &key : c == 'o' ? &out : c == 'E' ? &epoch_arg : NULL;
                 if (c == 'h') {
                         cli_help(stdout, "verify");
                         free(now);
@@ -220,7 +254,7 @@ int verify_keylime_refstate(int argc, char **argv) {
         }
         if (optind < argc || !out) {
                 r = cli_usage_error("verify", "verify keylime-refstate takes [--log LOG] [--state FILE]... "
-                                    "[--policy-key PUB] -o REFSTATE");
+                                    "[--policy-key PUB --epoch N] -o REFSTATE");
                 goto done;
         }
         if (no_log && (log || !n_states)) {
@@ -232,7 +266,9 @@ int verify_keylime_refstate(int argc, char **argv) {
                         cli_error("refusing to overwrite an input with -o %s", out);
                         goto done;
                 }
-        if (!now || (n_states && !(refs = verify_states_load(states, n_states, key, &r))))
+        if (epoch_arg && verify_parse_epoch(epoch_arg, &epoch) < 0)
+                goto done;
+        if (!now || (n_states && !(refs = verify_states_load(states, n_states, key, epoch_arg ? &epoch : NULL, &r))))
                 goto done;
         /* This boot: the PCR values its event log replays to. */
         r = EXIT_BAD_INPUT;
@@ -241,7 +277,8 @@ int verify_keylime_refstate(int argc, char **argv) {
                 goto done;
         for (size_t i = 0; i < n_states; i++)
                 if (refs[i].bad) {
-                        cli_error("refused: %s: the approval does not verify: %s", refs[i].path, refs[i].bad);
+                        cli_error("refused: %s: the approval %s: %s", refs[i].path,
+                                  refs[i].revoked ? "is revoked" : "does not verify", refs[i].bad);
                         r = EXIT_CHECK_FAILED;
                         goto done;
                 }

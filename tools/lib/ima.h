@@ -19,21 +19,25 @@
  *   PATH          any content at that path (starts with '/')
  * The digest's algorithm is its prefix, else its length (40 sha1, 64
  * sha256, 96 sha384, 128 sha512). */
-typedef struct ima_rule {
-        const char *hex;                /* the digest's hex digits, in the file; NULL: a path rule */
-        const char *path;               /* NULL: any path; into the file */
-        uint32_t path_len;
-        uint32_t next;                  /* the bucket's chain: a rule's index + 1, 0 at its end */
-        uint16_t alg;
-} ima_rule;
+/* The rules are kept in one open-addressing table (linear probing) of
+ * fixed-size slots, the paths and the tails of long digests in one arena:
+ * an entry is judged with one or two cache misses, and the file is read
+ * once and released after the load. */
+typedef struct ima_slot {
+        uint8_t head[32];               /* the digest's first 32 bytes (a SHA-1's 20, then zeros) */
+        uint32_t path;                  /* the path's record in the arena, + 1; 0: no path */
+        uint32_t tail;                  /* SHA-384/512: where bytes 32.. are in the arena */
+        uint32_t check;                 /* the key's low 32 bits: most other rules skipped unread */
+        uint16_t alg;                   /* the digest's; 0 for a path rule */
+        uint8_t kind;                   /* IMA_RULE_*; 0: an empty slot */
+} ima_slot;
 
 typedef struct ima_allow {
-        cli_file file;                  /* the file, mapped: rules point into it */
-        bool loaded;
-        ima_rule *rules;                /* 32 bytes each: 10^6 rules touch 32 MiB */
-        size_t n_rules;
-        uint32_t *buckets;              /* by digest or path: a rule's index + 1, 0 empty */
-        size_t n_buckets;               /* a power of two */
+        ima_slot *slots;                /* 48 bytes each, at most 2/3 used */
+        size_t n_slots;
+        uint8_t *arena;                 /* paths (u32 length, bytes) and digest tails */
+        size_t arena_used;
+        size_t n_kind[4];               /* the rules of each kind: a kind without any is never probed */
 } ima_allow;
 
 int ima_allow_load(const char *path, ima_allow *ret);  /* 0, or -1 with a message naming the line */
