@@ -105,6 +105,7 @@ send $DEB_MOKPW<enter>
 expect 60 Perform MOK management\s+Reboot
 sleep 1
 send <enter>
+resetting
 
 # MokManager's reset is a new boot: the firmware used (and deleted) BootNext
 # for the boot that ran MokManager, so this one follows BootOrder: Debian's
