@@ -143,7 +143,9 @@ fi
 # the policy key) and db's (the approved prediction), verified by `mshim
 # verify --state --policy-key` as unseal verifies them.
 AK=$IT_DIR/reg/ak.pub
-st=(--state "$cur" --state "$new_db" --policy-key "$pol/policy.pub")
+# --epoch: the machine's epoch counter as its owner records it; policy init
+# made it at 1 on this fresh TPM and nothing here revokes.
+st=(--state "$cur" --state "$new_db" --policy-key "$pol/policy.pub" --epoch 1)
 if it_attest_got "$a" "A"; then
         it_attest_verify "A: Secure Boot on (db-signed mshim): mshim verify --state (A's approval) accepts the guest's evidence" \
                 0 "PCRs [0-9,]+ are those of the approval $cur" "$IT_DIR/v-a.json" --ak "$AK" --nonce "$(cat "$a/nonce")" \
