@@ -369,14 +369,15 @@ static int keylime_firmware(const char *path, FILE *f) {
                 free(facts);
                 return -1;
         }
-        if (mb_facts_collect(lf.data, lf.size, 1u << 7, facts) != MB_OK)
-                cli_error("%s: not a readable event log", path);
+        /* kl_scan first: it names an unbound PCR 7 event */
+        if (kl_scan(lf.data, lf.size, path, f) < 0 || mb_facts_collect(lf.data, lf.size, 1u << 7, facts) != MB_OK)
+                ;
         else if (facts->secure_boot < 0)
                 cli_error("%s: no SecureBoot event in PCR 7 whose digest covers its data: Keylime's firmware check "
                           "needs Secure Boot's state", path);
         else {
                 fprintf(f, ",\n  \"has_secureboot\": %s", facts->secure_boot ? "true" : "false");
-                r = kl_scan(lf.data, lf.size, path, f);
+                r = 0;
         }
         for (size_t k = 0; !r && k < MB_FACTS_KEYS; k++) {
                 mb_facts_bytes none = { NULL, 0 };
