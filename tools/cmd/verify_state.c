@@ -369,10 +369,11 @@ static int keylime_firmware(const char *path, FILE *f) {
                 free(facts);
                 return -1;
         }
-        /* kl_scan first: it names an unbound PCR 7 event */
-        if (kl_scan(lf.data, lf.size, path, f) < 0 || mb_facts_collect(lf.data, lf.size, 1u << 7, facts) != MB_OK)
-                ;
-        else if (facts->secure_boot < 0)
+        /* kl_scan first: it names an unbound PCR 7 event (and has opened
+         * the log, so mb_facts_collect cannot fail on it) */
+        if (kl_scan(lf.data, lf.size, path, f) < 0)
+                r = -1;
+        else if (mb_facts_collect(lf.data, lf.size, 1u << 7, facts) != MB_OK || facts->secure_boot < 0)
                 cli_error("%s: no SecureBoot event in PCR 7 whose digest covers its data: Keylime's firmware check "
                           "needs Secure Boot's state", path);
         else {
