@@ -372,10 +372,10 @@ else
 fi
 
 # ---- R: the RT kernel, predicted from A before it boots -----------------------------
-N="rt: mshim predict --log A --pcrs A --kernel RT --initrd RT's initramfs, keylime-refstate --no-log --state"
+N="rt: mshim predict --log A --pcrs A --kernel RT --initrd RT's initramfs, keylime-refstate --log A --no-log --state"
 ok bash -c "'$IT_CLI' predict --log '$a/log.bin' --pcrs '$a/pcrs.txt' --kernel '$IT_KERNEL_RT' \
         --initrd '$IT_B/it/initrd-luks-rt.img' --json > '$IT_DIR/pred.json' 2> '$IT_DIR/err' &&
-        '$IT_CLI' verify keylime-refstate --no-log --state '$IT_DIR/pred.json' -o '$IT_DIR/ref-r.json' 2>> '$IT_DIR/err'"
+        '$IT_CLI' verify keylime-refstate --log '$a/log.bin' --no-log --state '$IT_DIR/pred.json' -o '$IT_DIR/ref-r.json' 2>> '$IT_DIR/err'"
 it_boot_all "$r"
 unset IT_BOOT_ARGS
 if got "$r"; then

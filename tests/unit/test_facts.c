@@ -42,7 +42,7 @@ static mb_facts *collect(const char *path, uint32_t quoted, uint8_t **ret_buf) {
 }
 
 TEST(secure_boot_keys_and_authority) {
-        /* attest_boot.py: keys = "PK contents " * 3, "KEK contents " * 5,
+        /* attest_boot.py when the corpus file was made: keys = "PK contents " * 3, "KEK contents " * 5,
          * "db contents " * 7, dbx empty; owner 77fa9abd-0359-4d32-bd60-28f4e78f784b */
         static const uint8_t owner[16] = { 0xbd, 0x9a, 0xfa, 0x77, 0x59, 0x03, 0x32, 0x4d,
                                            0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b };

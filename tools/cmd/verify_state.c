@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mb/facts.h"
+#include "mb/varstore.h"
 #include "safeio.h"
 #include "sealcmd.h"
 #include "verify.h"
@@ -210,6 +212,188 @@ static void keylime_boot(FILE *f, bool first, const char *label, uint32_t all_ma
         fprintf(f, "}}");
 }
 
+/* ---- the firmware part: Keylime's example policy's fields ---------------------
+ * keylime/mba/elchecking/example.py (its comment lists them): has_secureboot,
+ * scrtm_and_bios (PCR 0's EV_S_CRTM_VERSION and EV_EFI_PLATFORM_FIRMWARE_BLOB(2)
+ * SHA-256 digests), pk, kek, db, dbx (Secure Boot's variables as PCR 7 measured
+ * them: {SignatureOwner, SignatureData} of every EFI_SIGNATURE_DATA, UEFI 2.10
+ * 32.4.1) and mokdig, mokxdig (PCR 14's EV_IPL "MokList"/"MokListX" digests,
+ * shim's). Digests as Keylime writes them: {"sha256": "0x<hex>"}. A firmware
+ * update changes them, as it changes PCR 0 for a sealed disk. */
+
+static void kl_hex(FILE *f, const uint8_t *p, size_t n) {
+        fputs("\"0x", f);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%02x", p[i]);
+        fputc('"', f);
+}
+
+/* libefivar's efi_guid_to_str() text, which Keylime's parser gives owners. */
+static void kl_guid(FILE *f, const uint8_t *g) {
+        fprintf(f, "\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"", g[3], g[2], g[1], g[0],
+                g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
+static const uint8_t *kl_sha256(const mb_tcglog_event *ev) {
+        for (uint32_t i = 0; i < ev->n_digests; i++)
+                if (ev->digests[i].alg == MB_ALG_SHA256 && ev->digests[i].size == 32)
+                        return ev->digests[i].bytes;
+        return NULL;
+}
+
+/* EV_IPL data that is name, with or without its NUL (shim logs "MokList\0"). */
+static bool kl_ipl_is(const mb_tcglog_event *ev, const char *name) {
+        size_t n = strlen(name);
+
+        return (ev->data_size == n || (ev->data_size == n + 1 && !ev->data[n])) && !memcmp(ev->data, name, n);
+}
+
+/* "name": the EFI_SIGNATURE_DATA of the variable's lists; a variable that
+ * is not an EFI_SIGNATURE_LIST array is an error (why set). */
+static int kl_keys(FILE *f, const char *name, const mb_facts_bytes *v, const char **why) {
+        mb_siglist l;
+        size_t off = 0;
+        bool any = false;
+        mb_err e;
+
+        fprintf(f, ",\n  \"%s\": [", name);
+        while ((e = mb_siglist_next_why(v->p, v->size, &off, &l, why)) == MB_OK)
+                for (uint32_t i = 0; l.sig_size >= 16 && i < l.n_sigs; i++) {
+                        const uint8_t *s = l.sigs + (size_t) i * l.sig_size;
+                        fprintf(f, "%s\n    {\"SignatureOwner\": ", any ? "," : "");
+                        kl_guid(f, s);
+                        fputs(", \"SignatureData\": ", f);
+                        kl_hex(f, s + 16, l.sig_size - 16);
+                        fputc('}', f);
+                        any = true;
+                }
+        fprintf(f, "%s]", any ? "\n  " : "");
+        return e == MB_END ? 0 : -1;
+}
+
+/* The PCR 0, 7 and 14 facts Keylime's example checks, from the log: only
+ * digests, and PCR 7's variables only from events whose digests cover
+ * their data (mb_facts_bound: a log's unbound data is the attacker's). */
+static int kl_scan(const uint8_t *log, size_t size, const char *path, FILE *f) {
+        static const char *const mok[2] = { "MokList", "MokListX" };
+        mb_tcglog l;
+        mb_tcglog_event ev;
+        size_t n_scrtm = 0, n_blob = 0, n_mok[2] = { 0, 0 };
+        bool sep7 = false;
+        char *m[2] = { NULL, NULL };
+        size_t mn[2];
+        FILE *mf[2] = { NULL, NULL };
+        int r = -1;
+
+        if (mb_tcglog_open(&l, log, size) != MB_OK) {
+                cli_error("%s: not a readable event log", path);
+                return -1;
+        }
+        for (int k = 0; k < 2; k++)
+                if (!(mf[k] = open_memstream(&m[k], &mn[k])))
+                        goto done;
+        fputs(",\n  \"scrtm_and_bios\": [{", f);
+        while (mb_tcglog_next(&l, &ev) == MB_OK) {
+                const uint8_t *d = kl_sha256(&ev);
+                bool scrtm = ev.pcr == 0 && ev.type == MB_EV_S_CRTM_VERSION;
+                bool blob = ev.pcr == 0 && (ev.type == MB_EV_EFI_PLATFORM_FIRMWARE_BLOB ||
+                                            ev.type == MB_EV_EFI_PLATFORM_FIRMWARE_BLOB2);
+                int k = ev.pcr == 14 && ev.type == MB_EV_IPL ? kl_ipl_is(&ev, mok[0]) ? 0 : kl_ipl_is(&ev, mok[1]) ? 1 : -1 : -1;
+
+                if ((scrtm || blob || k >= 0) && !d) {
+                        cli_error("%s: event %u in PCR %u has no SHA-256 digest", path, ev.number, ev.pcr);
+                        goto done;
+                }
+                if (scrtm && n_scrtm++ == 0) {
+                        fputs("\n    \"scrtm\": {\"sha256\": ", f);
+                        kl_hex(f, d, 32);
+                        fputs("},\n    \"platform_firmware\": [", f);
+                }
+                if (blob) {
+                        if (!n_scrtm)
+                                break;  /* Keylime lists the blobs after the S-CRTM version: refused below */
+                        fprintf(f, "%s{\"sha256\": ", n_blob++ ? ", " : "");
+                        kl_hex(f, d, 32);
+                        fputc('}', f);
+                }
+                if (k >= 0) {
+                        fprintf(mf[k], "%s{\"sha256\": ", n_mok[k]++ ? ", " : "");
+                        kl_hex(mf[k], d, 32);
+                        fputc('}', mf[k]);
+                }
+                /* PC Client PFP 3.3.4.8: Secure Boot's configuration, before PCR 7's separator */
+                if (ev.pcr == 7 && ev.type == MB_EV_EFI_VARIABLE_DRIVER_CONFIG && !sep7 && !mb_facts_bound(&ev)) {
+                        cli_error("%s: event %u in PCR 7 (Secure Boot's configuration): its data is not what its "
+                                  "digest covers; refusing to read Secure Boot's keys from it", path, ev.number);
+                        goto done;
+                }
+                sep7 |= ev.pcr == 7 && ev.type == MB_EV_SEPARATOR;
+        }
+        if (n_scrtm != 1) {
+                /* example.py: exactly one S-CRTM version (a TupleTest of one) */
+                cli_error("%s: %zu EV_S_CRTM_VERSION events in PCR 0 before the firmware blobs; Keylime's firmware check "
+                          "(scrtm_and_bios) needs exactly one", path, n_scrtm);
+                goto done;
+        }
+        fputs("]\n  }]", f);
+        for (int k = 0; k < 2; k++) {
+                if (fclose(mf[k]) != 0) {
+                        mf[k] = NULL;
+                        goto done;
+                }
+                mf[k] = NULL;
+                fprintf(f, ",\n  \"%s\": [%s]", k ? "mokxdig" : "mokdig", m[k]);
+        }
+        r = 0;
+done:
+        for (int k = 0; k < 2; k++) {
+                if (mf[k])
+                        fclose(mf[k]);
+                free(m[k]);
+        }
+        return r;
+}
+
+static int keylime_firmware(const char *path, FILE *f) {
+        static const char *const names[MB_FACTS_KEYS] = { "pk", "kek", "db", "dbx" };
+        mb_facts *facts = calloc(1, sizeof(*facts));
+        cli_file lf;
+        const char *why = NULL;
+        int r = -1;
+
+        if (!facts) {
+                cli_error("out of memory");
+                return -1;
+        }
+        if (cli_file_load(path, &lf) < 0) {
+                free(facts);
+                return -1;
+        }
+        /* kl_scan first: it names an unbound PCR 7 event (and has opened
+         * the log, so mb_facts_collect cannot fail on it) */
+        if (kl_scan(lf.data, lf.size, path, f) < 0)
+                r = -1;
+        else if (mb_facts_collect(lf.data, lf.size, 1u << 7, facts) != MB_OK || facts->secure_boot < 0)
+                cli_error("%s: no SecureBoot event in PCR 7 whose digest covers its data: Keylime's firmware check "
+                          "needs Secure Boot's state", path);
+        else {
+                fprintf(f, ",\n  \"has_secureboot\": %s", facts->secure_boot ? "true" : "false");
+                r = 0;
+        }
+        for (size_t k = 0; !r && k < MB_FACTS_KEYS; k++) {
+                mb_facts_bytes none = { NULL, 0 };
+                if (kl_keys(f, names[k], facts->have_key[k] ? &facts->key[k] : &none, &why) < 0) {
+                        cli_error("%s: PCR 7's %s is not an EFI_SIGNATURE_LIST array (%s)", path,
+                                  k == MB_FACTS_DB || k == MB_FACTS_DBX ? names[k] : k ? "KEK" : "PK",
+                                  why ? why : "bad sizes");
+                        r = -1;
+                }
+        }
+        cli_file_free(&lf);
+        free(facts);
+        return r;
+}
+
 int verify_keylime_refstate(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "log", required_argument, NULL, 'l' },        { "state", required_argument, NULL, 's' },
@@ -219,7 +403,8 @@ int verify_keylime_refstate(int argc, char **argv) {
         };
         const char *log = NULL, *key = NULL, *out = NULL, *epoch_arg = NULL;
         uint64_t epoch;
-        bool no_log = false;    /* --no-log: the --state boots alone (an upgrade allowed, not this boot) */
+        bool no_log = false;    /* --no-log: the --state boots alone (an upgrade allowed, not this boot);
+                                 * the firmware part still from the log */
         char *states[64];
         size_t n_states = 0, n = 0;
         vs_ref *refs = NULL;
@@ -257,8 +442,8 @@ int verify_keylime_refstate(int argc, char **argv) {
                                     "[--policy-key PUB --epoch N] -o REFSTATE");
                 goto done;
         }
-        if (no_log && (log || !n_states)) {
-                r = cli_usage_error("verify", "--no-log writes the --state boots alone: give at least one, and no --log");
+        if (no_log && !n_states) {
+                r = cli_usage_error("verify", "--no-log writes the --state boots alone: give at least one");
                 goto done;
         }
         for (size_t i = 0; i < n_states; i++)
@@ -285,7 +470,15 @@ int verify_keylime_refstate(int argc, char **argv) {
         f = open_memstream(&doc, &n);
         if (!f)
                 goto done;
-        fprintf(f, "{\n  \"schema\": \"%s\",\n  \"mshim_version\": \"%s\",\n  \"boots\": [", KEYLIME_SCHEMA, MB_VERSION);
+        fprintf(f, "{\n  \"schema\": \"%s\",\n  \"mshim_version\": \"%s\"", KEYLIME_SCHEMA, MB_VERSION);
+        /* The firmware is this machine's for every boot listed, predictions
+         * too (predict changes what mshim loads, not the firmware). */
+        if (keylime_firmware(log ? log : SEAL_LOG, f) < 0) {
+                fclose(f);
+                f = NULL;
+                goto done;
+        }
+        fprintf(f, ",\n  \"boots\": [");
         if (!no_log)
                 keylime_boot(f, true, "this boot", KEYLIME_PCRS, values);
         for (size_t i = 0; i < n_states; i++)
