@@ -397,6 +397,26 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3" 2>/dev/null; then it_pass "$I
         else it_fail "$IT_NAME: $1"; cat "$2" >&2; fi
 }
 
+# Keylime's own measured-boot engine (an unmodified snapshot, its README:
+# `evaluate --import MODULE POLICY REFSTATE EVENTLOG`) with mshim's policy
+# module: it_keylime_accepts NAME REFSTATE LOG passes when Keylime says AOK;
+# it_keylime_rejects NAME REGEX REFSTATE LOG when it refuses in words
+# matching REGEX. Keylime's verdict is in IT_DIR/keylime.verdict.
+IT_KEYLIME=${MB_KEYLIME:-$IT_REPO/../shared/oracles/keylime}
+[ -d "$IT_KEYLIME" ] || IT_KEYLIME=$IT_REPO/../../shared/oracles/keylime
+it_keylime() {
+        /usr/bin/python3 "$IT_KEYLIME/evaluate" --import "$IT_REPO/keylime/mshim_policy.py" mshim "$1" "$2" \
+                > "$IT_DIR/keylime.verdict" 2>&1
+}
+it_keylime_accepts() {
+        if it_keylime "$2" "$3" && grep -qx AOK "$IT_DIR/keylime.verdict"; then it_pass "$IT_NAME: $1"
+        else it_fail "$IT_NAME: $1"; cat "$IT_DIR/keylime.verdict" >&2; fi
+}
+it_keylime_rejects() {
+        if ! it_keylime "$3" "$4" && grep -q -E -- "$2" "$IT_DIR/keylime.verdict"; then it_pass "$IT_NAME: $1"
+        else it_fail "$IT_NAME: $1"; cat "$IT_DIR/keylime.verdict" >&2; fi
+}
+
 # it_step RC NAME LOG: PASS NAME when RC is 0, else FAIL and LOG.
 it_step() { if [ "$1" = 0 ]; then it_pass "$IT_NAME: $2"; else it_fail "$IT_NAME: $2"; cat "$3" >&2; fi; }
 

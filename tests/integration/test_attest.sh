@@ -45,9 +45,7 @@ set -u
 T=attest
 IT_OPTIONS="${IT_OPTIONS:-console=ttyS0 quiet panic=-1 no_timer_check mshim.test=0} efi=runtime"
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
-KEYLIME=${MB_KEYLIME:-$IT_REPO/../shared/oracles/keylime}
-[ -d "$KEYLIME" ] || KEYLIME=$IT_REPO/../../shared/oracles/keylime
-MOD=$IT_REPO/keylime/mshim_policy.py
+KEYLIME=$IT_KEYLIME
 it_init "$T"
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_B/kernel/modules/KMODS" \
                 "$IT_B/kernel-rt/modules/KMODS" /usr/sbin/cryptsetup "$KEYLIME/evaluate" ||
@@ -153,15 +151,6 @@ checkquote() {
         tpm2_checkquote -u "$AKPEM" -m "$1/att/tt/message" -s "$1/att/tt/signature" -f "$1/att/tt/pcrs" \
                 -q "$2" -g sha256 > "$IT_DIR/err" 2>&1
 }
-# keylime REFSTATE LOG: Keylime's engine's verdict in $IT_DIR/verdict.
-keylime() { /usr/bin/python3 "$KEYLIME/evaluate" --import "$MOD" mshim "$1" "$2" > "$IT_DIR/verdict" 2>&1; }
-kl_accepts() { N=$1; if keylime "$2" "$3" && grep -qx AOK "$IT_DIR/verdict"; then it_pass "$T: $N"; else it_fail "$T: $N"; cat "$IT_DIR/verdict" >&2; fi; }
-kl_rejects() {
-        N=$1
-        if ! keylime "$3" "$4" && grep -q -E -- "$2" "$IT_DIR/verdict"; then it_pass "$T: $N"
-        else it_fail "$T: $N"; cat "$IT_DIR/verdict" >&2; fi
-}
-
 # ---- boots A and S ----------------------------------------------------------------
 IT_BOOT_ARGS=(--disk "$IT_DIR/none.img")
 IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$s"
@@ -176,7 +165,7 @@ N="enrolled: tpm2_checkquote accepts the guest's quote (attest quote --tpm2-tool
 ok checkquote "$a" "$NA"
 "$IT_CLI" verify keylime-refstate --log "$a/log.bin" -o "$IT_DIR/ref-a.json" 2> "$IT_DIR/err" ||
         { it_fail "$T: keylime-refstate --log of A's log"; cat "$IT_DIR/err" >&2; }
-kl_accepts "enrolled: Keylime's engine with the mshim policy accepts the guest's log (its refstate)" "$IT_DIR/ref-a.json" "$a/log.bin"
+it_keylime_accepts "enrolled: Keylime's engine with the mshim policy accepts the guest's log (its refstate)" "$IT_DIR/ref-a.json" "$a/log.bin"
 
 # ---- refused: A's evidence tampered with on the host ---------------------------------
 OTHER=$(openssl rand -hex 32)
@@ -231,8 +220,8 @@ verify_refused "an event edited (the kernel's PCR 4 digest): refused (event-log)
         "$IT_DIR/edited.json" "$NA" "$AK" "refused: event-log.*PCR 4|PCR 4.*refused: event-log"
 verify_refused "an event removed (the last PCR 12 event): refused (event-log), PCR 12 named" \
         "$IT_DIR/removed.json" "$NA" "$AK" "refused: event-log.*PCR 12|PCR 12.*refused: event-log"
-kl_rejects "an event edited: Keylime's engine rejects the log (PCR 4)" "no allowed boot: PCR 4 differs" "$IT_DIR/ref-a.json" "$IT_DIR/edited.json.log"
-kl_rejects "an event removed: Keylime's engine rejects the log (PCR 12)" "no allowed boot: PCR 12 differs" "$IT_DIR/ref-a.json" "$IT_DIR/removed.json.log"
+it_keylime_rejects "an event edited: Keylime's engine rejects the log (PCR 4)" "no allowed boot: PCR 4 differs" "$IT_DIR/ref-a.json" "$IT_DIR/edited.json.log"
+it_keylime_rejects "an event removed: Keylime's engine rejects the log (PCR 12)" "no allowed boot: PCR 12 differs" "$IT_DIR/ref-a.json" "$IT_DIR/removed.json.log"
 
 # ---- S: init=/bin/sh ----------------------------------------------------------------
 if [ -s "$s/log.bin" ]; then
@@ -243,7 +232,7 @@ if [ -s "$s/log.bin" ]; then
 a, s = (json.load(open(f))["pcrs"]["sha256"] for f in sys.argv[1:3])
 print(",".join(str(n) for n in (4, 5, 7, 9, 12) if a[str(n)] != s[str(n)]))' \
                 "$a/result/result.json" "$s/result/result.json")
-        kl_rejects "init=/bin/sh: Keylime's engine rejects it with the enrolled refstate, naming the PCRs the TPMs differ in ($want)" \
+        it_keylime_rejects "init=/bin/sh: Keylime's engine rejects it with the enrolled refstate, naming the PCRs the TPMs differ in ($want)" \
                 "no allowed boot: PCRs? $want differs? from the closest" "$IT_DIR/ref-a.json" "$s/log.bin"
         case ",$want," in *",12,"*) ;; *) it_fail "$T: init=/bin/sh: the TPMs differ in PCR 12 (the command line)" ;; esac
         N="init=/bin/sh: the guest's command line has it (sysfs report)"
@@ -390,10 +379,10 @@ if got "$r"; then
                 --ak "$AK" --nonce "$NR" --state "$IT_DIR/pred-a.json" "$r/att/evidence.json"
         N="rt: tpm2_checkquote accepts its quote"
         ok checkquote "$r" "$NR"
-        kl_accepts "rt: Keylime's engine accepts its log with the refstate of the prediction" "$IT_DIR/ref-r.json" "$r/log.bin"
-        kl_rejects "rt: Keylime's engine rejects it with the enrolled refstate (another kernel and initrd: PCRs 4 and 9)" \
+        it_keylime_accepts "rt: Keylime's engine accepts its log with the refstate of the prediction" "$IT_DIR/ref-r.json" "$r/log.bin"
+        it_keylime_rejects "rt: Keylime's engine rejects it with the enrolled refstate (another kernel and initrd: PCRs 4 and 9)" \
                 "no allowed boot: PCRs 4,9 differ" "$IT_DIR/ref-a.json" "$r/log.bin"
-        kl_rejects "enrolled: Keylime's engine rejects A's log with the prediction's refstate alone (PCR 4)" \
+        it_keylime_rejects "enrolled: Keylime's engine rejects A's log with the prediction's refstate alone (PCR 4)" \
                 "no allowed boot: PCRs? 4[,0-9]* differs?" "$IT_DIR/ref-r.json" "$a/log.bin"
         verify_refused "replayed: A's evidence sent when R's nonce was asked: refused (nonce)" \
                 "$a/att/evidence.json" "$NR" "$AK" "refused: nonce"

@@ -118,4 +118,16 @@ if it_attest_got "$b" "B"; then
                 "PCRs [0-9,]+ are those of the prediction $b/predict.json" "$IT_DIR/v-b.json" --ak "$AK" \
                 --nonce "$(cat "$b/nonce")" --state "$b/predict.json" "$b/att/evidence.json"
 fi
+# Keylime's own engine with the mshim policy on the boot behind shim: the
+# refstate of A's log (its firmware part: Secure Boot, PK/KEK/db/dbx,
+# shim's MokList digests) accepts A's log; B's (another MokList) is
+# rejected with it.
+if "$IT_CLI" verify keylime-refstate --log "$a/result/eventlog.bin" -o "$IT_DIR/ref-a.json" 2> "$IT_DIR/ref.err"; then
+        it_keylime_accepts "A: behind Debian's signed shim: Keylime's engine with the mshim policy accepts A's log (the refstate of A's log)" \
+                "$IT_DIR/ref-a.json" "$a/result/eventlog.bin"
+        it_keylime_rejects "B: another MokList: Keylime's engine rejects B's log with A's refstate" "." \
+                "$IT_DIR/ref-a.json" "$b/result/eventlog.bin"
+else
+        it_fail "$T: mshim verify keylime-refstate --log of A's log (behind shim)"; cat "$IT_DIR/ref.err" >&2
+fi
 exit "$IT_FAILED"
