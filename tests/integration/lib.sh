@@ -173,6 +173,38 @@ it_console_script() {
         done
 }
 
+# it_mok_enroll_steps PASSWORD [WRONG]: the steps (the language of
+# mok_console.py and of tests/debian/drive.py) that enrol the waiting MOK
+# from MokManager's main menu as Debian's shim draws it on the serial
+# console (the menus start on their first item): "Enroll MOK", "Continue",
+# "Yes", the password (WRONG first, when given: MokManager must refuse it
+# and ask again), "Reboot". The caller's script waits for the main menu
+# first (tests/integration/test_mokmanager.sh, tests/debian/test_install.sh).
+it_mok_enroll_steps() {
+        cat <<'EOF'
+# main menu: Continue boot, [Enroll MOK], ...
+send <down>
+send <enter>
+expect 30 \[Enroll MOK\]\s+View key 0\s+Continue
+sleep 1
+# View key 0, [Continue]
+send <down>
+send <enter>
+expect 30 Enroll the key\(s\)\?\s+No\s+Yes
+sleep 1
+# No, [Yes]
+send <down>
+send <enter>
+expect 30 Password:
+sleep 1
+EOF
+        [ -z "${2:-}" ] || printf '%s\n' "# A wrong password first: MokManager must refuse it and ask again." \
+                "send $2<enter>" "expect 30 ERROR\\s+Password doesn't match\\s+OK" "sleep 1" "send <enter>" \
+                "expect 30 Password:" "sleep 1"
+        printf '%s\n' "send $1<enter>" "# Enrolled: the main menu now starts with Reboot." \
+                "expect 60 Perform MOK management\\s+Reboot" "sleep 1" "send <enter>"
+}
+
 # it_newboot NAME [LOADER_EFI]: make $IT_DIR/NAME with the default ESP tree:
 #   /EFI/BOOT/BOOTX64.EFI   mshimx64.efi (or LOADER_EFI)
 #   /loader/loader.conf     timeout 0, default mshim-test
