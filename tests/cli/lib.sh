@@ -14,6 +14,9 @@
 #   refuses NAME ERE CMD...       CMD (stdin /dev/null) exits 2 with ERE in a
 #                                 "mshim: " line on stderr
 #   expect_rc NAME RC PAT CMD...  CMD exits RC with PAT (grep) on stderr
+#   cli_extend FILE               extend the TPM's PCRs (TPM2TOOLS_TCTI) with
+#                                 FILE's specs, "PCR:alg=hex[,alg=hex...]" one
+#                                 a line, in order; fail names FILE otherwise
 #   cli_swtpm DIR [STATE]         a swtpm on state STATE (default DIR; made
 #                                 when absent), served at DIR/srv (control
 #                                 DIR/srv.ctrl), TPM2TOOLS_TCTI pointing at
@@ -80,6 +83,12 @@ expect_rc() {
         "$@" >"$CLI_TMP/out" 2>"$CLI_TMP/err"; rc=$?
         if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$CLI_TMP/err"; }; then pass "$name"
         else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$CLI_TMP/err"))"; fi
+}
+
+# Many specs to one tpm2_pcrextend (it extends its arguments in order): one
+# TCTI start-up for a whole boot's events rather than one each.
+cli_extend() {
+        xargs -r -n 64 tpm2_pcrextend <"$1" >/dev/null || fail "tpm2_pcrextend $1"
 }
 
 cli_swtpm() {

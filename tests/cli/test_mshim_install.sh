@@ -142,7 +142,7 @@ check "--update before setup (no policy key): says plainly that nothing was appr
 F=$t/fix
 python3 tests/cli/predict_fixture.py make "$F" "$KDIR/vmlinuz" >/dev/null || fail "predict_fixture.py make"
 cli_swtpm "$t/tpm" || { fail "swtpm starts"; exit 1; }
-while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$F/extends.txt"
+cli_extend "$F/extends.txt"
 q "$MSHIM" policy init --state-dir "$ST" || fail "mshim policy init"
 mkdir -p "$R/etc/mshim" && printf 'LOG=%s\n' "$F/log.bin" >"$R/etc/mshim/hook.conf"
 newimg() {    # OUT STAMP: the package's image with another COFF TimeDateStamp

@@ -92,7 +92,7 @@ for k, pcr in enumerate([0, 7, 7, 14, 16, 23]):
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 json.dump({b: {str(i): v.hex() for i, v in p.items()} for b, p in pcrs.items()}, open(sys.argv[2], "w"))
 PY
-while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$tmp/extends.txt"
+cli_extend "$tmp/extends.txt"
 
 # same_as_pcrread NAME "MSHIM ARGS" "TPM2_PCRREAD ARGS": the same lines, except
 # that tpm2_pcrread also prints a heading for an inactive bank and mshim does not.
