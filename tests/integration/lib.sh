@@ -1210,6 +1210,33 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# it_qemu_sb_start DIR CODE ID DISK MEM SMP [OPTION...]: QEMU started in the
+# background as the Secure Boot VMs driven over their serial console are
+# (it_qemu_console; tests/debian/lib.sh's deb_boot has the same options):
+# q35 with SMM and a secure pflash (CODE, DIR/vars.fd), MEM MiB and SMP
+# CPUs, no network, the serial port on the unix socket DIR/serial.sock
+# (QEMU waits for its client), DISK the first virtio disk (drive ID) and
+# the boot device, the swtpm it_swtpm_start started for DIR, then OPTIONs.
+# Its pid in IT_QEMU_PID, DIR/qemu.pid and IT_PIDS; its output in
+# DIR/qemu.log.
+it_qemu_sb_start() {
+        local d=$1 code=$2 id=$3 disk=$4 mem=$5 smp=$6; shift 6
+        # shellcheck disable=SC2054 # commas belong to QEMU options
+        local args=(-machine q35,smm=on,accel=tcg -m "$mem" -smp "$smp" -display none -monitor none
+                -global driver=cfi.pflash01,property=secure,value=on -nic none
+                -serial "unix:$d/serial.sock,server=on,wait=on"
+                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
+                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
+                -drive "if=none,id=$id,format=raw,file=$disk"
+                -device "virtio-blk-pci,drive=$id,bootindex=1"
+                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
+                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 "$@")
+        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
+        IT_QEMU_PID=$!
+        IT_PIDS="$IT_PIDS $IT_QEMU_PID"
+        echo "$IT_QEMU_PID" > "$d/qemu.pid"
+}
+
 # it_qemu_console DIR SCRIPT [mok_console.py options]: boot DIR/esp.img (it
 # must exist) with Secure Boot (SMM, secure pflash, IT_SB_CODE or
 # OVMF_CODE_4M.secboot.fd), DIR/vars.fd as the variable store (copied from
@@ -1226,26 +1253,13 @@ it_qemu_console() {
         rm -f "$d/serial.sock"
         : > "$d/serial.log"
         it_swtpm_start "$d" || return 1
-        # shellcheck disable=SC2054 # commas belong to QEMU options
-        local args=(-machine q35,smm=on,accel=tcg -m 512 -smp 1 -display none -monitor none
-                -global driver=cfi.pflash01,property=secure,value=on -nic none
-                -serial "unix:$d/serial.sock,server=on,wait=on"
-                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
-                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
-                -drive "if=none,id=esp,format=raw,file=$d/esp.img"
-                -device virtio-blk-pci,drive=esp,bootindex=1
-                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
-                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
-        local t0=$SECONDS
-        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
-        local qpid=$! rc
-        IT_PIDS="$IT_PIDS $qpid"
-        echo "$qpid" > "$d/qemu.pid"
+        local t0=$SECONDS rc
+        it_qemu_sb_start "$d" "$code" esp "$d/esp.img" 512 1
         python3 "$IT_REPO/tests/integration/mok_console.py" --socket "$d/serial.sock" \
                 --log "$d/serial.log" --script "$script" "$@"
         rc=$?
-        kill "$qpid" 2>/dev/null
-        wait "$qpid" 2>/dev/null
+        kill "$IT_QEMU_PID" 2>/dev/null
+        wait "$IT_QEMU_PID" 2>/dev/null
         rm -f "$d/qemu.pid"
         echo $((SECONDS - t0)) > "$d/seconds"
         it_swtpm_stop "$d"
