@@ -14,6 +14,8 @@
 #   refuses NAME ERE CMD...       CMD (stdin /dev/null) exits 2 with ERE in a
 #                                 "mshim: " line on stderr
 #   expect_rc NAME RC PAT CMD...  CMD exits RC with PAT (grep) on stderr
+#   cli_need TOOL...              each TOOL on PATH, or fail naming it and
+#                                 exit 1
 #   cli_extend FILE               extend the TPM's PCRs (TPM2TOOLS_TCTI) with
 #                                 FILE's specs, "PCR:alg=hex[,alg=hex...]" one
 #                                 a line, in order; fail names FILE otherwise
@@ -83,6 +85,13 @@ expect_rc() {
         "$@" >"$CLI_TMP/out" 2>"$CLI_TMP/err"; rc=$?
         if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$CLI_TMP/err"; }; then pass "$name"
         else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$CLI_TMP/err"))"; fi
+}
+
+cli_need() {
+        local t
+        for t in "$@"; do
+                command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
+        done
 }
 
 # Many specs to one tpm2_pcrextend (it extends its arguments in order): one

@@ -21,9 +21,7 @@ cli_init attest "$tmp"
 not() { ! "$@"; }
 # tpm2_checkquote prints the PCRs and the signature: only its status counts.
 checkquote() { tpm2_checkquote "$@" >/dev/null 2>&1; }
-for tool in swtpm swtpm_setup swtpm_ioctl tpm2_pcrextend tpm2_checkquote tpm2_createek tpm2_readpublic openssl python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_setup swtpm_ioctl tpm2_pcrextend tpm2_checkquote tpm2_createek tpm2_readpublic openssl python3
 KEYLIME=${MB_KEYLIME:-../shared/oracles/keylime}
 [ -d "$KEYLIME" ] || KEYLIME=../../shared/oracles/keylime
 

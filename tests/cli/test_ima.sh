@@ -14,9 +14,7 @@ mkdir -p build
 t=$(mktemp -d "$PWD/build/imatest.XXXXXX")
 cli_init ima "$t"
 FIX=tests/cli/ima_fixture.py
-for tool in swtpm tpm2_pcrextend tpm2_pcrread python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm tpm2_pcrextend tpm2_pcrread python3
 
 # pcr10 BANK: PCR 10 of the swtpm in BANK, hex.
 pcr10() { tpm2_pcrread "$1:10" -o "$t/pcr.bin" >/dev/null 2>&1 && xxd -p -c 256 "$t/pcr.bin"; }

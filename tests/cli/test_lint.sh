@@ -13,9 +13,7 @@ B=${B:-build}
 T=$(mktemp -d)
 cli_init lint "$T"
 
-for t in make clang cppcheck; do
-        command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
-done
+cli_need make clang cppcheck
 # Our own make, not make check's: its job server is not ours to join.
 lint() { env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory -j2 "$@" lint; }
 

@@ -26,9 +26,7 @@ refuses() {
 }
 srv_pid=
 CLI_AT_EXIT='[ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null; [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null'
-for t in swtpm swtpm_ioctl tpm2_pcrread tpm2_pcrextend tpm2_getcap tpm2_pcrallocate tpm2_startup; do
-        command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrread tpm2_pcrextend tpm2_getcap tpm2_pcrallocate tpm2_startup
 
 # ---- no TPM ------------------------------------------------------------------
 export TPM2TOOLS_TCTI="swtpm:path=$tmp/none"

@@ -16,9 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/polkeytest.XXXXXX")
 cli_init policykey "$tmp"
-for tool in swtpm swtpm_ioctl tpm2_pcrextend tpm2_nvread openssl python3 setsid; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrextend tpm2_nvread openssl python3 setsid
 fix() { python3 tests/cli/seal_fixture.py "$@"; }
 edit() { python3 tests/cli/approval_edit.py "$@"; }
 # No terminal: what a passphrase prompt meets under unattended upgrades.

@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/sealtest.XXXXXX")
 cli_init seal "$tmp"
-for tool in swtpm swtpm_ioctl tpm2_pcrextend tpm2_evictcontrol python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrextend tpm2_evictcontrol python3
 fix() { python3 tests/cli/seal_fixture.py "$@"; }
 st=$tmp/state esp=$tmp/esp apdir=$tmp/esp/loader/mshim/approvals
 mkdir -p "$tmp/b0" "$tmp/b1"

@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 t=$(mktemp -d "$PWD/build/totptest.XXXXXX")
 cli_init totp "$t"
 H=0x81004d54
-for tool in swtpm tpm2_hmac oathtool python3 openssl; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm tpm2_hmac oathtool python3 openssl
 
 # The ESPs' loader.conf turns the code on (enroll refuses otherwise: below).
 mkdir -p "$t/esp/loader" "$t/esp2/loader" && printf 'totp show\n' >"$t/esp/loader/loader.conf" &&

@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/factstest.XXXXXX")
 cli_init verify-facts "$tmp"
-for tool in swtpm swtpm_setup tpm2_pcrextend tpm2_pcrevent pesign openssl python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_setup tpm2_pcrextend tpm2_pcrevent pesign openssl python3
 MSHIM_EFI=build/mshimx64.efi KERNEL=build/kernel/vmlinuz
 [ -f "$MSHIM_EFI" ] && [ -f "$KERNEL" ] && [ -f build/kernel-rt/vmlinuz ] || { fail "no $MSHIM_EFI or $KERNEL (make all; build/kernel)"; exit 1; }
 
