@@ -33,6 +33,13 @@ tests/integration/oracle.py, never by mshim: for tests/cli/test_predict_first.sh
       stub's PCR 9 events, mshim's TOTP lock (PCR 13), and in PCR 7 one
       authority per --auth (VAR "db" or "MokListRT", OWNER a GUID's 16 bytes in
       hex, DER the certificate) after what stays.
+  first_boot_fixture.py mok-files DIR SHIM MOK.der
+      shim's MokList files for a MOK, as mokutil and shim write them (owner
+      shim's GUID): DIR/vendor.der (SHIM's built-in certificate), DIR/moklist
+      (MokList's data: the MOK), DIR/MokListRT and DIR/MokListRT-empty
+      (efivarfs files, attributes first: shim's mirror, its built-in
+      certificate then MokList, or that alone), DIR/MokNew (efivarfs: the
+      request mokutil --import leaves).
 """
 import argparse
 import json
@@ -231,6 +238,17 @@ def expect(a):
     return 0
 
 
+def mok_files(a):
+    vendor = oracle.shim_vendor_cert(a.shim)[0]
+    mok = oracle.x509_esl(open(a.mok, "rb").read(), oracle.GUID_SHIM)
+    vendor_esl = oracle.x509_esl(vendor, oracle.GUID_SHIM)
+    for name, data in (("vendor.der", vendor), ("moklist", mok), ("MokListRT", b"\x06\0\0\0" + vendor_esl + mok),
+                       ("MokListRT-empty", b"\x06\0\0\0" + vendor_esl), ("MokNew", b"\x07\0\0\0" + mok)):
+        with open(os.path.join(a.dir, name), "wb") as f:
+            f.write(data)
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     sp = p.add_subparsers(dest="cmd", required=True)
@@ -255,8 +273,12 @@ def main():
     s.add_argument("--vendor")
     s.add_argument("--auth", action="append")
     s.add_argument("--select")
+    s = sp.add_parser("mok-files")
+    s.add_argument("dir")
+    s.add_argument("shim")
+    s.add_argument("mok")
     a = p.parse_args()
-    return make(a) if a.cmd == "make" else expect(a)
+    return {"make": make, "expect": expect, "mok-files": mok_files}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -7,23 +7,32 @@
 # and then has:
 #   pass NAME                     "PASS: <prefix>NAME"
 #   fail NAME [DETAIL...]         "FAIL: <prefix>NAME", each DETAIL on stderr;
-#                                 CLI_FAILED=1
+#                                 CLI_FAILED=1, and the script's exit status
+#                                 is not 0 (even when it ends with exit 0 or
+#                                 the FAIL came from a subshell)
 #   check NAME CMD...             pass NAME when CMD succeeds, else fail NAME
 #   refuses NAME ERE CMD...       CMD (stdin /dev/null) exits 2 with ERE in a
 #                                 "mshim: " line on stderr
 #   expect_rc NAME RC PAT CMD...  CMD exits RC with PAT (grep) on stderr
+#   cli_need TOOL...              each TOOL on PATH, or fail naming it and
+#                                 exit 1
+#   cli_extend FILE               extend the TPM's PCRs (TPM2TOOLS_TCTI) with
+#                                 FILE's specs, "PCR:alg=hex[,alg=hex...]" one
+#                                 a line, in order; fail names FILE otherwise
 #   cli_swtpm DIR [STATE]         a swtpm on state STATE (default DIR; made
 #                                 when absent), served at DIR/srv (control
 #                                 DIR/srv.ctrl), TPM2TOOLS_TCTI pointing at
 #                                 it; stopped at exit or by cli_swtpm_stop DIR
-# At exit the swtpms stop, CLI_AT_EXIT (a command, when set) runs and the
-# scratch directory goes. MSHIM is the sanitized CLI unless set.
+# At exit the swtpms stop, CLI_AT_EXIT (a command, when set) runs, the
+# scratch directory goes, and a script that printed a FAIL line exits 1
+# rather than 0. MSHIM is the sanitized CLI unless set.
 MSHIM=${MSHIM:-build/test/mshim}
 CLI_FAILED=0
 CLI_PREFIX=
 CLI_TMP=
 CLI_SWTPMS=
 CLI_AT_EXIT=
+CLI_FAILMARK=
 # The interpreter itself rather than a version manager's shim.
 . "$(dirname "${BASH_SOURCE[0]}")/../python3.sh"
 
@@ -32,20 +41,32 @@ CLI_AT_EXIT=
 cli_init() {
         CLI_PREFIX=${1:+$1: }
         CLI_TMP=${2:-}
+        # fail() marks this file too: a fail in a subshell (a pipeline's
+        # loop, $(...)) cannot set the script's CLI_FAILED.
+        CLI_FAILMARK=$(mktemp "${TMPDIR:-/tmp}/cli-failed.XXXXXX") || exit 1
         trap cli_cleanup EXIT
 }
 
+# The EXIT trap: its exit sets the script's status, 1 when any FAIL was
+# printed (tests/run-all.sh counts the lines; a caller may go by the status).
 cli_cleanup() {
-        local d
+        local rc=$? d
         for d in $CLI_SWTPMS; do cli_swtpm_stop "$d"; done
         [ -n "$CLI_AT_EXIT" ] && eval "$CLI_AT_EXIT"
         [ -n "$CLI_TMP" ] && rm -rf "$CLI_TMP"
+        if [ -n "$CLI_FAILMARK" ]; then
+                [ -s "$CLI_FAILMARK" ] && CLI_FAILED=1
+                rm -f "$CLI_FAILMARK"
+        fi
+        [ "$rc" = 0 ] && [ "$CLI_FAILED" != 0 ] && rc=1
+        exit "$rc"
 }
 
 pass() { echo "PASS: $CLI_PREFIX$1"; }
 fail() {
         echo "FAIL: $CLI_PREFIX$1"
         CLI_FAILED=1
+        [ -z "$CLI_FAILMARK" ] || echo 1 >>"$CLI_FAILMARK"
         shift
         [ $# -gt 0 ] && printf '  %s\n' "$@" >&2
         return 0
@@ -64,6 +85,19 @@ expect_rc() {
         "$@" >"$CLI_TMP/out" 2>"$CLI_TMP/err"; rc=$?
         if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$CLI_TMP/err"; }; then pass "$name"
         else fail "$name (exit $rc, want $want; stderr: $(head -c 300 "$CLI_TMP/err"))"; fi
+}
+
+cli_need() {
+        local t
+        for t in "$@"; do
+                command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
+        done
+}
+
+# Many specs to one tpm2_pcrextend (it extends its arguments in order): one
+# TCTI start-up for a whole boot's events rather than one each.
+cli_extend() {
+        xargs -r -n 64 tpm2_pcrextend <"$1" >/dev/null || fail "tpm2_pcrextend $1"
 }
 
 cli_swtpm() {

@@ -21,9 +21,7 @@ cli_init attest "$tmp"
 not() { ! "$@"; }
 # tpm2_checkquote prints the PCRs and the signature: only its status counts.
 checkquote() { tpm2_checkquote "$@" >/dev/null 2>&1; }
-for tool in swtpm swtpm_setup swtpm_ioctl tpm2_pcrextend tpm2_checkquote tpm2_createek tpm2_readpublic openssl python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_setup swtpm_ioctl tpm2_pcrextend tpm2_checkquote tpm2_createek tpm2_readpublic openssl python3
 KEYLIME=${MB_KEYLIME:-../shared/oracles/keylime}
 [ -d "$KEYLIME" ] || KEYLIME=../../shared/oracles/keylime
 
@@ -113,7 +111,7 @@ with open(d + "/extends.txt", "w") as f:
     for e in ev:
         f.write("%d:%s\n" % (e[0], ",".join("%s=%s" % (b, tb.digest(b, e[2]).hex()) for b in banks)))
 EOF
-while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/extends.txt"
+cli_extend "$tmp/extends.txt"
 
 # ---- attest quote ---------------------------------------------------------------
 N=$(openssl rand -hex 32)
@@ -337,7 +335,7 @@ expect "verify --previous: the quote from before the resume after the one after 
 # A TPM Reset (a reboot: _TPM_Init, Startup(CLEAR)): resetCount + 1, PCRs
 # zero; the boot's events are extended again.
 swtpm_ioctl --unix "$tmp/srv.ctrl" -i >/dev/null && tpm2_startup -c >/dev/null 2>&1 || fail "a TPM Reset on swtpm"
-while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/extends.txt"
+cli_extend "$tmp/extends.txt"
 read -r R2 S2 <<<"$(counts)"
 check "tpm2_readclock: the reset raised resetCount ($R1 -> $R2)" test "$R2" = $((R1 + 1))
 quote "$P4" "$tmp/p4.json"

@@ -15,10 +15,8 @@ mkdir -p build
 tmp=$(mktemp -d "$PWD/build/credtest.XXXXXX")
 cli_init attest-cred "$tmp"
 not() { ! "$@"; }
-for tool in swtpm swtpm_setup swtpm_ioctl tpm2_makecredential tpm2_activatecredential tpm2_createek tpm2_readpublic \
-            tpm2_startauthsession tpm2_policysecret tpm2_flushcontext openssl python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_setup swtpm_ioctl tpm2_makecredential tpm2_activatecredential tpm2_createek tpm2_readpublic \
+        tpm2_startauthsession tpm2_policysecret tpm2_flushcontext openssl python3
 
 # expect NAME RC PATTERN CMD...: exit status RC and PATTERN (ERE) on stderr.
 expect() {

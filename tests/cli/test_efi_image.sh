@@ -18,9 +18,7 @@ cli_init efi-image "$T"
 for f in "$IMG" "$SO"; do
         [ -f "$f" ] || { fail "missing $f: run make"; exit 1; }
 done
-for t in python3 objdump objcopy sbsign openssl; do
-        command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
-done
+cli_need python3 objdump objcopy sbsign openssl
 
 # ---- our own reader, and proof that it sees each kind of breakage ----------
 python3 tests/cli/pe_layout.py "$IMG"

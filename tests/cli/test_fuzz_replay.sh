@@ -5,6 +5,8 @@
 # by `make check`). One "PASS: fuzz-replay <target>" line per target.
 set -u
 cd "$(dirname "$0")/../.."  || exit 1
+. tests/cli/lib.sh
+cli_init fuzz-replay
 B=${B:-build}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -12,11 +14,11 @@ for src in tests/fuzz/fuzz_*.c; do
         t=${src##*/fuzz_}; t=${t%.c}
         bin=$B/test/replay_$t
         if [ ! -x "$bin" ]; then
-                echo "FAIL: fuzz-replay $t: $bin not built (make check builds it)"
+                fail "$t: $bin not built (make check builds it)"
                 continue
         fi
         if [ ! -d "tests/fuzz/corpus/$t" ]; then
-                echo "FAIL: fuzz-replay $t: no corpus tests/fuzz/corpus/$t"
+                fail "$t: no corpus tests/fuzz/corpus/$t"
                 continue
         fi
         out=$("$bin" "$t" "tests/fuzz/corpus/$t" 2>&1)
@@ -26,7 +28,7 @@ for src in tests/fuzz/fuzz_*.c; do
         else
                 # Name the input that was being replayed when it died.
                 last=$(grep '^replay ' <<<"$out" | tail -1)
-                echo "FAIL: fuzz-replay $t (exit $rc, ${last:-no input reached})"
+                fail "$t (exit $rc, ${last:-no input reached})"
                 grep -E 'ERROR|runtime error|SUMMARY|^FAIL' <<<"$out" | head -5 | sed 's/^/  /'
         fi
 done

@@ -30,9 +30,7 @@ CLI_AT_EXIT='[ -S "$T/tpm/srv.ctrl" ] && swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s
 for f in "$K1" "$K2" "$MSHIM_REAL" build/mshimx64.efi; do
         [ -f "$f" ] || { fail "missing $f (make deps; make build/test/mshim)"; exit 1; }
 done
-for tool in swtpm swtpm_ioctl tpm2_pcrextend python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrextend python3
 MSHIM_REAL=$(realpath "$MSHIM_REAL")
 
 # ---- the sandbox ------------------------------------------------------------------
@@ -73,7 +71,7 @@ tpm_start() {
         swtpm socket --tpm2 --tpmstate dir="$T/tpm" --server type=unixio,path="$T/tpm/srv" \
                 --ctrl type=unixio,path="$T/tpm/srv.ctrl" --flags not-need-init,startup-clear --daemon ||
                 { fail "swtpm starts"; exit 1; }
-        while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$1"
+        cli_extend "$1"
 }
 tpm_stop() {
         swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null
@@ -110,7 +108,9 @@ run() {
         if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$T/err"; }; then pass "$name"
         else fail "$name (exit $rc, want $want; stderr: $(head -c 600 "$T/err"))"; fi
 }
-short() { python3 -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()[:16])' "$1"; }
+# The first 16 hex digits of a file's SHA-256 (coreutils': no Python start-up
+# for each of the many names checked).
+short() { sha256sum <"$1" | cut -c1-16; }
 # The entry the hook must write for V with kernel K and initrd I, as bytes.
 entry_text() {
         printf '%s\n' "# written by mshim's kernel hook; the approval of the next boot covers these bytes" \
@@ -681,15 +681,7 @@ openssl req -new -x509 -newkey rsa:2048 -sha256 -nodes -days 1 -subj "/CN=mshim 
 cp "$ESP/EFI/mshim/grubx64.efi" "$FB/mshim-mok.efi"
 # MokList: the MOK (owner shim's GUID, as mokutil writes it); MokListRT as
 # shim mirrors it (its vendor certificate first), with efivarfs' attributes.
-python3 -c 'import sys; sys.path.insert(0, "tests/integration"); import oracle
-d = sys.argv[1]
-vendor = oracle.shim_vendor_cert(sys.argv[2])[0]
-open(d + "/vendor.der", "wb").write(vendor)
-mok = oracle.x509_esl(open(d + "/mok.der", "rb").read(), oracle.GUID_SHIM)
-open(d + "/moklist", "wb").write(mok)
-open(d + "/MokListRT", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM) + mok)
-open(d + "/MokListRT-empty", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM))
-open(d + "/MokNew", "wb").write(b"\x07\0\0\0" + mok)' "$FB" "$SHIM" || fail "first boot: MokList files"
+python3 tests/cli/first_boot_fixture.py mok-files "$FB" "$SHIM" "$FB/mok.der" || fail "first boot: MokList files"
 MOKRT=$FV/MokListRT-605dab50-e046-4300-abb6-3dd810dd8b23 MOKNEW=$FV/MokNew-605dab50-e046-4300-abb6-3dd810dd8b23
 cp "$FB/MokListRT" "$MOKRT"
 python3 tests/cli/first_boot_fixture.py make "$FB/a" --chain shim --shim "$SHIM" --grub "$GRUB" --kernel "$K1" \

@@ -14,9 +14,7 @@ mkdir -p build
 t=$(mktemp -d "$PWD/build/imatest.XXXXXX")
 cli_init ima "$t"
 FIX=tests/cli/ima_fixture.py
-for tool in swtpm tpm2_pcrextend tpm2_pcrread python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm tpm2_pcrextend tpm2_pcrread python3
 
 # pcr10 BANK: PCR 10 of the swtpm in BANK, hex.
 pcr10() { tpm2_pcrread "$1:10" -o "$t/pcr.bin" >/dev/null 2>&1 && xxd -p -c 256 "$t/pcr.bin"; }
@@ -27,7 +25,7 @@ refused1() { local n=$1 re=$2; shift 2; expect_rc "$n" 1 "$re" "$@"; }
 python3 "$FIX" make "$t/list.bin" --entries 50 --allow "$t/allow" --expect "$t/want.json" --extends "$t/ext" ||
         { fail "set-up: ima_fixture.py make"; exit 1; }
 cli_swtpm "$t/tpm" || { fail "swtpm starts"; exit 1; }
-while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$t/ext"
+cli_extend "$t/ext"
 S256=$(pcr10 sha256) S1=$(pcr10 sha1)
 check "the fixture's PCR 10 (hashlib) is the TPM's after the kernel's extends" python3 -c '
 import json, sys; w = json.load(open(sys.argv[1])); sys.exit(w["sha256"] != sys.argv[2] or w["sha1"] != sys.argv[3])' \
@@ -92,7 +90,7 @@ expect_rc "ALG:HEX digests with one space (sha256sum's other forms) are read" 0 
 # ---- a violation, and entries after the quote ----
 python3 "$FIX" make "$t/viol.bin" --entries 5 --violation 4 --allow "$t/vallow" --extends "$t/vext" || fail "set-up: violation list"
 swtpm_ioctl --unix "$t/tpm/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"
-while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$t/vext"
+cli_extend "$t/vext"
 V=$(pcr10 sha256)
 refused1 "a measurement violation (all ones in PCR 10) with an allowlist: refused, its data bound by no PCR" \
         "IMA entry 4 (/usr/bin/f000003, ima-ng): a measurement violation" \
@@ -101,7 +99,7 @@ refused1 "a measurement violation (all ones in PCR 10) with an allowlist: refuse
 check "... without one: accepted, the violation counted" bash -c "[ $? = 0 ] && grep -q '^violations: 1' '$t/out'"
 # The first 20 entries only in the TPM: IMA appended the rest after the quote.
 swtpm_ioctl --unix "$t/tpm/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"
-head -20 "$t/ext" | while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done
+cli_extend <(head -20 "$t/ext")
 P20=$(pcr10 sha256)
 grep -v f000030 "$t/allow" >"$t/allow.late"
 "$MSHIM" verify ima "$t/list.bin" --pcr "sha256:$P20" --ima-allow "$t/allow.late" >"$t/out" 2>"$t/err"
@@ -113,7 +111,7 @@ check "... and said: 31 entries after the quote" grep -q "^after the quote: 31 e
 # and a quote with --ima-log; PCR 10 is quoted, and the list read after the
 # quote travels base64 in "ima_log".
 swtpm_ioctl --unix "$t/tpm/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"
-while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$t/ext"
+cli_extend "$t/ext"
 mkdir -p "$t/att"
 "$MSHIM" attest init --out-dir "$t/att" >/dev/null 2>"$t/err" || fail "attest init" "$(cat "$t/err")"
 NONCE=0011223344556677

@@ -23,9 +23,7 @@ if [ ! -x "$KEYLIME/evaluate" ]; then
         echo "SKIP: keylime: no Keylime snapshot at $KEYLIME (MB_KEYLIME=DIR)"
         exit 0
 fi
-for tool in tpm2_eventlog pesign openssl; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need tpm2_eventlog pesign openssl
 /usr/bin/python3 -c 'import yaml, packaging' 2>/dev/null || { fail "Keylime's evaluate needs python3-yaml, python3-packaging"; exit 1; }
 MOD=$PWD/keylime/mshim_policy.py
 # kl REFSTATE LOG: Keylime's verdict (AOK, or its reason) in $tmp/kl, its status returned

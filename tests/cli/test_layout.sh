@@ -6,8 +6,8 @@
 # share in tools/lib/.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-pass() { echo "PASS: layout: $1"; }
-fail() { echo "FAIL: layout: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; }
+. tests/cli/lib.sh
+cli_init layout
 
 # Every #include of src/ and include/mb/: "mb/..." or a freestanding header.
 bad=$(grep -Hn '^[[:space:]]*#[[:space:]]*include' src/*.c include/mb/*.h |

@@ -11,9 +11,7 @@ cd "$(dirname "$0")/../.." || exit 1
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/lukstest.XXXXXX")
 cli_init luks "$tmp"
-for tool in swtpm swtpm_ioctl tpm2_pcrextend cryptsetup python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrextend cryptsetup python3
 cli_swtpm "$tmp" || { fail "swtpm did not start"; exit 1; }
 st=$tmp/state esp=$tmp/esp
 printf 'the passphrase' >"$tmp/pass"

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 GEN=${B:-build}/gen
 t=$(mktemp -d)
 cli_init man "$t"
-for tool in groff man col; do command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }; done
+cli_need groff man col
 
 pages="mshim.1 mshim-log.1 mshim-pcrs.1 mshim-vars.1 mshim-sign.1 mshim-pe-hash.1 mshim-sbat.1 mshim-loader.conf.5
        mshim-seal.1 mshim-unseal.1 mshim-policy.1 mshim-totp.1 mshim-fence.1 mshim-attest.1 mshim-verify.1 mshim-luks.1"

@@ -164,7 +164,7 @@ check "--update before setup (no policy key): says plainly that nothing was appr
 F=$t/fix
 python3 tests/cli/predict_fixture.py make "$F" "$KDIR/vmlinuz" >/dev/null || fail "predict_fixture.py make"
 cli_swtpm "$t/tpm" || { fail "swtpm starts"; exit 1; }
-while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$F/extends.txt"
+cli_extend "$F/extends.txt"
 q "$MSHIM" policy init --state-dir "$ST" || fail "mshim policy init"
 mkdir -p "$R/etc/mshim" && printf 'LOG=%s\n' "$F/log.bin" >"$R/etc/mshim/hook.conf"
 newimg() {    # OUT STAMP: the package's image with another COFF TimeDateStamp
@@ -403,15 +403,8 @@ mkdir -p "$ST" "$R/etc/mshim" && cp "$t/r1/var/lib/mshim/policy.key" "$t/r1/var/
         fail "section 4: the policy key"
 openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=mshim install test db/" -days 1 \
         -keyout "$t/db.key" -outform DER -out "$t/db.der" 2>/dev/null
-python3 -c 'import sys; sys.path.insert(0, "tests/integration"); import oracle
-t, shim = sys.argv[1], sys.argv[2]
-vendor = oracle.shim_vendor_cert(shim)[0]
-open(t + "/vendor.der", "wb").write(vendor)
-mok = oracle.x509_esl(open(t + "/c.der", "rb").read(), oracle.GUID_SHIM)
-open(t + "/moklist", "wb").write(mok)
-open(t + "/MokListRT", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM) + mok)
-open(t + "/MokListRT-empty", "wb").write(b"\x06\0\0\0" + oracle.x509_esl(vendor, oracle.GUID_SHIM))
-open(t + "/MokNew", "wb").write(b"\x07\0\0\0" + mok)' "$t" "$SHIMDIR/shimx64.efi.signed" || fail "section 4: MokList files"
+python3 tests/cli/first_boot_fixture.py mok-files "$t" "$SHIMDIR/shimx64.efi.signed" "$t/c.der" ||
+        fail "section 4: MokList files"
 python3 tests/cli/first_boot_fixture.py make "$t/fb" --chain shim --shim "$SHIMDIR/shimx64.efi.signed" --grub "$GRUBIMG" \
         --kernel "$KDIR/vmlinuz" --mok-list "$t/moklist" --secure-boot --db "$t/db.der" || fail "section 4: fixture (MOK enrolled)"
 python3 tests/cli/first_boot_fixture.py make "$t/fb0" --chain shim --shim "$SHIMDIR/shimx64.efi.signed" --grub "$GRUBIMG" \

@@ -26,9 +26,7 @@ refuses() {
 }
 srv_pid=
 CLI_AT_EXIT='[ -S "$tmp/srv.ctrl" ] && swtpm_ioctl --unix "$tmp/srv.ctrl" -s 2>/dev/null; [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null'
-for t in swtpm swtpm_ioctl tpm2_pcrread tpm2_pcrextend tpm2_getcap tpm2_pcrallocate tpm2_startup; do
-        command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrread tpm2_pcrextend tpm2_getcap tpm2_pcrallocate tpm2_startup
 
 # ---- no TPM ------------------------------------------------------------------
 export TPM2TOOLS_TCTI="swtpm:path=$tmp/none"
@@ -92,7 +90,7 @@ for k, pcr in enumerate([0, 7, 7, 14, 16, 23]):
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 json.dump({b: {str(i): v.hex() for i, v in p.items()} for b, p in pcrs.items()}, open(sys.argv[2], "w"))
 PY
-while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$tmp/extends.txt"
+cli_extend "$tmp/extends.txt"
 
 # same_as_pcrread NAME "MSHIM ARGS" "TPM2_PCRREAD ARGS": the same lines, except
 # that tpm2_pcrread also prints a heading for an inactive bank and mshim does not.

@@ -16,9 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/polkeytest.XXXXXX")
 cli_init policykey "$tmp"
-for tool in swtpm swtpm_ioctl tpm2_pcrextend tpm2_nvread openssl python3 setsid; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrextend tpm2_nvread openssl python3 setsid
 fix() { python3 tests/cli/seal_fixture.py "$@"; }
 edit() { python3 tests/cli/approval_edit.py "$@"; }
 # No terminal: what a passphrase prompt meets under unattended upgrades.
@@ -27,7 +25,7 @@ st=$tmp/state esp=$tmp/esp ap=$tmp/esp/loader/mshim/approvals
 mkdir -p "$tmp/b0"
 fix boot "$tmp/b0"
 cli_swtpm "$tmp" || { fail "swtpm starts"; exit 1; }
-while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/b0/extends.txt"
+cli_extend "$tmp/b0/extends.txt"
 counter() { tpm2_nvread 0x01804D53 -C 0x01804D53 2>/dev/null | od -An -tx1 | tr -d ' \n'; }
 tree() { find "$@" -printf '%p %s\n' 2>/dev/null | sort | md5sum; }
 nvname() { tpm2_nvreadpublic 0x01804D53 2>/dev/null | sed -n 's/^ *name: *//p'; }

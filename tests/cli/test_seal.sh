@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/sealtest.XXXXXX")
 cli_init seal "$tmp"
-for tool in swtpm swtpm_ioctl tpm2_pcrextend tpm2_evictcontrol python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_ioctl tpm2_pcrextend tpm2_evictcontrol python3
 fix() { python3 tests/cli/seal_fixture.py "$@"; }
 st=$tmp/state esp=$tmp/esp apdir=$tmp/esp/loader/mshim/approvals
 mkdir -p "$tmp/b0" "$tmp/b1"
@@ -62,7 +60,7 @@ done <<EOF2
 EOF2
 
 cli_swtpm "$tmp" || { fail "swtpm starts"; exit 1; }
-while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$tmp/b0/extends.txt"
+cli_extend "$tmp/b0/extends.txt"
 
 # ---- policy init --------------------------------------------------------------
 out=$("$MSHIM" policy init --state-dir "$st" 2>&1); rc=$?

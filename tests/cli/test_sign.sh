@@ -19,9 +19,7 @@ cli_init sign "$T"
 for f in "$SHIM" "$GRUB" "$FB"; do
         [ -f "$f" ] || { fail "missing $f: run make deps (scripts/fetch-efi.sh)"; exit 1; }
 done
-for t in sbsign sbverify openssl objcopy; do
-        command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
-done
+cli_need sbsign sbverify openssl objcopy
 
 # Throwaway keys: two unrelated certificates.
 for n in 1 2; do

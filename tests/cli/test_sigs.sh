@@ -20,9 +20,7 @@ no_temp_left() { ! ls -a "$T" | grep -q -e 'mshim-' -e '\.efi\.[A-Za-z0-9]\{6\}$
 for f in "$SHIM" "$FB" "$MS" "$EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed"; do
         [ -f "$f" ] || { fail "missing $f: run make deps"; exit 1; }
 done
-for t in sbsign sbverify sbattach pesign openssl sig-list-to-certs python3; do
-        command -v "$t" >/dev/null || { fail "missing tool $t: run make deps"; exit 1; }
-done
+cli_need sbsign sbverify sbattach pesign openssl sig-list-to-certs python3
 
 for n in 1 2; do
         openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=mshim sigs $n/O=Test $n/" -days 1 \

@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 t=$(mktemp -d "$PWD/build/totptest.XXXXXX")
 cli_init totp "$t"
 H=0x81004d54
-for tool in swtpm tpm2_hmac oathtool python3 openssl; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm tpm2_hmac oathtool python3 openssl
 
 # The ESPs' loader.conf turns the code on (enroll refuses otherwise: below).
 mkdir -p "$t/esp/loader" "$t/esp2/loader" && printf 'totp show\n' >"$t/esp/loader/loader.conf" &&
@@ -99,10 +97,9 @@ open(sys.argv[4], "wb").write(short)
 for f, lines in zip(sys.argv[2:4], out):
     open(f, "w").write("\n".join(lines) + "\n")
 PY
-extend_all() { while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$1"; }
 # reboot: PCRs back to their reset values (persistent objects stay).
 reboot_tpm() { swtpm_ioctl --unix "$t/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"; }
-extend_all "$t/pre.txt"; extend_all "$t/post.txt"
+cli_extend "$t/pre.txt"; cli_extend "$t/post.txt"
 
 refuses "--log cut short: not the TPM's" "does not replay to the TPM's sha256 PCR 5" "$MSHIM" totp enroll --state-dir "$t/state" --literal --this-boot \
         --secret-file "$t/secret" --log "$t/short.bin" --esp "$t/esp"
@@ -147,7 +144,7 @@ check "after the TOTP point the key refuses (PCR 5 and 12 moved on)" bash -c \
 # (PolicyOR alone would need this state's leaf: none of the key's.)
 tpm2_flushcontext -s
 # Boot again up to the TOTP point: the state the code is made in.
-reboot_tpm; extend_all "$t/pre.txt"
+reboot_tpm; cli_extend "$t/pre.txt"
 # The policy: tpm2-tools' own PolicyPCR digest of the TPM's PCRs there.
 tpm2_startauthsession -S "$t/trial.ctx" && tpm2_policypcr -S "$t/trial.ctx" -l sha256:4,5,7,12 -L "$t/leaf0.bin" >/dev/null &&
         tpm2_flushcontext "$t/trial.ctx" || fail "tpm2 trial PolicyPCR"
@@ -253,9 +250,9 @@ assert out.raw[:20] == open(sys.argv[3], "rb").read()
 PY
 
 # ---- a changed boot: the TPM refuses ----
-extend_all "$t/post.txt"
+cli_extend "$t/post.txt"
 check "after the fence (PCR 12) the TPM refuses the HMAC" test -z "$(hmac_code 59)"
-reboot_tpm; extend_all "$t/pre.txt"; tpm2_pcrextend "4:sha256=$(printf '%064x' 99)"
+reboot_tpm; cli_extend "$t/pre.txt"; tpm2_pcrextend "4:sha256=$(printf '%064x' 99)"
 check "another kernel (PCR 4): the TPM refuses the HMAC" test -z "$(hmac_code 59)"
 
 # ---- remove ----
@@ -337,7 +334,7 @@ refuses "--signed without a policy key" "policy init" "$MSHIM" totp enroll --sig
 check "a refused signed enrolment writes no approval" test ! -e "$t/esp/loader/mshim/totp-approvals"
 # This boot, whole (its log replays to the TPM): the first approval is of
 # the log cut at the TOTP point.
-reboot_tpm; extend_all "$t/pre.txt"; extend_all "$t/post.txt"
+reboot_tpm; cli_extend "$t/pre.txt"; cli_extend "$t/post.txt"
 TA=$t/esp/loader/mshim/totp-approvals
 # The first approval cannot be written (a file where its directory goes):
 # the enrolment is undone.
@@ -439,7 +436,7 @@ want=$(oathtool --totp -b "$B32" -N @1111111109)
 use_approval "$A" "$t/ref"
 check "signed: past the fence the enrolment approval gives no code" test -z "$(hmac_signed 1111111109)"
 # The next boot, up to the TOTP point: the state the enrolment approved.
-reboot_tpm; extend_all "$t/pre.txt"
+reboot_tpm; cli_extend "$t/pre.txt"
 check "signed: at the TOTP point the enrolment approval gives the code (= oathtool)" \
         test "$(hmac_signed 1111111109)" = "$want"
 # A disk approval of the same state (no --totp: empty policyRef) never
@@ -594,7 +591,7 @@ check "prune --totp: the disk approvals untouched" test -f "$D"
 # TOTP fence"): EV_EVENT_TAG, 25 bytes, the digest their SHA-256, into PCR
 # 12 and PCR 13.
 FENCE=$(python3 -c 'import hashlib,struct; print(hashlib.sha256(struct.pack("<II", 0x6d736808, 17) + b"mshim TOTP fence\0").hexdigest())')
-reboot_tpm; extend_all "$t/pre.txt"
+reboot_tpm; cli_extend "$t/pre.txt"
 tpm2_pcrextend "12:sha256=$FENCE" "13:sha256=$FENCE"
 tpm2_pcrread sha256:4,5,7,12 >"$t/post.yaml"
 "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --current --pcrs "$t/post.yaml" --label root \
@@ -628,7 +625,7 @@ check "root attack, the loader's own commands: PolicyPCR of PCR 13 refused (VALU
         bash -c "grep -q '^refused PolicyPCR 0x1c4 VALUE\$' <<<'$out' && ! grep -q '^hmac ' <<<'$out'"
 # Control: the same without the fence in PCR 13 (what the loader did
 # before): the TPM computes the code, so PCR 13 is what stops root.
-reboot_tpm; extend_all "$t/pre.txt"
+reboot_tpm; cli_extend "$t/pre.txt"
 tpm2_pcrextend "12:sha256=$FENCE"
 tpm2_pcrread sha256:4,5,7,12 >"$t/post12.yaml"
 "$MSHIM" policy approve --totp --state-dir "$t/state" --esp "$t/esp" --current --pcrs "$t/post12.yaml" --label root12 \
@@ -665,7 +662,7 @@ N=$t/next
 python3 "$FIX" make "$N" "$KERNEL" >/dev/null || fail "set-up: predict_fixture.py make"
 mv "$t/state" "$t/state.first"
 cli_swtpm "$t/tpm2" || { fail "second swtpm starts"; exit 1; }
-while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$N/extends.txt"
+cli_extend "$N/extends.txt"
 "$MSHIM" policy init --state-dir "$t/state" >/dev/null 2>"$t/err" || fail "policy init (second TPM)" "$(cat "$t/err")"
 tpm2_flushcontext -t
 NCONF=$N/esp/loader/loader.conf
@@ -756,7 +753,7 @@ check "... and not this boot's (PCR 5 without the line)" test -n "$NOW" -a "$NOW
 tpm2_loadexternal -C o -G ecc:ecdsa-sha256:null -a "sign|userwithauth" -u "$t/state/policy.pub" -n "$t/key.name" \
         -c "$t/key.ctx" >/dev/null 2>&1 && tpm2_flushcontext "$t/key.ctx"
 reboot_tpm2() { swtpm_ioctl --unix "$t/tpm2/srv.ctrl" -i >/dev/null && tpm2_startup -c || fail "swtpm reset"; }
-reboot_tpm2; extend_all "$t/next.ext"
+reboot_tpm2; cli_extend "$t/next.ext"
 use_approval "$A2" "$t/ref"
 want=$(oathtool --totp -b "$B32" -N @1111111109)
 check "the first boot after enrolment: the first approval gives the code (= oathtool)" test "$(hmac_signed 1111111109)" = "$want"
@@ -784,7 +781,7 @@ R2=; for f in "$N/esp/loader/mshim/totp-approvals"/*.approval; do [ "$f" = "$A2"
 check "approve --signature: the TOTP request installed into totp-approvals, of the predicted values" bash -c \
         "[ \$(echo '$R2' | wc -l) = 1 ] && [ -f '$R2' ] && [ \"\$(sed -n 's/^values //p' '$R2')\" = '$(cat "$t/want2")' ]"
 check "approve --signature: the signature is over SHA-256(policy || \"mshim-totp\" || selection) (openssl)" sig_over "$R2" "$t/ref"
-reboot_tpm2; extend_all "$t/next.ext"; tpm2_pcrextend "7:sha256=$X7"
+reboot_tpm2; cli_extend "$t/next.ext"; tpm2_pcrextend "7:sha256=$X7"
 use_approval "$R2" "$t/ref"
 check "the offline-signed TOTP approval gives the code in its boot (= oathtool)" test "$(hmac_signed 1111111109)" = "$want"
 "$MSHIM" policy sign --key "$t/state/policy.key" "$t/totp.req" -o "$t/totp2.sig" >/dev/null 2>&1

@@ -36,7 +36,7 @@ for i, (pcr, what) in enumerate([(0, b"crtm"), (4, b"app"), (4, b"kernel"), (7, 
 open(sys.argv[1], "wb").write(log)
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 PY
-while read -r spec; do tpm2_pcrextend "$spec" || fail "tpm2_pcrextend $spec"; done <"$tmp/extends.txt"
+cli_extend "$tmp/extends.txt"
 
 out=$("$MSHIM" log --tpm "$tmp/log.bin" 2>&1); rc=$?
 if [ "$rc" = 0 ] && ! grep -q "PCR.*MISMATCH" <<<"$out" && grep -q "30 of 30 compared PCRs match" <<<"$out"; then

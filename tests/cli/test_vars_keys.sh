@@ -50,9 +50,7 @@ EOF
 if [ ! -x "$MSHIM" ] || [ ! -f "$VARS" ] || [ ! -f "$MS" ] || [ ! -f "$FB" ]; then
         fail "prerequisites ($MSHIM, $VARS, $MS, $FB)"; exit 1
 fi
-for tool in cert-to-efi-sig-list hash-to-efi-sig-list sig-list-to-certs pesign openssl python3; do
-        command -v "$tool" >/dev/null || { fail "missing tool $tool: run make deps"; exit 1; }
-done
+cli_need cert-to-efi-sig-list hash-to-efi-sig-list sig-list-to-certs pesign openssl python3
 for n in pk kek db db2; do
         openssl req -new -x509 -newkey rsa:2048 -nodes -subj "/CN=keys-$n/" -days 3650 \
                 -keyout "$t/$n.key" -out "$t/$n.pem" 2>/dev/null || { fail "openssl req"; exit 1; }

@@ -12,9 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 mkdir -p build
 tmp=$(mktemp -d "$PWD/build/factstest.XXXXXX")
 cli_init verify-facts "$tmp"
-for tool in swtpm swtpm_setup tpm2_pcrextend tpm2_pcrevent pesign openssl python3; do
-        command -v $tool >/dev/null || { fail "missing $tool: run make deps"; exit 1; }
-done
+cli_need swtpm swtpm_setup tpm2_pcrextend tpm2_pcrevent pesign openssl python3
 MSHIM_EFI=build/mshimx64.efi KERNEL=build/kernel/vmlinuz
 [ -f "$MSHIM_EFI" ] && [ -f "$KERNEL" ] && [ -f build/kernel-rt/vmlinuz ] || { fail "no $MSHIM_EFI or $KERNEL (make all; build/kernel)"; exit 1; }
 
@@ -31,17 +29,16 @@ H_KERNEL=$(pesign -h -d sha256 -i "$KERNEL" | awk '{print $2}')
 H_OTHER=$(pesign -h -d sha256 -i build/kernel-rt/vmlinuz | awk '{print $2}')
 PYTHONPATH=tests/cli python3 tests/cli/attest_boot.py "$tmp" "$tmp/db.der" "$H_MSHIM" "$H_KERNEL" "$H_OTHER" ||
         { fail "attest_boot.py"; exit 1; }
-extend() { while read -r spec; do tpm2_pcrextend "$spec" >/dev/null || fail "tpm2_pcrextend $spec"; done <"$1"; }
 # reset: a TPM Reset after an orderly shutdown (an unorderly one counts
 # towards the AK's dictionary-attack lockout), then the boot's events
 reset() { tpm2_shutdown -c >/dev/null 2>&1 && swtpm_ioctl --unix "$tmp/srv.ctrl" -i >/dev/null &&
-                tpm2_startup -c >/dev/null 2>&1 || fail "TPM Reset"; extend "$1"; }
+                tpm2_startup -c >/dev/null 2>&1 || fail "TPM Reset"; cli_extend "$1"; }
 V() { TPM2TOOLS_TCTI="swtpm:path=$tmp/none" "$MSHIM" verify --ak "$tmp/ak.pub" "$@"; }
 # quote NAME LOG: evidence NAME.json for nonce $N
 quote() { "$MSHIM" attest quote --nonce "$N" --log "$2" -o "$tmp/$1.json" 2>"$tmp/err" || fail "attest quote $1" "$(cat "$tmp/err")"; }
 N=$(openssl rand -hex 16)
 
-extend "$tmp/good.extends"
+cli_extend "$tmp/good.extends"
 quote good "$tmp/good.bin"
 V --nonce "$N" --image "$MSHIM_EFI" --image "$KERNEL" --json "$tmp/good.json" >"$tmp/v.json" 2>"$tmp/err"; rc=$?
 check "the boot is accepted, valid mshim-verdict/1 with facts (rc=$rc)" bash -c \

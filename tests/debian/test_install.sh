@@ -89,22 +89,7 @@ expect 30 Press any key to perform MOK management
 send <enter>
 expect 30 Perform MOK management\s+Continue boot\s+Enroll MOK
 sleep 1
-send <down>
-send <enter>
-expect 30 \[Enroll MOK\]\s+View key 0\s+Continue
-sleep 1
-send <down>
-send <enter>
-expect 30 Enroll the key\(s\)\?\s+No\s+Yes
-sleep 1
-send <down>
-send <enter>
-expect 30 Password:
-sleep 1
-send $DEB_MOKPW<enter>
-expect 60 Perform MOK management\s+Reboot
-sleep 1
-send <enter>
+$(it_mok_enroll_steps "$DEB_MOKPW")
 resetting
 
 # MokManager's reset is a new boot: the firmware used (and deleted) BootNext

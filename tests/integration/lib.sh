@@ -173,6 +173,38 @@ it_console_script() {
         done
 }
 
+# it_mok_enroll_steps PASSWORD [WRONG]: the steps (the language of
+# mok_console.py and of tests/debian/drive.py) that enrol the waiting MOK
+# from MokManager's main menu as Debian's shim draws it on the serial
+# console (the menus start on their first item): "Enroll MOK", "Continue",
+# "Yes", the password (WRONG first, when given: MokManager must refuse it
+# and ask again), "Reboot". The caller's script waits for the main menu
+# first (tests/integration/test_mokmanager.sh, tests/debian/test_install.sh).
+it_mok_enroll_steps() {
+        cat <<'EOF'
+# main menu: Continue boot, [Enroll MOK], ...
+send <down>
+send <enter>
+expect 30 \[Enroll MOK\]\s+View key 0\s+Continue
+sleep 1
+# View key 0, [Continue]
+send <down>
+send <enter>
+expect 30 Enroll the key\(s\)\?\s+No\s+Yes
+sleep 1
+# No, [Yes]
+send <down>
+send <enter>
+expect 30 Password:
+sleep 1
+EOF
+        [ -z "${2:-}" ] || printf '%s\n' "# A wrong password first: MokManager must refuse it and ask again." \
+                "send $2<enter>" "expect 30 ERROR\\s+Password doesn't match\\s+OK" "sleep 1" "send <enter>" \
+                "expect 30 Password:" "sleep 1"
+        printf '%s\n' "send $1<enter>" "# Enrolled: the main menu now starts with Reboot." \
+                "expect 60 Perform MOK management\\s+Reboot" "sleep 1" "send <enter>"
+}
+
 # it_newboot NAME [LOADER_EFI]: make $IT_DIR/NAME with the default ESP tree:
 #   /EFI/BOOT/BOOTX64.EFI   mshimx64.efi (or LOADER_EFI)
 #   /loader/loader.conf     timeout 0, default mshim-test
@@ -1259,6 +1291,33 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# it_qemu_sb_start DIR CODE ID DISK MEM SMP [OPTION...]: QEMU started in the
+# background as the Secure Boot VMs driven over their serial console are
+# (it_qemu_console; tests/debian/lib.sh's deb_boot has the same options):
+# q35 with SMM and a secure pflash (CODE, DIR/vars.fd), MEM MiB and SMP
+# CPUs, no network, the serial port on the unix socket DIR/serial.sock
+# (QEMU waits for its client), DISK the first virtio disk (drive ID) and
+# the boot device, the swtpm it_swtpm_start started for DIR, then OPTIONs.
+# Its pid in IT_QEMU_PID, DIR/qemu.pid and IT_PIDS; its output in
+# DIR/qemu.log.
+it_qemu_sb_start() {
+        local d=$1 code=$2 id=$3 disk=$4 mem=$5 smp=$6; shift 6
+        # shellcheck disable=SC2054 # commas belong to QEMU options
+        local args=(-machine q35,smm=on,accel=tcg -m "$mem" -smp "$smp" -display none -monitor none
+                -global driver=cfi.pflash01,property=secure,value=on -nic none
+                -serial "unix:$d/serial.sock,server=on,wait=on"
+                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
+                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
+                -drive "if=none,id=$id,format=raw,file=$disk"
+                -device "virtio-blk-pci,drive=$id,bootindex=1"
+                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
+                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 "$@")
+        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
+        IT_QEMU_PID=$!
+        IT_PIDS="$IT_PIDS $IT_QEMU_PID"
+        echo "$IT_QEMU_PID" > "$d/qemu.pid"
+}
+
 # it_qemu_console DIR SCRIPT [mok_console.py options]: boot DIR/esp.img (it
 # must exist) with Secure Boot (SMM, secure pflash, IT_SB_CODE or
 # OVMF_CODE_4M.secboot.fd), DIR/vars.fd as the variable store (copied from
@@ -1275,26 +1334,13 @@ it_qemu_console() {
         rm -f "$d/serial.sock"
         : > "$d/serial.log"
         it_swtpm_start "$d" || return 1
-        # shellcheck disable=SC2054 # commas belong to QEMU options
-        local args=(-machine q35,smm=on,accel=tcg -m 512 -smp 1 -display none -monitor none
-                -global driver=cfi.pflash01,property=secure,value=on -nic none
-                -serial "unix:$d/serial.sock,server=on,wait=on"
-                -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
-                -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
-                -drive "if=none,id=esp,format=raw,file=$d/esp.img"
-                -device virtio-blk-pci,drive=esp,bootindex=1
-                -chardev "socket,id=chrtpm,path=$d/tpm/sock"
-                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
-        local t0=$SECONDS
-        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
-        local qpid=$! rc
-        IT_PIDS="$IT_PIDS $qpid"
-        echo "$qpid" > "$d/qemu.pid"
+        local t0=$SECONDS rc
+        it_qemu_sb_start "$d" "$code" esp "$d/esp.img" 512 1
         python3 "$IT_REPO/tests/integration/mok_console.py" --socket "$d/serial.sock" \
                 --log "$d/serial.log" --script "$script" "$@"
         rc=$?
-        kill "$qpid" 2>/dev/null
-        wait "$qpid" 2>/dev/null
+        kill "$IT_QEMU_PID" 2>/dev/null
+        wait "$IT_QEMU_PID" 2>/dev/null
         rm -f "$d/qemu.pid"
         echo $((SECONDS - t0)) > "$d/seconds"
         it_swtpm_stop "$d"

@@ -52,33 +52,7 @@ expect 30 Press any key to perform MOK management
 send <enter>
 expect 30 Perform MOK management\s+Continue boot\s+Enroll MOK\s+Enroll key from disk
 sleep 1
-# main menu: Continue boot, [Enroll MOK], ...
-send <down>
-send <enter>
-expect 30 \[Enroll MOK\]\s+View key 0\s+Continue
-sleep 1
-# View key 0, [Continue]
-send <down>
-send <enter>
-expect 30 Enroll the key\(s\)\?\s+No\s+Yes
-sleep 1
-# No, [Yes]
-send <down>
-send <enter>
-expect 30 Password:
-sleep 1
-# A wrong password first: MokManager must refuse it and ask again.
-send wrong-$PASSWORD<enter>
-expect 30 ERROR\s+Password doesn't match\s+OK
-sleep 1
-send <enter>
-expect 30 Password:
-sleep 1
-send $PASSWORD<enter>
-# Enrolled: the main menu now starts with Reboot.
-expect 60 Perform MOK management\s+Reboot
-sleep 1
-send <enter>
+$(it_mok_enroll_steps "$PASSWORD" "wrong-$PASSWORD")
 # The reset: the firmware starts shim again, which starts mshim.
 expect 120 mshim: booting
 EOF
