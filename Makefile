@@ -305,11 +305,16 @@ INSTALL_LIST  = $(B)/mshim:$(BINDIR)/mshim:755 \
 # whatever the PREFIX; kernel-install and systemd also read PREFIX/lib.
 # hook.conf is installed only when absent and removed only when unchanged
 # (an admin's settings survive both). ENABLE_PRUNE=yes also enables the
-# unit (the symbolic link `systemctl enable` makes).
+# unit (the symbolic link `systemctl enable` makes); ENABLE_BLESS=yes (the
+# default) enables the bless unit: the hook gives new entries a boot
+# counter (hook.conf's TRIES=3), and with no unit to drop it after a good
+# boot an entry would run out of tries and the loader fall back to an older
+# kernel. The Debian package's postinst enables it instead.
 SYSCONFDIR   ?= /etc
 KERNELINSTALLDIR ?= $(PREFIX)/lib/kernel/install.d
 SYSTEMDUNITDIR   ?= $(PREFIX)/lib/systemd/system
 ENABLE_PRUNE ?= no
+ENABLE_BLESS ?= yes
 HOOK_SED      = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 HOOK_LIST     = hooks/kernel-hook:$(LIBDIR)/kernel-hook:755 \
                 hooks/zz-mshim.postinst:$(SYSCONFDIR)/kernel/postinst.d/zz-mshim:755 \
@@ -320,6 +325,7 @@ HOOK_LIST     = hooks/kernel-hook:$(LIBDIR)/kernel-hook:755 \
                 hooks/mshim-bless.service:$(SYSTEMDUNITDIR)/mshim-bless.service:644
 HOOK_CONF     = $(DESTDIR)$(SYSCONFDIR)/mshim/hook.conf
 PRUNE_WANTS   = $(DESTDIR)$(SYSCONFDIR)/systemd/system/multi-user.target.wants/mshim-prune.service
+BLESS_WANTS   = $(DESTDIR)$(SYSCONFDIR)/systemd/system/basic.target.wants/mshim-bless.service
 
 install: all
 	@set -e; for f in $(INSTALL_LIST); do \
@@ -336,7 +342,9 @@ install: all
 	else echo "install hooks/hook.conf $(HOOK_CONF)"; $(HOOK_SED) hooks/hook.conf >"$$tmp"; \
 		install -D -m 644 "$$tmp" "$(HOOK_CONF)"; fi; \
 	if [ "$(ENABLE_PRUNE)" = yes ]; then echo "enable mshim-prune.service: $(PRUNE_WANTS)"; \
-		mkdir -p "$$(dirname "$(PRUNE_WANTS)")"; ln -sfn "$(SYSTEMDUNITDIR)/mshim-prune.service" "$(PRUNE_WANTS)"; fi
+		mkdir -p "$$(dirname "$(PRUNE_WANTS)")"; ln -sfn "$(SYSTEMDUNITDIR)/mshim-prune.service" "$(PRUNE_WANTS)"; fi; \
+	if [ "$(ENABLE_BLESS)" = yes ]; then echo "enable mshim-bless.service: $(BLESS_WANTS)"; \
+		mkdir -p "$$(dirname "$(BLESS_WANTS)")"; ln -sfn "$(SYSTEMDUNITDIR)/mshim-bless.service" "$(BLESS_WANTS)"; fi
 
 uninstall:
 	@set -e; for f in $(HOOK_LIST); do \
@@ -344,6 +352,7 @@ uninstall:
 		echo "rm $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
 	done; \
 	if [ -L "$(PRUNE_WANTS)" ]; then echo "rm $(PRUNE_WANTS)"; rm -f "$(PRUNE_WANTS)"; fi; \
+	if [ -L "$(BLESS_WANTS)" ]; then echo "rm $(BLESS_WANTS)"; rm -f "$(BLESS_WANTS)"; fi; \
 	if [ -e "$(HOOK_CONF)" ] && ! $(HOOK_SED) hooks/hook.conf | cmp -s - "$(HOOK_CONF)"; then \
 		echo "keep $(HOOK_CONF) (changed)"; else echo "rm $(HOOK_CONF)"; rm -f "$(HOOK_CONF)"; fi; \
 	[ ! -d "$(DESTDIR)$(SYSCONFDIR)/mshim" ] || rmdir --ignore-fail-on-non-empty "$(DESTDIR)$(SYSCONFDIR)/mshim"
