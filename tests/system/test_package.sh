@@ -38,8 +38,8 @@ dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' > "$t/files"
 for f in /usr/bin/mshim /usr/lib/mshim/mshimx64.efi /usr/lib/mshim/kernel-hook \
          /usr/lib/mshim/cryptroot-unseal /etc/kernel/postinst.d/zz-mshim /etc/kernel/postrm.d/zz-mshim \
          /etc/initramfs/post-update.d/mshim /usr/share/initramfs-tools/hooks/mshim \
-         /usr/lib/kernel/install.d/90-mshim.install /usr/lib/systemd/system/mshim-prune.service \
-         /usr/lib/systemd/system/mshim-bless.service \
+         /usr/lib/kernel/install.d/90-mshim.install /lib/systemd/system/mshim-prune.service \
+         /lib/systemd/system/mshim-bless.service \
          /etc/mshim/hook.conf /usr/share/man/man1/mshim.1.gz /usr/share/man/man5/mshim-loader.conf.5.gz \
          /usr/share/bash-completion/completions/mshim /usr/share/doc/mshim/copyright; do
         check "ships $f" grep -qx "$f" "$t/files"
@@ -60,9 +60,22 @@ check "the hooks call /usr/bin/mshim" grep -q '/usr/bin/mshim' "$t/root/usr/lib/
 # /etc files are conffiles: an admin's hook.conf survives upgrades.
 dpkg-deb -e "$deb" "$t/ctl"
 check "/etc/mshim/hook.conf is a conffile" grep -qx /etc/mshim/hook.conf "$t/ctl/conffiles"
-# The prune unit is shipped disabled (as make install leaves it).
-check "no maintainer script enables mshim-prune.service" \
-        bash -c "! grep -qs 'enable.*mshim-prune' '$t/ctl/postinst'"
+# The prune unit is shipped disabled (as make install leaves it); the bless
+# unit is enabled (the hook's boot counters need it: debian/rules).
+# dh_installsystemd's snippets: a unit left off is enabled again only when
+# it was installed and enabled before (debian-installed, was-enabled); an
+# enabled unit's snippet has no debian-installed test.
+check "the postinst enables mshim-prune.service only where the admin had" \
+        grep -q "deb-systemd-helper debian-installed 'mshim-prune.service'" "$t/ctl/postinst"
+check "the postinst enables mshim-bless.service" \
+        bash -c "grep -q \"deb-systemd-helper enable 'mshim-bless.service'\" '$t/ctl/postinst' &&
+                ! grep -q \"debian-installed 'mshim-bless.service'\" '$t/ctl/postinst'"
+check "the postinst starts no unit" bash -c "! grep -qs 'deb-systemd-invoke .*start' '$t/ctl/postinst'"
+# Debian's grub and shim packages run grub-install, which puts the "debian"
+# entry first in BootOrder: their files trigger mshim's postinst.
+for d in /usr/lib/grub/x86_64-efi /usr/lib/grub/x86_64-efi-signed /usr/lib/shim; do
+        check "a change under $d triggers mshim" grep -qx "interest-noawait $d" "$t/ctl/triggers"
+done
 # The postinst on an upgrade: `mshim install --update` when an install is
 # recorded, and apt goes on (exit 0, a message) when it fails. Run here
 # with its state directory pointed at a sandbox and a stand-in mshim on PATH
@@ -81,6 +94,16 @@ check "postinst: mshim install --update failing does not fail apt (exit 0, says 
 : >"$t/pi/args"
 PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure >/dev/null 2>&1
 check "postinst, first install (no old version): no update" test ! -s "$t/pi/args"
+# Triggered (grub or shim changed): mshim install --confirm only when the
+# install was confirmed; its failure does not fail apt.
+PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" triggered /usr/lib/shim >/dev/null 2>&1
+check "postinst, triggered, install not confirmed: BootOrder left alone, exit 0" \
+        bash -c "[ $? = 0 ] && [ ! -s '$t/pi/args' ]"
+printf 'confirmed yes\n' >"$t/pi/state/install.record"
+PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" triggered /usr/lib/shim >/dev/null 2>"$t/pi/err"; rc=$?
+check "postinst, triggered, install confirmed: runs mshim install --confirm" grep -qx "install --confirm" "$t/pi/args"
+check "postinst, triggered: mshim install --confirm failing does not fail apt (exit 0, says what to run)" \
+        bash -c "[ $rc = 0 ] && grep -q 'run: mshim install --confirm' '$t/pi/err'"
 # The package's loader is the one `make` builds from this tree (the build is
 # reproducible: docs/REPRODUCIBLE.md), when that build is at hand.
 if [ -f build/mshimx64.efi ]; then
