@@ -55,7 +55,16 @@ for p in "$rtpkg" shim-signed; do
         (cd "$debs" && apt-get download "$p" >/dev/null 2>&1) ||
                 { it_fail "$T: set-up (apt-get download $p)"; exit 1; }
 done
-deb_pkgdisk "$d" "$debs/${rtpkg}_"*.deb "$debs/shim-signed_"*.deb || { it_fail "$T: set-up (package disk)"; exit 1; }
+# The mshim package built from this tree: the system has it when
+# test_install.sh ran from the same tree (make check-debian); else it is
+# upgraded in the guest first, as a user would (its postinst's
+# `mshim install --update` included).
+t0=$SECONDS
+deb_mshim_deb "$d/debs" || { it_fail "$T: the mshim package builds (dpkg-buildpackage)"; exit 1; }
+deb_log "package built ($((SECONDS - t0)) s)"
+deb_pkgdisk "$d" "$debs/${rtpkg}_"*.deb "$debs/shim-signed_"*.deb "$d"/debs/mshim_*.deb ||
+        { it_fail "$T: set-up (package disk)"; exit 1; }
+pkg=$(basename "$d"/debs/mshim_*.deb)
 rtdeb=$(basename "$debs/${rtpkg}_"*.deb)
 shimdeb=$(basename "$debs/shim-signed_"*.deb)
 shimv=$(dpkg-deb -f "$debs/$shimdeb" Version)
@@ -72,9 +81,13 @@ shell 900
 run findmnt -n -o SOURCE / | grep -x /dev/mapper/cryptroot
 run uname -r | grep -x '$kre'
 run efibootmgr | tee /root/efiboot-1.txt; n=\$(sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p' /root/efiboot-1.txt); grep -E "^BootCurrent: \$n\$" /root/efiboot-1.txt
-# mshim-bless.service, enabled as mshim-bless(1) says (when the package left it off),
-# and run as it would have at this boot: the booted entry loses its counter.
-run systemctl is-enabled mshim-bless.service || systemctl enable mshim-bless.service
+
+case $T: the mshim package of this tree (upgraded from the package disk when the system has another build): mshim-bless.service is enabled
+run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
+run 1200 dpkg-deb -e /mnt/pkgs/$pkg /tmp/mshim-ctl && if cmp -s /tmp/mshim-ctl/md5sums /var/lib/dpkg/info/mshim.md5sums; then echo same build; else DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /mnt/pkgs/$pkg > /root/apt-mshim.log 2>&1; r=\$?; tail -n 30 /root/apt-mshim.log; test \$r = 0; fi
+run cmp /tmp/mshim-ctl/md5sums /var/lib/dpkg/info/mshim.md5sums && systemctl is-enabled mshim-bless.service
+# The unit as it runs at a boot (this one came before the package enabled
+# it): the booted entry loses its boot counter.
 run 120 systemctl start mshim-bless.service; systemctl status --no-pager mshim-bless.service
 run ls -l $ent; cat $esp/loader/loader.conf
 
@@ -85,7 +98,6 @@ run 600 /etc/kernel/postinst.d/zz-mshim \$(uname -r)
 run mshim policy list | tee /root/approvals-1.txt; ! cmp -s /root/approvals-0.txt /root/approvals-1.txt
 
 case $T: apt install of the RT kernel package from the local package disk: the hooks write its entry with a boot counter, predict and approve its boot
-run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
 run grep -q efi=runtime /etc/kernel/cmdline || sed -i '1 s/\$/ efi=runtime/' /etc/kernel/cmdline; cat /etc/kernel/cmdline
 run 1500 DEBIAN_FRONTEND=noninteractive apt-get install -y /mnt/pkgs/$rtdeb > /root/apt-rt.log 2>&1; r=\$?; tail -n 30 /root/apt-rt.log; test \$r = 0
 run ls -l $ent; mshim predict --list-entries --esp $esp
@@ -140,12 +152,15 @@ run findmnt -n -o SOURCE / | grep -x /dev/mapper/cryptroot
 run cat /run/mshim/unlock-cryptroot
 run ls -l $ent; ls $ent | grep -E -- '-$rtre\+0-3\.conf\$'
 
-case $T: grub-install (as Debian's grub postinst runs it) and a reinstall of shim-signed leave the firmware's default boot on mshim
+case $T: grub-install (as Debian's grub postinst runs it) and a reinstall of shim-signed leave the firmware's default boot on mshim (the package's trigger puts it back in front)
 failon (Please unlock disk|Kernel panic|Security Violation|Verification failed|EFI Internal Shell)
 run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
 run dpkg-query -W -f '\${Version}\n' shim-signed | grep -x -F '$shimv'
 run efibootmgr | tee /root/efiboot-2.txt
 run 300 grub-install --target=x86_64-efi --efi-directory=/boot/efi --bootloader-id=debian --uefi-secure-boot
+# (grub-install alone puts the debian entry first; the trigger of the
+# package's files below puts mshim back: debian/mshim.triggers.)
+run efibootmgr
 run 900 DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /mnt/pkgs/$shimdeb > /root/apt-shim.log 2>&1; r=\$?; tail -n 30 /root/apt-shim.log; test \$r = 0
 run efibootmgr | tee /root/efiboot-3.txt; n=\$(sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p' /root/efiboot-3.txt); grep -E "^BootOrder: \$n," /root/efiboot-3.txt
 type sync; reboot<enter>

@@ -38,8 +38,8 @@ dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' > "$t/files"
 for f in /usr/bin/mshim /usr/lib/mshim/mshimx64.efi /usr/lib/mshim/kernel-hook \
          /usr/lib/mshim/cryptroot-unseal /etc/kernel/postinst.d/zz-mshim /etc/kernel/postrm.d/zz-mshim \
          /etc/initramfs/post-update.d/mshim /usr/share/initramfs-tools/hooks/mshim \
-         /usr/lib/kernel/install.d/90-mshim.install /lib/systemd/system/mshim-prune.service \
-         /lib/systemd/system/mshim-bless.service \
+         /usr/lib/kernel/install.d/90-mshim.install /usr/lib/systemd/system/mshim-prune.service \
+         /usr/lib/systemd/system/mshim-bless.service \
          /etc/mshim/hook.conf /usr/share/man/man1/mshim.1.gz /usr/share/man/man5/mshim-loader.conf.5.gz \
          /usr/share/bash-completion/completions/mshim /usr/share/doc/mshim/copyright; do
         check "ships $f" grep -qx "$f" "$t/files"
@@ -62,14 +62,10 @@ dpkg-deb -e "$deb" "$t/ctl"
 check "/etc/mshim/hook.conf is a conffile" grep -qx /etc/mshim/hook.conf "$t/ctl/conffiles"
 # The prune unit is shipped disabled (as make install leaves it); the bless
 # unit is enabled (the hook's boot counters need it: debian/rules).
-# dh_installsystemd's snippets: a unit left off is enabled again only when
-# it was installed and enabled before (debian-installed, was-enabled); an
-# enabled unit's snippet has no debian-installed test.
-check "the postinst enables mshim-prune.service only where the admin had" \
-        grep -q "deb-systemd-helper debian-installed 'mshim-prune.service'" "$t/ctl/postinst"
-check "the postinst enables mshim-bless.service" \
-        bash -c "grep -q \"deb-systemd-helper enable 'mshim-bless.service'\" '$t/ctl/postinst' &&
-                ! grep -q \"debian-installed 'mshim-bless.service'\" '$t/ctl/postinst'"
+check "no maintainer script enables mshim-prune.service" \
+        bash -c "! grep -qs 'enable.*mshim-prune' '$t/ctl/postinst'"
+check "the postinst enables mshim-bless.service" grep -q 'deb-systemd-helper enable mshim-bless.service' "$t/ctl/postinst"
+check "the postrm forgets mshim-bless.service on purge" grep -q 'deb-systemd-helper purge mshim-bless.service' "$t/ctl/postrm"
 check "the postinst starts no unit" bash -c "! grep -qs 'deb-systemd-invoke .*start' '$t/ctl/postinst'"
 # Debian's grub and shim packages run grub-install, which puts the "debian"
 # entry first in BootOrder: their files trigger mshim's postinst.
