@@ -78,6 +78,8 @@ done
 # that records its arguments and fails.
 mkdir -p "$t/pi/bin" "$t/pi/state"
 printf '#!/bin/sh\necho "$*" >>"%s"\nexit 1\n' "$t/pi/args" >"$t/pi/bin/mshim" && chmod +x "$t/pi/bin/mshim"
+# And deb-systemd-helper's stand-in: the host's units are left alone.
+printf '#!/bin/sh\necho "$*" >>"%s"\n' "$t/pi/dsh" >"$t/pi/bin/deb-systemd-helper" && chmod +x "$t/pi/bin/deb-systemd-helper"
 sed "s|/var/lib/mshim|$t/pi/state|g" "$t/ctl/postinst" >"$t/pi/postinst"
 PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure 0.0.1 >/dev/null 2>&1
 check "postinst, upgrade, no install recorded: mshim not run, exit 0" \
@@ -90,6 +92,7 @@ check "postinst: mshim install --update failing does not fail apt (exit 0, says 
 : >"$t/pi/args"
 PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure >/dev/null 2>&1
 check "postinst, first install (no old version): no update" test ! -s "$t/pi/args"
+check "postinst, configure: enables mshim-bless.service" grep -qx "enable mshim-bless.service" "$t/pi/dsh"
 # Triggered (grub or shim changed): mshim install --confirm only when the
 # install was confirmed; its failure does not fail apt.
 PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" triggered /usr/lib/shim >/dev/null 2>&1
