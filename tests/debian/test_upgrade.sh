@@ -75,7 +75,7 @@ kre=${kver//./\\.}
 rtre=${rtver//./\\.}
 cat > "$d/script" <<EOF
 case $T: after mshim install --confirm the firmware's default boot is mshim (behind Debian's shim), which unlocks the LUKS2 root with no passphrase prompt
-failon (Please unlock disk|Kernel panic|Security Violation|Verification failed|EFI Internal Shell)
+failon (Please unlock disk|Kernel panic|Security Violation|Verification failed|BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell")
 expect 900 mshim: booting
 shell 900
 run findmnt -n -o SOURCE / | grep -x /dev/mapper/cryptroot
@@ -136,7 +136,7 @@ run ls -l $ent; ls $ent | grep -E -- '-$rtre\+3-0\.conf\$'
 type sync; reboot<enter>
 
 case $T: the panicking kernel is tried 3 times (its counter), then the loader falls back to the previous kernel, which unlocks with no passphrase prompt
-failon (Please unlock disk|Security Violation|Verification failed|EFI Internal Shell)
+failon (Please unlock disk|Security Violation|Verification failed|BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell")
 expect 900 mshim-test: crashing the kernel
 expect 120 Kernel panic
 expect 900 mshim-test: crashing the kernel
@@ -153,7 +153,7 @@ run cat /run/mshim/unlock-cryptroot
 run ls -l $ent; ls $ent | grep -E -- '-$rtre\+0-3\.conf\$'
 
 case $T: grub-install (as Debian's grub postinst runs it) and a reinstall of shim-signed leave the firmware's default boot on mshim (the package's trigger puts it back in front)
-failon (Please unlock disk|Kernel panic|Security Violation|Verification failed|EFI Internal Shell)
+failon (Please unlock disk|Kernel panic|Security Violation|Verification failed|BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell")
 run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
 run dpkg-query -W -f '\${Version}\n' shim-signed | grep -x -F '$shimv'
 run efibootmgr | tee /root/efiboot-2.txt
