@@ -57,8 +57,9 @@ for p in "$rtpkg" shim-signed; do
 done
 # The mshim package built from this tree: the system has it when
 # test_install.sh ran from the same tree (make check-debian); else it is
-# upgraded in the guest first, as a user would (its postinst's
-# `mshim install --update` included).
+# put in place in the guest first, a set-up step: with update_initramfs=no
+# (in initramfs-tools' update-initramfs.conf, for that one apt run), so that the initrd, and with it the approved
+# boot, stay as they are (its postinst's `mshim install --update` runs).
 t0=$SECONDS
 deb_mshim_deb "$d/debs" || { it_fail "$T: the mshim package builds (dpkg-buildpackage)"; exit 1; }
 deb_log "package built ($((SECONDS - t0)) s)"
@@ -84,14 +85,31 @@ run efibootmgr | tee /root/efiboot-1.txt; n=\$(sed -n 's/^Boot\([0-9A-F]\{4\}\)\
 
 case $T: the mshim package of this tree (upgraded from the package disk when the system has another build): mshim-bless.service is enabled
 run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
-run 1200 dpkg-deb -e /mnt/pkgs/$pkg /tmp/mshim-ctl && if cmp -s /tmp/mshim-ctl/md5sums /var/lib/dpkg/info/mshim.md5sums; then echo same build; else DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /mnt/pkgs/$pkg > /root/apt-mshim.log 2>&1; r=\$?; tail -n 30 /root/apt-mshim.log; test \$r = 0; fi
+run 1200 dpkg-deb -e /mnt/pkgs/$pkg /tmp/mshim-ctl && if cmp -s /tmp/mshim-ctl/md5sums /var/lib/dpkg/info/mshim.md5sums; then echo same build; else c=/etc/initramfs-tools/update-initramfs.conf; cp \$c /root/uic; sed -i 's/^update_initramfs=.*/update_initramfs=no/' \$c; DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /mnt/pkgs/$pkg > /root/apt-mshim.log 2>&1; r=\$?; cp /root/uic \$c; tail -n 30 /root/apt-mshim.log; test \$r = 0; fi
 run cmp /tmp/mshim-ctl/md5sums /var/lib/dpkg/info/mshim.md5sums && systemctl is-enabled mshim-bless.service
 # The unit as it runs at a boot (this one came before the package enabled
 # it): the booted entry loses its boot counter.
 run 120 systemctl start mshim-bless.service; systemctl status --no-pager mshim-bless.service
 run ls -l $ent; cat $esp/loader/loader.conf
 
+case $T: grub-install (as Debian's grub postinst runs it) and a reinstall of shim-signed leave the firmware's default boot on mshim (the package's trigger puts it back in front)
+failon (Please unlock disk|Kernel panic|Security Violation|Verification failed|BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell")
+run dpkg-query -W -f '\${Version}\n' shim-signed | grep -x -F '$shimv'
+run efibootmgr | tee /root/efiboot-2.txt
+run 300 grub-install --target=x86_64-efi --efi-directory=/boot/efi --bootloader-id=debian --uefi-secure-boot
+# (grub-install alone puts the debian entry first; the trigger of the
+# package's files below puts mshim back: debian/mshim.triggers.)
+run efibootmgr
+run 900 DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /mnt/pkgs/$shimdeb > /root/apt-shim.log 2>&1; r=\$?; tail -n 30 /root/apt-shim.log; test \$r = 0
+run efibootmgr | tee /root/efiboot-3.txt; n=\$(sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p' /root/efiboot-3.txt); grep -E "^BootOrder: \$n," /root/efiboot-3.txt
+type sync; reboot<enter>
+expect 900 mshim: booting
+shell 900
+run findmnt -n -o SOURCE / | grep -x /dev/mapper/cryptroot
+run efibootmgr | tee /root/efiboot-4.txt; n=\$(sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p' /root/efiboot-4.txt); grep -E "^BootCurrent: \$n\$" /root/efiboot-4.txt
+
 case $T: the boot menu turned on (timeout 5 in loader.conf), the next boot approved by the kernel hook run for the running kernel
+run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
 run mshim policy list > /root/approvals-0.txt; cat /root/approvals-0.txt
 run echo 'timeout 5' >> $esp/loader/loader.conf; cat $esp/loader/loader.conf
 run 600 /etc/kernel/postinst.d/zz-mshim \$(uname -r)
@@ -152,22 +170,6 @@ run findmnt -n -o SOURCE / | grep -x /dev/mapper/cryptroot
 run cat /run/mshim/unlock-cryptroot
 run ls -l $ent; ls $ent | grep -E -- '-$rtre\+0-3\.conf\$'
 
-case $T: grub-install (as Debian's grub postinst runs it) and a reinstall of shim-signed leave the firmware's default boot on mshim (the package's trigger puts it back in front)
-failon (Please unlock disk|Kernel panic|Security Violation|Verification failed|BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell")
-run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
-run dpkg-query -W -f '\${Version}\n' shim-signed | grep -x -F '$shimv'
-run efibootmgr | tee /root/efiboot-2.txt
-run 300 grub-install --target=x86_64-efi --efi-directory=/boot/efi --bootloader-id=debian --uefi-secure-boot
-# (grub-install alone puts the debian entry first; the trigger of the
-# package's files below puts mshim back: debian/mshim.triggers.)
-run efibootmgr
-run 900 DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /mnt/pkgs/$shimdeb > /root/apt-shim.log 2>&1; r=\$?; tail -n 30 /root/apt-shim.log; test \$r = 0
-run efibootmgr | tee /root/efiboot-3.txt; n=\$(sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p' /root/efiboot-3.txt); grep -E "^BootOrder: \$n," /root/efiboot-3.txt
-type sync; reboot<enter>
-expect 900 mshim: booting
-shell 900
-run findmnt -n -o SOURCE / | grep -x /dev/mapper/cryptroot
-run efibootmgr | tee /root/efiboot-4.txt; n=\$(sed -n 's/^Boot\([0-9A-F]\{4\}\)\*\{0,1\} mshim\$/\1/p' /root/efiboot-4.txt); grep -E "^BootCurrent: \$n\$" /root/efiboot-4.txt
 type sync; poweroff<enter>
 EOF
 it_log "$T: booting Debian 12 (one QEMU run; the guest reboots itself 7 times) ..."
