@@ -26,6 +26,12 @@
 #  7. grub-install (as Debian's grub postinst runs it) and `apt-get install
 #     --reinstall` of shim-signed (the version the system has, from the
 #     package disk): the next boot is still mshim's, with no passphrase.
+# State (named wip_ so that make check-debian does not run it): 1, the
+# package step and 7 (run here in the first boot, right after the package)
+# pass; 2 fails: on a boot through shim, `mshim predict` refuses PCR 7
+# ("an authority event that does not name a db entry (shim's?)",
+# src/predict.c sb_check_authorities), so the hooks approve nothing; 3-6
+# have never run. Rename it test_upgrade.sh once that is fixed.
 # What is expected comes from the machine: a prompt on the console or
 # none, the root mounted from the LUKS2 volume, uname -r, the entry files'
 # names on the ESP, efibootmgr's view of the firmware's variables.
