@@ -129,7 +129,7 @@ it_log "$T: booting Debian 12 (one QEMU run; the guest reboots itself three time
 deb_vm_lock
 deb_boot "$d" "$d/script" 3000 || IT_FAILED=1
 deb_vm_unlock
-# The installed system, for the tests that start from it (wip_kernel_rt.sh, case 2 of the issue, not yet run).
+# The installed system, for the tests that start from it (wip_upgrade.sh: the issue's upgrade cases).
 prev=$DEB_CACHE/after-install
 rm -rf "$prev"
 if [ "$IT_FAILED" = 0 ]; then

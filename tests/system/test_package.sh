@@ -60,15 +60,26 @@ check "the hooks call /usr/bin/mshim" grep -q '/usr/bin/mshim' "$t/root/usr/lib/
 # /etc files are conffiles: an admin's hook.conf survives upgrades.
 dpkg-deb -e "$deb" "$t/ctl"
 check "/etc/mshim/hook.conf is a conffile" grep -qx /etc/mshim/hook.conf "$t/ctl/conffiles"
-# The prune unit is shipped disabled (as make install leaves it).
+# The prune unit is shipped disabled (as make install leaves it); the bless
+# unit is enabled (the hook's boot counters need it: debian/rules).
 check "no maintainer script enables mshim-prune.service" \
         bash -c "! grep -qs 'enable.*mshim-prune' '$t/ctl/postinst'"
+check "the postinst enables mshim-bless.service" grep -q 'deb-systemd-helper enable mshim-bless.service' "$t/ctl/postinst"
+check "the postrm forgets mshim-bless.service on purge" grep -q 'deb-systemd-helper purge mshim-bless.service' "$t/ctl/postrm"
+check "the postinst starts no unit" bash -c "! grep -qs 'deb-systemd-invoke .*start' '$t/ctl/postinst'"
+# Debian's grub and shim packages run grub-install, which puts the "debian"
+# entry first in BootOrder: their files trigger mshim's postinst.
+for d in /usr/lib/grub/x86_64-efi /usr/lib/grub/x86_64-efi-signed /usr/lib/shim; do
+        check "a change under $d triggers mshim" grep -qx "interest-noawait $d" "$t/ctl/triggers"
+done
 # The postinst on an upgrade: `mshim install --update` when an install is
 # recorded, and apt goes on (exit 0, a message) when it fails. Run here
 # with its state directory pointed at a sandbox and a stand-in mshim on PATH
 # that records its arguments and fails.
 mkdir -p "$t/pi/bin" "$t/pi/state"
 printf '#!/bin/sh\necho "$*" >>"%s"\nexit 1\n' "$t/pi/args" >"$t/pi/bin/mshim" && chmod +x "$t/pi/bin/mshim"
+# And deb-systemd-helper's stand-in: the host's units are left alone.
+printf '#!/bin/sh\necho "$*" >>"%s"\n' "$t/pi/dsh" >"$t/pi/bin/deb-systemd-helper" && chmod +x "$t/pi/bin/deb-systemd-helper"
 sed "s|/var/lib/mshim|$t/pi/state|g" "$t/ctl/postinst" >"$t/pi/postinst"
 PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure 0.0.1 >/dev/null 2>&1
 check "postinst, upgrade, no install recorded: mshim not run, exit 0" \
@@ -81,6 +92,17 @@ check "postinst: mshim install --update failing does not fail apt (exit 0, says 
 : >"$t/pi/args"
 PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" configure >/dev/null 2>&1
 check "postinst, first install (no old version): no update" test ! -s "$t/pi/args"
+check "postinst, configure: enables mshim-bless.service" grep -qx "enable mshim-bless.service" "$t/pi/dsh"
+# Triggered (grub or shim changed): mshim install --confirm only when the
+# install was confirmed; its failure does not fail apt.
+PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" triggered /usr/lib/shim >/dev/null 2>&1
+check "postinst, triggered, install not confirmed: BootOrder left alone, exit 0" \
+        bash -c "[ $? = 0 ] && [ ! -s '$t/pi/args' ]"
+printf 'confirmed yes\n' >"$t/pi/state/install.record"
+PATH=$t/pi/bin:$PATH sh "$t/pi/postinst" triggered /usr/lib/shim >/dev/null 2>"$t/pi/err"; rc=$?
+check "postinst, triggered, install confirmed: runs mshim install --confirm" grep -qx "install --confirm" "$t/pi/args"
+check "postinst, triggered: mshim install --confirm failing does not fail apt (exit 0, says what to run)" \
+        bash -c "[ $rc = 0 ] && grep -q 'run: mshim install --confirm' '$t/pi/err'"
 # The package's loader is the one `make` builds from this tree (the build is
 # reproducible: docs/REPRODUCIBLE.md), when that build is at hand.
 if [ -f build/mshimx64.efi ]; then
