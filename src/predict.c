@@ -71,9 +71,9 @@ typedef struct fresh {
         const char *loader_refuses;
         next_totp totp;
         digest_set totp_initrd; /* the TOTP initrd event of the given initrds */
-        /* The given loader.conf, or loader, is the baseline's own (its
-         * PCR 5 event, its PCR 4 image digest). */
-        bool conf_as_baseline, loader_as_baseline;
+        /* The given loader.conf, loader or kernel is the baseline's own
+         * (its PCR 5 event, its PCR 4 image digest). */
+        bool conf_as_baseline, loader_as_baseline, kernel_as_baseline;
 } fresh;
 
 /* PCRs an EFI program started as next stage may extend before
@@ -844,9 +844,16 @@ static mb_err compute_fresh_grub(mb_predict *p, const mb_predict_input *in, fres
 /* ---- what changes touch, and what makes a touched PCR unpredictable -------- */
 
 /* Secure Boot: db and dbx are logged in PCR 7, and the db entry that
- * verifies a new image (rebuild7). */
-static bool sb_changes(const mb_predict *p, const mb_predict_input *in) {
-        return in->db_append || in->dbx_append || ((in->loader || in->kernel) && (p->authorities || p->secure_boot_on));
+ * verifies a new image (rebuild7). A loader or kernel whose Authenticode
+ * digest is the baseline's is the same image: whoever verified it (db, or
+ * behind shim a MokList entry or shim's built-in certificate) verifies it
+ * again and logs the same authority event, so with db and dbx unchanged
+ * PCR 7 stays; this is what lets an initrd or loader.conf change be
+ * predicted behind shim, where a new image's authority is not. */
+static bool sb_changes(const mb_predict *p, const mb_predict_input *in, const fresh *f) {
+        bool new_image = (in->loader && !f->loader_as_baseline) || (in->kernel && !f->kernel_as_baseline);
+
+        return in->db_append || in->dbx_append || (new_image && (p->authorities || p->secure_boot_on));
 }
 
 static void find_touched(mb_predict *p, const mb_predict_input *in, const fresh *f) {
@@ -874,7 +881,7 @@ static void find_touched(mb_predict *p, const mb_predict_input *in, const fresh 
                 p->touched |= 1u << 9;
                 unpredictable(p, 9, "at the TOTP point the Linux stub has not measured into PCR 9 yet");
         }
-        if (sb_changes(p, in))
+        if (sb_changes(p, in, f))
                 p->touched |= 1u << 7;
         if (in->next_stage_unsupported) {
                 p->touched |= NEXT_STAGE_PCRS;
@@ -2043,6 +2050,8 @@ static mb_err as_baseline(mb_predict *p, const mb_predict_input *in, fresh *f) {
 
         if (in->loader)
                 f->loader_as_baseline = baseline_item_is(p, &p->seq4, K_MSHIM_IMAGE, f->loader);
+        if (in->kernel)
+                f->kernel_as_baseline = baseline_item_is(p, &p->seq4, K_IMAGE, f->kernel);
         if (!in->loader_conf)
                 return MB_OK;
         r = mb_pcr5_input_build(in->loader_conf->tag, in->loader_conf->path_utf16, in->loader_conf->path_bytes,
@@ -2571,7 +2580,7 @@ static mb_err rebuild(mb_predict *p, const mb_predict_input *in, fresh *f) {
                 if (s && s->overflow)
                         unpredictable(p, i, "more events in this PCR than the predictor attributes");
         }
-        if (sb_changes(p, in) && !(p->unpredictable & (1u << 7)) && (r = rebuild7(p, in, f)) != MB_OK)
+        if (sb_changes(p, in, f) && !(p->unpredictable & (1u << 7)) && (r = rebuild7(p, in, f)) != MB_OK)
                 return r;
         if ((p->touched & (1u << 4)) && !(p->unpredictable & (1u << 4)))
                 rebuild4(p, in, f);
