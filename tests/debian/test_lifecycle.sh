@@ -6,10 +6,11 @@
 #  Run 1:
 #   1. the boot after `mshim install --confirm`: the firmware's default is
 #      mshim (behind Debian's shim), which unlocks with no passphrase;
-#   2. `update-initramfs -u` (what every package with an initramfs hook
-#      triggers, mshim's own included): the hooks copy the new initrd to
-#      the ESP, predict the next boot (behind shim: PCR 7 kept, the kernel
-#      being the same image) and approve it;
+#   2. `apt-get install --reinstall` of this tree's mshim package from the
+#      local package disk (as an upgrade does: the system then runs this
+#      tree's hooks): its initramfs trigger rebuilds the initrd, and the
+#      hooks copy it to the ESP, predict the next boot (behind shim: PCR 7
+#      kept, the kernel and mshim being the same images) and approve it;
 #   3. the next boot runs the new initrd and unlocks with no passphrase.
 #  Between the runs the TPM is cleared (tpm2_clear on the host, as "Clear
 #  TPM" in a firmware's setup does).
@@ -34,6 +35,11 @@ d=$IT_DIR/boot
 mkdir -p "$d/tpm.in"
 cp --sparse=always "$prev/disk.img" "$d/disk.img" && cp "$prev/vars.fd" "$d/vars.fd" &&
         cp -a "$prev/tpm/." "$d/tpm.in/" || { it_fail "$T: set-up (copy the installed system)"; exit 1; }
+t0=$SECONDS
+deb_mshim_deb "$d/debs" || { it_fail "$T: the mshim package builds (dpkg-buildpackage)"; exit 1; }
+deb_log "package built ($((SECONDS - t0)) s)"
+deb_pkgdisk "$d" "$d"/debs/*.deb || { it_fail "$T: set-up (package disk)"; exit 1; }
+pkg=$(basename "$d"/debs/mshim_*.deb)
 esp=/boot/efi
 FAILON='(Kernel panic|Security Violation|Verification failed|BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell")'
 
@@ -45,11 +51,13 @@ shell 900
 run findmnt -n -o SOURCE / | grep -x /dev/mapper/cryptroot
 run cat /run/mshim/unlock-cryptroot
 
-case $T: update-initramfs -u (as a package's initramfs hook triggers it): the hooks copy the new initrd, predict the next boot behind shim and approve it
+case $T: apt-get install --reinstall of this tree's package: its initramfs trigger rebuilds the initrd; the hooks copy it, predict the next boot behind shim and approve it
+run mkdir -p /mnt/pkgs && mount LABEL=pkgs /mnt/pkgs
 run mshim policy list > /root/approvals-before.txt; cat /root/approvals-before.txt
 run sha256sum $esp/*/*/initrd-* | tee /root/initrd-before.sum
-run 900 update-initramfs -u > /root/ui.log 2>&1; r=\$?; tail -n 20 /root/ui.log; test \$r = 0
-run ! grep -q 'approved nothing\|cannot predict\|unpredictable' /root/ui.log
+run 1200 DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall /mnt/pkgs/$pkg > /root/apt.log 2>&1; r=\$?; tail -n 30 /root/apt.log; test \$r = 0
+run grep -q 'update-initramfs: Generating' /root/apt.log
+run ! grep -q 'approved nothing\|cannot predict\|unpredictable' /root/apt.log
 run mshim policy list | tee /root/approvals-after.txt; ! cmp -s /root/approvals-before.txt /root/approvals-after.txt
 run sha256sum $esp/*/*/initrd-* | tee /root/initrd-after.sum; ! cmp -s /root/initrd-before.sum /root/initrd-after.sum
 type sync; reboot<enter>
