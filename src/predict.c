@@ -844,14 +844,19 @@ static mb_err compute_fresh_grub(mb_predict *p, const mb_predict_input *in, fres
 /* ---- what changes touch, and what makes a touched PCR unpredictable -------- */
 
 /* Secure Boot: db and dbx are logged in PCR 7, and the db entry that
- * verifies a new image (rebuild7). A loader or kernel whose Authenticode
- * digest is the baseline's is the same image: whoever verified it (db, or
- * behind shim a MokList entry or shim's built-in certificate) verifies it
- * again and logs the same authority event, so with db and dbx unchanged
- * PCR 7 stays; this is what lets an initrd or loader.conf change be
- * predicted behind shim, where a new image's authority is not. */
+ * verifies a new image (rebuild7). Behind shim, whose verification of a new
+ * image the predictor does not model, a loader or kernel whose Authenticode
+ * digest is the baseline's is taken for the baseline's image: shim verifies
+ * it again and logs the same authority event, so with db and dbx unchanged
+ * PCR 7 stays (an initrd, options or loader.conf change is predicted). The
+ * digest does not cover the signature: the same code signed again by
+ * another key would log another authority, or be refused; the prediction
+ * is then wrong the safe way (that boot's PCR 7 is not the approved one,
+ * nothing unseals). Without shim the signatures are checked (rebuild7). */
 static bool sb_changes(const mb_predict *p, const mb_predict_input *in, const fresh *f) {
-        bool new_image = (in->loader && !f->loader_as_baseline) || (in->kernel && !f->kernel_as_baseline);
+        bool same = p->shim.n_moklist > 0;
+        bool new_image = (in->loader && !(same && f->loader_as_baseline)) ||
+                         (in->kernel && !(same && f->kernel_as_baseline));
 
         return in->db_append || in->dbx_append || (new_image && (p->authorities || p->secure_boot_on));
 }
