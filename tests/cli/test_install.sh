@@ -58,6 +58,7 @@ etc/kernel/postinst.d/zz-mshim 755
 etc/kernel/postrm.d/zz-mshim 755
 etc/initramfs/post-update.d/mshim 755
 etc/mshim/hook.conf 644
+etc/systemd/system/basic.target.wants/mshim-bless.service 777
 EOF2
 }
 tree() { (cd "$1" && find . -type f -o -type l | sed 's|^\./||' | while read -r f; do echo "$f $(stat -c %a "$f")"; done | sort); }
@@ -95,6 +96,10 @@ if command -v systemd-analyze >/dev/null; then
         check "systemd-analyze verify accepts mshim-prune.service" test -z "$msgs"
 fi
 check "the unit is not enabled by default" test ! -e "$R/etc/systemd/system/multi-user.target.wants/mshim-prune.service"
+# The bless unit is (ENABLE_BLESS=yes): new entries get a boot counter
+# (hook.conf's TRIES) that only it drops after a good boot.
+check "mshim-bless.service is enabled by default: basic.target.wants links it" \
+        test "$(readlink "$R/etc/systemd/system/basic.target.wants/mshim-bless.service")" = /usr/lib/systemd/system/mshim-bless.service
 echo "ESP=/srv/esp" >>"$R/etc/mshim/hook.conf"
 check "make install again (over an installed tree)" mk install DESTDIR="$R" PREFIX=/usr
 check "make install keeps an edited hook.conf" grep -qx "ESP=/srv/esp" "$R/etc/mshim/hook.conf"
