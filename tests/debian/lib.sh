@@ -101,7 +101,7 @@ deb_boot() {
         # the guest's warm reset: the boot CPU spinning in the firmware, the
         # second halted, no console output, and the same after QEMU's
         # system_reset (drive.py's reset guard dumped it: once in CI, once
-        # here in test_lifecycle.sh). With one CPU there is no AP to wait for.
+        # here in wip_lifecycle.sh). With one CPU there is no AP to wait for.
         local args=(-machine q35,smm=on,accel=tcg -m 2048 -smp 1 -display none -monitor none
                 -global driver=cfi.pflash01,property=secure,value=on -nic none
                 -serial "unix:$d/serial.sock,server=on,wait=on"
