@@ -276,9 +276,12 @@ it_mkluks() {
                 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --hash sha256 \
                 --offset "$IT_LUKS_OFFSET" --luks2-metadata-size 16k --luks2-keyslots-size 512k \
                 --key-file - "$d/luks.img" >"$d/luks.log" 2>&1 || { cat "$d/luks.log" >&2; return 1; }
-        # The data's first sectors: the marker or CONTENT, NUL-padded to
-        # 512-byte sectors, each AES-256-XTS (python3-cryptography) with its
-        # sector number as tweak (plain64: little-endian).
+        # The data's first 4 sectors: the marker or CONTENT, NUL-padded to
+        # all 4 (the initramfs reads 2048 bytes; an unwritten sector decrypts
+        # to noise, which it would run as part of a VOLUME-INIT script: CI
+        # saw that noise in the console), each AES-256-XTS
+        # (python3-cryptography) with its sector number as tweak (plain64:
+        # little-endian).
         python3 - "$d/luks.vk" "$IT_LUKS_MARKER" "$d/luks.img" $((IT_LUKS_OFFSET * 512)) "$content" <<'PY'
 import sys
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -286,7 +289,7 @@ vk, marker, img, off, content = open(sys.argv[1], "rb").read(), sys.argv[2].enco
 data = open(content, "rb").read() if content else marker
 if len(data) > 2048:
     sys.exit("it_mkluks: more than 4 sectors of content")
-data = data.ljust(-(-len(data) // 512) * 512, b"\0")
+data = data.ljust(2048, b"\0")
 with open(img, "r+b") as f:
     f.seek(off)
     for i in range(0, len(data), 512):
