@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "efivar.h"
+#include "safeio.h"
 #include "mb/plan.h"
 
 /* The ESP: --esp, else the first of the usual mount points that holds
@@ -77,7 +78,9 @@ static int find_entry(const char *dir, const char *id, bless_find *f) {
 }
 
 /* Rename without ever replacing a file (RENAME_NOREPLACE; where the file
- * system lacks it, a check first), then sync the directory. */
+ * system lacks it, a check first), then sync the file and the directory
+ * (cli_sync_renamed: on FAT the directory alone leaves an empty entry
+ * after a power cut). */
 static int rename_noreplace(const char *dir, const char *from, const char *to) {
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = -1;
 
@@ -95,8 +98,8 @@ static int rename_noreplace(const char *dir, const char *from, const char *to) {
         }
         if (r < 0)
                 cli_error("%s: cannot rename %s to %s: %s", dir, from, to, strerror(errno));
-        else if (fsync(dfd) < 0)
-                cli_error("%s: renamed, but syncing it failed: %s", dir, strerror(errno));
+        else if (cli_sync_renamed(dfd, to) < 0)
+                cli_error("%s: renamed %s to %s, but syncing it to disk failed: %s", dir, from, to, strerror(errno));
         close(dfd);
         return r;
 }

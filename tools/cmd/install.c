@@ -362,7 +362,8 @@ static int esp_disk(ctx *c, const char *dev, const char **ret_disk, const char *
 /* ---- files ------------------------------------------------------------------ */
 
 /* Write data to PATH as the hook writes the ESP: a temporary name in the
- * same directory, flushed, renamed (never half-written; no chmod or chown,
+ * same directory, flushed, renamed, synced again (cli_sync_renamed_path;
+ * never half-written; no chmod or chown,
  * which FAT may refuse). An existing PATH is refused unless replace. */
 static int esp_write(const char *path, const void *data, size_t n, bool replace) {
         char *tmp = NULL;
@@ -391,7 +392,7 @@ static int esp_write(const char *path, const void *data, size_t n, bool replace)
         }
         if (n == 0 && fsync(fd) == 0 && close(fd) == 0) {
                 fd = -1;
-                if (rename(tmp, path) == 0)
+                if (rename(tmp, path) == 0 && cli_sync_renamed_path(path) == 0)
                         r = 0;
         }
         if (fd >= 0)

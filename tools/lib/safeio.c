@@ -277,14 +277,25 @@ static int finish_temp(cli_out *o) {
         return r;
 }
 
-/* The rename's directory entry on disk too (rename alone is atomic, not
- * durable). */
-static int sync_dir(const char *target) {
+int cli_sync_renamed(int dfd, const char *name) {
+        int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), r = -1, e;
+
+        if (fd < 0)
+                return -1;
+        if (fsync(fd) == 0 && fsync(dfd) == 0)
+                r = 0;
+        e = errno;
+        close(fd);
+        errno = e;
+        return r;
+}
+
+int cli_sync_renamed_path(const char *target) {
         const char *slash = strrchr(target, '/');
         char *dir = slash ? strndup(target, slash == target ? 1 : (size_t) (slash - target)) : strdup(".");
         int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1, r = -1;
 
-        if (fd >= 0 && fsync(fd) == 0)
+        if (fd >= 0 && cli_sync_renamed(fd, slash ? slash + 1 : target) == 0)
                 r = 0;
         if (fd >= 0)
                 close(fd);
@@ -313,8 +324,8 @@ int cli_out_commit(cli_out *o) {
                 cli_out_abort(o);
                 return -1;
         }
-        if (sync_dir(o->target) < 0) {
-                cli_error("wrote %s, but cannot sync its directory: %s", o->path, strerror(errno));
+        if (cli_sync_renamed_path(o->target) < 0) {
+                cli_error("wrote %s, but cannot sync it to disk: %s", o->path, strerror(errno));
                 r = -1;
         }
         cli_out_abort(o);

@@ -57,12 +57,22 @@ int cli_out_open(cli_out *o, const char *path, mode_t new_mode);
 int cli_out_write(cli_out *o, const void *p, size_t n);
 /* Give the temporary file (which a helper program may have rewritten)
  * the target's owner, group and mode or the new mode less the umask, sync
- * it, rename it over the target and sync the directory. Frees o. */
+ * it, rename it over the target and sync both (cli_sync_renamed). Frees o. */
 int cli_out_commit(cli_out *o);
 /* Remove the temporary file and free o; safe after commit or abort. */
 void cli_out_abort(cli_out *o);
 /* open + write + commit. */
 int cli_write_file(const char *path, mode_t new_mode, const void *p, size_t n);
+
+/* After renaming NAME in the directory DFD: NAME and then the directory
+ * to disk. Syncing the directory alone is not enough on FAT (every ESP):
+ * Linux's vfat writes a renamed file's new directory entry with size 0 and
+ * no first cluster and fills them in only when the file's inode is written
+ * back, so a power cut before that leaves an empty file
+ * (tests/integration/test_bless.sh). 0, or -1 with errno set. */
+int cli_sync_renamed(int dfd, const char *name);
+/* The same for PATH, in the directory its name gives. */
+int cli_sync_renamed_path(const char *path);
 
 /* Run argv[0] (from PATH) and wait for it. Its standard error is shown as
  * "mshim: NAME: line", with `hide` (a temporary file's name) replaced by
