@@ -1456,6 +1456,11 @@ static void sb_check_authorities(const mb_predict *p, const sb_var *db, const sb
 
                 if (it->kind != K7_AUTH)
                         continue;
+                /* Behind shim, shim's own (MokListRT, SbatLevel): checked
+                 * by shim_touched and sb_check_new_shim. */
+                if (p->shim.n_moklist && mb_evdata_variable(it->data, it->data_size, &a) == MB_OK &&
+                    (var_named(&a, &MB_GUID_SHIM_LOCK, "MokListRT") || var_named(&a, &MB_GUID_SHIM_LOCK, "SbatLevel")))
+                        continue;
                 if (!data_measured(p, it) || mb_evdata_variable(it->data, it->data_size, &a) != MB_OK ||
                     !var_named(&a, &MB_GUID_IMAGE_SECURITY_DB, "db") || a.trailing) {
                         sb_unknown(v, "PCR 7 holds an authority event that does not name a db entry (shim's?)");
@@ -1581,21 +1586,169 @@ static void sb_check_new_image(const mb_predict_input *in, int which, const void
                 sb_refuse(v, NEW_UNVERIFIED[which]);
 }
 
+/* The authority shim logs for an image: the owner and certificate of an
+ * EFI_SIGNATURE_DATA (PFP 10.4.4). */
+typedef struct first_auth {
+        const uint8_t *owner, *cert;    /* owner: 16 bytes; NULL cert: none */
+        size_t cert_len;
+} first_auth;
+
+static const char *const SHIM_REFUSES[2] = {
+        "shim would refuse mshim: neither its built-in certificate nor a certificate of the MokList given "
+        "verifies it: there is no boot to predict",
+        "shim would refuse the kernel: neither its built-in certificate nor a certificate of the MokList given "
+        "verifies it: there is no boot to predict",
+};
+
+/* A MokList SHA-256 entry equal to d (shim checks hashes first). */
+static bool mok_lists_hash(const mb_predict_input *in, const uint8_t d[32]) {
+        size_t off = 0;
+        mb_siglist sl;
+
+        while (mb_siglist_next(in->mok_list, in->mok_list_size, &off, &sl) == MB_OK)
+                for (uint32_t i = 0; mb_guid_eq(&sl.type, &MB_GUID_CERT_SHA256) && i < sl.n_sigs; i++)
+                        if (sl.sig_size != 48 || mb_memcmp(sl.sigs + (size_t) i * sl.sig_size + 16, d, 32) == 0)
+                                return true;
+        return false;
+}
+
+/* Behind shim: the MokListRT entry shim logs for an image (verify.c:
+ * MokListRT is its built-in certificate, then MokList's entries, tried in
+ * order, the first that verifies a signature logged); db verifying it
+ * (shim would log db's entry) or a SHA-256 entry for it is not predicted. */
+static void first_auth_shim_one(const mb_predict_input *in, const fresh *f, int w, const void *img, size_t size,
+                                const sb_var *db, first_auth *a, sb_verdict *v) {
+        const uint8_t *table = NULL, *e;
+        size_t tsize, off = 0, n;
+        uint8_t d[32];
+        mb_pe_cert c;
+        mb_pe pe;
+
+        if (mb_pe_parse(img, size, &pe) != MB_OK || mb_pe_authenticode_parsed(&pe, MB_ALG_SHA256, d) != MB_OK)
+                return;         /* compute_fresh refused it already */
+        if (mok_lists_hash(in, d) || sb_holds_data(db->val, db->len, 0, &MB_GUID_CERT_SHA256, d, sizeof(d))) {
+                sb_unknown(v, "db or the MokList lists the SHA-256 of mshim or the kernel: shim would log that entry "
+                              "(not predicted)");
+                return;
+        }
+        if (mb_pe_cert_table(&pe, &table, &tsize) != MB_OK)
+                tsize = 0;
+        while (mb_pe_cert_next(table, tsize, &off, &c) == MB_OK) {
+                if (c.type != MB_PE_WIN_CERT_TYPE_PKCS_SIGNED)
+                        continue;
+                if (sb_cert_verifies(in, img, size, &c, db->val, db->len, &n)) {
+                        sb_unknown(v, "a db certificate verifies mshim or the kernel: shim would log db's entry "
+                                      "(not predicted)");
+                        return;
+                }
+                if (f->vendor && in->sb_verify(in->sb_ctx, img, size, c.data, c.size, f->vendor, f->vendor_len) == 1) {
+                        *a = (first_auth) { MB_GUID_SHIM_LOCK.b, f->vendor, f->vendor_len };
+                        return;
+                }
+                if ((e = sb_cert_verifies(in, img, size, &c, in->mok_list, in->mok_list_size, &n)) && n >= 16) {
+                        *a = (first_auth) { e, e + 16, n - 16 };
+                        return;
+                }
+        }
+        sb_refuse(v, SHIM_REFUSES[w]);
+}
+
+/* An authority event's data (owner + certificate) is a's. */
+static bool auth_is(const first_auth *a, const uint8_t *data, size_t n) {
+        return a->cert && n == 16 + a->cert_len && mb_memcmp(data, a->owner, 16) == 0 &&
+               mb_memcmp(data + 16, a->cert, a->cert_len) == 0;
+}
+
+/* A new image behind shim: dbx revokes it (its hash or a certificate that
+ * verifies it: shim checks dbx first, verify.c check_denylist), else the
+ * authority shim logs for it (first_auth_shim_one). */
+static void sb_shim_new_image(const mb_predict_input *in, const fresh *f, int w, const void *img, size_t size,
+                              const sb_var *db, const sb_var *dbx, first_auth *a, sb_verdict *v) {
+        const uint8_t *table = NULL;
+        size_t tsize, off = 0, n;
+        mb_pe_cert c;
+        mb_pe pe;
+
+        if (mb_pe_parse(img, size, &pe) != MB_OK)
+                return;         /* compute_fresh refused it already */
+        sb_new_hashes(&pe, w, dbx, v);
+        if (mb_pe_cert_table(&pe, &table, &tsize) != MB_OK)
+                tsize = 0;
+        while (mb_pe_cert_next(table, tsize, &off, &c) == MB_OK)
+                if (c.type == MB_PE_WIN_CERT_TYPE_PKCS_SIGNED && sb_cert_verifies(in, img, size, &c, dbx->val, dbx->len, &n))
+                        sb_refuse(v, NEW_REVOKED[w]);
+        if (!v->refused)
+                first_auth_shim_one(in, f, w, img, size, db, a, v);
+}
+
+/* Behind shim, shim verifies mshim and the kernel mshim loads, and logs
+ * the authority of each (MokListRT: its built-in certificate or a MokList
+ * entry), every distinct one once (tpm.c), right before the image's PCR 4
+ * event. PCR 7 stays when the authorities of the next boot's images, in
+ * that order and deduplicated, are the baseline's events: a new image's
+ * computed here, a kept image's the one the baseline logged for it. A
+ * Debian kernel update keeps it (the same vendor certificate), so does an
+ * mshim update signed with the same MOK. */
+static void sb_check_new_shim(const mb_predict *p, const mb_predict_input *in, const fresh *f, const sb_var *db,
+                              const sb_var *dbx, sb_verdict *v) {
+        const void *img[2] = { in->loader, in->kernel };
+        const size_t size[2] = { in->loader_size, in->kernel_size };
+        const int32_t stage[2] = { app_index(p, K_MSHIM_IMAGE), app_index(p, K_IMAGE) };
+        first_auth next[2] = { { 0 } };
+        uint32_t base[2] = { 0 }, n_base[2] = { 0 };
+
+        if (!in->sb_verify || !in->mok_list_given || f->moklist_why || p->shim.auth_overflow) {
+                sb_unknown(v, f->moklist_why ? f->moklist_why :
+                              "Secure Boot behind shim: a new loader or kernel is verified by shim, whose authority "
+                              "event needs the next boot's MokList (--mok) and the image's signatures checked");
+                return;
+        }
+        for (uint32_t i = 0; i < p->shim.n_auth; i++)
+                for (int w = 0; w < 2; w++)
+                        if ((int32_t) p->shim.auth_apps[i] == stage[w] && n_base[w]++ == 0)
+                                base[w] = i;
+        if (stage[0] < 0 || stage[1] < 0 || n_base[0] != 1 || n_base[1] > 1 || n_base[0] + n_base[1] != p->shim.n_auth) {
+                sb_unknown(v, "Secure Boot behind shim: the baseline's MokListRT authority events are not one for "
+                              "mshim and at most one for the kernel: which image each belongs to is not known");
+                return;
+        }
+        for (int w = 0; w < 2; w++) {
+                if (img[w])
+                        sb_shim_new_image(in, f, w, img[w], size[w], db, dbx, &next[w], v);
+                else if (n_base[w])
+                        next[w] = (first_auth) { p->shim.auth[base[w]], p->shim.auth[base[w]] + 16,
+                                                 p->shim.auth_size[base[w]] - 16 };
+                if (v->refused || v->unpredictable)
+                        return;
+        }
+        /* A kept kernel whose authority was mshim's (not logged again) is
+         * verified by that entry again only while mshim's is the same. */
+        if (!n_base[1] && !img[1])
+                next[1] = auth_is(&next[0], p->shim.auth[base[0]], p->shim.auth_size[base[0]]) ? next[0] :
+                          (first_auth) { 0 };
+        if (!auth_is(&next[0], p->shim.auth[base[0]], p->shim.auth_size[base[0]]) || !next[1].cert ||
+            (n_base[1] ? !auth_is(&next[1], p->shim.auth[base[1]], p->shim.auth_size[base[1]]) :
+                         !auth_is(&next[1], p->shim.auth[base[0]], p->shim.auth_size[base[0]])))
+                sb_unknown(v, "Secure Boot behind shim: shim would verify a new image by another entry than the "
+                              "baseline's (another MOK or certificate signs it): its PCR 7 authority events are "
+                              "not predicted");
+}
+
 /* A new loader or kernel keeps PCR 7's authority events only when the db
  * entry that verifies it is the baseline's one authority (the firmware
  * logs each entry once, before the image it verified): with several, which
  * image each belongs to is not in the log. */
-static void sb_check_new(const mb_predict *p, const mb_predict_input *in, const sb_var *db, const sb_var *dbx,
-                         sb_verdict *v) {
+static void sb_check_new(const mb_predict *p, const mb_predict_input *in, const fresh *f, const sb_var *db,
+                         const sb_var *dbx, sb_verdict *v) {
         const void *img[2] = { in->loader, in->kernel };
         const size_t size[2] = { in->loader_size, in->kernel_size };
         const mb_predict_item *base = NULL;
         mb_uefi_variable a = { 0 };
         uint32_t n_auth = 0;
 
-        if (p->shim.n_moklist && (in->loader || in->kernel)) {
-                sb_unknown(v, "Secure Boot behind shim: shim, not the firmware, verifies what it starts (MokList): "
-                              "the authority events of a new loader or kernel are not predicted");
+        if (p->shim.n_moklist) {
+                if (in->loader || in->kernel)
+                        sb_check_new_shim(p, in, f, db, dbx, v);
                 return;
         }
         for (uint32_t i = 0; i < p->seq7.n; i++)
@@ -1661,7 +1814,7 @@ static mb_err rebuild7(mb_predict *p, const mb_predict_input *in, const fresh *f
                 if (dbx.len != dbx.old_len)
                         sb_check_kept(p, in, &dbx, &v);
                 sb_check_authorities(p, &db, &dbx, &v);
-                sb_check_new(p, in, &db, &dbx, &v);
+                sb_check_new(p, in, f, &db, &dbx, &v);
         }
         if (v.refused)
                 refuse(p, v.refused);
@@ -2270,11 +2423,6 @@ static const char *first_missing(const mb_predict_input *in) {
 /* An authority event (PFP 10.4.4 UEFI_VARIABLE_DATA: GUID, name length,
  * data length, the UTF-16 name, the data = EFI_SIGNATURE_DATA: owner and
  * certificate); its digest in every bank. */
-typedef struct first_auth {
-        const uint8_t *owner, *cert;    /* owner: 16 bytes; NULL cert: none */
-        size_t cert_len;
-} first_auth;
-
 static void auth_digests(const mb_predict *p, const mb_guid *guid, const char *name, const first_auth *a,
                          digest_set out) {
         uint8_t hdr[32], name16[32];
@@ -2373,66 +2521,6 @@ static void first_auth_firmware(mb_predict *p, const mb_predict_input *in, first
                 if (e && n >= 16)
                         a[w] = (first_auth) { e, e + 16, n - 16 };
         }
-}
-
-static const char *const SHIM_REFUSES[2] = {
-        "shim would refuse mshim: neither its built-in certificate nor a certificate of the MokList given "
-        "verifies it: there is no boot to predict",
-        "shim would refuse the kernel: neither its built-in certificate nor a certificate of the MokList given "
-        "verifies it: there is no boot to predict",
-};
-
-/* A MokList SHA-256 entry equal to d (shim checks hashes first). */
-static bool mok_lists_hash(const mb_predict_input *in, const uint8_t d[32]) {
-        size_t off = 0;
-        mb_siglist sl;
-
-        while (mb_siglist_next(in->mok_list, in->mok_list_size, &off, &sl) == MB_OK)
-                for (uint32_t i = 0; mb_guid_eq(&sl.type, &MB_GUID_CERT_SHA256) && i < sl.n_sigs; i++)
-                        if (sl.sig_size != 48 || mb_memcmp(sl.sigs + (size_t) i * sl.sig_size + 16, d, 32) == 0)
-                                return true;
-        return false;
-}
-
-/* Behind shim: the MokListRT entry shim logs for an image (verify.c:
- * MokListRT is its built-in certificate, then MokList's entries, tried in
- * order, the first that verifies a signature logged); db verifying it
- * (shim would log db's entry) or a SHA-256 entry for it is not predicted. */
-static void first_auth_shim_one(const mb_predict_input *in, const fresh *f, int w, const void *img, size_t size,
-                                const sb_var *db, first_auth *a, sb_verdict *v) {
-        const uint8_t *table = NULL, *e;
-        size_t tsize, off = 0, n;
-        uint8_t d[32];
-        mb_pe_cert c;
-        mb_pe pe;
-
-        if (mb_pe_parse(img, size, &pe) != MB_OK || mb_pe_authenticode_parsed(&pe, MB_ALG_SHA256, d) != MB_OK)
-                return;         /* compute_fresh refused it already */
-        if (mok_lists_hash(in, d) || sb_holds_data(db->val, db->len, 0, &MB_GUID_CERT_SHA256, d, sizeof(d))) {
-                sb_unknown(v, "db or the MokList lists the SHA-256 of mshim or the kernel: shim would log that entry "
-                              "(not predicted)");
-                return;
-        }
-        if (mb_pe_cert_table(&pe, &table, &tsize) != MB_OK)
-                tsize = 0;
-        while (mb_pe_cert_next(table, tsize, &off, &c) == MB_OK) {
-                if (c.type != MB_PE_WIN_CERT_TYPE_PKCS_SIGNED)
-                        continue;
-                if (sb_cert_verifies(in, img, size, &c, db->val, db->len, &n)) {
-                        sb_unknown(v, "a db certificate verifies mshim or the kernel: shim would log db's entry "
-                                      "(not predicted)");
-                        return;
-                }
-                if (f->vendor && in->sb_verify(in->sb_ctx, img, size, c.data, c.size, f->vendor, f->vendor_len) == 1) {
-                        *a = (first_auth) { MB_GUID_SHIM_LOCK.b, f->vendor, f->vendor_len };
-                        return;
-                }
-                if ((e = sb_cert_verifies(in, img, size, &c, in->mok_list, in->mok_list_size, &n)) && n >= 16) {
-                        *a = (first_auth) { e, e + 16, n - 16 };
-                        return;
-                }
-        }
-        sb_refuse(v, SHIM_REFUSES[w]);
 }
 
 static void first_auth_shim(mb_predict *p, const mb_predict_input *in, const fresh *f, first_auth a[2],

@@ -10,9 +10,19 @@
 # B is predicted on the host from A's log and PCRs, shim's image and B's
 # MokList (`mshim predict --shim --mok --json`) and compared with B's boot:
 # every active bank's PCRs 0-15 except 10, and the changed set (PCR 14).
+#   C  an upgrade from A: the entry boots the RT kernel (Debian's, another
+#      build signed with the same key), and mshim is rebuilt (another
+#      built-in policy: `mshim boot-policy --set editor=no`) and signed with
+#      the same MOK; A's MokList. Predicted from A's log with C's ESP and
+#      loader (`predict --esp --loader --shim --mok`): shim verifies both
+#      new images by the baseline's entries (the MOK, its built-in Debian
+#      certificate), so PCR 7 stays and every PCR is predicted.
 # Without booting: a MokList without mshim's MOK is unpredictable (shim would
 # refuse mshim), with the reason, exit 1; --mok without --shim is refused.
-# Two boots, side by side (IT_JOBS, default 2), each from its own store.
+# C's kernel re-signed with the other MOK alone: with A's MokList shim
+# would refuse it (exit 1, named); with B's, another entry verifies it
+# (PCR 7 unpredictable, named).
+# Three boots, two side by side (IT_JOBS, default 2), each from its own store.
 # Attestation behind shim rides on both (no boot of its own): each boots
 # the LUKS initramfs from a GPT disk with no volume, from a TPM state in
 # which the host made the AK (`mshim attest init`), and quotes with its
@@ -36,7 +46,8 @@ k=$IT_DIR/keys
 it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
 "$IT_CLI" vars add-mok /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" -o "$k/vars-a.fd" &&
         "$IT_CLI" vars add-mok "$k/vars-a.fd" --cert "$k/other.pem" -o "$k/vars-b.fd" &&
-        "$IT_CLI" vars get "$k/vars-b.fd" MokList -o "$k/MokList-b.bin" >/dev/null ||
+        "$IT_CLI" vars get "$k/vars-b.fd" MokList -o "$k/MokList-b.bin" >/dev/null &&
+        "$IT_CLI" vars get "$k/vars-a.fd" MokList -o "$k/MokList-a.bin" >/dev/null ||
         { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
 it_secure_boot_on "$k/vars-a.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
 
@@ -51,6 +62,15 @@ for d in "$a" "$b"; do
         cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" && cp -a "$IT_DIR/tpm-host/state" "$d/tpm.in" &&
                 it_attest_nonce "$d" || { it_fail "$T: set-up (attestation)"; exit 1; }
 done
+# C: the reporting initramfs (no modules: any kernel), the RT kernel.
+c=$(it_newboot c) && cp "$IT_SHIM" "$c/esp/EFI/BOOT/BOOTX64.EFI" && cp "$IT_MM" "$c/esp/EFI/BOOT/mmx64.efi" &&
+        "$IT_CLI" boot-policy --set editor=no -o "$IT_DIR/mshim-c.efi" "$IT_EFI" >/dev/null &&
+        "$IT_CLI" sign --key "$k/mok.key" --cert "$k/mok.pem" -o "$c/esp/EFI/BOOT/grubx64.efi" "$IT_DIR/mshim-c.efi" \
+                >"$c/sign.log" 2>&1 &&
+        cp "$IT_B/kernel-rt/vmlinuz" "$c/esp/vmlinuz" &&
+        sed -i "s|^version .*|version $(cat "$IT_B/kernel-rt/VERSION")|" "$c/esp/loader/entries/mshim-test.conf" &&
+        cp "$k/vars-a.fd" "$c/vars.in.fd" && cp -a "$IT_DIR/tpm-host/state" "$c/tpm.in" ||
+        { it_fail "$T: set-up (C)"; exit 1; }
 
 # B's MokList, independently of mshim: the MOK's EFI_SIGNATURE_LIST, then
 # the other certificate's, each owned by shim's GUID (as add-mok writes).
@@ -67,10 +87,10 @@ PY
 
 # shellcheck disable=SC2034 # read by it_boot (lib.sh)
 IT_BOOT_ARGS=(--disk "$IT_DIR/none.img")
-if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b"; then
-        it_pass "$T: boot A and B (shim -> mshim -> kernel)"
+if IT_JOBS=${IT_JOBS:-2} it_boot_all "$a" "$b" "$c"; then
+        it_pass "$T: boot A, B and C (shim -> mshim -> kernel)"
 else
-        it_fail "$T: boot A and B (shim -> mshim -> kernel)"; exit 1
+        it_fail "$T: boot A, B and C (shim -> mshim -> kernel)"; exit 1
 fi
 it_pcrs_file "$a" > "$a/pcrs.txt"
 base=(--log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --shim "$b/esp/EFI/BOOT/BOOTX64.EFI")
@@ -84,6 +104,46 @@ if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("chang
         it_pass "$T: a new MokList changes PCR 14 only"
 else
         it_fail "$T: a new MokList changes PCR 14 only"; cat "$b/predict.json" >&2
+fi
+
+# C: the upgrade behind shim, predicted from A.
+if "$IT_CLI" predict "${base[@]}" --mok "$k/MokList-a.bin" --esp "$c/esp" --loader "$c/esp/EFI/BOOT/grubx64.efi" \
+        --json > "$c/predict.json" 2> "$c/predict.err"; then
+        it_pass "$T: predict C (the RT kernel, mshim rebuilt and signed with the same MOK) on the host"
+else
+        it_fail "$T: predict C (the RT kernel, mshim rebuilt and signed with the same MOK) on the host"; cat "$c/predict.err" >&2
+fi
+it_predict_check "$T: upgrade behind shim" "$a" "$c" "$c/predict.json" || IT_FAILED=1
+if python3 -c 'import json,sys; c = json.load(open(sys.argv[1])).get("changed", []); sys.exit(not (4 in c and 7 not in c))' "$c/predict.json"; then
+        it_pass "$T: the upgrade changes PCR 4 and keeps PCR 7 (shim's authority events: the same MOK, the same Debian certificate)"
+else
+        it_fail "$T: the upgrade changes PCR 4 and keeps PCR 7"; cat "$c/predict.json" >&2
+fi
+# C's kernel signed with the other MOK alone (no Debian signature).
+n=$IT_DIR/other-kernel
+mkdir -p "$n" && cp -a "$c/esp" "$n/esp" &&
+        it_shim_resign "$IT_B/kernel-rt/vmlinuz" "$n/esp/vmlinuz" "$k/other.key" "$k/other.pem" ||
+        { it_fail "$T: set-up (a kernel signed with the other MOK)"; exit 1; }
+"$IT_CLI" predict "${base[@]}" --mok "$k/MokList-a.bin" --esp "$n/esp" --loader "$n/esp/EFI/BOOT/grubx64.efi" \
+        --json > "$n/refused.json" 2> "$n/refused.err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q "shim would refuse the kernel" "$n/refused.json"; then
+        it_pass "$T: a kernel no entry of A's MokList (nor shim's certificate) verifies: shim would refuse it, exit 1"
+else
+        it_fail "$T: a kernel no entry of A's MokList (nor shim's certificate) verifies: shim would refuse it, exit 1 (status $rc)"
+        cat "$n/refused.json" "$n/refused.err" >&2
+fi
+"$IT_CLI" predict "${base[@]}" --mok "$k/MokList-b.bin" --esp "$n/esp" --loader "$n/esp/EFI/BOOT/grubx64.efi" \
+        --json > "$n/other.json" 2> "$n/other.err"
+rc=$?
+if [ "$rc" = 1 ] && python3 -c '
+import json, sys
+u = json.load(open(sys.argv[1]))["unpredictable"]
+sys.exit(not ("7" in u and "another entry" in u["7"]))' "$n/other.json"; then
+        it_pass "$T: the same kernel with B's MokList (the other MOK verifies it): PCR 7 unpredictable, named, exit 1"
+else
+        it_fail "$T: the same kernel with B's MokList (the other MOK verifies it): PCR 7 unpredictable, named, exit 1 (status $rc)"
+        cat "$n/other.json" "$n/other.err" >&2
 fi
 
 # mshim's MOK gone from MokList: shim would refuse mshim.
