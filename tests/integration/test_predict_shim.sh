@@ -119,6 +119,29 @@ if python3 -c 'import json,sys; c = json.load(open(sys.argv[1])).get("changed", 
 else
         it_fail "$T: the upgrade changes PCR 4 and keeps PCR 7"; cat "$c/predict.json" >&2
 fi
+# A's own ESP and loader predicted from A (no boot: A's PCRs are the
+# answer): the same images behind shim, verified by the same entries.
+if "$IT_CLI" predict "${base[@]}" --mok "$k/MokList-a.bin" --esp "$a/esp" --loader "$a/esp/EFI/BOOT/grubx64.efi" \
+        --json > "$a/same.json" 2> "$a/same.err" && python3 - "$IT_REPO/tests/integration" "$a" "$a/same.json" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import oracle
+r, pred = oracle.load_result(sys.argv[2] + "/result"), json.load(open(sys.argv[3]))
+bad = ["unpredictable: %s" % pred["unpredictable"]] if pred.get("unpredictable") else []
+bad += ["changed %s" % pred["changed"]] if pred.get("changed") else []
+for b in r["banks"]:
+    for n in oracle.CHECKED_PCRS:
+        want = pred["pcrs"].get(b, {}).get(str(n))
+        if (bytes.fromhex(want) if want else bytes(len(oracle.tpm_pcr(r, b, n)))) != oracle.tpm_pcr(r, b, n):
+            bad.append("%s PCR %d: predicted %s, booted %s" % (b, n, want, oracle.tpm_pcr(r, b, n).hex()))
+print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+then
+        it_pass "$T: A's own ESP and mshim predicted from A: every PCR is A's, PCR 7 included (nothing changed)"
+else
+        it_fail "$T: A's own ESP and mshim predicted from A: every PCR is A's, PCR 7 included (nothing changed)"; cat "$a/same.err" >&2
+fi
 # C's kernel signed with the other MOK alone (no Debian signature).
 n=$IT_DIR/other-kernel
 mkdir -p "$n" && cp -a "$c/esp" "$n/esp" &&
