@@ -185,7 +185,10 @@ pcr4() {
 }
 ap_pcr4() { python3 tests/cli/seal_fixture.py approval-values "$1" | sed -n 's/^sha256:4=//p'; }
 cp "$SHIMDIR/fbx64.efi" "$ESP/EFI/mshim/mshimx64.efi"     # the attacker's image, again
-"$MSHIM" install --update --root "$R" --loader "$t/new.efi" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
+# (The hook's settings as install gives them, kept for a hook run below.)
+printf '#!/bin/sh\ncp "$MSHIM_HOOK_CONF" %s\nexec %s "$@"\n' "$t/hook.conf.saved" "$t/kernel-hook" >"$t/hook-wrap" &&
+        chmod +x "$t/hook-wrap"
+MSHIM_KERNEL_HOOK=$t/hook-wrap "$MSHIM" install --update --root "$R" --loader "$t/new.efi" --efibootmgr "$EFB" >"$t/out" 2>"$t/err"; rc=$?
 [ "$rc" = 0 ] || cat "$t/out" "$t/err" >&2
 check "--update (set up): exit 0" test "$rc" = 0
 A=$(ls "$AP"/*.approval 2>/dev/null)
@@ -204,6 +207,26 @@ sbv=bad; q sbverify --cert "$t/c.pem" "$ESP/EFI/mshim/mshimx64.efi" && sbv=ok
 check "--update: the ESP holds the new image, signed (sbverify), its Authenticode digest the new image's (oracle)" \
         test "$sbv" = ok -a "$(pcr4 "$t/unsigned.efi")" = "$(pcr4 "$t/new.efi")"
 check "--update: no staged image left in the state directory" test ! -e "$ST/.mshim-update.efi"
+# A kernel hook run after --update, before the reboot (apt upgrading mshim
+# and writing an initrd in the same run): the next boot starts the new
+# mshim, so the hook predicts with the installed image (the ESP's copy,
+# checked against install.record), not this boot's.
+printf 'newer\n' >>"$R/boot/initrd.img-$V2"
+before=$(ls "$AP")
+MSHIM_HOOK_CONF=$t/hook.conf.saved "$t/kernel-hook" initrd "$V2" "$R/boot/initrd.img-$V2" >"$t/out" 2>&1; rc=$?
+A2=$(cd "$AP" && ls | grep -vxF "$before" | head -n 1)
+check "a hook run after --update (a new initrd): exit 0, one approval more" test "$rc" = 0 -a -n "$A2"
+check "... its PCR 4 is the boot with the installed new mshim, not this boot's (oracle, hashlib)" \
+        test -n "$A2" -a "$(ap_pcr4 "$AP/$A2")" = "$(pcr4 "$t/new.efi")"
+[ "$rc" = 0 ] || cat "$t/out" >&2
+cp "$ESP/EFI/mshim/mshimx64.efi" "$t/esp-mshim.bak"
+cp "$SHIMDIR/fbx64.efi" "$ESP/EFI/mshim/mshimx64.efi"
+printf 'newest\n' >>"$R/boot/initrd.img-$V2"
+before=$(ls "$AP")
+MSHIM_HOOK_CONF=$t/hook.conf.saved "$t/kernel-hook" initrd "$V2" "$R/boot/initrd.img-$V2" >"$t/out" 2>&1; rc=$?
+check "... the ESP's mshim swapped (not the recorded file): nothing approved, the file and the fix named" \
+        bash -c "[ -z \"\$(cd '$AP' && ls | grep -vxF '$before')\" ] && grep -q 'not the file mshim install wrote' '$t/out' && grep -q 'mshim install --update' '$t/out'"
+cp "$t/esp-mshim.bak" "$ESP/EFI/mshim/mshimx64.efi"
 
 # A failure keeps the old state: the default entry's options edited on the
 # ESP (the kernel hook's check refuses it), then --update with another image.

@@ -136,10 +136,12 @@ deb_boot() {
         return $rc
 }
 
-# deb_vm_lock / deb_vm_unlock: one VM at a time machine-wide (the
-# integration tests' lock, /tmp/mshim-vm.lock), held while QEMU runs.
+# deb_vm_lock / deb_vm_unlock: the machine's VM lock (/tmp/mshim-vm.lock,
+# which integration runs beside them take exclusively), held shared while
+# QEMU runs: Debian guests have one vCPU each, so two share the two CPUs
+# (make check-debian runs test_upgrade.sh and test_recovery.sh side by side).
 deb_vm_lock() {
-        exec 8>/tmp/mshim-vm.lock && flock 8
+        exec 8>/tmp/mshim-vm.lock && flock -s 8
 }
 deb_vm_unlock() {
         flock -u 8; exec 8>&-

@@ -459,41 +459,6 @@ static bool policy_path(const char *rel) {
         return !strncmp(rel, POLICY_DIR, n) && (rel[n] == '\0' || rel[n] == '/');
 }
 
-/* An entry file the install wrote as NAME+LEFT-DONE.conf is renamed by
- * boot counting (the loader's try, mshim bless) with its bytes unchanged:
- * the file in path's directory with path's entry id and the recorded
- * SHA-256 sha: its path (of c->s) into ret_path, its digest into ret_sha.
- * 0 found, -1 none (ret_path and ret_sha untouched). */
-static int renamed_entry(ctx *c, const char *path, const uint8_t sha[32], char **ret_path, uint8_t ret_sha[32]) {
-        const char *slash = strrchr(path, '/');
-        char want[MB_PLAN_NAME_MAX + 1], have[MB_PLAN_NAME_MAX + 1];
-        mb_str want_id, have_id;
-        int found = -1;
-        DIR *d;
-
-        if (!slash || !strstr(path, "/loader/entries/") ||
-            mb_plan_entry_id((mb_str) { slash + 1, strlen(slash + 1) }, want, sizeof(want), &want_id) != MB_OK)
-                return -1;
-        char *dir = sfmt(&c->s, "%.*s", (int) (slash - path), path);
-        if (!dir || !(d = opendir(dir)))
-                return -1;
-        for (struct dirent *de; found < 0 && (de = readdir(d));) {
-                uint8_t got[32];
-                char *p;
-                if (mb_plan_entry_id((mb_str) { de->d_name, strlen(de->d_name) }, have, sizeof(have), &have_id) !=
-                            MB_OK ||
-                    have_id.len != want_id.len || memcmp(have_id.p, want_id.p, want_id.len) != 0 ||
-                    !(p = sfmt(&c->s, "%s/%s", dir, de->d_name)) ||
-                    instrec_sha256_file(p, got) < 0 || memcmp(got, sha, 32) != 0)
-                        continue;
-                *ret_path = p;
-                memcpy(ret_sha, got, 32);
-                found = 0;
-        }
-        closedir(d);
-        return found;
-}
-
 /* ESP/loader holds nothing but the policy's directory: kept for it, as
  * it should be (said), not a failure of the uninstall. */
 static bool only_policy(ctx *c, const char *loader) {
@@ -545,6 +510,7 @@ static int undo(ctx *c, instrec *rec, bool verbose) {
                 instrec_item *it = &rec->items[i];
                 char *p = it->kind == INSTREC_HOST_FILE ? sfmt(&c->s, "%s", it->path)
                                                         : sfmt(&c->s, "%s/%s", rec->esp, it->path);
+                char moved[4096];
                 uint8_t d[32];
                 if (!p)
                         return -1;
@@ -556,7 +522,8 @@ static int undo(ctx *c, instrec *rec, bool verbose) {
                         }
                         cli_error("%s: kept: it holds files mshim install did not write", p);
                 } else if (instrec_sha256_file(p, d) < 0 && errno == ENOENT &&
-                           renamed_entry(c, p, it->sha256, &p, d) < 0) {
+                           (instrec_renamed_entry(p, it->sha256, moved, sizeof(moved)) < 0 ||
+                            !(p = sfmt(&c->s, "%s", moved)) || instrec_sha256_file(p, d) < 0)) {
                         free(it->path);
                         it->path = NULL;
                         continue;

@@ -206,7 +206,7 @@ static void show_install(const st_opts *o, const char *record) {
                        r.boot_entry ? r.boot_entry : "none", r.confirmed ? ", confirmed (first in BootOrder)" : "");
         for (size_t i = 0; lr == 0 && i < r.n_items; i++) {
                 const instrec_item *it = &r.items[i];
-                char path[4096];
+                char path[4096], moved[4096];
                 uint8_t d[32];
                 const char *state;
                 if (it->kind == INSTREC_DIR)
@@ -215,7 +215,13 @@ static void show_install(const st_opts *o, const char *record) {
                         snprintf(path, sizeof(path), "%s", it->path);
                 else
                         snprintf(path, sizeof(path), "%s/%s", r.esp, it->path);
-                state = instrec_sha256_file(path, d) < 0 ? "missing" : memcmp(d, it->sha256, 32) ? "changed" : "ok";
+                /* An entry renamed by boot counting is the recorded one. */
+                if (instrec_sha256_file(path, d) == 0)
+                        state = memcmp(d, it->sha256, 32) ? "changed" : "ok";
+                else if (errno == ENOENT && instrec_renamed_entry(path, it->sha256, moved, sizeof(moved)) == 0)
+                        state = "ok";
+                else
+                        state = "missing";
                 if (o->json) {
                         jopen(NULL, '{');
                         jstr("path", path);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The install record (instrec.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "cli.h"
 #include "instrec.h"
 #include "safeio.h"
+#include "mb/plan.h"
 #include "mb/sha.h"
 
 /* The record is small: a few dozen lines. */
@@ -100,6 +102,34 @@ int instrec_sha256_file(const char *path, uint8_t ret[32]) {
                 return -1;
         mb_hash_final(&h, ret);
         return 0;
+}
+
+int instrec_renamed_entry(const char *path, const uint8_t sha[32], char *ret_path, size_t size) {
+        const char *slash = strrchr(path, '/');
+        char want[MB_PLAN_NAME_MAX + 1], have[MB_PLAN_NAME_MAX + 1], dir[4096], p[4096];
+        mb_str want_id, have_id;
+        int found = -1;
+        DIR *d;
+
+        if (!slash || !strstr(path, "/loader/entries/") || (size_t) (slash - path) >= sizeof(dir) ||
+            mb_plan_entry_id((mb_str) { slash + 1, strlen(slash + 1) }, want, sizeof(want), &want_id) != MB_OK)
+                return -1;
+        snprintf(dir, sizeof(dir), "%.*s", (int) (slash - path), path);
+        if (!(d = opendir(dir)))
+                return -1;
+        for (struct dirent *de; found < 0 && (de = readdir(d));) {
+                uint8_t got[32];
+                if (mb_plan_entry_id((mb_str) { de->d_name, strlen(de->d_name) }, have, sizeof(have), &have_id) !=
+                            MB_OK ||
+                    have_id.len != want_id.len || memcmp(have_id.p, want_id.p, want_id.len) != 0 ||
+                    snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int) sizeof(p) ||
+                    instrec_sha256_file(p, got) < 0 || memcmp(got, sha, 32) != 0 ||
+                    snprintf(ret_path, size, "%s", p) >= (int) size)
+                        continue;
+                found = 0;
+        }
+        closedir(d);
+        return found;
 }
 
 /* One line KEY VALUE into r: 0, or -1 (malformed). */

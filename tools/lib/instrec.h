@@ -62,6 +62,12 @@ void instrec_free(instrec *r);
 
 /* SHA-256 of a file's contents: 0, or -1 (errno set; no message). */
 int instrec_sha256_file(const char *path, uint8_t ret[32]);
+/* An entry file recorded as PATH (ESP/loader/entries/NAME+LEFT-DONE.conf)
+ * is renamed by boot counting (the loader's try, mshim bless) with its
+ * bytes unchanged: the file in PATH's directory with PATH's entry id and
+ * the SHA-256 sha, its path into ret_path (size bytes). 0 found, -1 none
+ * (ret_path untouched or partly written). */
+int instrec_renamed_entry(const char *path, const uint8_t sha[32], char *ret_path, size_t size);
 void instrec_hex(const uint8_t d[32], char out[65]);
 
 #endif

@@ -5,36 +5,37 @@
 # one QEMU run whose guest reboots itself:
 #  1. the boot after `mshim install --confirm`: the firmware's default is
 #     now mshim (behind Debian's shim), which unlocks with no passphrase;
-#  2. the boot menu turned on as a user would: `timeout 5` in loader.conf,
-#     then the kernel hook run for the running kernel (the boot of it with
-#     the new loader.conf approved, as docs/UPGRADES.md says for a change
-#     of mshim's configuration);
-#  3. `apt install` of Debian's RT kernel package from the local package
-#     disk: the kernel hooks write its entry (with a boot counter), predict
-#     and approve its boot (the RT kernel needs efi=runtime for the
+#     this tree's package is installed (the system has it when
+#     test_install.sh ran from this tree), mshim-bless.service enabled;
+#  2. grub-install (as Debian's grub postinst runs it) and `apt-get install
+#     --reinstall` of shim-signed (the system's version, from the package
+#     disk): the package's trigger puts mshim back first in BootOrder; the
+#     next boot is still mshim's, with no passphrase;
+#  3. in that boot, before one reboot: the boot menu turned on as a user
+#     would (`timeout 5` in loader.conf, the kernel hook run for the
+#     running kernel); `update-initramfs -u` (the hooks copy the new
+#     initrd, predict its boot behind shim and approve it); `mshim install
+#     --update` with a rebuilt mshim (another built-in policy, `editor
+#     no`), re-signed with the recorded MOK and approved before the swap;
+#     `apt install` of Debian's RT kernel package from the package disk
+#     (the hooks write its entry with a boot counter and approve its boot
+#     with the new mshim; the RT kernel needs efi=runtime for the
 #     keyscript to read the EFI variables: added to /etc/kernel/cmdline
 #     first, as a user would);
-#  4. the next boot: the menu counts down, the RT kernel boots and unlocks
-#     with no passphrase; mshim-bless.service drops its counter;
-#  5. the next boot: the menu's number key boots the previous kernel,
-#     which unlocks with no passphrase;
+#  4. the next boot: the menu counts down, the new mshim boots the RT
+#     kernel, which unlocks with no passphrase; mshim-bless.service drops
+#     its counter;
+#  5. the next boot: the menu's number key boots the previous kernel (its
+#     new initrd), which unlocks with no passphrase;
 #  6. a kernel that panics in its initramfs: the RT kernel's initramfs
 #     rebuilt with a script that crashes the kernel (panic=10 on the
 #     command line, so it resets): its entry gets a new counter (3 tries);
 #     the loader tries it 3 times, then falls back to the previous kernel,
-#     which unlocks with no passphrase;
-#  7. grub-install (as Debian's grub postinst runs it) and `apt-get install
-#     --reinstall` of shim-signed (the version the system has, from the
-#     package disk): the next boot is still mshim's, with no passphrase.
-# State (named wip_ so that make check-debian does not run it): 1, the
-# package step and 7 (run here in the first boot, right after the package)
-# pass; 2 fails: on a boot through shim, `mshim predict` refuses PCR 7
-# ("an authority event that does not name a db entry (shim's?)",
-# src/predict.c sb_check_authorities), so the hooks approve nothing; 3-6
-# have never run. Rename it test_upgrade.sh once that is fixed.
+#     which unlocks with no passphrase.
 # What is expected comes from the machine: a prompt on the console or
 # none, the root mounted from the LUKS2 volume, uname -r, the entry files'
-# names on the ESP, efibootmgr's view of the firmware's variables.
+# names on the ESP, efibootmgr's view of the firmware's variables, the
+# built-in policy of the mshim on the ESP.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=debian-upgrade
@@ -121,15 +122,28 @@ run echo 'timeout 5' >> $esp/loader/loader.conf; cat $esp/loader/loader.conf
 run 600 /etc/kernel/postinst.d/zz-mshim \$(uname -r)
 run mshim policy list | tee /root/approvals-1.txt; ! cmp -s /root/approvals-0.txt /root/approvals-1.txt
 
+case $T: update-initramfs -u: the hooks copy the new initrd, predict its boot behind shim (the same kernel and mshim: PCR 7 kept) and approve it
+run 900 update-initramfs -u -k $kver > /root/ui.log 2>&1; r=\$?; tail -n 20 /root/ui.log; test \$r = 0
+run ! grep -q 'approved nothing\|cannot predict\|unpredictable' /root/ui.log
+run mshim policy list | tee /root/approvals-2.txt; ! cmp -s /root/approvals-1.txt /root/approvals-2.txt
+
+case $T: mshim install --update with a rebuilt mshim (built-in policy editor no), re-signed with the recorded MOK: the next boot with it predicted behind shim (PCR 7 kept: the same MOK) and approved before the swap
+run mshim boot-policy --set editor=no -o /root/mshim-rebuilt.efi /usr/lib/mshim/mshimx64.efi
+run 600 mshim install --update --loader /root/mshim-rebuilt.efi > /root/update.log 2>&1; r=\$?; cat /root/update.log; test \$r = 0
+run ! grep -q 'approved nothing\|cannot predict\|unpredictable\|not approved' /root/update.log
+run mshim boot-policy $esp/EFI/mshim/grubx64.efi | grep -x 'editor no'
+run mshim policy list | tee /root/approvals-3.txt; ! cmp -s /root/approvals-2.txt /root/approvals-3.txt
+
 case $T: apt install of the RT kernel package from the local package disk: the hooks write its entry with a boot counter, predict and approve its boot
 run grep -q efi=runtime /etc/kernel/cmdline || sed -i '1 s/\$/ efi=runtime/' /etc/kernel/cmdline; cat /etc/kernel/cmdline
-run 1500 DEBIAN_FRONTEND=noninteractive apt-get install -y /mnt/pkgs/$rtdeb > /root/apt-rt.log 2>&1; r=\$?; tail -n 30 /root/apt-rt.log; test \$r = 0
+run 1500 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends /mnt/pkgs/$rtdeb > /root/apt-rt.log 2>&1; r=\$?; tail -n 30 /root/apt-rt.log; test \$r = 0
 run ls -l $ent; mshim predict --list-entries --esp $esp
 run ls $ent | grep -E -- '-$rtre\+3-0\.conf\$'
-run mshim policy list | tee /root/approvals-2.txt; ! cmp -s /root/approvals-1.txt /root/approvals-2.txt
+run ! grep -q 'approved nothing\|cannot predict\|unpredictable' /root/apt-rt.log
+run mshim policy list | tee /root/approvals-4.txt; ! cmp -s /root/approvals-3.txt /root/approvals-4.txt
 type sync; reboot<enter>
 
-case $T: the next boot: the menu counts down, the RT kernel boots through mshim and unlocks with no passphrase prompt; mshim-bless.service drops its counter
+case $T: the next boot: the menu counts down, the new mshim boots the RT kernel, which unlocks with no passphrase prompt; mshim-bless.service drops its counter
 expect 900 booting the default in
 expect 120 mshim: booting
 shell 900
@@ -139,7 +153,7 @@ run cat /run/mshim/unlock-cryptroot
 run 300 for i in \$(seq 100); do ls $ent | grep -q -E -- '-$rtre\.conf\$' && break; sleep 3; done; ls -l $ent; systemctl status --no-pager mshim-bless.service; ls $ent | grep -E -- '-$rtre\.conf\$'
 type sync; reboot<enter>
 
-case $T: the next boot: the menu's number key boots the previous kernel, which unlocks with no passphrase prompt
+case $T: the next boot: the menu's number key boots the previous kernel (its new initrd), which unlocks with no passphrase prompt
 expect 900 [ >] 1\) [^\n]*-$rtre(\.conf)?\)
 expect 30 [ >] 2\) [^\n]*-$kre(\.conf)?\)
 expect 30 booting the default in
