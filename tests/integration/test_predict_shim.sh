@@ -16,7 +16,11 @@
 #      the same MOK; A's MokList. Predicted from A's log with C's ESP and
 #      loader (`predict --esp --loader --shim --mok`): shim verifies both
 #      new images by the baseline's entries (the MOK, its built-in Debian
-#      certificate), so PCR 7 stays and every PCR is predicted.
+#      certificate), so PCR 7 stays and every PCR is predicted. C quotes
+#      from its initramfs (the LUKS one, built for the RT kernel): the
+#      prediction made beforehand is a reference state for mshim verify
+#      and, as a Keylime refstate, for Keylime's engine (a fleet's upgrade
+#      behind shim allowed before it boots).
 # Without booting: a MokList without mshim's MOK is unpredictable (shim would
 # refuse mshim), with the reason, exit 1; --mok without --shim is refused.
 # C's kernel re-signed with the other MOK alone: with A's MokList shim
@@ -62,13 +66,18 @@ for d in "$a" "$b"; do
         cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" && cp -a "$IT_DIR/tpm-host/state" "$d/tpm.in" &&
                 it_attest_nonce "$d" || { it_fail "$T: set-up (attestation)"; exit 1; }
 done
-# C: the reporting initramfs (no modules: any kernel), the RT kernel.
+# C: the RT kernel with the LUKS initramfs built for it (it quotes too;
+# efi=runtime: Debian's RT kernel leaves EFI runtime services off, and the
+# initramfs reads LoaderDevicePartUUID to find the ESP).
 c=$(it_newboot c) && cp "$IT_SHIM" "$c/esp/EFI/BOOT/BOOTX64.EFI" && cp "$IT_MM" "$c/esp/EFI/BOOT/mmx64.efi" &&
+        it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" && cp "$IT_B/it/initrd-luks-rt.img" "$c/esp/initrd.img" &&
+        it_attest_nonce "$c" &&
         "$IT_CLI" boot-policy --set editor=no -o "$IT_DIR/mshim-c.efi" "$IT_EFI" >/dev/null &&
         "$IT_CLI" sign --key "$k/mok.key" --cert "$k/mok.pem" -o "$c/esp/EFI/BOOT/grubx64.efi" "$IT_DIR/mshim-c.efi" \
                 >"$c/sign.log" 2>&1 &&
         cp "$IT_B/kernel-rt/vmlinuz" "$c/esp/vmlinuz" &&
-        sed -i "s|^version .*|version $(cat "$IT_B/kernel-rt/VERSION")|" "$c/esp/loader/entries/mshim-test.conf" &&
+        sed -i -e "s|^version .*|version $(cat "$IT_B/kernel-rt/VERSION")|" -e 's|^options .*|& efi=runtime|' \
+                "$c/esp/loader/entries/mshim-test.conf" &&
         cp "$k/vars-a.fd" "$c/vars.in.fd" && cp -a "$IT_DIR/tpm-host/state" "$c/tpm.in" ||
         { it_fail "$T: set-up (C)"; exit 1; }
 
@@ -201,6 +210,14 @@ if it_attest_got "$b" "B"; then
                 "PCRs [0-9,]+ are those of the prediction $b/predict.json" "$IT_DIR/v-b.json" --ak "$AK" \
                 --nonce "$(cat "$b/nonce")" --state "$b/predict.json" "$b/att/evidence.json"
 fi
+if it_attest_got "$c" "C"; then
+        it_attest_verify "C: an upgrade behind shim (the RT kernel, a rebuilt mshim) predicted from A beforehand: mshim verify --state (its prediction) accepts the evidence" 0 \
+                "PCRs [0-9,]+ are those of the prediction $c/predict.json" "$IT_DIR/v-c.json" --ak "$AK" \
+                --nonce "$(cat "$c/nonce")" --state "$c/predict.json" "$c/att/evidence.json"
+        it_attest_verify "C: refused by verify --state with A's own prediction (the same boot again): PCR 4 named" 1 \
+                "no reference state matches: PCRs? 4[,0-9]* differs? from the closest" "$IT_DIR/v-c2.json" --ak "$AK" --nonce "$(cat "$c/nonce")" --state "$a/same.json" \
+                "$c/att/evidence.json"
+fi
 # Keylime's own engine with the mshim policy on the boot behind shim: the
 # refstate of A's log (its firmware part: Secure Boot, PK/KEK/db/dbx,
 # shim's MokList digests) accepts A's log; B's (another MokList) is
@@ -212,5 +229,16 @@ if "$IT_CLI" verify keylime-refstate --log "$a/result/eventlog.bin" -o "$IT_DIR/
                 "$IT_DIR/ref-a.json" "$b/result/eventlog.bin"
 else
         it_fail "$T: mshim verify keylime-refstate --log of A's log (behind shim)"; cat "$IT_DIR/ref.err" >&2
+fi
+# A fleet's upgrade behind shim allowed before it boots: the refstate of
+# A's log and C's prediction (--no-log: the prediction alone).
+if "$IT_CLI" verify keylime-refstate --log "$a/result/eventlog.bin" --no-log --state "$c/predict.json" \
+        -o "$IT_DIR/ref-c.json" 2> "$IT_DIR/ref-c.err"; then
+        it_keylime_accepts "C: Keylime's engine with the mshim policy accepts the upgrade's log (the refstate of C's prediction, made before it booted)" \
+                "$IT_DIR/ref-c.json" "$c/result/eventlog.bin"
+        it_keylime_rejects "A: Keylime's engine rejects A's log with the refstate of C's prediction alone" "." \
+                "$IT_DIR/ref-c.json" "$a/result/eventlog.bin"
+else
+        it_fail "$T: mshim verify keylime-refstate --no-log --state C's prediction"; cat "$IT_DIR/ref-c.err" >&2
 fi
 exit "$IT_FAILED"
