@@ -136,6 +136,21 @@ deb_boot() {
         return $rc
 }
 
+# deb_from_installed NAME DIR: DIR (a boot directory) starts as the system
+# test_install.sh left (DEB_CACHE/after-install: its disk, firmware
+# variables, and TPM state as DIR/tpm.in); FAIL NAME's set-up when there
+# is none of this image (by its real path: a worktree's build/debian-sys
+# may be a link to another's).
+deb_from_installed() {
+        local prev=$DEB_CACHE/after-install
+        if [ ! -s "$prev/disk.img" ] ||
+           [ "$(readlink -f "$(cat "$prev/image" 2>/dev/null)")" != "$(readlink -f "$DEB_IMAGE")" ]; then
+                it_fail "$1: needs tests/debian/test_install.sh's system (run it first: make check-debian)"; return 1
+        fi
+        mkdir -p "$2/tpm.in" && cp --sparse=always "$prev/disk.img" "$2/disk.img" && cp "$prev/vars.fd" "$2/vars.fd" &&
+                cp -a "$prev/tpm/." "$2/tpm.in/" || { it_fail "$1: set-up (copy the installed system)"; return 1; }
+}
+
 # deb_vm_lock / deb_vm_unlock: the machine's VM lock (/tmp/mshim-vm.lock,
 # which integration runs beside them take exclusively), held shared while
 # QEMU runs: Debian guests have one vCPU each, so two share the two CPUs

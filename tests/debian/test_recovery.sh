@@ -18,15 +18,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 T=debian-recovery
 deb_init "$T"
-prev=$DEB_CACHE/after-install
-# The same image (by its real path: a worktree's build/debian-sys may be a
-# link to another's).
-if [ ! -s "$prev/disk.img" ] || [ "$(readlink -f "$(cat "$prev/image" 2>/dev/null)")" != "$(readlink -f "$DEB_IMAGE")" ]; then
-        it_fail "$T: needs tests/debian/test_install.sh's system (run it first: make check-debian)"; exit 1
-fi
 d=$IT_DIR/boot
-cp --sparse=always "$prev/disk.img" "$d/disk.img" && cp "$prev/vars.fd" "$d/vars.fd" ||
-        { it_fail "$T: set-up (copy the installed system)"; exit 1; }
+deb_from_installed "$T" "$d" || exit 1
 esp=/boot/efi
 FAILON='(Kernel panic|Security Violation|Verification failed|BdsDxe: (loading|starting) Boot[0-9A-F]+ "EFI Internal Shell")'
 
@@ -72,7 +65,8 @@ EOF
 
 # The TPM cleared on the host: the installed system's TPM state, served to
 # tpm2-tools, TPM2_Clear with the platform hierarchy.
-rm -rf "$d/tpm.in" "$d/clear" && mkdir -p "$d/clear/state" "$d/tpm.in" && cp -a "$prev/tpm/." "$d/clear/state/" &&
+# (deb_from_installed put the installed system's TPM state in tpm.in.)
+rm -rf "$d/clear" && mkdir -p "$d/clear" && mv "$d/tpm.in" "$d/clear/state" && mkdir "$d/tpm.in" &&
         it_swtpm_host_start "$d/clear" &&
         TPM2TOOLS_TCTI="swtpm:path=$d/clear/srv" tpm2_clear -c p >/dev/null 2>&1
 rc=$?

@@ -40,16 +40,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 T=debian-upgrade
 deb_init "$T"
-prev=$DEB_CACHE/after-install
-# The same image (by its real path: a worktree's build/debian-sys may be a
-# link to another's).
-if [ ! -s "$prev/disk.img" ] || [ "$(readlink -f "$(cat "$prev/image" 2>/dev/null)")" != "$(readlink -f "$DEB_IMAGE")" ]; then
-        it_fail "$T: needs tests/debian/test_install.sh's system (run it first: make check-debian)"; exit 1
-fi
 d=$IT_DIR/boot
-mkdir -p "$d/tpm.in"
-cp --sparse=always "$prev/disk.img" "$d/disk.img" && cp "$prev/vars.fd" "$d/vars.fd" &&
-        cp -a "$prev/tpm/." "$d/tpm.in/" || { it_fail "$T: set-up (copy the installed system)"; exit 1; }
+deb_from_installed "$T" "$d" || exit 1
 # Debian's RT kernel for the guest's kernel ABI and shim-signed, downloaded
 # once (the host's apt, bookworm's archive).
 kver=$(cat "$(dirname "$DEB_IMAGE")/kernel-version")

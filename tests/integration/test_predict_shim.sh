@@ -103,11 +103,14 @@ else
 fi
 it_pcrs_file "$a" > "$a/pcrs.txt"
 base=(--log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --shim "$b/esp/EFI/BOOT/BOOTX64.EFI")
-if "$IT_CLI" predict "${base[@]}" --mok "$k/MokList-b.bin" --json > "$b/predict.json" 2> "$b/predict.err"; then
-        it_pass "$T: predict B (a MokList with a second certificate) on the host"
-else
-        it_fail "$T: predict B (a MokList with a second certificate) on the host"; cat "$b/predict.err" >&2
-fi
+# predict_from_a NAME OUT OPTION...: `mshim predict` of A's boot with
+# OPTIONs to OUT.json (OUT.err), PASS or FAIL NAME.
+predict_from_a() {
+        local name=$1 out=$2; shift 2
+        if "$IT_CLI" predict "${base[@]}" "$@" --json > "$out.json" 2> "$out.err"; then it_pass "$T: $name"
+        else it_fail "$T: $name"; cat "$out.err" >&2; fi
+}
+predict_from_a "predict B (a MokList with a second certificate) on the host" "$b/predict" --mok "$k/MokList-b.bin"
 it_predict_check "$T: new MokList" "$a" "$b" "$b/predict.json" || IT_FAILED=1
 if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("changed") != [14])' "$b/predict.json"; then
         it_pass "$T: a new MokList changes PCR 14 only"
@@ -116,12 +119,8 @@ else
 fi
 
 # C: the upgrade behind shim, predicted from A.
-if "$IT_CLI" predict "${base[@]}" --mok "$k/MokList-a.bin" --esp "$c/esp" --loader "$c/esp/EFI/BOOT/grubx64.efi" \
-        --json > "$c/predict.json" 2> "$c/predict.err"; then
-        it_pass "$T: predict C (the RT kernel, mshim rebuilt and signed with the same MOK) on the host"
-else
-        it_fail "$T: predict C (the RT kernel, mshim rebuilt and signed with the same MOK) on the host"; cat "$c/predict.err" >&2
-fi
+predict_from_a "predict C (the RT kernel, mshim rebuilt and signed with the same MOK) on the host" "$c/predict" \
+        --mok "$k/MokList-a.bin" --esp "$c/esp" --loader "$c/esp/EFI/BOOT/grubx64.efi"
 it_predict_check "$T: upgrade behind shim" "$a" "$c" "$c/predict.json" || IT_FAILED=1
 if python3 -c 'import json,sys; c = json.load(open(sys.argv[1])).get("changed", []); sys.exit(not (4 in c and 7 not in c))' "$c/predict.json"; then
         it_pass "$T: the upgrade changes PCR 4 and keeps PCR 7 (shim's authority events: the same MOK, the same Debian certificate)"
