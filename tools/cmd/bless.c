@@ -98,8 +98,12 @@ static int rename_noreplace(const char *dir, const char *from, const char *to) {
         }
         if (r < 0)
                 cli_error("%s: cannot rename %s to %s: %s", dir, from, to, strerror(errno));
-        else if (cli_sync_renamed(dfd, to) < 0)
+        else if (cli_sync_renamed(dfd, to) < 0) {
+                /* Not durable: a power cut may still undo it (or, on FAT,
+                 * leave the entry empty); the unit fails and says so. */
                 cli_error("%s: renamed %s to %s, but syncing it to disk failed: %s", dir, from, to, strerror(errno));
+                r = -1;
+        }
         close(dfd);
         return r;
 }
