@@ -219,6 +219,9 @@ check "a hook run after --update (a new initrd): exit 0, one approval more" test
 check "... its PCR 4 is the boot with the installed new mshim, not this boot's (oracle, hashlib)" \
         test -n "$A2" -a "$(ap_pcr4 "$AP/$A2")" = "$(pcr4 "$t/new.efi")"
 [ "$rc" = 0 ] || cat "$t/out" >&2
+h=$(sha256sum <"$R/boot/initrd.img-$V2") h=${h%% *}
+check "... install.record names the initrd's copy with the SHA-256 of /boot's initrd (sha256sum), for uninstall" \
+        grep -qx "file $h $TOKEN/$V2/initrd-${h:0:16}" "$ST/install.record"
 cp "$ESP/EFI/mshim/mshimx64.efi" "$t/esp-mshim.bak"
 cp "$SHIMDIR/fbx64.efi" "$ESP/EFI/mshim/mshimx64.efi"
 printf 'newest\n' >>"$R/boot/initrd.img-$V2"
