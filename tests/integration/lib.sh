@@ -20,7 +20,8 @@
 # when REGEX first appears on the serial console.
 # Environment: B (build dir, default build), IT_TIMEOUT (seconds per boot,
 # default 300), IT_KEEP=1 keeps build/it/<test>.* after success,
-# IT_SWTPM_LOG_LEVEL (swtpm --log level; 20 logs every command: make bench).
+# IT_SWTPM_LOG_LEVEL (swtpm --log level; 20 logs every command: make bench),
+# IT_STAMP=1 (each boot's console with host timestamps in DIR/serial.stamped).
 
 IT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${B:-build}
@@ -53,6 +54,13 @@ if [ "${IT_ALL_BANKS:-0}" = 1 ]; then
 else
         IT_BANKS=${IT_BANKS:-sha1,sha256}
 fi
+# The TPM's interface: CRB (tpm-crb), as firmware TPMs have it. Every
+# command then goes through one shared buffer, where TIS (tpm-tis, a
+# discrete TPM's FIFO) costs a trapped MMIO access per byte under TCG:
+# CRB makes a boot about a fifth cheaper (14.1 s -> 11.5 s of CPU, the same
+# PCRs and log). test_measured_boot.sh boots with TIS, so both interfaces
+# stay covered by the firmware, mshim and Linux.
+IT_TPM_DEVICE=${IT_TPM_DEVICE:-tpm-crb}
 # The kernel command line of the default entry. mshim.test=N is an
 # unknown parameter the kernel ignores: tests change it to alter one byte.
 # no_timer_check: under TCG on a host busy with other work the kernel's
@@ -666,13 +674,17 @@ it_qemu() {
                 it_swtpm_start "$d" || return 1
                 # shellcheck disable=SC2054
                 args+=(-chardev "socket,id=chrtpm,path=$d/tpm/sock"
-                        -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
+                        -tpmdev emulator,id=tpm0,chardev=chrtpm -device "$IT_TPM_DEVICE,tpmdev=tpm0")
         fi
         local t0=$SECONDS
         qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
         local qpid=$! rc=0 m seen= done_at_report=
         IT_PIDS="$IT_PIDS $qpid"
         echo "$qpid" > "$d/qemu.pid"
+        # IT_STAMP=1: DIR/serial.stamped, each console line with the seconds
+        # since QEMU started (where a boot's time goes: docs/TESTING.md).
+        [ "${IT_STAMP:-0}" = 1 ] && python3 "$IT_REPO/tests/integration/stamp.py" \
+                "$d/serial.log" "$d/serial.stamped" "$qpid" &
         if [ -n "$console" ]; then
                 python3 "$IT_REPO/tests/integration/mok_console.py" --socket "$d/serial.sock" \
                         --log "$d/serial.log" --script "$console" --until 'MSHIM-RESULT-END' \
@@ -1314,7 +1326,7 @@ it_qemu_sb_start() {
                 -drive "if=none,id=$id,format=raw,file=$disk"
                 -device "virtio-blk-pci,drive=$id,bootindex=1"
                 -chardev "socket,id=chrtpm,path=$d/tpm/sock"
-                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 "$@")
+                -tpmdev emulator,id=tpm0,chardev=chrtpm -device "$IT_TPM_DEVICE,tpmdev=tpm0" "$@")
         command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
         IT_QEMU_PID=$!
         IT_PIDS="$IT_PIDS $IT_QEMU_PID"

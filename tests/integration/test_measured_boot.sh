@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# One measured boot through mshim (OVMF + swtpm, banks sha1/256/384/512):
+# One measured boot through mshim (OVMF + swtpm on TIS, banks sha1/256/384/512):
 #  - every active bank's PCRs 0-9 and 11-15 equal the replay of the guest's
 #    event log by `mshim log --json`, by tpm2_eventlog and by the Python oracle;
 #  - PCR 5 and PCR 12 equal predictions computed from the ESP files alone;
@@ -11,6 +11,8 @@
 set -u
 # Every bank swtpm has: this file checks the measurements bank by bank.
 IT_ALL_BANKS=1
+# A discrete TPM's interface (TIS); the other files boot with CRB (lib.sh).
+IT_TPM_DEVICE=tpm-tis
 . "$(dirname "$0")/lib.sh"
 T=measured-boot
 it_init "$T"
