@@ -16,6 +16,8 @@
 # the second boot's PCRs replay from its log and shim's PCR 4/7/14 events
 # are those of test_shim.sh.
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=mokmanager
 it_init "$T"

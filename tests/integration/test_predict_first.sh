@@ -26,6 +26,8 @@
 # install's approval holds B's booted PCRs 4, 5, 7, 9, 12. Four boots: A,
 # C and D two at a time, then B.
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-first
 PASS=${LUKS_PASSPHRASE:-mshim-luks-test}

@@ -21,6 +21,8 @@
 # a kernel signed by the same db key keeps PCR 7, and one signed by a key
 # in no db is refused.
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-sb
 it_init "$T"

@@ -35,6 +35,8 @@
 # the facts); B accepted by `verify --state` with its prediction, A refused
 # by it (PCR 14, the MokList, named).
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-shim
 it_init "$T"

@@ -23,6 +23,8 @@
 #      kernel twice, both shim's Verify events (GRUB 2.06 calls it twice;
 #      empty device path), none from mshim; GRUB's PCR 8/9 events.
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shim
 it_init "$T"

@@ -22,6 +22,8 @@
 #      generations, and GRUB never runs.
 # (mshim's own linux entries under Secure Boot: test_secureboot.sh.)
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shimlock
 it_init "$T"

@@ -29,6 +29,8 @@
 # Not producible here: a firmware that accepts the unsigned self-test image
 # (OVMF enforces Secure Boot on every LoadImage with a device path).
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shimlock_verify
 it_init "$T"

@@ -9,6 +9,8 @@
 # test_secureboot.sh.) No disk but the ESP; each boot stops as soon as
 # the firmware or shim decided.
 set -u
+# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=vars-secureboot
 SB_CODE=${SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
