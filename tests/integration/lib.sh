@@ -40,20 +40,21 @@ IT_TIMEOUT=${IT_TIMEOUT:-300}
 # Seconds between two looks at a running boot's console (it_qemu): a boot
 # is seen to end within this of its last line.
 IT_POLL=${IT_POLL:-0.2}
-# The firmware: Debian's OVMF, its 2 MB build (OVMF_CODE.fd, a 128 KiB
-# variable store), which under TCG reaches the boot manager in about 3 s
-# where the 4 MB build takes about 5.5 s (the same boot: 9.1 s of CPU
-# against 11.6 s). Files whose variable stores are made from the 4 MB
-# templates (Secure Boot keys, Microsoft's store: it_sb_keys, shim, MOK)
-# set IT_OVMF_4M=1 before sourcing this file: their boots with and without
-# Secure Boot then use OVMF_CODE_4M.fd / OVMF_CODE_4M.secboot.fd.
-if [ "${IT_OVMF_4M:-0}" = 1 ]; then
-        OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
-        OVMF_VARS=${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
-else
-        OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE.fd}
-        OVMF_VARS=${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS.fd}
-fi
+# The firmware: Debian's OVMF. Without Secure Boot, its 2 MB build
+# (OVMF_CODE.fd, a 128 KiB variable store), which under TCG reaches the
+# boot manager in about 3 s where the 4 MB build takes about 5.5 s (the
+# same boot: 9.1 s of CPU against 11.6 s). The files that boot with Secure
+# Boot set IT_OVMF_4M=1 before sourcing this one and boot the 4 MB builds,
+# as Debian's own VMs and tests/debian do: the 2 MB Secure Boot build (SMM)
+# starts only with S3 disabled and is no faster (about 10 s either way).
+# IT_OVMF_CODE_SB is the Secure Boot build, IT_OVMF_VARS_BLANK the empty
+# store, IT_OVMF_VARS_MS the store with Microsoft's keys Debian ships.
+if [ "${IT_OVMF_4M:-0}" = 1 ]; then IT_OVMF_SIZE=_4M; else IT_OVMF_SIZE=; fi
+IT_OVMF_CODE_SB=/usr/share/OVMF/OVMF_CODE$IT_OVMF_SIZE.secboot.fd
+IT_OVMF_VARS_BLANK=/usr/share/OVMF/OVMF_VARS$IT_OVMF_SIZE.fd
+IT_OVMF_VARS_MS=/usr/share/OVMF/OVMF_VARS$IT_OVMF_SIZE.ms.fd
+OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE$IT_OVMF_SIZE.fd}
+OVMF_VARS=${OVMF_VARS:-$IT_OVMF_VARS_BLANK}
 # The PCR banks the test TPMs activate. Files whose subject is the
 # measurements in every bank (test_measured_boot, test_predict,
 # test_changes, test_tcg2_faults) set IT_ALL_BANKS=1 before sourcing this
@@ -976,8 +977,8 @@ PY
 
 # it_secure_boot_on [VARS]: the following it_qemu calls boot OVMF with
 # Secure Boot enforced: IT_SECURE_BOOT=1 (it_qemu then gives the machine SMM
-# and a secure pflash, which OVMF_CODE_4M.secboot.fd needs), OVMF_CODE =
-# IT_SB_CODE or OVMF_CODE_4M.secboot.fd, OVMF_VARS = VARS or IT_SB_VARS (a
+# and a secure pflash, which the Secure Boot build needs), OVMF_CODE =
+# IT_SB_CODE or IT_OVMF_CODE_SB, OVMF_VARS = VARS or IT_SB_VARS (a
 # store with keys enrolled, e.g. by it_sb_keys; required).
 it_secure_boot_on() {
         local vars=${1:-${IT_SB_VARS:-}}
@@ -986,7 +987,7 @@ it_secure_boot_on() {
                 return 1
         fi
         IT_SECURE_BOOT=1
-        OVMF_CODE=${IT_SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
+        OVMF_CODE=${IT_SB_CODE:-$IT_OVMF_CODE_SB}
         OVMF_VARS=$vars
 }
 
@@ -997,11 +998,11 @@ IT_SB_OWNER=${IT_SB_OWNER:-6d736869-6d00-4000-8000-7465737464b0}
 # it_sb_keys DIR: the project's own Secure Boot keys, made with OpenSSL
 # (RSA-2048, SHA-256, self-signed): DIR/{pk,kek,db}.{key,pem}, DIR/db.der,
 # and DIR/other.{key,pem}, a key in no database. DIR/sb.fd is a copy of
-# OVMF_VARS_4M.fd with PK, KEK and db enrolled by `mshim vars enroll
+# IT_OVMF_VARS_BLANK with PK, KEK and db enrolled by `mshim vars enroll
 # --secure-boot` (db owner IT_SB_OWNER); DIR/nosb.fd the same keys without
 # --secure-boot (SecureBootEnable 0: images are not checked).
 it_sb_keys() {
-        local k=$1 n vars=${IT_SB_BASE_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
+        local k=$1 n vars=${IT_SB_BASE_VARS:-$IT_OVMF_VARS_BLANK}
         mkdir -p "$k"
         for n in pk kek db other; do
                 openssl req -new -x509 -newkey rsa:2048 -sha256 -nodes -days 3650 \
@@ -1022,8 +1023,8 @@ it_sb_keys() {
 # KEYDIR/sb.fd (it_secure_boot_on); a failure is reported under NAME.
 it_sb_setup() {
         local name=$1 k=$2
-        if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" /usr/share/OVMF/OVMF_CODE_4M.secboot.fd \
-                        /usr/share/OVMF/OVMF_VARS_4M.fd ||
+        if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_OVMF_CODE_SB" \
+                        "$IT_OVMF_VARS_BLANK" ||
            ! command -v sbattach >/dev/null || ! command -v sbverify >/dev/null; then
                 it_fail "$name: prerequisites (ovmf, sbsigntool; make; make deps)"; return 1
         fi
@@ -1347,7 +1348,7 @@ it_qemu_sb_start() {
 
 # it_qemu_console DIR SCRIPT [mok_console.py options]: boot DIR/esp.img (it
 # must exist) with Secure Boot (SMM, secure pflash, IT_SB_CODE or
-# OVMF_CODE_4M.secboot.fd), DIR/vars.fd as the variable store (copied from
+# IT_OVMF_CODE_SB), DIR/vars.fd as the variable store (copied from
 # OVMF_VARS first when missing, then kept: the firmware's changes stay in
 # it) and swtpm, the serial port on a unix socket driven by mok_console.py
 # running SCRIPT; DIR/serial.log records everything. Unlike it_qemu the VM
@@ -1356,7 +1357,7 @@ it_qemu_sb_start() {
 # and --until matched); QEMU is stopped afterwards in any case.
 it_qemu_console() {
         local d=$1 script=$2; shift 2
-        local code=${IT_SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
+        local code=${IT_SB_CODE:-$IT_OVMF_CODE_SB}
         [ -f "$d/vars.fd" ] || cp "$OVMF_VARS" "$d/vars.fd" || return 1
         rm -f "$d/serial.sock"
         : > "$d/serial.log"

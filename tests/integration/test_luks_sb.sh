@@ -34,7 +34,7 @@
 # approved prediction, sboff refused naming PCR 7 (facts: Secure Boot off).
 # A first, then db, dbx and sboff two at a time.
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=luks-sb

@@ -16,14 +16,14 @@
 # the second boot's PCRs replay from its log and shim's PCR 4/7/14 events
 # are those of test_shim.sh.
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=mokmanager
 it_init "$T"
 PASSWORD=${MOK_PASSWORD:-mshim-test}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" \
-                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd ||
+                "$IT_OVMF_CODE_SB" "$IT_OVMF_VARS_MS" ||
    ! command -v sbsign >/dev/null; then
         it_fail "$T: prerequisites (shim-signed, ovmf, sbsigntool, make; make deps)"; exit 1
 fi
@@ -31,14 +31,14 @@ if ! "$IT_CLI" vars --help 2>&1 | grep -q 'mok-import'; then
         it_fail "$T: prerequisites: $IT_CLI has no 'vars mok-import'"; exit 1
 fi
 # shellcheck disable=SC2034 # read by it_qemu_console (lib.sh)
-IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+IT_SB_CODE="$IT_OVMF_CODE_SB"
 
 k=$IT_DIR/keys
 it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
 d=$(it_shim_esp enroll "$k") || { it_fail "$T: set-up (esp)"; exit 1; }
 it_mkesp "$d" || { it_fail "$T: set-up (esp image)"; exit 1; }
 # 1. what `mokutil --import mok.der` leaves behind, password included.
-"$IT_CLI" vars mok-import /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" \
+"$IT_CLI" vars mok-import "$IT_OVMF_VARS_MS" --cert "$k/mok.pem" \
         --password "$PASSWORD" -o "$d/vars.fd" || { it_fail "$T: set-up (mshim vars mok-import)"; exit 1; }
 "$IT_CLI" vars list "$d/vars.fd" > "$d/vars-before.txt" || { it_fail "$T: set-up (vars list)"; exit 1; }
 if grep -q ' MokList ' "$d/vars-before.txt" || ! grep -q ' MokNew ' "$d/vars-before.txt"; then

@@ -26,7 +26,7 @@
 # install's approval holds B's booted PCRs 4, 5, 7, 9, 12. Four boots: A,
 # C and D two at a time, then B.
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-first
@@ -37,16 +37,16 @@ it_init "$T"
 export IT_OS_PCRS=15
 GRUB_SIGNED=${GRUB_SIGNED:-$IT_EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" "$GRUB_SIGNED" \
-                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd \
+                "$IT_OVMF_CODE_SB" "$IT_OVMF_VARS_MS" \
                 "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup || ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (shim-signed, grub-efi-amd64-signed, ovmf, cryptsetup-bin, fdisk; make deps)"; exit 1
 fi
 # shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
-IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+IT_SB_CODE="$IT_OVMF_CODE_SB"
 
 k=$IT_DIR/keys
 it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
-"$IT_CLI" vars add-mok /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" -o "$k/vars.fd" &&
+"$IT_CLI" vars add-mok "$IT_OVMF_VARS_MS" --cert "$k/mok.pem" -o "$k/vars.fd" &&
         "$IT_CLI" vars get "$k/vars.fd" MokList -o "$k/MokList.bin" >/dev/null ||
         { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
 it_secure_boot_on "$k/vars.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
@@ -64,7 +64,7 @@ it_console_script "$a/console.script" 'asking for the passphrase' "$PASS"
 # (it_newboot's ESP).
 c=$(it_shim_esp c "$k") && d=$(it_newboot d) && rm -rf "$c/esp/loader" &&
         cp "$GRUB_SIGNED" "$c/esp/EFI/BOOT/grubx64.efi" && mkdir -p "$c/esp/EFI/debian" &&
-        cp /usr/share/OVMF/OVMF_VARS_4M.fd "$c/vars.in.fd" && cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.in.fd" ||
+        cp "$IT_OVMF_VARS_BLANK" "$c/vars.in.fd" && cp "$IT_OVMF_VARS_BLANK" "$d/vars.in.fd" ||
         { it_fail "$T: set-up (esp C, D)"; exit 1; }
 # Debian's GRUB enters the kernel through its EFI stub (linuxefi, the stub
 # then hands the kernel the event log) only with Secure Boot on; C names it.

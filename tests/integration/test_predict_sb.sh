@@ -21,7 +21,7 @@
 # a kernel signed by the same db key keeps PCR 7, and one signed by a key
 # in no db is refused.
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-sb

@@ -35,22 +35,22 @@
 # the facts); B accepted by `verify --state` with its prediction, A refused
 # by it (PCR 14, the MokList, named).
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-shim
 it_init "$T"
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" \
-                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd \
+                "$IT_OVMF_CODE_SB" "$IT_OVMF_VARS_MS" \
                 "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup || ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (shim-signed, ovmf, cryptsetup-bin, fdisk; make deps)"; exit 1
 fi
 # shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
-IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+IT_SB_CODE="$IT_OVMF_CODE_SB"
 
 k=$IT_DIR/keys
 it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
-"$IT_CLI" vars add-mok /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" -o "$k/vars-a.fd" &&
+"$IT_CLI" vars add-mok "$IT_OVMF_VARS_MS" --cert "$k/mok.pem" -o "$k/vars-a.fd" &&
         "$IT_CLI" vars add-mok "$k/vars-a.fd" --cert "$k/other.pem" -o "$k/vars-b.fd" &&
         "$IT_CLI" vars get "$k/vars-b.fd" MokList -o "$k/MokList-b.bin" >/dev/null &&
         "$IT_CLI" vars get "$k/vars-a.fd" MokList -o "$k/MokList-a.bin" >/dev/null ||

@@ -21,7 +21,7 @@
 #  (e) the same keys enrolled without --secure-boot (SecureBootEnable 0):
 #      the unsigned mshim runs.
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=secureboot

@@ -23,7 +23,7 @@
 #      kernel twice, both shim's Verify events (GRUB 2.06 calls it twice;
 #      empty device path), none from mshim; GRUB's PCR 8/9 events.
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shim
@@ -32,7 +32,7 @@ SHIM=${SHIM:-$IT_EFIROOT/usr/lib/shim/shimx64.efi.signed}
 MM_SIGNED=${MM_SIGNED:-$IT_EFIROOT/usr/lib/shim/mmx64.efi.signed}
 GRUB_SIGNED=${GRUB_SIGNED:-$IT_EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$SHIM" "$MM_SIGNED" "$GRUB_SIGNED" \
-                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd ||
+                "$IT_OVMF_CODE_SB" "$IT_OVMF_VARS_MS" ||
    ! command -v sbsign >/dev/null || ! command -v sbattach >/dev/null; then
         it_fail "$T: prerequisites (shim-signed, grub-efi-amd64-signed, ovmf, sbsigntool, make; make deps)"; exit 1
 fi
@@ -40,11 +40,11 @@ if ! "$IT_CLI" vars --help >/dev/null 2>&1; then
         it_fail "$T: prerequisites: $IT_CLI has no 'vars' command"; exit 1
 fi
 # shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
-IT_SB_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+IT_SB_CODE="$IT_OVMF_CODE_SB"
 
 k=$IT_DIR/keys
 it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
-"$IT_CLI" vars add-mok /usr/share/OVMF/OVMF_VARS_4M.ms.fd --cert "$k/mok.pem" -o "$k/vars-mok.fd" ||
+"$IT_CLI" vars add-mok "$IT_OVMF_VARS_MS" --cert "$k/mok.pem" -o "$k/vars-mok.fd" ||
         { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
 # Microsoft's keys plus the test MOK: the store it_qemu copies for each boot.
 it_secure_boot_on "$k/vars-mok.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }

@@ -29,7 +29,7 @@
 # Not producible here: a firmware that accepts the unsigned self-test image
 # (OVMF enforces Secure Boot on every LoadImage with a device path).
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shimlock_verify
@@ -37,7 +37,7 @@ it_init "$T"
 PROBE=${PROBE:-$IT_B/test/shimlock_probe.efi}
 GRUB_SIGNED=${GRUB_SIGNED:-$IT_EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$PROBE" "$GRUB_SIGNED" \
-                /usr/share/OVMF/OVMF_CODE_4M.secboot.fd /usr/share/OVMF/OVMF_VARS_4M.fd ||
+                "$IT_OVMF_CODE_SB" "$IT_OVMF_VARS_BLANK" ||
    ! command -v sbattach >/dev/null || ! command -v sbverify >/dev/null; then
         it_fail "$T: prerequisites (make build/test/shimlock_probe.efi, grub-efi-amd64-signed, ovmf, sbsigntool)"; exit 1
 fi

@@ -9,7 +9,7 @@
 # test_secureboot.sh.) No disk but the ESP; each boot stops as soon as
 # the firmware or shim decided.
 set -u
-# Variable stores made from OVMF_VARS_4M.fd: the 4 MB firmware (lib.sh).
+# The 4 MB firmware and its stores (lib.sh IT_OVMF_4M), as Debian's own VMs use them.
 IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=vars-secureboot
