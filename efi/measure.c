@@ -67,6 +67,14 @@ EFI_STATUS mshim_tpm_init(mshim_tpm *t, bool required, bool failure_boots) {
                 return tpm_unusable(t, L"no TPM was found", EFI_NOT_FOUND);
 
         t->tcg2 = tcg2;
+        /* SubmitCommand refuses (EFI_INVALID_PARAMETER) a command or an
+         * answer buffer larger than the TPM's own maximum (TCG EFI Protocol
+         * Spec 6.7; EDK2's Tcg2Dxe checks both against these fields, which
+         * a CRB TPM under QEMU reports as 3968 and many discrete TPMs as
+         * less than 4096). A firmware whose structure ends before them
+         * left them 0 (ZeroMem above): not reported. */
+        t->max_command = cap.MaxCommandSize;
+        t->max_response = cap.MaxResponseSize;
         return mshim_log(EFI_SUCCESS, L"TPM 2.0 found, active PCR banks 0x%x", cap.ActivePcrBanks);
 }
 

@@ -164,6 +164,8 @@ EFI_STATUS mshim_dir_next(EFI_FILE_HANDLE dir, const CHAR16 *path, const CHAR16 
 
 typedef struct mshim_tpm {
         MSHIM_TCG2_PROTOCOL *tcg2;  /* NULL: no usable TPM (absent, or the policy let a failure pass) */
+        UINT32 max_command;         /* SubmitCommand's limits, as GetCapability reported them */
+        UINT32 max_response;        /* (0: not reported) */
         bool required;              /* built-in policy or loader.conf "tpm-required yes" */
         bool failure_boots;         /* built-in policy "tpm-failure boot" */
         bool failed;                /* a measurement failed: nothing may be started */

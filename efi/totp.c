@@ -55,6 +55,8 @@ typedef enum totp_result {
 
 typedef struct totp_tpm {
         MSHIM_TCG2_PROTOCOL *tcg2;
+        UINT32 max_command;     /* the firmware's limits (mshim_tpm), 0: none reported */
+        UINT32 max_response;
         uint8_t cmd[MB_TPM2_MAX_COMMAND];
         size_t cmd_size;
         uint8_t rsp[MB_TPM2_MAX_COMMAND];
@@ -84,13 +86,21 @@ typedef struct totp_tally {
  * the buffer the firmware was given (Part 1 §18.2: the size field counts
  * the whole response). */
 static EFI_STATUS totp_submit(totp_tpm *t, const CHAR16 *what) {
+        /* The answer buffer offered is at most the TPM's maximum response:
+         * the firmware refuses a larger one (mshim_tpm_init). */
+        UINT32 out = (UINT32) sizeof(t->rsp);
         EFI_STATUS st;
 
+        if (t->max_response && t->max_response < out)
+                out = t->max_response;
+        if (t->max_command && t->cmd_size > t->max_command)
+                return mshim_log(EFI_BAD_BUFFER_SIZE, L"TOTP: %s is %d bytes, the TPM takes at most %d", what,
+                                 (UINT32) t->cmd_size, t->max_command);
         mb_memset(t->rsp, 0, sizeof(t->rsp));
-        st = t->tcg2->SubmitCommand(t->tcg2, (UINT32) t->cmd_size, t->cmd, (UINT32) sizeof(t->rsp), t->rsp);
+        st = t->tcg2->SubmitCommand(t->tcg2, (UINT32) t->cmd_size, t->cmd, out, t->rsp);
         if (EFI_ERROR(st))
                 return mshim_log(st, L"TOTP: the TPM did not take %s (%r)", what, st);
-        if (mb_tpm2_response_size(t->rsp, sizeof(t->rsp), &t->rsp_size) != MB_OK)
+        if (mb_tpm2_response_size(t->rsp, out, &t->rsp_size) != MB_OK)
                 return mshim_log(EFI_PROTOCOL_ERROR, L"TOTP: the TPM's answer to %s has a bad size (%d)", what,
                                  (UINT32) t->rsp[2] << 24 | (UINT32) t->rsp[3] << 16 | (UINT32) t->rsp[4] << 8 |
                                  t->rsp[5]);
@@ -745,6 +755,8 @@ static totp_result totp_attempt(mshim_ctx *c, totp_job *j) {
                 return TOTP_ERROR;
         }
         j->tpm->tcg2 = c->tpm.tcg2;
+        j->tpm->max_command = c->tpm.max_command;
+        j->tpm->max_response = c->tpm.max_response;
         if (!EFI_ERROR(totp_load(c->root, j, &file, &states)))
                 r = totp_loop(j);
         FreePool(j->tpm);

@@ -15,6 +15,9 @@
 #define FH_EV_EFI_BOOT_SERVICES_APPLICATION 0x80000003
 
 static bool absent;
+/* GetCapability's MaxCommandSize and MaxResponseSize; SubmitCommand
+ * refuses larger buffers, as EDK2's Tcg2Dxe does. */
+static uint16_t max_command = 4096, max_response = 4096;
 static unsigned fail_nth, calls;
 static EFI_STATUS fail_st;
 static fh_event *events;
@@ -23,6 +26,11 @@ static uint8_t pcrs[24][32];
 
 void fh_tpm_absent(void) {
         absent = true;
+}
+
+void fh_tpm_max_sizes(uint16_t command, uint16_t response) {
+        max_command = command;
+        max_response = response;
 }
 
 void fh_tpm_fail(unsigned nth, EFI_STATUS st) {
@@ -93,6 +101,8 @@ static EFI_STATUS EFIAPI tcg2_get_capability(MSHIM_TCG2_PROTOCOL *this, MSHIM_TC
         cap->HashAlgorithmBitmap = FH_TPM_ALG_SHA256_BIT;
         cap->SupportedEventLogs = 0x2;  /* EFI_TCG2_EVENT_LOG_FORMAT_TCG_2 */
         cap->TPMPresentFlag = 1;
+        cap->MaxCommandSize = max_command;
+        cap->MaxResponseSize = max_response;
         cap->NumberOfPCRBanks = 1;
         cap->ActivePcrBanks = FH_TPM_ALG_SHA256_BIT;
         return EFI_SUCCESS;
@@ -307,6 +317,10 @@ static EFI_STATUS EFIAPI tcg2_submit(MSHIM_TCG2_PROTOCOL *this, UINT32 in_size, 
         int s;
 
         fh_record_call("TCG2.SubmitCommand");
+        /* EDK2's Tcg2SubmitCommand: a block larger than the TPM's maximum
+         * is an invalid parameter, before anything reaches the TPM. */
+        if (in_size > max_command || out_size > max_response)
+                return EFI_INVALID_PARAMETER;
         if (!in || !out || in_size < 10 || be32at(in + 2) != in_size || out_size < 64) {
                 fh_error("SubmitCommand: bad buffers (in %u bytes, size field %u, out %u)", in_size,
                          in && in_size >= 6 ? be32at(in + 2) : 0, out_size);

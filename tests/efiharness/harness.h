@@ -148,6 +148,10 @@ void fh_tpm_absent(void);
  * boot) returns st; nth == 0: every call does. EFI_VOLUME_FULL still
  * extends, as the TCG EFI Protocol Spec says. */
 void fh_tpm_fail(unsigned nth, EFI_STATUS st);
+/* GetCapability's MaxCommandSize and MaxResponseSize (default 4096 each,
+ * a TIS TPM under QEMU); SubmitCommand refuses a larger command or answer
+ * buffer with EFI_INVALID_PARAMETER, as EDK2's Tcg2Dxe does. */
+void fh_tpm_max_sizes(uint16_t command, uint16_t response);
 
 typedef struct fh_event {
         uint32_t pcr, type;

@@ -592,6 +592,29 @@ static void signed_no_approval(size_t require) {
         FH_CHECK_CLEAN();
 }
 
+/* A TPM whose largest command and answer are under 4096 bytes (QEMU's
+ * CRB TPM reports 3968; discrete TPMs 2048 or 1024): the loader offers
+ * SubmitCommand an answer buffer no larger than that, which the firmware
+ * otherwise refuses (EFI_INVALID_PARAMETER: no code, found booting with
+ * a CRB TPM), and the code is shown. */
+static void small_tpm(size_t max) {
+        uint8_t st[N_PCRS * 32];
+
+        learn_state(SHOW45, st);
+        scenario(SHOW45, st, 1);
+        fh_tpm_max_sizes((uint16_t) max, (uint16_t) max);
+        fh_boot();
+        FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        FH_CHECK(!fh_console_has("did not take"));
+        FH_CHECK(k.started);
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(small_tpm_buffers) {
+        in_child(small_tpm, 3968, "TPM buffers of");
+        in_child(small_tpm, 1024, "TPM buffers of");
+}
+
 FH_CASE(signed_without_approvals) {
         in_child(signed_no_approval, 0, "signed, totp show");
         in_child(signed_no_approval, 1, "signed, totp require");
@@ -614,5 +637,6 @@ int main(void) {
         FH_RUN(totp_off);
         FH_RUN(rtc_local_time);
         FH_RUN(signed_without_approvals);
+        FH_RUN(small_tpm_buffers);
         return fh_exit_status();
 }
