@@ -18,6 +18,12 @@
 set -u
 # Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
 IT_OVMF_4M=1
+# A TIS TPM, as the suite had before CRB: with QEMU's CRB TPM, MokManager's
+# screen on the serial console stalled and lost bytes in 3 runs of 3 (its
+# menus came in part, then nothing within 30 s); with TIS it passed. This
+# happens before mshim runs (MokManager is shim's), and is not understood
+# yet (README.md, "Testing").
+IT_TPM_DEVICE=tpm-tis
 . "$(dirname "$0")/lib.sh"
 T=mokmanager
 it_init "$T"
