@@ -615,6 +615,24 @@ FH_CASE(small_tpm_buffers) {
         in_child(small_tpm, 1024, "TPM buffers of");
 }
 
+/* A TPM that takes commands of at most 12 bytes (less than
+ * StartAuthSession): nothing is sent, the reason is said, no code is
+ * shown, and the boot goes on with the warning, as for any TPM failure. */
+FH_CASE(command_over_tpm_limit) {
+        uint8_t st[N_PCRS * 32];
+
+        memset(st, 0x44, sizeof(st));
+        scenario("totp show\ntotp-timeout 2\n", st, 1);
+        fh_tpm_max_sizes(12, 4096);
+        fh_boot();
+        FH_CHECK(fh_console_has("the TPM takes at most 12"));
+        FH_CHECK(fh_console_has("do not type secrets"));
+        /* No command reached the TPM, so no code can have been made. */
+        FH_CHECK_EQ(fh_tpm_n_commands(), 0);
+        FH_CHECK(k.started);
+        FH_CHECK_CLEAN();
+}
+
 FH_CASE(signed_without_approvals) {
         in_child(signed_no_approval, 0, "signed, totp show");
         in_child(signed_no_approval, 1, "signed, totp require");
@@ -638,5 +656,6 @@ int main(void) {
         FH_RUN(rtc_local_time);
         FH_RUN(signed_without_approvals);
         FH_RUN(small_tpm_buffers);
+        FH_RUN(command_over_tpm_limit);
         return fh_exit_status();
 }
