@@ -700,7 +700,7 @@ it_qemu() {
         IT_PIDS="$IT_PIDS $qpid"
         echo "$qpid" > "$d/qemu.pid"
         # IT_STAMP=1: DIR/serial.stamped, each console line with the seconds
-        # since QEMU started (where a boot's time goes: docs/TESTING.md).
+        # since QEMU started (where a boot's time goes: README.md "Testing").
         [ "${IT_STAMP:-0}" = 1 ] && python3 "$IT_REPO/tests/integration/stamp.py" \
                 "$d/serial.log" "$d/serial.stamped" "$qpid" &
         if [ -n "$console" ]; then
