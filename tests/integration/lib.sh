@@ -40,17 +40,30 @@ IT_TIMEOUT=${IT_TIMEOUT:-300}
 # Seconds between two looks at a running boot's console (it_qemu): a boot
 # is seen to end within this of its last line.
 IT_POLL=${IT_POLL:-0.2}
-# The firmware: Debian's OVMF. Without Secure Boot, its 2 MB build
-# (OVMF_CODE.fd, a 128 KiB variable store), which under TCG reaches the
-# boot manager in about 3 s where the 4 MB build takes about 5.5 s (the
-# same boot: 9.1 s of CPU against 11.6 s). The files that boot with Secure
-# Boot set IT_OVMF_4M=1 before sourcing this one and boot the 4 MB builds,
-# as Debian's own VMs and tests/debian do: the 2 MB Secure Boot build (SMM)
-# starts only with S3 disabled and is no faster (about 10 s either way).
+# The firmware: Debian's OVMF. By default its 2 MB build (OVMF_CODE.fd, a
+# 128 KiB variable store), which under TCG reaches the boot manager in
+# about 3 s where the 4 MB build takes about 5.5 s (the same boot: 9.1 s of
+# CPU against 11.6 s). That build enforces Secure Boot too when its store
+# holds keys (Debian's OVMF_VARS.ms.fd, or keys `mshim vars enroll
+# --secure-boot` wrote): an unsigned loader is refused, "Access Denied".
+# It keeps its variables without SMM, so the OS could write the flash
+# directly; the image checks are the same code as in the SMM build.
+# IT_OVMF_SMM=1 (set before sourcing this file) boots the Secure Boot
+# builds with SMM and a secure pflash instead, as real machines protect
+# their variables: test_secureboot.sh, test_vars_secureboot.sh and
+# test_mokmanager.sh, and tests/debian. Their start-up takes about 9.5 s
+# under TCG, in the 2 MB and the 4 MB build alike (measured), so they take
+# the 4 MB builds Debian's own VMs use (IT_OVMF_4M=1; the 2 MB SMM build
+# starts only with S3 disabled).
 # IT_OVMF_CODE_SB is the Secure Boot build, IT_OVMF_VARS_BLANK the empty
 # store, IT_OVMF_VARS_MS the store with Microsoft's keys Debian ships.
+[ "${IT_OVMF_SMM:-0}" = 1 ] && IT_OVMF_4M=1
 if [ "${IT_OVMF_4M:-0}" = 1 ]; then IT_OVMF_SIZE=_4M; else IT_OVMF_SIZE=; fi
-IT_OVMF_CODE_SB=/usr/share/OVMF/OVMF_CODE$IT_OVMF_SIZE.secboot.fd
+if [ "${IT_OVMF_SMM:-0}" = 1 ]; then
+        IT_OVMF_CODE_SB=/usr/share/OVMF/OVMF_CODE$IT_OVMF_SIZE.secboot.fd
+else
+        IT_OVMF_CODE_SB=/usr/share/OVMF/OVMF_CODE$IT_OVMF_SIZE.fd
+fi
 IT_OVMF_VARS_BLANK=/usr/share/OVMF/OVMF_VARS$IT_OVMF_SIZE.fd
 IT_OVMF_VARS_MS=/usr/share/OVMF/OVMF_VARS$IT_OVMF_SIZE.ms.fd
 OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE$IT_OVMF_SIZE.fd}
@@ -664,7 +677,8 @@ it_qemu() {
         # DIR/console.script, when there, drives the console (it_boot_all).
         [ -z "$console" ] && [ -f "$d/console.script" ] && console=$d/console.script
         local machine=q35,accel=tcg serial="file:$d/serial.log"
-        [ "${IT_SECURE_BOOT:-0}" = 1 ] && machine=q35,smm=on,accel=tcg
+        # An SMM build of the firmware needs SMM and a secure pflash.
+        it_ovmf_smm "$OVMF_CODE" && machine=q35,smm=on,accel=tcg
         if [ -n "$console" ]; then
                 rm -f "$d/serial.sock"
                 serial="unix:$d/serial.sock,server=on,wait=on"
@@ -676,7 +690,7 @@ it_qemu() {
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
                 -drive "if=none,id=esp,format=raw,file=$image"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
-        [ "${IT_SECURE_BOOT:-0}" = 1 ] && args+=(-global driver=cfi.pflash01,property=secure,value=on)
+        it_ovmf_smm "$OVMF_CODE" && args+=(-global driver=cfi.pflash01,property=secure,value=on)
         # DIR/extra-disk.img, when there: a second virtio disk, after the
         # boot disk (vdb in Linux), never booted from.
         # shellcheck disable=SC2054 # commas belong to QEMU options
@@ -980,10 +994,18 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# it_ovmf_smm CODE: true when the firmware file CODE is one of Debian's SMM
+# builds (OVMF_CODE*.secboot.fd, or a link to one such as .ms.fd), which
+# the machine must give SMM and a secure pflash (it_qemu,
+# it_qemu_sb_start).
+it_ovmf_smm() {
+        case $(readlink -f "$1") in *.secboot.fd) return 0 ;; esac
+        return 1
+}
+
 # it_secure_boot_on [VARS]: the following it_qemu calls boot OVMF with
-# Secure Boot enforced: IT_SECURE_BOOT=1 (it_qemu then gives the machine SMM
-# and a secure pflash, which the Secure Boot build needs), OVMF_CODE =
-# IT_SB_CODE or IT_OVMF_CODE_SB, OVMF_VARS = VARS or IT_SB_VARS (a
+# Secure Boot enforced: IT_SECURE_BOOT=1, OVMF_CODE =
+# IT_SB_CODE or IT_OVMF_CODE_SB (lib.sh's top: with SMM or without), OVMF_VARS = VARS or IT_SB_VARS (a
 # store with keys enrolled, e.g. by it_sb_keys; required).
 it_secure_boot_on() {
         local vars=${1:-${IT_SB_VARS:-}}
@@ -1327,7 +1349,8 @@ PY
 # it_qemu_sb_start DIR CODE ID DISK MEM SMP [OPTION...]: QEMU started in the
 # background as the Secure Boot VMs driven over their serial console are
 # (it_qemu_console; tests/debian/lib.sh's deb_boot has the same options):
-# q35 with SMM and a secure pflash (CODE, DIR/vars.fd), MEM MiB and SMP
+# q35 (with SMM and a secure pflash when CODE is an SMM build:
+# it_ovmf_smm) booting CODE with DIR/vars.fd, MEM MiB and SMP
 # CPUs, no network, the serial port on the unix socket DIR/serial.sock
 # (QEMU waits for its client), DISK the first virtio disk (drive ID) and
 # the boot device, the swtpm it_swtpm_start started for DIR, then OPTIONs.
@@ -1335,9 +1358,12 @@ PY
 # DIR/qemu.log.
 it_qemu_sb_start() {
         local d=$1 code=$2 id=$3 disk=$4 mem=$5 smp=$6; shift 6
+        local machine=q35,accel=tcg smm=()
         # shellcheck disable=SC2054 # commas belong to QEMU options
-        local args=(-machine q35,smm=on,accel=tcg -m "$mem" -smp "$smp" -display none -monitor none
-                -global driver=cfi.pflash01,property=secure,value=on -nic none
+        it_ovmf_smm "$code" && machine=q35,smm=on,accel=tcg smm=(-global driver=cfi.pflash01,property=secure,value=on)
+        # shellcheck disable=SC2054 # commas belong to QEMU options
+        local args=(-machine "$machine" -m "$mem" -smp "$smp" -display none -monitor none
+                "${smm[@]}" -nic none
                 -serial "unix:$d/serial.sock,server=on,wait=on"
                 -drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
@@ -1352,8 +1378,8 @@ it_qemu_sb_start() {
 }
 
 # it_qemu_console DIR SCRIPT [mok_console.py options]: boot DIR/esp.img (it
-# must exist) with Secure Boot (SMM, secure pflash, IT_SB_CODE or
-# IT_OVMF_CODE_SB), DIR/vars.fd as the variable store (copied from
+# must exist) with Secure Boot (IT_SB_CODE or IT_OVMF_CODE_SB, with SMM
+# and a secure pflash when an SMM build), DIR/vars.fd as the variable store (copied from
 # OVMF_VARS first when missing, then kept: the firmware's changes stay in
 # it) and swtpm, the serial port on a unix socket driven by mok_console.py
 # running SCRIPT; DIR/serial.log records everything. Unlike it_qemu the VM

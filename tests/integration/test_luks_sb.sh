@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # A sealed LUKS key with Secure Boot on (issue 11, "Proven by booting"):
 # the GPT + LUKS2 disk, the LUKS initramfs and the host-provisioned swtpm
-# state of test_luks.sh (it_luks_provision), booted by OVMF's secboot
-# firmware with the test's own PK, KEK and db (it_sb_setup, as
+# state of test_luks.sh (it_luks_provision), booted by OVMF with Secure
+# Boot on (lib.sh IT_OVMF_CODE_SB) and the test's own PK, KEK and db (it_sb_setup, as
 # test_predict_sb.sh), mshimx64.efi and the kernel signed by the db key.
 #
 #   A      no sealed key on the ESP: the keyscript falls back, the typed
@@ -34,8 +34,6 @@
 # approved prediction, sboff refused naming PCR 7 (facts: Secure Boot off).
 # A first, then db, dbx and sboff two at a time.
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=luks-sb
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}

@@ -16,8 +16,9 @@
 # the second boot's PCRs replay from its log and shim's PCR 4/7/14 events
 # are those of test_shim.sh.
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
+# Secure Boot with the SMM firmware, as real machines keep their variables
+# (lib.sh IT_OVMF_SMM: the 4 MB builds and stores).
+IT_OVMF_SMM=1
 # A TIS TPM, as the suite had before CRB: with QEMU's CRB TPM, MokManager's
 # screen on the serial console stalled and lost bytes in 3 runs of 3 (its
 # menus came in part, then nothing within 30 s); with TIS it passed. This

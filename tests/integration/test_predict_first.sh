@@ -26,8 +26,6 @@
 # install's approval holds B's booted PCRs 4, 5, 7, 9, 12. Four boots: A,
 # C and D two at a time, then B.
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-first
 PASS=${LUKS_PASSPHRASE:-mshim-luks-test}

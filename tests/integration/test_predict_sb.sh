@@ -21,8 +21,6 @@
 # a kernel signed by the same db key keeps PCR 7, and one signed by a key
 # in no db is refused.
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-sb
 it_init "$T"

@@ -35,8 +35,6 @@
 # the facts); B accepted by `verify --state` with its prediction, A refused
 # by it (PCR 14, the MokList, named).
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=predict-shim
 it_init "$T"

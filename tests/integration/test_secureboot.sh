@@ -21,8 +21,9 @@
 #  (e) the same keys enrolled without --secure-boot (SecureBootEnable 0):
 #      the unsigned mshim runs.
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
+# Secure Boot with the SMM firmware, as real machines keep their variables
+# (lib.sh IT_OVMF_SMM: the 4 MB builds and stores).
+IT_OVMF_SMM=1
 . "$(dirname "$0")/lib.sh"
 T=secureboot
 it_init "$T"

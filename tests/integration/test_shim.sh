@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Secure Boot with Microsoft's keys: firmware -> Debian's signed shim 16 ->
 # mshim (signed with a test MOK) -> Debian's signed kernel (issue 4).
-# OVMF_CODE_4M.secboot.fd (= .ms.fd) with a copy of OVMF_VARS_4M.ms.fd
+# OVMF (lib.sh IT_OVMF_CODE_SB, Secure Boot on) with a copy of Debian's OVMF_VARS.ms.fd
 # into whose MokList `mshim vars add-mok` put a fresh test certificate.
 #  (1) shim -> mshim -> kernel boots to the initramfs report; the PCRs
 #      replay from the log; shim's own events are there (PCR 14 MokList,
@@ -23,8 +23,6 @@
 #      kernel twice, both shim's Verify events (GRUB 2.06 calls it twice;
 #      empty device path), none from mshim; GRUB's PCR 8/9 events.
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shim
 it_init "$T"

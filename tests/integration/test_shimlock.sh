@@ -22,8 +22,6 @@
 #      generations, and GRUB never runs.
 # (mshim's own linux entries under Secure Boot: test_secureboot.sh.)
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shimlock
 it_init "$T"

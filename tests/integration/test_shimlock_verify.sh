@@ -29,8 +29,6 @@
 # Not producible here: a firmware that accepts the unsigned self-test image
 # (OVMF enforces Secure Boot on every LoadImage with a device path).
 set -u
-# Secure Boot: the 4 MB firmware and stores (lib.sh IT_OVMF_4M).
-IT_OVMF_4M=1
 . "$(dirname "$0")/lib.sh"
 T=shimlock_verify
 it_init "$T"

@@ -9,8 +9,9 @@
 # test_secureboot.sh.) No disk but the ESP; each boot stops as soon as
 # the firmware or shim decided.
 set -u
-# The 4 MB firmware and its stores (lib.sh IT_OVMF_4M), as Debian's own VMs use them.
-IT_OVMF_4M=1
+# The SMM firmware, its 4 MB builds and stores (lib.sh IT_OVMF_SMM), as
+# Debian's own VMs use them.
+IT_OVMF_SMM=1
 . "$(dirname "$0")/lib.sh"
 T=vars-secureboot
 SB_CODE=${SB_CODE:-/usr/share/OVMF/OVMF_CODE_4M.secboot.fd}
