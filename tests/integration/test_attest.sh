@@ -43,7 +43,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 T=attest
-IT_OPTIONS="${IT_OPTIONS:-console=ttyS0 quiet panic=-1 no_timer_check mshim.test=0} efi=runtime"
+IT_OPTIONS="$IT_OPTIONS efi=runtime"
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
 KEYLIME=$IT_KEYLIME
 it_init "$T"
