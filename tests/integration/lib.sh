@@ -70,7 +70,7 @@ OVMF_CODE=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE$IT_OVMF_SIZE.fd}
 OVMF_VARS=${OVMF_VARS:-$IT_OVMF_VARS_BLANK}
 # The PCR banks the test TPMs activate. Files whose subject is the
 # measurements in every bank (test_measured_boot, test_predict,
-# test_changes, test_tcg2_faults) set IT_ALL_BANKS=1 before sourcing this
+# test_tcg2_faults) set IT_ALL_BANKS=1 before sourcing this
 # file: all four banks swtpm has. The others (unlocking, TOTP, Secure
 # Boot, shim, hooks) boot with SHA-1 and SHA-256, the two banks TPMs
 # commonly ship active: the firmware and mshim hash each image once per
@@ -1088,7 +1088,7 @@ it_sb_sign() {
 # it_sb_update_files KEYDIR SHA256_HEX: the Secure Boot updates a vendor
 # ships, built here from the UEFI spec (2.10, 32.4.1 and 8.2.2), not by
 # mshim, for `mshim predict --db-append` / `--dbx-append`
-# (test_predict_sb.sh, test_luks_sb.sh):
+# (test_luks_sb.sh):
 #   KEYDIR/db.esl    one EFI_SIGNATURE_LIST (X.509, owner IT_SB_OWNER) of
 #                    KEYDIR/other.pem (it_sb_keys; also written as other.der)
 #   KEYDIR/dbx.auth  an EFI_VARIABLE_AUTHENTICATION_2 payload: EFI_TIME,

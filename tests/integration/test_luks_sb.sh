@@ -3,8 +3,8 @@
 # A sealed LUKS key with Secure Boot on (issue 11, "Proven by booting"):
 # the GPT + LUKS2 disk, the LUKS initramfs and the host-provisioned swtpm
 # state of test_luks.sh (it_luks_provision), booted by OVMF with Secure
-# Boot on (lib.sh IT_OVMF_CODE_SB) and the test's own PK, KEK and db (it_sb_setup, as
-# test_predict_sb.sh), mshimx64.efi and the kernel signed by the db key.
+# Boot on (lib.sh IT_OVMF_CODE_SB) and the test's own PK, KEK and db
+# (it_sb_setup), mshimx64.efi and the kernel signed by the db key.
 #
 #   A      no sealed key on the ESP: the keyscript falls back, the typed
 #          passphrase unlocks; PCR 7 holds SecureBoot = 1 and the db
@@ -14,13 +14,22 @@
 #          (it_sb_update_files: built from the UEFI spec, not by mshim),
 #          each approved with `--predicted`. Nothing is resealed.
 # Legitimate, the same updates applied to copies of A's variable store with
-# `mshim vars append` (offline, as test_predict_sb.sh explains), A's and
+# `mshim vars append` (offline: the path a real update takes, SetVariable
+# with EFI_VARIABLE_APPEND_WRITE checked against KEK by the firmware,
+# cannot be driven from the test, so what is proven is that the firmware
+# measures the appended db or dbx and the unchanged authority event as
+# predicted), A's and
 # the predicted approvals on the ESP: UNLOCKED with no passphrase, and the
 # booted PCRs equal the prediction (it_predict_check: only PCR 7 changed):
 #   db     a second certificate (other.pem) appended to db
 #   dbx    the Authenticode SHA-256 of another image (Debian's RT kernel)
 #          appended to dbx: `--dbx-image` for the store, the digest for
 #          dbx.auth computed by oracle.py, so the two sides are independent
+# On A's log alone, without booting (what no boot can show): a dbx append
+# of the kernel's Authenticode SHA-256 and of the db certificate are
+# refused, a kernel signed by the same db key keeps PCR 7, one signed by a
+# key in no db is refused, and with that key appended to db PCR 7 is
+# unpredictable (another db entry would verify it).
 # Tampered, A's approval only:
 #   sboff  Secure Boot off: the same keys without SecureBootEnable
 #          (it_sb_keys's nosb.fd), same disk, same TPM state: the firmware
@@ -108,6 +117,49 @@ for d in "$b" "$x"; do
 done
 it_swtpm_host_stop "$IT_LUKS_TPM"
 it_luks_sealed_esp "$o" "$cur" || { it_fail "$T: set-up sboff"; exit 1; }
+
+# ---- on A's log alone: what no boot can show ---------------------------------------
+# expect NAME RC KEY PATTERN ARGS...: `mshim predict` on A's log with ARGS
+# exits RC with PATTERN in the JSON's KEY ("refused", or unpredictable's
+# "7"); KEY "": everything predicted.
+expect() {
+        local name=$1 want=$2 key=$3 pat=$4 rc; shift 4
+        "$IT_CLI" predict --log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --json "$@" \
+                > "$IT_DIR/x.json" 2> "$IT_DIR/x.err"; rc=$?
+        if [ "$rc" = "$want" ] && python3 - "$IT_DIR/x.json" "$key" "$pat" <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+if not sys.argv[2]:     # everything predicted
+    sys.exit(1 if j["unpredictable"] or "refused" in j else 0)
+v = j.get("refused") if sys.argv[2] == "refused" else j["unpredictable"].get(sys.argv[2])
+sys.exit(0 if v and re.search(sys.argv[3], v) else 1)
+PY
+        then it_pass "$T: $name"
+        else it_fail "$T: $name (exit $rc)"; cat "$IT_DIR/x.json" "$IT_DIR/x.err" >&2; fi
+}
+# A dbx entry of the booted kernel's Authenticode SHA-256 (`mshim vars
+# append --dbx-image`, read back as a signature list), one of the db
+# certificate (the UEFI spec's EFI_SIGNATURE_LIST, built here), and the
+# kernel signed by a key in no db.
+it_sb_sign "$IT_KERNEL" "$k/vmlinuz-other" "$k" other &&
+        "$IT_CLI" vars append "$k/sb.fd" --dbx-image "$k/vmlinuz-signed" -o "$IT_DIR/revoked.fd" >/dev/null &&
+        "$IT_CLI" vars get "$IT_DIR/revoked.fd" dbx -o "$k/dbx-kernel.esl" >/dev/null &&
+        python3 - "$k" "$IT_SB_OWNER" <<'PY' || { it_fail "$T: set-up (dbx and key of the checks on A's log)"; exit 1; }
+import struct, sys, uuid
+k, owner = sys.argv[1], uuid.UUID(sys.argv[2]).bytes_le
+der = open(k + "/db.der", "rb").read()
+X509 = uuid.UUID("a5c059a1-94e4-4aa7-87b5-ab155c2bf072").bytes_le
+open(k + "/dbx-dbcert.esl", "wb").write(X509 + struct.pack("<III", 44 + len(der), 0, 16 + len(der)) + owner + der)
+PY
+expect "dbx revoking the kernel's Authenticode SHA-256: no boot (refused)" 1 refused \
+        "refuse an image this boot starts" --dbx-append "$k/dbx-kernel.esl"
+expect "dbx revoking the db certificate of the authority event: no boot (refused)" 1 refused \
+        "db certificate that verified" --dbx-append "$k/dbx-dbcert.esl"
+expect "a new kernel signed by the same db key: PCR 7 predicted" 0 "" "" --kernel "$k/vmlinuz-signed"
+expect "a new kernel signed by a key in no db: no boot (refused)" 1 refused \
+        "refuse the new kernel: no db entry verifies" --kernel "$k/vmlinuz-other"
+expect "that kernel with its key appended to db: another db entry verifies it, PCR 7 unpredictable" 1 7 \
+        "another db entry" --kernel "$k/vmlinuz-other" --db-append "$k/db.esl"
 it_console_script "$o/console.script" 'asking for the passphrase' "$PASS"
 
 IT_BOOT_ARGS=(--disk "$IT_DIR/luks.img")

@@ -16,6 +16,16 @@
 #   loader       a new mshimx64.efi (built-in policy tpm-required yes)
 #   kernel       Debian's linux-image-*-rt-amd64 kernel instead of the
 #                generic one (scripts/fetch-kernel.sh, build/kernel-rt)
+#   loaderconf   one byte of loader.conf (its comment line)
+# The one-byte cases (initrd, options, loaderconf) differ from A in that
+# byte alone, so they also show exactly which PCRs cover each input, in
+# every bank, whatever the prediction says (oracle.py diff of A's and B's
+# TPMs):
+#   command line (the entry's options) -> 5 (entry file), 9 (stub's
+#                                         LoadOptions), 12 (mshim's EV_IPL)
+#   initrd                             -> 9 (stub's initrd event)
+#   loader.conf                        -> 5 (mshim's loader.conf event)
+# PCR 10 (IMA; its boot_aggregate hashes PCRs 0-9) is left out.
 # One boot of A, then the Bs IT_JOBS (default 2) at a time.
 set -u
 # Every bank swtpm has: this file checks the measurements bank by bank.
@@ -33,7 +43,7 @@ if it_boot "$a"; then it_pass "$T: boot A"; else it_fail "$T: boot A"; exit 1; f
 
 it_pcrs_file "$a" > "$a/pcrs.txt"
 
-cases="initrd options entry default loader kernel"
+cases="initrd options entry default loader kernel loaderconf"
 for c in $cases; do
         d=$(it_newboot "$c") || { it_fail "$T: set-up $c"; exit 1; }
         e=$d/esp
@@ -56,6 +66,8 @@ for c in $cases; do
                         cp "$d/mshim-new.efi" "$e/EFI/BOOT/BOOTX64.EFI" ;;
         kernel)
                 cp "$IT_KERNEL_RT" "$e/vmlinuz" ;;
+        loaderconf)
+                it_oracle flip "$e/loader/loader.conf" "integration test 0" --pos 17 ;;
         esac || { it_fail "$T: set-up $c"; exit 1; }
         args=(--log "$a/result/eventlog.bin" --pcrs "$a/pcrs.txt" --esp "$e" --json)
         [ "$c" = loader ] && args+=(--loader "$e/EFI/BOOT/BOOTX64.EFI")
@@ -67,6 +79,12 @@ for c in $cases; do
         bs+=("$d")
 done
 
+# The one-byte cases: exactly one byte differs from A's file.
+for f in initrd/esp/initrd.img options/esp/loader/entries/mshim-test.conf loaderconf/esp/loader/loader.conf; do
+        n=$(cmp -l "$a/esp/${f#*/esp/}" "$IT_DIR/$f" | wc -l)
+        [ "$n" = 1 ] || { it_fail "$T: set-up: $f differs from A's in $n bytes"; exit 1; }
+done
+
 IT_JOBS=${IT_JOBS:-2} it_boot_all "${bs[@]}"
 for d in "${bs[@]}"; do
         c=$(basename "$d")
@@ -76,4 +94,13 @@ for d in "${bs[@]}"; do
         it_pass "$T: boot $c"
         it_predict_check "$T: $c" "$a" "$d" "$d/predict.json" || IT_FAILED=1
 done
+# changed NAME PCRS CASE: the PCRs that differ between A's and CASE's TPMs
+# (every bank, PCR 10 aside) are exactly PCRS.
+changed() {
+        [ "$(cat "$IT_DIR/$3/boot.rc" 2>/dev/null)" = 0 ] || return 0
+        it_oracle diff --name "$T: $1" --expect "$2" "$a/result" "$IT_DIR/$3/result" || IT_FAILED=1
+}
+changed "one byte of the command line changes PCRs 5, 9, 12 only" 5,9,12 options
+changed "one byte of the initrd changes PCR 9 only" 9 initrd
+changed "one byte of loader.conf changes PCR 5 only" 5 loaderconf
 exit "$IT_FAILED"
