@@ -694,6 +694,7 @@ it_qemu() {
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd"
                 -drive "if=none,id=esp,format=raw,file=$image"
                 -device virtio-blk-pci,drive=esp,bootindex=1)
+        # shellcheck disable=SC2054 # commas belong to QEMU options
         it_ovmf_smm "$OVMF_CODE" && args+=(-global driver=cfi.pflash01,property=secure,value=on)
         # DIR/extra-disk.img, when there: a second virtio disk, after the
         # boot disk (vdb in Linux), never booted from.
@@ -1008,9 +1009,9 @@ it_ovmf_smm() {
 }
 
 # it_secure_boot_on [VARS]: the following it_qemu calls boot OVMF with
-# Secure Boot enforced: IT_SECURE_BOOT=1, OVMF_CODE =
-# IT_SB_CODE or IT_OVMF_CODE_SB (lib.sh's top: with SMM or without), OVMF_VARS = VARS or IT_SB_VARS (a
-# store with keys enrolled, e.g. by it_sb_keys; required).
+# Secure Boot enforced: IT_SECURE_BOOT=1, OVMF_CODE = IT_SB_CODE or
+# IT_OVMF_CODE_SB (this file's top: with SMM or without), OVMF_VARS = VARS
+# or IT_SB_VARS (a store with keys enrolled, e.g. by it_sb_keys; required).
 it_secure_boot_on() {
         local vars=${1:-${IT_SB_VARS:-}}
         if [ -z "$vars" ] || [ ! -f "$vars" ]; then
