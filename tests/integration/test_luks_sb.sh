@@ -18,9 +18,9 @@
 # with EFI_VARIABLE_APPEND_WRITE checked against KEK by the firmware,
 # cannot be driven from the test, so what is proven is that the firmware
 # measures the appended db or dbx and the unchanged authority event as
-# predicted), A's and
-# the predicted approvals on the ESP: UNLOCKED with no passphrase, and the
-# booted PCRs equal the prediction (it_predict_check: only PCR 7 changed):
+# predicted), A's and the predicted approvals on the ESP: UNLOCKED with
+# no passphrase, and the booted PCRs equal the prediction
+# (it_predict_check: only PCR 7 changed):
 #   db     a second certificate (other.pem) appended to db
 #   dbx    the Authenticode SHA-256 of another image (Debian's RT kernel)
 #          appended to dbx: `--dbx-image` for the store, the digest for

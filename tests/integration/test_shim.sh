@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Secure Boot with Microsoft's keys: firmware -> Debian's signed shim 16 ->
 # mshim (signed with a test MOK) -> Debian's signed kernel (issue 4).
-# OVMF (lib.sh IT_OVMF_CODE_SB, Secure Boot on) with a copy of Debian's OVMF_VARS.ms.fd
-# into whose MokList `mshim vars add-mok` put a fresh test certificate.
+# OVMF (lib.sh IT_OVMF_CODE_SB, Secure Boot on) with a copy of Debian's
+# OVMF_VARS.ms.fd into whose MokList `mshim vars add-mok` put a fresh test
+# certificate.
 #  (1) shim -> mshim -> kernel boots to the initramfs report; the PCRs
 #      replay from the log; shim's own events are there (PCR 14 MokList,
 #      MokListX, MokSBState; PCR 7 the authorities shim used: the MOK for
