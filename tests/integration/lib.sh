@@ -357,8 +357,10 @@ it_mkdisk() {
                 "start=$luks_start, size=$IT_DISK_LUKS_SECTORS, type=CA7D7CCB-63ED-4C53-861C-1742536059CC, uuid=$IT_LUKS_PARTUUID, name=\"root\"" |
                 sfdisk --quiet --no-reread --no-tell-kernel "$d/disk.img" >"$d/sfdisk.log" 2>&1 ||
                 { cat "$d/sfdisk.log" >&2; return 1; }
-        dd if="$d/esp.img" of="$d/disk.img" bs=512 seek="$esp_start" conv=notrunc status=none &&
-        dd if="$luks" of="$d/disk.img" bs=512 seek="$luks_start" conv=notrunc status=none &&
+        # 1 MiB blocks, the offsets in bytes: 512-byte blocks made each
+        # disk 130,000 system calls (a quarter of a second of CPU here).
+        dd if="$d/esp.img" of="$d/disk.img" bs=1M oflag=seek_bytes seek=$((esp_start * 512)) conv=notrunc status=none &&
+        dd if="$luks" of="$d/disk.img" bs=1M oflag=seek_bytes seek=$((luks_start * 512)) conv=notrunc status=none &&
         rm -f "$d/esp.img"
 }
 
