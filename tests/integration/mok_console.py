@@ -132,6 +132,18 @@ def main():
                    help="limit for the whole run (s): every wait is cut to what is left")
     a = p.parse_args()
     lines = (sys.stdin if a.script == "-" else open(a.script)).read().splitlines()
+    # Keep up with the UART. QEMU's serial port writes the socket one byte
+    # per write(), and a Unix stream socket holds only about 280 of those
+    # (each byte its own buffer); when this reader is not scheduled for
+    # that long, QEMU retries a byte a few times and then drops it
+    # (hw/char/serial.c). On a machine whose cores are busy with other
+    # boots, MokManager's screens then lost bytes (make check, twice). A
+    # higher priority, where allowed, keeps the reader scheduled; where
+    # not, nothing changes.
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -5)
+    except OSError:
+        pass
     try:
         con = Console(a.socket, a.log, a.connect_timeout)
     except OSError as e:
