@@ -232,7 +232,7 @@ unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
 
 deps:
-	@KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
 
 # The build runs JOBS compilers at once (default: one per CPU); the tests
 # then pace themselves (tests/run-all.sh, MB_JOBS).
@@ -253,7 +253,7 @@ check-quick: deps
 # dpkg-buildpackage and checked by lintian. Slower than make check, so a
 # target of their own; .ci/run runs both.
 check-system: all
-	@EXTRA_PKGS="debhelper lintian" KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@EXTRA_PKGS="debhelper lintian" KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
 	@MB_ONLY=system tests/run-all.sh
 
 # The real-Debian tests (tests/debian/, issue 23): a Debian 12 system built
@@ -261,7 +261,7 @@ check-system: all
 # OVMF in Secure Boot and swtpm. Slower still: a target of its own, which
 # .ci/run runs after check-system (docs/TESTING.md).
 check-debian: all
-	@EXTRA_PKGS="debhelper debootstrap" KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@EXTRA_PKGS="debhelper debootstrap" KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
 	@MB_ONLY=debian tests/run-all.sh
 
 integration: deps binaries
@@ -435,7 +435,7 @@ fuzz-run: $(FUZZ_BIN)
 # The IMA comparison runs Keylime's own code (python3-lark, python3-gpg,
 # python3-yaml, python3-packaging are its imports: scripts/bench/ima.sh).
 bench: $(B)/mshim $(B)/mshimx64.efi $(B)/bench/mshimx64.efi
-	@EXTRA_PKGS="python3-lark python3-gpg python3-yaml python3-packaging" KDIR=$(B)/kernel KRTDIR=$(B)/kernel-rt \
+	@EXTRA_PKGS="python3-lark python3-gpg python3-yaml python3-packaging" KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt \
 		EFIROOT=$(B)/debian-efi scripts/deps.sh
 	@B=$(B) scripts/bench.sh
 

@@ -9,8 +9,9 @@
 # Cached: does nothing when all of these exist. An older cache without the
 # modules gets them from the same package ($KDIR/PACKAGE), never from a
 # newer kernel. KDIR overrides the destination, KMETA the meta-package
-# (linux-image-rt-amd64 gives the second kernel test_predict.sh boots,
-# into build/kernel-rt).
+# (linux-image-cloud-amd64 gives the kernel most integration boots start,
+# into build/kernel-cloud; linux-image-rt-amd64 the second kernel
+# test_predict.sh boots, into build/kernel-rt).
 set -eu
 cd "$(dirname "$0")/.."
 KDIR=${KDIR:-build/kernel}

@@ -47,7 +47,7 @@ IT_OPTIONS="$IT_OPTIONS efi=runtime"
 IT_KERNEL_RT=${IT_KERNEL_RT:-$IT_B/kernel-rt/vmlinuz}
 KEYLIME=$IT_KEYLIME
 it_init "$T"
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_B/kernel/modules/KMODS" \
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_KDIR/modules/KMODS" \
                 "$IT_B/kernel-rt/modules/KMODS" /usr/sbin/cryptsetup "$KEYLIME/evaluate" ||
    ! command -v sfdisk >/dev/null || ! command -v tpm2_checkquote >/dev/null; then
         it_fail "$T: prerequisites (make; make deps; Keylime's snapshot)"; exit 1
@@ -82,7 +82,7 @@ if [ "$rc" = 0 ]; then it_pass "$T: $N"; else it_fail "$T: $N"; cat "$IT_DIR/err
 AK=$IT_DIR/reg/ak.pub AKPEM=$IT_DIR/reg/ak.pem AK2=$IT_DIR/reg2/ak.pub
 
 # ---- the boots' ESPs ------------------------------------------------------------
-it_initrd_luks "$IT_B/kernel" "$IT_B/it/initrd-luks.img" &&
+it_initrd_luks "$IT_KDIR" "$IT_B/it/initrd-luks.img" &&
         it_initrd_luks "$IT_B/kernel-rt" "$IT_B/it/initrd-luks-rt.img" ||
         { it_fail "$T: set-up (the initramfs images)"; exit 1; }
 # No volume to open: the disk's second partition is zeros.

@@ -15,14 +15,14 @@ set -u
 . "$(dirname "$0")/lib.sh"
 T=bless
 it_init "$T"
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup ||
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_KDIR/modules/KMODS" /usr/sbin/cryptsetup ||
    ! command -v sfdisk >/dev/null || ! command -v mtype >/dev/null; then
         it_fail "$T: prerequisites (cryptsetup-bin, fdisk, mtools; make; make deps)"; exit 1
 fi
 # The LUKS initramfs has mshim, vfat and efivarfs; the disk's volume is
 # only there to make the GPT disk (the guest stops before it).
 d=$(it_newboot powercut) &&
-        it_initrd_luks "$IT_B/kernel" "$IT_B/it/initrd-luks.img" && cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" &&
+        it_initrd_luks "$IT_KDIR" "$IT_B/it/initrd-luks.img" && cp "$IT_B/it/initrd-luks.img" "$d/esp/initrd.img" &&
         it_mkluks "$IT_DIR" unused &&
         mv "$d/esp/loader/entries/mshim-test.conf" "$d/esp/loader/entries/mshim-test+3-0.conf" &&
         cp "$d/esp/loader/entries/mshim-test+3-0.conf" "$IT_DIR/entry.want" &&

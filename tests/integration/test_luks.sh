@@ -82,7 +82,7 @@ PASS=${LUKS_PASSPHRASE:-mshim-luks-test}
 it_init "$T"
 export IT_OS_PCRS=15
 DECOY_PASS=${LUKS_DECOY_PASSPHRASE:-the-attackers-own}
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_B/kernel/modules/KMODS" \
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_KERNEL_RT" "$IT_CLI" "$IT_KDIR/modules/KMODS" \
                 "$IT_B/kernel-rt/modules/KMODS" /usr/sbin/cryptsetup ||
    ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (cryptsetup-bin, fdisk, kmod; make; make deps)"; exit 1

@@ -53,7 +53,7 @@ it_init "$T"
 export IT_OS_PCRS=15
 k=$IT_DIR/keys
 it_sb_setup "$T" "$k" || exit 1
-if ! it_require "$IT_KERNEL_RT" "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup ||
+if ! it_require "$IT_KERNEL_RT" "$IT_KDIR/modules/KMODS" /usr/sbin/cryptsetup ||
    ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (cryptsetup-bin, fdisk, kmod; make; make deps)"; exit 1
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# One measured boot through mshim (OVMF + swtpm on TIS, banks sha1/256/384/512):
+# One measured boot through mshim (OVMF + swtpm on TIS, banks sha1/256/384/512,
+# Debian's generic kernel):
 #  - every active bank's PCRs 0-9 and 11-15 equal the replay of the guest's
 #    event log by `mshim log --json`, by tpm2_eventlog and by the Python oracle;
 #  - PCR 5 and PCR 12 equal predictions computed from the ESP files alone;
@@ -14,6 +15,9 @@ IT_ALL_BANKS=1
 # A discrete TPM's interface (TIS); the other files boot with CRB (lib.sh).
 IT_TPM_DEVICE=tpm-tis
 . "$(dirname "$0")/lib.sh"
+# Debian's generic kernel (linux-image-amd64), which the other files leave
+# for its cloud flavour (lib.sh IT_KDIR): the kernel a laptop boots.
+IT_KDIR=$IT_B/kernel IT_KERNEL=$IT_B/kernel/vmlinuz
 T=measured-boot
 it_init "$T"
 if ! it_require "$IT_EFI" "$IT_KERNEL"; then

@@ -36,7 +36,7 @@ export IT_OS_PCRS=15
 GRUB_SIGNED=${GRUB_SIGNED:-$IT_EFIROOT/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed}
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" "$GRUB_SIGNED" \
                 "$IT_OVMF_CODE_SB" "$IT_OVMF_VARS_MS" \
-                "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup || ! command -v sfdisk >/dev/null; then
+                "$IT_KDIR/modules/KMODS" /usr/sbin/cryptsetup || ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (shim-signed, grub-efi-amd64-signed, ovmf, cryptsetup-bin, fdisk; make deps)"; exit 1
 fi
 # shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
@@ -140,7 +140,7 @@ it_pcrs_file "$a" > "$a/pcrs.txt"
 # command line, machine-id; hook.conf's LOG and PCRS are A's (the machine's
 # own log and TPM otherwise), MOK_LIST the MokList B's firmware has (on the
 # machine: shim's MokListRT of this boot). The hook as `make install` puts it.
-r=$IT_DIR/root V=$(cat "$IT_B/kernel/VERSION" 2>/dev/null || echo 0)
+r=$IT_DIR/root V=$(cat "$IT_KDIR/VERSION" 2>/dev/null || echo 0)
 mkdir -p "$r/etc/kernel" "$r/etc/mshim" "$r/boot" "$IT_DIR/shimdir" &&
         echo 0123456789abcdef0123456789abcdef > "$r/etc/machine-id" &&
         printf 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' > "$r/etc/os-release" &&

@@ -40,7 +40,7 @@ T=predict-shim
 it_init "$T"
 if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_SHIM" "$IT_MM" \
                 "$IT_OVMF_CODE_SB" "$IT_OVMF_VARS_MS" \
-                "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup || ! command -v sfdisk >/dev/null; then
+                "$IT_KDIR/modules/KMODS" /usr/sbin/cryptsetup || ! command -v sfdisk >/dev/null; then
         it_fail "$T: prerequisites (shim-signed, ovmf, cryptsetup-bin, fdisk; make deps)"; exit 1
 fi
 # shellcheck disable=SC2034 # read by it_secure_boot_on (lib.sh)
@@ -55,7 +55,7 @@ it_shim_keys "$k" || { it_fail "$T: set-up (keys)"; exit 1; }
         { it_fail "$T: set-up (mshim vars add-mok)"; exit 1; }
 it_secure_boot_on "$k/vars-a.fd" || { it_fail "$T: set-up (Secure Boot)"; exit 1; }
 
-it_attest_init "$IT_DIR/tpm-host" "$IT_DIR/reg" && it_initrd_luks "$IT_B/kernel" "$IT_B/it/initrd-luks.img" &&
+it_attest_init "$IT_DIR/tpm-host" "$IT_DIR/reg" && it_initrd_luks "$IT_KDIR" "$IT_B/it/initrd-luks.img" &&
         truncate -s $((IT_DISK_LUKS_SECTORS * 512)) "$IT_DIR/none.img" ||
         { it_fail "$T: set-up (mshim attest init, the LUKS initramfs)"; exit 1; }
 a=$(it_shim_esp a "$k") && b=$(it_shim_esp b "$k") &&

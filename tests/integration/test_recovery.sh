@@ -26,7 +26,7 @@ T=recovery
 PASS=${LUKS_PASSPHRASE:-mshim-luks-test}
 it_init "$T"
 export IT_OS_PCRS=15
-if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_B/kernel/modules/KMODS" /usr/sbin/cryptsetup ||
+if ! it_require "$IT_EFI" "$IT_KERNEL" "$IT_CLI" "$IT_KDIR/modules/KMODS" /usr/sbin/cryptsetup ||
    ! command -v tpm2_nvundefine >/dev/null; then
         it_fail "$T: prerequisites (cryptsetup-bin, tpm2-tools; make; make deps)"; exit 1
 fi
