@@ -4,7 +4,8 @@
 # 12's systemd-boot-efi), issue 21 part 4, docs/BENCHMARK.md "Loader time".
 #
 # The same ESP content booted through each loader under QEMU (TCG) + OVMF
-# + swtpm, as the integration tests boot: the test kernel (build/kernel),
+# + swtpm, as the integration tests boot: the test kernel (IT_KDIR: by
+# default build/kernel-cloud; IT_KDIR=build/kernel for the generic one),
 # a 48 MiB initrd, one Type #1 entry with the same command line, loader.conf
 # "timeout 0". Each boot is timed from QEMU's start to the Linux EFI stub's
 # "Loaded initrd from LINUX_EFI_INITRD_MEDIA_GUID device path" on the serial
@@ -85,7 +86,7 @@ swtpm_setup --tpm2 --tpmstate "$D/tpm-state" --pcr-banks "$IT_BANKS" --overwrite
         > /dev/null 2>&1 || die "swtpm_setup failed"
 
 echo "Loader time: firmware start to the initrd handed over (QEMU TCG, OVMF, swtpm with $IT_BANKS banks)"
-echo "  kernel $(cat "$IT_B/kernel/VERSION" 2>/dev/null) ($(( $(stat -c %s "$IT_KERNEL") >> 10 )) KiB), initrd ${BENCH_INITRD_MB:-48} MiB, systemd-boot ${SDVER:-?} ($SDBOOT)"
+echo "  kernel $(cat "$IT_KDIR/VERSION" 2>/dev/null) ($(( $(stat -c %s "$IT_KERNEL") >> 10 )) KiB), initrd ${BENCH_INITRD_MB:-48} MiB, systemd-boot ${SDVER:-?} ($SDBOOT)"
 echo "  $RUNS rounds, loaders in turn, medians; load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 out=$(python3 scripts/bench/loadtime.py --runs "$RUNS" --dir "$D/runs" --tpm-state "$D/tpm-state" \
         --ovmf-code "$OVMF_CODE" --ovmf-vars "$OVMF_VARS" "${imgs[@]}") || { IT_FAILED=1; die "a boot failed"; }
