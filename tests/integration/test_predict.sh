@@ -14,8 +14,8 @@
 #   default      no loader.conf (measured absent) and a second entry that
 #                sorts first (BLS order), so the default entry changes
 #   loader       a new mshimx64.efi (built-in policy tpm-required yes)
-#   kernel       Debian's linux-image-*-rt-amd64 kernel instead of the
-#                generic one (scripts/fetch-kernel.sh, build/kernel-rt)
+#   kernel       Debian's linux-image-*-rt-amd64 kernel instead of its
+#                cloud kernel (scripts/fetch-kernel.sh, build/kernel-rt)
 #   loaderconf   one byte of loader.conf (its comment line)
 # The one-byte cases (initrd, options, loaderconf) differ from A in that
 # byte alone, so they also show exactly which PCRs cover each input, in
