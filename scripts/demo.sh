@@ -18,7 +18,7 @@ IT_PROGRESS=(
 )
 it_init demo
 it_require "$IT_EFI" "$IT_CLI" "$IT_KERNEL" || exit 1
-echo "mshim demo: $(cat "$IT_B/kernel/VERSION"), OVMF, swtpm (banks $IT_BANKS), QEMU without KVM"
+echo "mshim demo: Debian kernel $(cat "$IT_KDIR/VERSION"), OVMF, swtpm (banks $IT_BANKS), QEMU without KVM"
 it_log "building the initramfs and the ESP image"
 d=$(it_newboot demo) || exit 1
 it_log "starting swtpm and QEMU (this takes 15-60 s under TCG)"
