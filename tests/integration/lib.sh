@@ -620,19 +620,15 @@ it_vars_booted() {
                 (
                         flock 9
                         [ -s "$f" ] && exit 0
-                        # The same boot whichever file asks first: none of
-                        # the caller's QEMU options, command line or console.
-                        IT_QEMU_EXTRA=() IT_PROGRESS=() IT_STAMP=0
-                        it_initrd && d=$(mktemp -d "$IT_B/it/vars-booted.XXXXXX") && mkdir -p "$d/esp/EFI/BOOT" "$d/esp/loader/entries" &&
-                                cp "$IT_EFI" "$d/esp/EFI/BOOT/BOOTX64.EFI" && cp "$IT_KERNEL" "$d/esp/vmlinuz" &&
-                                cp "$IT_INITRD" "$d/esp/initrd.img" &&
-                                printf 'timeout 0\ndefault vars\n' > "$d/esp/loader/loader.conf" &&
-                                printf 'title vars\nlinux /vmlinuz\ninitrd /initrd.img\noptions %s\n' "console=ttyS0 quiet panic=-1" \
-                                        > "$d/esp/loader/entries/vars.conf" &&
-                                it_mkesp "$d" && IT_VARS_MAKING=1 it_qemu "$d" >/dev/null 2>&1 &&
+                        # The same boot whichever file asks first: lib.sh's
+                        # default ESP (it_newboot), none of the caller's QEMU
+                        # options, command line or console.
+                        IT_QEMU_EXTRA=() IT_PROGRESS=() IT_STAMP=0 IT_OPTIONS="console=ttyS0 quiet panic=-1"
+                        IT_DIR=$(mktemp -d "$IT_B/it/vars-booted.XXXXXX") && d=$(it_newboot boot) && it_mkesp "$d" &&
+                                IT_VARS_MAKING=1 it_qemu "$d" >/dev/null 2>&1 &&
                                 grep -a -q MSHIM-RESULT-END "$d/serial.log" && cp "$d/vars.fd" "$f.tmp" && mv "$f.tmp" "$f"
                         local rc=$?
-                        [ "$rc" = 0 ] && rm -rf "$d"
+                        [ "$rc" = 0 ] && rm -rf "$IT_DIR"
                         exit "$rc"
                 ) 9> "$IT_B/it/vars-booted.lock" ||
                         { echo "it_vars_booted: the boot that makes $f failed (kept in $IT_B/it/vars-booted.*)" >&2; return 1; }

@@ -35,14 +35,19 @@ sb_boot() {
                 -drive "if=pflash,format=raw,unit=1,file=$d/vars.fd" \
                 -drive "if=none,id=esp,format=raw,file=$d/esp.img" \
                 -device virtio-blk-pci,drive=esp,bootindex=1 </dev/null >"$d/qemu.log" 2>&1 &
-        local qpid=$!
+        local qpid=$! con tick
         IT_PIDS="$IT_PIDS $qpid"
+        # The console watched as it_qemu watches it (lib.sh it_console_new).
+        exec {con}<"$d/serial.log" {tick}<> <(:)
+        IT_CON_PART=
         while kill -0 "$qpid" 2>/dev/null && [ $((SECONDS - t0)) -lt "$SB_TIMEOUT" ]; do
-                if grep -a -q -E "$stop" "$d/serial.log"; then
+                it_console_new "$con"
+                if it_console_has "$stop"; then
                         sleep 1; rc=0; break
                 fi
-                sleep "$IT_POLL"
+                read -r -t "$IT_POLL" -u "$tick"
         done
+        exec {con}<&- {tick}<&-
         kill "$qpid" 2>/dev/null
         wait "$qpid" 2>/dev/null
         it_log "  $(basename "$d"): $((SECONDS - t0)) s"
