@@ -8,6 +8,11 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/cli/lib.sh
 B=${B:-build}
+# The layout variables come from the command lines below alone: make reads
+# them from the environment too (PREFIX ?= /usr/local), and a caller may
+# have set one (perf record exports PREFIX=/usr to what it runs).
+unset PREFIX BINDIR LIBDIR MANDIR KEYLIMEDIR BASHCOMPDIR INITRAMFSHOOKDIR SYSCONFDIR KERNELINSTALLDIR \
+        SYSTEMDUNITDIR ENABLE_PRUNE ENABLE_BLESS DESTDIR
 VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
 t=$(mktemp -d)
 cli_init install "$t"

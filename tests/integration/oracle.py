@@ -246,6 +246,9 @@ def authenticode(data, bank="sha256"):
     hdr_size = struct.unpack_from("<I", data, opt + 60)[0]
     cert_off, cert_size = struct.unpack_from("<II", data, sec_dir)
     h = hashlib.new(bank)
+    # Slices of a memoryview: the sections are hashed where they lie, not
+    # copied first (a copy of a kernel is thousands of page faults).
+    data = memoryview(data)
     h.update(data[:csum])
     h.update(data[csum + 4:sec_dir])
     h.update(data[sec_dir + 8:hdr_size])
