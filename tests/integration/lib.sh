@@ -48,11 +48,12 @@ IT_TIMEOUT=${IT_TIMEOUT:-300}
 # Seconds between two looks at a running boot's console (it_qemu): a boot
 # is seen to end within this of its last line.
 IT_POLL=${IT_POLL:-0.2}
-# The guest's CPU: QEMU's default model with RDRAND, as every laptop since
-# 2012 has. Without it the guest kernel has no entropy source: the first
-# getrandom() of a boot (cryptsetup's, mshim's) waited about a second while
-# the kernel gathered jitter entropy, emulated under TCG; with it the
-# kernel's random pool is ready before /init.
+# The guest's CPU: QEMU's default model with RDRAND, as x86 machines of the
+# last decade have (Intel's since 2012, AMD's since 2015). Without it the
+# guest kernel has no entropy source: the first getrandom() of a boot
+# (cryptsetup's, mshim's) waited about a second while the kernel gathered
+# jitter entropy, emulated under TCG; with it the kernel's random pool is
+# ready before /init.
 IT_CPU=${IT_CPU:-qemu64,+rdrand}
 # The firmware: Debian's OVMF. By default its 2 MB build (OVMF_CODE.fd, a
 # 128 KiB variable store), which under TCG reaches the boot manager in
