@@ -737,8 +737,10 @@ it_console_has() {
         # fails on a console's stray bytes (firmware and shim output).
         local l rc=1 LC_ALL=C
         [ "${2:-}" = i ] && shopt -s nocasematch
-        # The whole text first: one regcomp, and lines only when it matches.
-        if [[ $IT_CON_NEW =~ $1 ]]; then
+        # The whole text first (one regcomp; the lines only when it
+        # matches), unless ERE has an anchor: on the whole text ^ and $
+        # match only at its ends, not at each line's.
+        if [[ $1 == *[\^\$]* ]] || [[ $IT_CON_NEW =~ $1 ]]; then
                 while IFS= read -r l; do
                         if [[ $l =~ $1 ]]; then rc=0; break; fi
                 done <<< "$IT_CON_NEW"
