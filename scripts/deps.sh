@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="gnu-efi ovmf swtpm swtpm-tools qemu-system-x86 tpm2-tools libtss2-dev
-libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio gcc make
+libssl-dev sbsigntool efitools mtools dosfstools busybox-static cpio zstd gcc make
 clang cppcheck python3 python3-jsonschema pesign grub-efi-amd64-bin systemd-boot-efi groff-base man-db
 strace libtss2-tcti-pcap0 openssl libqrencode-dev oathtool cryptsetup-bin fdisk kmod
 python3-cryptography python3-yaml python3-packaging ${EXTRA_PKGS:-}"

@@ -18,6 +18,10 @@
 # executable DIR/init.pre it leaves there runs first thing in /init, on the
 # console, before the report.
 #
+# COMPRESS=zstd compresses the archive (zstd's default level, one thread:
+# the same bytes each time), as Debian's initramfs-tools does by default;
+# unset, it is a plain cpio archive.
+#
 # Reproducible: no root needed (device nodes come from devtmpfs at boot),
 # every mtime is 0, files are listed in sorted order, owners are 0:0, so
 # the same busybox gives the same bytes (tests predict its hash).
@@ -96,4 +100,12 @@ find "$stage" -exec touch -h -d @0 {} +
         find . -mindepth 1 | LC_ALL=C sort |
                 cpio --quiet -o -H newc -R 0:0 --reproducible > "$out.tmp"
 )
+case "${COMPRESS:-}" in
+'') ;;
+zstd)
+        zstd -q -f -3 -T1 -o "$out.zst" "$out.tmp" || { rm -f "$out.tmp" "$out.zst"; exit 1; }
+        mv "$out.zst" "$out.tmp"
+        ;;
+*) echo "mkinitramfs: COMPRESS=$COMPRESS: only zstd is known" >&2; exit 1 ;;
+esac
 mv "$out.tmp" "$out"

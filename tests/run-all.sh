@@ -19,6 +19,9 @@ jobs=${MB_JOBS:-2}
 # MB_ONLY=unit: the unit programs alone; MB_ONLY=quick (make check-quick):
 # those and the CLI files, no boot.
 only=${MB_ONLY:-}
+# make check-quick: the CLI files without LeakSanitizer (tests/cli/lib.sh
+# MB_LEAKS; MB_LEAKS=1 keeps it); make check runs everything with it.
+[ "$only" = quick ] && export MB_LEAKS=${MB_LEAKS:-0}
 start=$SECONDS
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 log=$work/all.log

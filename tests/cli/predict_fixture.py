@@ -33,11 +33,13 @@ tree, its replayed PCRs, and the PCR values a change must give.
   predict_fixture.py expect-entry --entry-name NAME --entry FILE
                      --kernel FILE --initrd FILE --options S
                      [--loader-conf FILE] [--select 4,5,...] [--extends OUT]
-                     [--loader FILE]
+                     [--loader FILE] [--approval-lines]
       the "pcrs" of make's boot with every file mshim reads replaced: entry
       NAME (FILE's bytes) booting KERNEL with INITRD and S, loader.conf
       FILE's or absent (tests/cli/test_hooks.sh); --extends: that boot's
-      tpm2_pcrextend arguments to OUT, as make's extends.txt
+      tpm2_pcrextend arguments to OUT, as make's extends.txt;
+      --approval-lines: the sha256 PCRs 4,5,7,9,12 as "sha256:N=hex" lines
+      (an approval's order) rather than JSON
 """
 import json
 import os
@@ -272,6 +274,10 @@ def cmd_expect_entry(a):
         write_extends(a.extends, evs)
     pcrs = {b: {str(n): v.hex() for n, v in vals.items() if not a.select or n in a.select}
             for b, vals in replay(evs).items()}
+    if a.approval_lines:
+        # An approval's values in its order, as the tests read one back.
+        print("\n".join("sha256:%d=%s" % (n, pcrs["sha256"][str(n)]) for n in (4, 5, 7, 9, 12)))
+        return 0
     print(json.dumps(pcrs, sort_keys=True))
     return 0
 
@@ -301,6 +307,8 @@ def main():
     s.add_argument("--initrd", required=True); s.add_argument("--options", required=True)
     s.add_argument("--loader-conf"); s.add_argument("--select", type=lambda v: [int(x) for x in v.split(",")])
     s.add_argument("--extends"); s.add_argument("--loader", help="the next boot's mshimx64.efi (PCR 4)")
+    s.add_argument("--approval-lines", action="store_true",
+                   help="the sha256 PCRs 4,5,7,9,12 as 'sha256:N=hex' lines, not JSON")
     s.set_defaults(f=cmd_expect_entry)
     a = p.parse_args()
     return a.f(a)

@@ -5,7 +5,8 @@
 # by `make check`). One "PASS: fuzz-replay <target>" line per target.
 set -u
 cd "$(dirname "$0")/../.."  || exit 1
-. tests/cli/lib.sh
+# Leak checks even in make check-quick (MB_LEAKS=0): a few runs, cheap.
+MB_LEAKS=1 . tests/cli/lib.sh
 cli_init fuzz-replay
 B=${B:-build}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

@@ -146,10 +146,11 @@ new_approvals() {
 sha256_lines() { python3 -c 'import json, sys
 v = json.loads(sys.argv[1])["sha256"]
 print("\n".join("sha256:%d=%s" % (p, v[str(p)]) for p in (4, 5, 7, 9, 12)))' "$1"; }
-# expect_boot V K I [OPTIONS [EXTENDS]]: the PCRs of V's entry booting K and I.
+# expect_boot V K I [OPTIONS [EXTENDS [FLAG]]]: the PCRs of V's entry booting
+# K and I; FLAG --approval-lines: as sha256 lines in an approval's order.
 expect_boot() {
         python3 "$FIX" expect-entry --entry-name "$TOKEN-$1.conf" --entry <(entry_text "$1" "$2" "$3" "${4:-$OPTS}") \
-                --kernel "$2" --initrd "$3" --options "${4:-$OPTS}" ${5:+--extends "$5"}
+                --kernel "$2" --initrd "$3" --options "${4:-$OPTS}" ${5:+--extends "$5"} ${6:+"$6"}
 }
 # check_approved NAME V K I [ENTRY_ID [existing]]: the approval the hook's
 # last line names is of V's entry booting K and I (hashlib's PCRs), with
@@ -170,7 +171,7 @@ check_approved() {
         fi
         [ -f "$a" ] || return
         check "$name: approved the PCRs of $v's boot (hashlib)" \
-                cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") <(sha256_lines "$(expect_boot "$v" "$k" "$i")")
+                cmp -s <(cli_approval_values "$a") <(expect_boot "$v" "$k" "$i" "" "" --approval-lines)
         check "$name: approval's entry id ${id:-(none)}" test "$(sed -n 's/^entry-id //p' "$a")" = "$id"
         LAST_APPROVAL=$a
 }
@@ -185,11 +186,11 @@ approvals_state() { (cd "$ESP/loader/mshim" 2>/dev/null && find . -name '*.appro
 # entry file ENTRY (named V2's) with those bytes as its kernel and initrd.
 never_approved() {
         local a want
-        want=$(sha256_lines "$(python3 "$FIX" expect-entry --entry-name "$TOKEN-$V2.conf" --entry "$1" \
-                --kernel "$2" --initrd "$3" --options "$4")") || return 1
+        want=$(python3 "$FIX" expect-entry --entry-name "$TOKEN-$V2.conf" --entry "$1" \
+                --kernel "$2" --initrd "$3" --options "$4" --approval-lines) || return 1
         [ -n "$want" ] || return 1
         for a in "$APPROVALS"/*.approval; do
-                [ "$(python3 tests/cli/seal_fixture.py approval-values "$a")" != "$want" ] || return 1
+                [ "$(cli_approval_values "$a")" != "$want" ] || return 1
         done
 }
 # esp_state: every file on the ESP with its hash, approvals aside.
@@ -204,11 +205,17 @@ check "$V1: nothing written yet" test -z "$(ls -A "$ESP")"
 run "$V1: postinst.d after the initrd: entry and approval" 0 "entry written" zz-mshim.postinst "$V1" "$BOOT/vmlinuz-$V1"
 check_installed "$V1" "$K1" "$T/initrd1"
 check_approved "$V1" "$V1" "$K1" "$T/initrd1"
+# The shell's reading of approvals (tests/cli/lib.sh), which every check
+# below relies on, is seal_fixture.py's (Python's bytes.fromhex).
+cli_approval_values "$LAST_APPROVAL" >"$T/values.sh"
+python3 tests/cli/seal_fixture.py approval-values "$LAST_APPROVAL" >"$T/values.py"
+check "$V1: the approval's values read as seal_fixture.py reads them (five lines)" \
+        bash -c '[ "$(wc -l < "$1")" = 5 ] && cmp -s "$1" "$2"' - "$T/values.sh" "$T/values.py"
 check "$V1: label 'kernel $V1'" grep -qx "label kernel $V1" "$LAST_APPROVAL"
 check "$V1: a new entry has a boot counter, 3 tries (BLS boot counting; TRIES's default)" \
         test "$(entry_of "$V1")" = "$ESP/loader/entries/$TOKEN-$V1+3-0.conf"
 check "$V1: the current boot approved too (no approval matched it)" test "$(current_approvals | wc -l)" = 1
-check "$V1: ... with the TPM's PCRs (the baseline's replay)" cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$(current_approvals)") \
+check "$V1: ... with the TPM's PCRs (the baseline's replay)" cmp -s <(cli_approval_values "$(current_approvals)") \
         <(grep -E '^sha256:(4|5|7|9|12)=' "$F/pcrs.txt")
 check "$V1: no temporary file left" test -z "$(find "$ESP" -name '*mshim-tmp*')"
 n=$(n_approvals)
@@ -643,11 +650,17 @@ run "bless with REVOKE_AFTER_BLESS=yes: blessed, the other boots revoked" 0 "" k
 check "bless --revoke: the entry blessed" test "$(entry_of "$V3")" = "$ESP/loader/entries/$TOKEN-$V3.conf"
 check "bless --revoke: the epoch moved ($e0 -> $(epoch)), said" \
         bash -c "[ $(epoch) = $((e0 + 1)) ] && grep -q 'epoch counter: $((e0 + 1))' '$T/out'"
-sha256_lines "$(expect_boot "$V3" "$K2" "$T/initrd3" "$OPTS")" >"$T/v3.want"
-check "bless --revoke: the approvals of the new epoch are all of $V3's boot (hashlib)" bash -c '
-        n=0; for a in $(grep -lx "epoch '"$(epoch)"'" "'"$APPROVALS"'"/*.approval); do n=$((n + 1))
-                cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "'"$T"'/v3.want" || exit 1
-        done; [ $n -ge 1 ]'
+expect_boot "$V3" "$K2" "$T/initrd3" "$OPTS" "" --approval-lines >"$T/v3.want"
+# all_of_epoch E WANT: at least one approval of epoch E, each with WANT's values.
+all_of_epoch() {
+        local n=0 a
+        for a in $(grep -lx "epoch $1" "$APPROVALS"/*.approval); do
+                n=$((n + 1))
+                cmp -s <(cli_approval_values "$a") "$2" || return 1
+        done
+        [ $n -ge 1 ]
+}
+check "bless --revoke: the approvals of the new epoch are all of $V3's boot (hashlib)" all_of_epoch "$(epoch)" "$T/v3.want"
 unseal_as "after bless --revoke: the new kernel's boot ($V3) unseals" 0 "^the disk key$"
 boot_state "$V2" "$K2" "$T/initrd2b" "$FIRST_OPTS"
 unseal_as "after bless --revoke: the old kernel's boot ($V2) does not unseal (exit 1)" 1 "unseal refused"
@@ -714,7 +727,7 @@ in_no_approval() {    # FILE of sha256 lines: no approval on the ESP holds them
         local a
         for a in "$APPROVALS"/*.approval; do
                 [ -f "$a" ] || continue
-                cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$1" && return 1
+                cmp -s <(cli_approval_values "$a") "$1" && return 1
         done
         return 0
 }
@@ -726,7 +739,7 @@ check "first boot: its entry written" cmp -s <(entry_text "$V6" "$K1" "$T/initrd
 first_expect "$FB/a/log.bin" "$T/initrd6" >"$T/first.want"
 check "first boot: one approval written" test "$(ls "$APPROVALS" 2>/dev/null | wc -l)" = 1
 check "first boot: the approval holds the PCRs of shim -> mshim (verified by the MOK) -> $V6 (hashlib, oracle.py)" \
-        cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$T/first.want"
+        cmp -s <(cli_approval_values "$a") "$T/first.want"
 check "first boot: the approval names $V6's entry" test "$(sed -n 's/^entry-id //p' "$a")" = "$TOKEN-$V6"
 grub_pcrs a >"$T/grub.pcrs"
 check "first boot: this boot (shim + GRUB: its command line in PCR 8, not approved) is in no approval, said so" \
@@ -768,7 +781,7 @@ run "first boot, the MOK waiting in MokNew: the boot after MokManager enrols it 
 a=$(grep -o "$APPROVALS/[^ ]*\.approval" "$T/err" | tail -n 1)
 first_expect "$FB/b/log.bin" "$T/initrd6b" >"$T/first-b.want"
 check "... its PCRs are shim -> mshim (verified by the MOK MokNew brings) -> $V6 with its new initrd (hashlib)" \
-        cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$T/first-b.want"
+        cmp -s <(cli_approval_values "$a") "$T/first-b.want"
 rm -f "$MOKNEW"
 
 # No install recorded: the first boot is not predicted (nothing of mshim's to
@@ -800,6 +813,6 @@ sha256_lines "{\"sha256\": $(python3 tests/cli/first_boot_fixture.py expect "$FB
         --initrd "$T/initrd6b" --options "$OPTS" --loader-conf "$ESP/loader/loader.conf" --select 4,5,7,9,12 |
         python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["sha256"]))')}" >"$T/first-g.want"
 check "... its PCRs are firmware -> mshim (the recorded image) -> $V6, no authority (hashlib, oracle.py)" \
-        cmp -s <(python3 tests/cli/seal_fixture.py approval-values "$a") "$T/first-g.want"
+        cmp -s <(cli_approval_values "$a") "$T/first-g.want"
 rm -f "$STATE/install.record"
 check "no temporary directory left" test -z "$(ls -A "$TMPDIR")"

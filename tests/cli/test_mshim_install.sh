@@ -183,7 +183,7 @@ pcr4() {
                 --loader-conf "$ESP/loader/loader.conf" --loader "$1" --select 4 |
                 python3 -c 'import json, sys; print(json.load(sys.stdin)["sha256"]["4"])'
 }
-ap_pcr4() { python3 tests/cli/seal_fixture.py approval-values "$1" | sed -n 's/^sha256:4=//p'; }
+ap_pcr4() { cli_approval_values "$1" | sed -n 's/^sha256:4=//p'; }
 cp "$SHIMDIR/fbx64.efi" "$ESP/EFI/mshim/mshimx64.efi"     # the attacker's image, again
 # (The hook's settings as install gives them, kept for a hook run below.)
 printf '#!/bin/sh\ncp "$MSHIM_HOOK_CONF" %s\nexec %s "$@"\n' "$t/hook.conf.saved" "$t/kernel-hook" >"$t/hook-wrap" &&
@@ -450,7 +450,7 @@ first_want() {
 print("\n".join("sha256:%d=%s" % (p, v[str(p)]) for p in (4, 5, 7, 9, 12)))'
 }
 v2_approval() { grep -lx "entry-id $TOKEN-$V2" "$AP"/*.approval 2>/dev/null | head -n 1; }
-approval_values() { python3 tests/cli/seal_fixture.py approval-values "$1"; }
+approval_values() { cli_approval_values "$1"; }
 inst4() { "$MSHIM" install --root "$R" --shim --shim-dir "$SHIMDIR" --key "$t/k.pem" --cert "$t/c.pem" --loader "$LOADER" \
         --efibootmgr "$EFB" "$@"; }
 hook_conf4() { printf '%s\n' "LOG=$t/$1/log.bin" "PCRS=$t/$1/pcrs.txt" "EFIVARS=$FAKE_EFIVARS" "${@:2}" >"$R/etc/mshim/hook.conf"; }

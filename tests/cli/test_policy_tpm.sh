@@ -7,7 +7,8 @@
 # tpm2-tools is a second, independent client for the PolicyPCR case.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-. tests/cli/lib.sh
+# Leak checks even in make check-quick (MB_LEAKS=0): a few runs, cheap.
+MB_LEAKS=1 . tests/cli/lib.sh
 B=${B:-build}
 BIN=$B/test/policy_trial
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

@@ -52,7 +52,9 @@
 # between A's and this boot's TPM (and those the change is known to
 # touch), and the typed passphrase still unlocks:
 #   options       init=/bin/sh added to the entry's options (PCRs 5, 9, 12)
-#   initrd        one byte of the initrd (PCR 9)
+#   initrd        a cpio archive appended to the initrd, adding a file
+#                 (PCR 9): the evil maid's way into a compressed
+#                 initramfs, which the kernel unpacks after the first
 #   extend        the initramfs extends PCR 12 before the keyscript runs
 #                 (PCR 12; its value checked against A's and the digest)
 #   revoked       `mshim policy revoke` after the approval: refused as
@@ -230,8 +232,10 @@ it_console_script "$dc/console.script" 'asking for the passphrase' "$DECOY_PASS"
 o=$(it_luks_boot options) && it_luks_sealed_esp "$o" "$cur" &&
         sed -i 's|^options .*|& init=/bin/sh|' "$o/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up options"; exit 1; }
-i=$(it_luks_boot initrd) && it_luks_sealed_esp "$i" "$cur" &&
-        it_oracle flip "$i/esp/initrd.img" "mshim test initramfs" --pos 0 || { it_fail "$T: set-up initrd"; exit 1; }
+i=$(it_luks_boot initrd) && it_luks_sealed_esp "$i" "$cur" && mkdir -p "$i/evil/etc" &&
+        echo "an evil maid's file" > "$i/evil/etc/mshim-evil" &&
+        (cd "$i/evil" && echo etc/mshim-evil | cpio --quiet -o -H newc -R 0:0) >> "$i/esp/initrd.img" ||
+        { it_fail "$T: set-up initrd"; exit 1; }
 x=$(it_luks_boot extend) && it_luks_sealed_esp "$x" "$cur" && mkdir -p "$x/esp/mshim-test" &&
         : > "$x/esp/mshim-test/extend-pcr12" || { it_fail "$T: set-up extend"; exit 1; }
 # revoked: the counter moved past the approval's epoch, in this boot's TPM.
