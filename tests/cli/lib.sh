@@ -32,8 +32,9 @@
 # MB_LEAKS=0 (make check-quick sets it): the sanitized programs run without
 # LeakSanitizer; AddressSanitizer and UBSan stay. Its check at each exit
 # scans the runtime's own 5 MB of zeroed globals, about 22 ms a run here
-# (check-quick: 398 s of CPU with it, 338 s without); make check keeps it. A setting of the caller's own in ASAN_OPTIONS comes after, so
-# it wins.
+# (check-quick: 398 s of CPU with it, 338 s without); make check keeps
+# it. A setting of the caller's own in ASAN_OPTIONS comes after, so it
+# wins.
 MSHIM=${MSHIM:-build/test/mshim}
 if [ "${MB_LEAKS:-1}" = 0 ]; then
         export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
