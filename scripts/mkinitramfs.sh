@@ -29,6 +29,10 @@ set -eu
 out=${1:?usage: mkinitramfs.sh OUT.cpio}
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 case "$out" in /*) ;; *) out=$PWD/$out ;; esac
+case "${COMPRESS:-}" in
+'' | zstd) ;;
+*) echo "mkinitramfs: COMPRESS=$COMPRESS: only zstd is known" >&2; exit 1 ;;
+esac
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/mshim-initramfs.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
@@ -103,9 +107,11 @@ find "$stage" -exec touch -h -d @0 {} +
 case "${COMPRESS:-}" in
 '') ;;
 zstd)
-        zstd -q -f -3 -T1 -o "$out.zst" "$out.tmp" || { rm -f "$out.tmp" "$out.zst"; exit 1; }
+        if ! zstd -q -f -3 -T1 -o "$out.zst" "$out.tmp"; then
+                echo "mkinitramfs: zstd failed (the zstd package: make deps)" >&2
+                rm -f "$out.tmp" "$out.zst"; exit 1
+        fi
         mv "$out.zst" "$out.tmp"
         ;;
-*) echo "mkinitramfs: COMPRESS=$COMPRESS: only zstd is known" >&2; exit 1 ;;
 esac
 mv "$out.tmp" "$out"
