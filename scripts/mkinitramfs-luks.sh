@@ -22,6 +22,8 @@
 #   MSHIM-LUKS PARTUUID <text> ATTRS <hex>  LoaderDevicePartUUID from efivarfs
 #                                           (text without its NUL; attributes
 #                                           as 4 hex bytes), or PARTUUID NONE
+#   MSHIM-LUKS EXTRA-FILE <name> <line>     each /etc/mshim-extra-* an appended
+#                                           archive added, its first line
 #   MSHIM-LUKS EXTENDED PCR12 <rc hex>      the test's "the OS extends a PCR
 #                                           before unseal" (below)
 #   MSHIM-LUKS SOURCE <device>              the volume crypttab's UUID names
@@ -166,6 +168,11 @@ if [ -r "$v" ]; then
 else
         echo "MSHIM-LUKS PARTUUID NONE"
 fi
+# A cpio archive appended to this one (test_luks.sh) adds /etc/mshim-extra-*:
+# each file's text shows that the kernel unpacked it.
+for f in /etc/mshim-extra-*; do
+        [ -f "$f" ] && echo "MSHIM-LUKS EXTRA-FILE ${f#/etc/} $(head -n 1 "$f")"
+done
 # The attestation test (tests/integration/test_attest.sh): when the ESP
 # holds mshim-test/attest-nonce (the verifier's nonce, hex), the guest runs
 # `mshim attest quote` with it, prints MSHIM-ATTEST RC <status>, then its

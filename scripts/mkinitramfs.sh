@@ -19,8 +19,9 @@
 # console, before the report.
 #
 # COMPRESS=zstd compresses the archive (zstd's default level, one thread:
-# the same bytes each time), as Debian's initramfs-tools does by default;
-# unset, it is a plain cpio archive.
+# the same bytes each time), as Debian's initramfs-tools does by default,
+# padded with zeros to a multiple of 4 bytes so that another archive can
+# follow it; unset, it is a plain cpio archive.
 #
 # Reproducible: no root needed (device nodes come from devtmpfs at boot),
 # every mtime is 0, files are listed in sorted order, owners are 0:0, so
@@ -111,7 +112,10 @@ zstd)
                 echo "mkinitramfs: zstd failed (the zstd package: make deps)" >&2
                 rm -f "$out.tmp" "$out.zst"; exit 1
         fi
-        mv "$out.zst" "$out.tmp"
+        # Zero bytes up to a multiple of 4: the kernel finds an archive
+        # appended after this one only at a 4-byte boundary (it skips the
+        # zeros; init/initramfs.c), as the tests append one.
+        truncate -s %4 "$out.zst" && mv "$out.zst" "$out.tmp"
         ;;
 esac
 mv "$out.tmp" "$out"

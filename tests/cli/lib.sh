@@ -131,8 +131,8 @@ cli_swtpm_stop() {
 }
 
 # cli_approval_values FILE: an approval's "values" (hex, 32 bytes a PCR) as
-# "sha256:N=hex" lines in the order of its "pcrs" line; the last of each
-# line wins. The shell's own reading: test_hooks.sh reads dozens, and a
+# "sha256:N=hex" lines in the order of its "pcrs" line (a key given twice:
+# its last line). The shell's own reading: test_hooks.sh reads dozens, and a
 # Python start-up for each was about a tenth of its time.
 cli_approval_values() {
         local k v pcrs= vals= p i=0

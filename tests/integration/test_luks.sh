@@ -54,7 +54,8 @@
 #   options       init=/bin/sh added to the entry's options (PCRs 5, 9, 12)
 #   initrd        a cpio archive appended to the initrd, adding a file
 #                 (PCR 9): the evil maid's way into a compressed
-#                 initramfs, which the kernel unpacks after the first
+#                 initramfs; the kernel unpacks it after the first, and
+#                 the guest shows the file
 #   extend        the initramfs extends PCR 12 before the keyscript runs
 #                 (PCR 12; its value checked against A's and the digest)
 #   revoked       `mshim policy revoke` after the approval: refused as
@@ -159,8 +160,8 @@ rt_esp() {
 # upgrade: the RT kernel and its initramfs, one more cpio archive in it, new
 # options, a new entry and loader.conf, a new loader; one prediction.
 up=$(it_luks_boot upgrade) && rt_esp "$up" && mkdir -p "$up/extra/etc" &&
-        echo "mshim test: one more file" > "$up/extra/etc/mshim-extra" &&
-        (cd "$up/extra" && echo etc/mshim-extra | cpio --quiet -o -H newc -R 0:0) >> "$up/esp/initrd.img" &&
+        echo "mshim test: one more file" > "$up/extra/etc/mshim-extra-upgrade" &&
+        (cd "$up/extra" && echo etc/mshim-extra-upgrade | cpio --quiet -o -H newc -R 0:0) >> "$up/esp/initrd.img" &&
         e=$up/esp/loader/entries &&
         sed -e 's|^title .*|title mshim integration test, new entry|' -e 's|mshim\.test=0|mshim.test=1|' \
                 "$e/mshim-test.conf" > "$e/mshim-new.conf" && rm "$e/mshim-test.conf" &&
@@ -233,8 +234,8 @@ o=$(it_luks_boot options) && it_luks_sealed_esp "$o" "$cur" &&
         sed -i 's|^options .*|& init=/bin/sh|' "$o/esp/loader/entries/mshim-test.conf" ||
         { it_fail "$T: set-up options"; exit 1; }
 i=$(it_luks_boot initrd) && it_luks_sealed_esp "$i" "$cur" && mkdir -p "$i/evil/etc" &&
-        echo "an evil maid's file" > "$i/evil/etc/mshim-evil" &&
-        (cd "$i/evil" && echo etc/mshim-evil | cpio --quiet -o -H newc -R 0:0) >> "$i/esp/initrd.img" ||
+        echo "an evil maid's file" > "$i/evil/etc/mshim-extra-evil" &&
+        (cd "$i/evil" && echo etc/mshim-extra-evil | cpio --quiet -o -H newc -R 0:0) >> "$i/esp/initrd.img" ||
         { it_fail "$T: set-up initrd"; exit 1; }
 x=$(it_luks_boot extend) && it_luks_sealed_esp "$x" "$cur" && mkdir -p "$x/esp/mshim-test" &&
         : > "$x/esp/mshim-test/extend-pcr12" || { it_fail "$T: set-up extend"; exit 1; }
@@ -306,9 +307,13 @@ if it_luks_booted "$dc"; then
         pcr15 "$dc" "$dc/luks.vk"
 fi
 it_luks_booted "$up" && it_luks_unsealed "$up" && it_predict_check "$T: upgrade" "$a" "$up" "$up/predict.json"
+it_boot_ok "$up" && it_luks_has "$up" "upgrade: the appended archive's file is in the initramfs" \
+        "MSHIM-LUKS EXTRA-FILE mshim-extra-upgrade mshim test: one more file"
 it_luks_booted "$o" && it_luks_fallback "$a" "$o" 5,9,12 && it_luks_has "$o" "options: init=/bin/sh is on the command line" \
         "CMDLINE $IT_OPTIONS init=/bin/sh"
 it_luks_booted "$i" && it_luks_fallback "$a" "$i" 9
+it_boot_ok "$i" && it_luks_has "$i" "initrd: the evil maid's file is in the initramfs (the kernel unpacked the appended archive)" \
+        "MSHIM-LUKS EXTRA-FILE mshim-extra-evil an evil maid's file"
 if it_luks_booted "$x"; then
         it_luks_fallback "$a" "$x" 12
         it_luks_has "$x" "extend: the initramfs's TPM2_PCR_Extend succeeded" "MSHIM-LUKS EXTENDED PCR12 80020000001300000000"
