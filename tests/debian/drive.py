@@ -38,15 +38,19 @@ With --qmp, a guard for QEMU itself: after a reset (the guest's kernel said
 prints nothing for --reset-grace seconds and the firmware has not printed
 its "BdsDxe" boot line, the firmware is stuck before it booted anything
 (seen once in CI: OVMF under TCG never came back from a warm reset). The
-VM's state is written to stderr (QMP query-status, info registers) and QEMU
-resets it once more, as a person would press reset; this happens at most
-twice in a run and is always reported. Nothing of mshim has run then.
+VM's state is written to stderr (QMP query-status, info registers), and
+the machine is powered off and on as a person would (--power-cycle's
+command: a new QEMU and swtpm on the same disk, variable store and TPM
+state), or without --power-cycle, reset through QMP (which never brought
+the stuck firmware back); at most twice in a run, always reported.
+Nothing of mshim has run then.
 """
 import argparse
 import json
 import os
 import re
 import socket
+import subprocess
 import sys
 import time
 
@@ -146,18 +150,37 @@ class Driver:
                 or now - self.seen[1] < self.a.reset_grace):
             return
         self.resets += 1
-        self.seen = (len(raw), now)
         self.say("QEMU: nothing on the console %g s after a reset, no firmware boot line; "
-                 "the VM's state, then a reset (%d of at most 2)" % (self.a.reset_grace, self.resets))
+                 "the VM's state, then a %s (%d of at most 2)"
+                 % (self.a.reset_grace, "power cycle" if self.a.power_cycle else "reset", self.resets))
         try:
             q = Qmp(self.a.qmp)
             sys.stderr.write("  | query-status: %s\n" % json.dumps(q.cmd("query-status").get("return")))
             regs = q.cmd("human-monitor-command", **{"command-line": "info registers -a"})
             sys.stderr.write("".join("  | %s\n" % l for l in str(regs.get("return", regs)).splitlines()))
-            q.cmd("system_reset")
+            if not self.a.power_cycle:
+                q.cmd("system_reset")
             q.s.close()
         except (OSError, ValueError) as e:
             self.say("QMP: %s" % e)
+        if self.a.power_cycle:
+            self.power_cycle()
+        self.seen = (len(self.con.raw), time.monotonic())
+        self.armed = len(self.con.raw)
+
+    def power_cycle(self):
+        """A new QEMU and swtpm on the same disk, variable store and TPM
+        state (--power-cycle's command); the console goes on from the new
+        one. A QEMU system_reset never brought the stuck firmware back."""
+        self.con.s.close()
+        try:
+            r = subprocess.run(self.a.power_cycle, shell=True, timeout=120)
+            if r.returncode != 0:
+                raise Fail("the power cycle (%s) failed: status %d" % (self.a.power_cycle, r.returncode))
+            self.con.connect(self.a.socket, 30)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise Fail("the power cycle failed: %s" % e)
+        self.say("powered on again: the firmware starts from the same disk, variable store and TPM")
 
     def type(self, text):
         """TEXT as typed at a Linux tty, in one write: byte for byte (no
@@ -247,6 +270,9 @@ def main():
     p.add_argument("--deadline", type=float, default=1800)
     p.add_argument("--qmp", help="QEMU's QMP socket, for the reset guard")
     p.add_argument("--reset-grace", type=float, default=240)
+    p.add_argument("--power-cycle", metavar="CMD",
+                   help="a shell command that powers the VM off and on again (QEMU and swtpm restarted "
+                        "on the same disk, variable store and TPM state), for the reset guard")
     a = p.parse_args()
     cases, cur = [], None
     for n, line in enumerate(open(a.script).read().splitlines(), 1):

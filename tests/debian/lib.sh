@@ -9,6 +9,7 @@
 #   deb_init NAME                  # it_init, and the image (built if needed)
 #   deb_pkgdisk DIR FILE...        # DIR/pkgs.img: the guest's local packages
 #   deb_boot DIR SCRIPT [DEADLINE] # one QEMU run (resets included) under drive.py
+#   deb_power_cycle DIR            # QEMU and swtpm restarted (drive.py's reset guard)
 #
 # A boot dir DIR holds disk.img (a sparse copy of the cached image, or of
 # another test's disk), vars.fd (the OVMF variable store), tpm/ (swtpm's
@@ -45,7 +46,8 @@ deb_image() {
         DEB_IMAGE=$dir/disk.img
 }
 
-# deb_init NAME: it_init, the prerequisites, the image.
+# deb_init NAME [noimage]: it_init, the prerequisites, the image (unless
+# "noimage": test_drive.sh's machine has a blank disk).
 deb_init() {
         it_init "$1"
         local p
@@ -53,6 +55,7 @@ deb_init() {
                 command -v "$p" >/dev/null || { it_fail "$1: prerequisites: no $p"; exit 1; }
         done
         it_require "$DEB_CODE" "$DEB_VARS" || { it_fail "$1: prerequisites: OVMF's Secure Boot images"; exit 1; }
+        [ "${2:-}" = noimage ] && return 0
         local t0=$SECONDS
         deb_image || { it_fail "$1: the Debian 12 image builds (tests/debian/build-image.sh)"; exit 1; }
         deb_log "image ready ($((SECONDS - t0)) s): $DEB_IMAGE"
@@ -86,22 +89,23 @@ deb_pkgdisk() {
                 mke2fs -q -t ext4 -L pkgs -d "$d/pkgs" "$d/pkgs.img" 1G
 }
 
-# deb_boot DIR SCRIPT [DEADLINE]: one QEMU process (the guest's reboots are
-# resets of it: the same variable store and TPM) driven by drive.py with
-# SCRIPT; drive.py prints the PASS/FAIL lines. The VM is stopped when the
-# script ends. Returns drive.py's status.
-deb_boot() {
-        local d=$1 script=$2 deadline=${3:-1800}
-        [ -f "$d/disk.img" ] || cp --sparse=always "$DEB_IMAGE" "$d/disk.img" || return 1
-        [ -f "$d/vars.fd" ] || cp "$DEB_VARS" "$d/vars.fd" || return 1
+# deb_qemu_start DIR [keep [OPTION...]]: power the boot dir's machine on:
+# swtpm (with "keep", on DIR/tpm's state as it is, else a fresh copy of
+# DIR/tpm.in), then QEMU in the background with OPTIONs added, its pid in
+# DIR/qemu.pid. QEMU waits for drive.py on DIR/serial.sock before the
+# firmware runs.
+deb_qemu_start() {
+        local d=$1 keep=${2:-}
+        shift 2 2>/dev/null || shift $#
         rm -f "$d/serial.sock" "$d/qmp.sock"
-        it_swtpm_start "$d" || return 1
+        it_swtpm_start "$d" "$keep" || return 1
         # shellcheck disable=SC2054 # commas belong to QEMU options
         # One vCPU: with two, OVMF (SMM, TCG) at times never came back from
         # the guest's warm reset: the boot CPU spinning in the firmware, the
         # second halted, no console output, and the same after QEMU's
         # system_reset (drive.py's reset guard dumped it: once in CI, once
-        # here in wip_lifecycle.sh). With one CPU there is no AP to wait for.
+        # here in wip_lifecycle.sh). With one CPU it was rarer, not gone:
+        # drive.py power-cycles the machine then (deb_power_cycle).
         local args=(-machine q35,smm=on,accel=tcg -m 2048 -smp 1 -display none -monitor none
                 -global driver=cfi.pflash01,property=secure,value=on -nic none
                 -serial "unix:$d/serial.sock,server=on,wait=on"
@@ -115,23 +119,75 @@ deb_boot() {
                 -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0)
         [ -f "$d/pkgs.img" ] && args+=(-drive "if=none,id=pkgs,format=raw,file=$d/pkgs.img"
                 -device virtio-blk-pci,drive=pkgs)
-        local t0=$SECONDS rc qpid
-        command qemu-system-x86_64 "${args[@]}" </dev/null >"$d/qemu.log" 2>&1 &
-        qpid=$!
-        IT_PIDS="$IT_PIDS $qpid"
-        echo "$qpid" > "$d/qemu.pid"
-        mkdir -p "$d/out"
-        python3 "$DEB_HERE/drive.py" --socket "$d/serial.sock" --log "$d/serial.log" \
-                --script "$script" --out "$d/out" --deadline "$deadline" --qmp "$d/qmp.sock"
-        rc=$?
-        # A clean stop: the guest was asked to power off by the script's
-        # end, or is killed here.
-        local i=0
-        while kill -0 "$qpid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
-        kill "$qpid" 2>/dev/null
-        wait "$qpid" 2>/dev/null
+        # The firmware's debug port appends: a power cycle keeps what the
+        # stuck firmware wrote.
+        [ -f "$d/ovmf-debug.log" ] && mv "$d/ovmf-debug.log" "$d/ovmf-debug.$(date +%s).log"
+        command qemu-system-x86_64 "${args[@]}" "$@" </dev/null >>"$d/qemu.log" 2>&1 &
+        echo "$!" > "$d/qemu.pid"
+        IT_PIDS="$IT_PIDS $!"
+}
+
+# deb_alive PID: the process runs (a zombie, a QEMU started by another
+# shell and killed, does not).
+deb_alive() {
+        local st
+        st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# deb_qemu_stop DIR: power off: QEMU asked to quit (SIGTERM: its disk and
+# variable store written out), then killed if it has not within 20 s;
+# then swtpm, whose state stays in DIR/tpm/state.
+deb_qemu_stop() {
+        local d=$1 pid i=0
+        pid=$(cat "$d/qemu.pid" 2>/dev/null)
+        if [ -n "$pid" ]; then
+                kill "$pid" 2>/dev/null
+                while deb_alive "$pid" && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+                deb_alive "$pid" && kill -9 "$pid" 2>/dev/null
+        fi
         rm -f "$d/qemu.pid"
         it_swtpm_stop "$d"
+}
+
+# deb_power_cycle DIR: what a person does with a machine stuck in its
+# firmware: power off and on. The disk, the variable store and the TPM's
+# non-volatile state are the machine's and stay; the new QEMU and swtpm
+# start from them. drive.py runs it (--power-cycle) when the reset guard
+# finds the firmware silent after a reset.
+deb_power_cycle() {
+        local d=$1
+        deb_qemu_stop "$d"
+        # Where the firmware was stuck, for the log: its debug port's last
+        # lines (the whole file is kept in the test's directory).
+        echo "  | the firmware's debug output (ovmf-debug.log), last lines:" >&2
+        tail -n 12 "$d/ovmf-debug.log" 2>/dev/null | tr -d '\r' | sed 's/^/  |   /' >&2
+        deb_qemu_start "$d" keep
+}
+
+# deb_boot DIR SCRIPT [DEADLINE]: one QEMU process (the guest's reboots are
+# resets of it: the same variable store and TPM) driven by drive.py with
+# SCRIPT; drive.py prints the PASS/FAIL lines. The VM is stopped when the
+# script ends. Returns drive.py's status. DEB_QEMU_FIRST: QEMU options for
+# the first power-on only (test_drive.sh's -S: a machine that never runs).
+deb_boot() {
+        local d=$1 script=$2 deadline=${3:-1800}
+        [ -f "$d/disk.img" ] || cp --sparse=always "$DEB_IMAGE" "$d/disk.img" || return 1
+        [ -f "$d/vars.fd" ] || cp "$DEB_VARS" "$d/vars.fd" || return 1
+        local t0=$SECONDS rc first=()
+        [ -n "${DEB_QEMU_FIRST:-}" ] && read -r -a first <<< "$DEB_QEMU_FIRST"
+        deb_qemu_start "$d" "" "${first[@]}" || return 1
+        mkdir -p "$d/out"
+        python3 "$DEB_HERE/drive.py" --socket "$d/serial.sock" --log "$d/serial.log" \
+                --script "$script" --out "$d/out" --deadline "$deadline" --qmp "$d/qmp.sock" \
+                --reset-grace "${DEB_RESET_GRACE:-240}" \
+                --power-cycle "bash -c '. \"\$1\" && deb_power_cycle \"\$2\"' power-cycle $(printf %q "$DEB_HERE/lib.sh") $(printf %q "$d")"
+        rc=$?
+        # A clean stop: the guest was asked to power off by the script's
+        # end (QEMU has quit), or is stopped here.
+        local i=0 pid
+        pid=$(cat "$d/qemu.pid" 2>/dev/null)
+        while [ -n "$pid" ] && deb_alive "$pid" && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+        deb_qemu_stop "$d"
         deb_log "QEMU run: $((SECONDS - t0)) s (drive.py status $rc)"
         return $rc
 }
@@ -154,7 +210,7 @@ deb_from_installed() {
 # deb_vm_lock / deb_vm_unlock: the machine's VM lock (/tmp/mshim-vm.lock,
 # which integration runs beside them take exclusively), held shared while
 # QEMU runs: Debian guests have one vCPU each, so two share the two CPUs
-# (make check-debian runs test_upgrade.sh and test_recovery.sh side by side).
+# (make check-debian runs its files after test_install.sh two at a time).
 deb_vm_lock() {
         exec 8>/tmp/mshim-vm.lock && flock -s 8
 }

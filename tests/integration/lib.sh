@@ -643,20 +643,24 @@ it_vars_booted() {
         echo "$f"
 }
 
-# it_swtpm_start DIR: fresh TPM 2.0 state in DIR/tpm with IT_BANKS active
-# (or, when DIR/tpm.in exists, a copy of that state directory: a TPM
+# it_swtpm_start DIR [keep]: fresh TPM 2.0 state in DIR/tpm with IT_BANKS
+# active (or, when DIR/tpm.in exists, a copy of that state directory: a TPM
 # provisioned on the host, see it_swtpm_provision), then the QEMU-facing
-# daemon on DIR/tpm/sock.
+# daemon on DIR/tpm/sock. With "keep", DIR/tpm/state is served as it is:
+# the same TPM after a power cycle (its non-volatile state kept).
 it_swtpm_start() {
         local t=$1/tpm
         mkdir -p "$t/state"
-        if [ -d "$1/tpm.in" ]; then
+        if [ "${2:-}" = keep ]; then
+                :
+        elif [ -d "$1/tpm.in" ]; then
                 rm -rf "$t/state" && cp -a "$1/tpm.in" "$t/state" || return 1
         else
                 local tmpl
                 tmpl=$(it_swtpm_template) || return 1
                 rm -rf "$t/state" && cp -a "$tmpl" "$t/state" || return 1
         fi
+        rm -f "$t/sock"
         if ! swtpm socket --tpm2 --tpmstate dir="$t/state" \
                         --ctrl type=unixio,path="$t/sock" \
                         --log file="$t/swtpm.log",level="${IT_SWTPM_LOG_LEVEL:-1}" \

@@ -54,7 +54,16 @@ def screen_text(raw):
 
 class Console:
     def __init__(self, path, log, connect_timeout):
-        deadline = time.monotonic() + connect_timeout
+        self.connect(path, connect_timeout)
+        self.raw = bytearray()
+        self.pos = 0           # screen-text offset after the last match
+        self.log = open(log, "wb")
+
+    def connect(self, path, timeout):
+        """(Re)connect to the console's socket, waiting at most timeout s
+        for it: after a power cycle the new QEMU's output goes on after
+        the old one's, in the same text."""
+        deadline = time.monotonic() + timeout
         while True:
             try:
                 self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -65,9 +74,6 @@ class Console:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-        self.raw = bytearray()
-        self.pos = 0           # screen-text offset after the last match
-        self.log = open(log, "wb")
         self.closed = False
 
     def text(self):

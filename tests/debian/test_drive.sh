@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# drive.py's reset guard, on the Debian tests' own machine (OVMF's Secure
+# Boot code, SMM, TCG, swtpm) with a blank disk: no Debian image needed.
+# OVMF under TCG has at times stayed silent after the guest's warm reset
+# (docs/TESTING.md), and QEMU's system_reset did not bring it back; the
+# guard then powers the machine off and on (tests/debian/lib.sh
+# deb_power_cycle: a new QEMU and swtpm on the same disk, variable store
+# and TPM state) and the script goes on. Here the first power-on is a
+# machine that never runs (QEMU's -S): after the script's `resetting` step
+# its console stays silent; the guard (5 s of grace here) must power-cycle
+# it, and the firmware's boot line must then come from the new QEMU.
+# What is expected comes from the console (the firmware's BdsDxe line),
+# drive.py's log, and the processes left (none).
+set -u
+. "$(dirname "$0")/lib.sh"
+T=debian-drive
+deb_init "$T" noimage
+d=$IT_DIR/boot
+mkdir -p "$d" && truncate -s 64M "$d/disk.img" || { it_fail "$T: set-up (a blank disk)"; exit 1; }
+
+cat > "$d/script" <<EOF2
+case $T: a machine silent after a reset is powered off and on by drive.py's reset guard; the firmware then boots and the script goes on
+resetting
+expect 600 BdsDxe
+EOF2
+
+deb_vm_lock
+DEB_QEMU_FIRST=-S DEB_RESET_GRACE=5 deb_boot "$d" "$d/script" 900 2> "$d/drive.err" || IT_FAILED=1
+deb_vm_unlock
+
+if grep -q "then a power cycle (1 of at most 2)" "$d/drive.err" && grep -q "powered on again" "$d/drive.err" &&
+   ! grep -q "power cycle (2 of" "$d/drive.err"; then
+        it_pass "$T: drive.py says what it did: the VM's state, one power cycle"
+else
+        it_fail "$T: drive.py says what it did: the VM's state, one power cycle"; cat "$d/drive.err" >&2
+fi
+# The stuck machine's registers were written before the power cycle.
+if grep -q '^  | [ER]IP=' "$d/drive.err" && grep -q '^  | query-status: .*"status": "prelaunch\|^  | query-status: .*"running": false' "$d/drive.err"; then
+        it_pass "$T: the stuck VM's state (QMP query-status, registers) is in the log"
+else
+        it_fail "$T: the stuck VM's state (QMP query-status, registers) is in the log"; cat "$d/drive.err" >&2
+fi
+# Nothing left running: the second QEMU stopped at the script's end, and
+# its swtpm; the first one's too.
+if [ ! -e "$d/qemu.pid" ] && [ ! -e "$d/tpm/pid" ] &&
+   ! pgrep -f -- "$d/serial.sock" >/dev/null && ! pgrep -f -- "$d/tpm/sock" >/dev/null; then
+        it_pass "$T: no QEMU or swtpm of this machine is left running"
+else
+        it_fail "$T: no QEMU or swtpm of this machine is left running"; pgrep -a -f -- "$d/" >&2
+fi
+exit "$IT_FAILED"
