@@ -34,7 +34,8 @@ Exit status 0 when every case passed, 1 otherwise, 2 bad usage.
                           arms the reset guard below
 
 With --qmp, a guard for QEMU itself: after a reset (the guest's kernel said
-"reboot: Restarting system", or a `resetting` step), when the console then
+"reboot: Restarting system" or, panicking, "Rebooting in N seconds", or a
+`resetting` step), when the console then
 prints nothing for --reset-grace seconds and the firmware has not printed
 its "BdsDxe" boot line, the firmware is stuck before it booted anything
 (seen once in CI: OVMF under TCG never came back from a warm reset). The
@@ -92,7 +93,9 @@ class Qmp:
         return self._reply()
 
 
-RESET_LINE = "reboot: Restarting system"
+# The kernel's last words before a reset: reboot(2)'s, and a panic's with
+# panic=N (it resets N seconds later).
+RESET_LINE = re.compile(rb"reboot: Restarting system|Rebooting in \d+ seconds")
 
 
 class Driver:
@@ -137,9 +140,11 @@ class Driver:
     def reset_guard(self):
         """QEMU stuck after a reset: see the module's doc."""
         raw, now = self.con.raw, time.monotonic()
-        k = raw.rfind(RESET_LINE.encode(), self.reset_line)
-        if k >= 0:
-            self.reset_line = k + len(RESET_LINE)
+        last = None
+        for last in RESET_LINE.finditer(raw, self.reset_line):
+            pass
+        if last:
+            self.reset_line = last.end()
             self.armed = self.reset_line
         if self.armed is not None and raw.find(b"BdsDxe", self.armed) >= 0:
             self.armed = None

@@ -11,7 +11,8 @@
 # its console stays silent; the guard (5 s of grace here) must power-cycle
 # it, and the firmware's boot line must then come from the new QEMU.
 # What is expected comes from the console (the firmware's BdsDxe line),
-# drive.py's log, and the processes left (none).
+# drive.py's log, and the processes left (none); and which kernel lines
+# arm the guard, from the kernel's own wording.
 set -u
 . "$(dirname "$0")/lib.sh"
 T=debian-drive
@@ -48,5 +49,21 @@ if [ ! -e "$d/qemu.pid" ] && [ ! -e "$d/tpm/pid" ] &&
         it_pass "$T: no QEMU or swtpm of this machine is left running"
 else
         it_fail "$T: no QEMU or swtpm of this machine is left running"; pgrep -a -f -- "$d/" >&2
+fi
+# What arms the guard: the kernel's reboot line, and a panic's with
+# panic=N (test_upgrade.sh's crashing kernel resets that way); a boot's
+# other lines do not.
+if python3 - "$DEB_HERE" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from drive import RESET_LINE
+arm = [b"[   55.0] reboot: Restarting system", b"[    3.1] Rebooting in 10 seconds.."]
+calm = [b"reboot: Power down", b"systemd-shutdown[1]: Rebooting.", b"Please unlock disk cryptroot"]
+sys.exit(0 if all(RESET_LINE.search(l) for l in arm) and not any(RESET_LINE.search(l) for l in calm) else 1)
+PY
+then
+        it_pass "$T: the guard arms at the kernel's reboot line and at a panic's 'Rebooting in N seconds', not at a power-off"
+else
+        it_fail "$T: the guard arms at the kernel's reboot line and at a panic's 'Rebooting in N seconds', not at a power-off"
 fi
 exit "$IT_FAILED"
