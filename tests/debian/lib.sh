@@ -177,7 +177,7 @@ deb_boot() {
         [ -n "${DEB_QEMU_FIRST:-}" ] && read -r -a first <<< "$DEB_QEMU_FIRST"
         deb_qemu_start "$d" "" "${first[@]}" || return 1
         mkdir -p "$d/out"
-        python3 "$DEB_HERE/drive.py" --socket "$d/serial.sock" --log "$d/serial.log" \
+        python3 -B "$DEB_HERE/drive.py" --socket "$d/serial.sock" --log "$d/serial.log" \
                 --script "$script" --out "$d/out" --deadline "$deadline" --qmp "$d/qmp.sock" \
                 --reset-grace "${DEB_RESET_GRACE:-240}" \
                 --power-cycle "bash -c '. \"\$1\" && deb_power_cycle \"\$2\"' power-cycle $(printf %q "$DEB_HERE/lib.sh") $(printf %q "$d")"

@@ -53,7 +53,7 @@ fi
 # What arms the guard: the kernel's reboot line, and a panic's with
 # panic=N (test_upgrade.sh's crashing kernel resets that way); a boot's
 # other lines do not.
-if python3 - "$DEB_HERE" <<'PY'
+if python3 -B - "$DEB_HERE" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
 from drive import RESET_LINE
