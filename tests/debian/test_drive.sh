@@ -50,6 +50,18 @@ if [ ! -e "$d/qemu.pid" ] && [ ! -e "$d/tpm/pid" ] &&
 else
         it_fail "$T: no QEMU or swtpm of this machine is left running"; pgrep -a -f -- "$d/" >&2
 fi
+# The power cycle's TPM is the machine's: it_swtpm_start's "keep" serves
+# DIR/tpm/state as it is (a file put there stays), where a plain start
+# begins again from DIR/tpm.in (the file is gone).
+k=$IT_DIR/keep
+if mkdir -p "$k/tpm.in" && it_swtpm_start "$k" && touch "$k/tpm/state/marker" && it_swtpm_stop "$k" &&
+   it_swtpm_start "$k" keep && [ -e "$k/tpm/state/marker" ] && it_swtpm_stop "$k" &&
+   it_swtpm_start "$k" && [ ! -e "$k/tpm/state/marker" ] && it_swtpm_stop "$k"; then
+        it_pass "$T: a power cycle's swtpm keeps the TPM's state (it_swtpm_start keep); a fresh start does not"
+else
+        it_fail "$T: a power cycle's swtpm keeps the TPM's state (it_swtpm_start keep); a fresh start does not"
+        it_swtpm_stop "$k"
+fi
 # What arms the guard: the kernel's reboot line, and a panic's with
 # panic=N (test_upgrade.sh's crashing kernel resets that way); a boot's
 # other lines do not.
