@@ -115,7 +115,11 @@ zstd)
         # Zero bytes up to a multiple of 4: the kernel finds an archive
         # appended after this one only at a 4-byte boundary (it skips the
         # zeros; init/initramfs.c), as the tests append one.
-        truncate -s %4 "$out.zst" && mv "$out.zst" "$out.tmp"
+        if ! truncate -s %4 "$out.zst"; then
+                echo "mkinitramfs: cannot pad $out.zst to a multiple of 4 bytes" >&2
+                rm -f "$out.tmp" "$out.zst"; exit 1
+        fi
+        mv "$out.zst" "$out.tmp"
         ;;
 esac
 mv "$out.tmp" "$out"
