@@ -68,21 +68,24 @@ out:
         return st;
 }
 
-/* Load the entry's linux (or efi) file with the firmware's LoadImage. */
-static EFI_STATUS entry_load_image(mshim_ctx *c, const mshim_entry *e, EFI_HANDLE *ret_child,
-                                   bool *ret_stub_measures_initrd) {
+/* The entry's linux (or efi) file's path on the volume. */
+static EFI_STATUS entry_image_path(const mshim_entry *e, CHAR16 path[MSHIM_PATH_UNITS]) {
         mb_str src = e->plan.bls.linux.len ? e->plan.bls.linux : e->plan.bls.efi;
-        CHAR16 path[MSHIM_PATH_UNITS];
-        EFI_STATUS st;
+        EFI_STATUS st = mshim_path_from_bls(src, path, MSHIM_PATH_UNITS);
 
-        st = mshim_path_from_bls(src, path, MB_ARRAY_SIZE(path));
         if (EFI_ERROR(st))
                 return mshim_log(st, L"entry %s: bad image path (%r)", mshim_entry_name(e), st);
-        /* SBAT: an EFI program needs a .sbat section once a policy is set,
-         * as shim requires of what it loads itself; a Linux kernel does
-         * not (Debian's and most distributions' have none; shim's chain
-         * verifies them through SHIM_LOCK, where none is needed either). */
-        st = mshim_image_load(c, path, e->plan.bls.linux.len == 0, ret_child, ret_stub_measures_initrd);
+        return EFI_SUCCESS;
+}
+
+/* Read and check the entry's image. SBAT: an EFI program needs a .sbat
+ * section once a policy is set, as shim requires of what it loads itself;
+ * a Linux kernel does not (Debian's and most distributions' have none;
+ * shim's chain verifies them through SHIM_LOCK, where none is needed
+ * either). */
+static EFI_STATUS entry_read_image(mshim_ctx *c, const mshim_entry *e, const CHAR16 *path, mshim_image *ret) {
+        EFI_STATUS st = mshim_image_read(c, path, e->plan.bls.linux.len == 0, ret);
+
         if (st == EFI_NOT_FOUND)
                 mshim_log(st, L"entry %s: %s not found", mshim_entry_name(e), path);
         return st;
@@ -114,30 +117,52 @@ static void print_title(const mshim_entry *e) {
                 mshim_log(EFI_SUCCESS, L"booting %s", mshim_entry_name(e));
 }
 
-/* What the steps of one try hold between them: the loaded image, its
- * options and initrd. */
+/* What the steps of one try hold between them: the plan's steps, the
+ * image read and loaded, its options and initrd. */
 typedef struct entry_try {
+        const mb_plan_step *steps;
+        UINTN n_steps;
+        mshim_image image;
         mshim_initrd *initrd;
         EFI_HANDLE child;
         void *opts;
         UINTN opts_size;
-        bool stub_measures_initrd;
 } entry_try;
 
+/* Whether a step needs the initrd's bytes in mshim's hands: the TOTP
+ * code's PCR 12 event, or the PCR 9 event when the image's stub does not
+ * make it. Otherwise LoadFile2 reads the files when the stub asks
+ * (efi/initrd.c says why). */
+static bool entry_needs_initrd_bytes(const entry_try *t) {
+        for (UINTN k = 0; k < t->n_steps; k++)
+                if (t->steps[k].src == MB_PLAN_SRC_TOTP_INITRD ||
+                    (t->steps[k].src == MB_PLAN_SRC_INITRD && !t->image.stub_measures_initrd))
+                        return true;
+        return false;
+}
+
 /* Everything before the command line's measurement: its options, the
- * initrd read and published, the image loaded (the firmware's PCR 4
- * event). The initrd before the image: everything that can fail without
- * starting it should fail before that event exists. */
+ * image read and checked, the initrd published (read now when a step
+ * needs its bytes, which depends on the image's stub), the image loaded
+ * (the firmware's PCR 4 event). Everything that can fail without starting
+ * the image should fail before that event exists; an initrd read when the
+ * stub asks can fail only after it, and the stub then boots nothing. */
 static EFI_STATUS entry_prepare(mshim_ctx *c, const mshim_entry *e, const mb_str *edited, entry_try *t) {
+        CHAR16 path[MSHIM_PATH_UNITS];
         EFI_STATUS st;
 
         st = entry_options(e, edited, &t->opts, &t->opts_size);
         MSHIM_BENCH_MARK(L"options");
         if (!EFI_ERROR(st))
-                st = mshim_initrd_install(c->root, &e->plan.bls, mshim_entry_name(e), &t->initrd);
-        MSHIM_BENCH_MARK(L"initrd read");
+                st = entry_image_path(e, path);
         if (!EFI_ERROR(st))
-                st = entry_load_image(c, e, &t->child, &t->stub_measures_initrd);
+                st = entry_read_image(c, e, path, &t->image);
+        if (!EFI_ERROR(st))
+                st = mshim_initrd_install(c->root, &e->plan.bls, mshim_entry_name(e), entry_needs_initrd_bytes(t),
+                                          &t->initrd);
+        MSHIM_BENCH_MARK(L"initrd published (read when pinned)");
+        if (!EFI_ERROR(st))
+                st = mshim_image_load(c, path, &t->image, &t->child);
         if (!EFI_ERROR(st))
                 st = set_load_options(t->child, e, t->opts, t->opts_size);
         return st;
@@ -166,7 +191,7 @@ static EFI_STATUS entry_step(mshim_ctx *c, const mshim_entry *e, const mb_plan_s
                 /* The initrd reaches PCR 9 exactly once: from the Linux stub
                  * when it measures (5.17+), else from us, with the stub's own
                  * event so a prediction need not care which. */
-                return t->stub_measures_initrd ? EFI_SUCCESS : mshim_initrd_measure(&c->tpm, t->initrd);
+                return t->image.stub_measures_initrd ? EFI_SUCCESS : mshim_initrd_measure(&c->tpm, t->initrd);
         case MB_PLAN_SRC_TOTP_INITRD:
                 /* The stub measures the initrd into PCR 9 only after
                  * StartImage, and PCR 9 is in no TOTP policy: the very
@@ -203,7 +228,7 @@ static const CHAR16 *bench_phase(const mb_plan_step *s) {
 #endif
 
 EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e, const mb_plan_step *steps, UINTN n) {
-        entry_try t = { 0 };
+        entry_try t = { .steps = steps, .n_steps = n };
         EFI_STATUS st = EFI_SUCCESS;
 
         print_title(e);
@@ -224,6 +249,8 @@ EFI_STATUS mshim_boot_entry(mshim_ctx *c, const mshim_entry *e, const mb_plan_st
         t.opts = NULL;
 out:
         mshim_initrd_uninstall(t.initrd);
+        /* Only now: mshim_image says why. */
+        mshim_image_release(&t.image);
         if (t.child)
                 BS->UnloadImage(t.child);
         if (t.opts)

@@ -131,6 +131,7 @@ static EFI_STATUS chain_step(mshim_ctx *c, const mb_plan_step *s, const void *op
 EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
         CHAR16 path[MSHIM_PATH_UNITS];
         EFI_LOADED_IMAGE *li = NULL;
+        mshim_image img = { 0 };
         EFI_HANDLE child = NULL;
         void *opts = NULL;
         EFI_STATUS st;
@@ -139,9 +140,13 @@ EFI_STATUS mshim_chainload(mshim_ctx *c, const mb_loader_conf *conf) {
         if (EFI_ERROR(st))
                 return mshim_log(st, L"no boot entries, and the chainload path is unusable (%r); returning to the firmware", st);
         mshim_log(EFI_SUCCESS, L"no boot entries in %s; chainloading %s", MSHIM_ENTRIES_DIR, path);
-        st = mshim_image_load(c, path, true, &child, NULL);
+        st = mshim_image_read(c, path, true, &img);
         if (st == EFI_NOT_FOUND)
                 return mshim_log(st, L"no boot entries and %s not found; returning to the firmware", path);
+        if (!EFI_ERROR(st))
+                st = mshim_image_load(c, path, &img, &child);
+        /* A loader's image is small: no reason to keep it (mshim_image). */
+        mshim_image_release(&img);
         if (EFI_ERROR(st))
                 return mshim_log(st, L"no boot entries and %s cannot be loaded; returning to the firmware", path);
 

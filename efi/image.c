@@ -32,11 +32,7 @@ static const CHAR16 *load_refusal_reason(EFI_STATUS st) {
         }
 }
 
-EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required, EFI_HANDLE *ret_child,
-                            bool *ret_stub_measures_initrd) {
-        EFI_DEVICE_PATH *dp = NULL;
-        bool stub_measures;
-        EFI_HANDLE child = NULL;
+EFI_STATUS mshim_image_read(mshim_ctx *c, const CHAR16 *path, bool sbat_required, mshim_image *ret) {
         void *buf = NULL;
         UINTN size = 0;
         EFI_STATUS st;
@@ -47,23 +43,33 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
         if (EFI_ERROR(st))
                 return st;
         MSHIM_BENCH_MARK(L"image read");
-        /* From the bytes LoadImage gets, so the answer is about the very
-         * image that runs. */
-        stub_measures = mb_linux_stub_measures_initrd(buf, size);
         /* Before LoadImage: a revoked image gets no PCR 4 event. */
         st = mshim_sbat_check(buf, size, path, sbat_required);
-        if (EFI_ERROR(st))
-                goto out;
+        if (EFI_ERROR(st)) {
+                mshim_pages_free(buf, size + 1);
+                return st;
+        }
         MSHIM_BENCH_MARK(L"stub and SBAT checks");
+        ret->buf = buf;
+        ret->size = size;
+        /* From the bytes LoadImage gets, so the answer is about the very
+         * image that runs. */
+        ret->stub_measures_initrd = mb_linux_stub_measures_initrd(buf, size);
+        return EFI_SUCCESS;
+}
+
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, const mshim_image *img, EFI_HANDLE *ret_child) {
+        EFI_DEVICE_PATH *dp = NULL;
+        EFI_HANDLE child = NULL;
+        EFI_STATUS st;
 
         /* The file's device path, so the firmware's PCR 4 event says where
          * the image came from. */
         dp = FileDevicePath(c->device, (CHAR16 *) path);
-        if (!dp) {
-                st = mshim_log(EFI_OUT_OF_RESOURCES, L"%s: out of memory", path);
-                goto out;
-        }
-        st = BS->LoadImage(FALSE, c->image, dp, buf, size, &child);
+        if (!dp)
+                return mshim_log(EFI_OUT_OF_RESOURCES, L"%s: out of memory", path);
+        st = BS->LoadImage(FALSE, c->image, dp, img->buf, img->size, &child);
+        FreePool(dp);
         if (EFI_ERROR(st)) {
                 /* UEFI 2.10, 7.4.1: on EFI_SECURITY_VIOLATION the image
                  * was loaded all the same and a handle returned, which the
@@ -71,20 +77,19 @@ EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required
                 if (st == EFI_SECURITY_VIOLATION && child)
                         BS->UnloadImage(child);
                 if (st == EFI_SECURITY_VIOLATION || st == EFI_ACCESS_DENIED)
-                        st = mshim_log(st, L"%s: refused by Secure Boot (%r): %s", path, st, load_refusal_reason(st));
-                else
-                        st = mshim_log(st, L"%s: %s (%r)", path, load_refusal_reason(st), st);
-                goto out;
+                        return mshim_log(st, L"%s: refused by Secure Boot (%r): %s", path, st, load_refusal_reason(st));
+                return mshim_log(st, L"%s: %s (%r)", path, load_refusal_reason(st), st);
         }
         MSHIM_BENCH_MARK(L"LoadImage (firmware: PE load, PCR 4)");
         *ret_child = child;
-        if (ret_stub_measures_initrd)
-                *ret_stub_measures_initrd = stub_measures;
-out:
-        if (dp)
-                FreePool(dp);
-        mshim_pages_free(buf, size + 1);        /* LoadImage copied the image */
-        return st;
+        return EFI_SUCCESS;
+}
+
+void mshim_image_release(mshim_image *img) {
+        if (img->buf)
+                mshim_pages_free(img->buf, img->size + 1);
+        img->buf = NULL;
+        img->size = 0;
 }
 
 EFI_STATUS mshim_image_start(mshim_ctx *c, EFI_HANDLE child, const CHAR16 *label, bool shim_lock, void *options) {

@@ -6,6 +6,15 @@
  * on it. The stub measures what it gets into PCR 9 itself from 5.17; for
  * any other image mshim measures the initrd the same way
  * (mshim_initrd_measure, called from efi/boot.c).
+ *
+ * When no step of mshim's needs the initrd's bytes (its PCR 9 event, the
+ * TOTP code's PCR 12 event), the files are read only when the stub asks,
+ * straight into the stub's buffer: the firmware's disk driver writes them
+ * there by DMA, where a copy from mshim's own buffer would be a second
+ * pass over the whole initrd by the CPU (under emulation the larger part
+ * of serving it; docs/BENCHMARK.md). What the stub gets is what it
+ * measures either way. When a step needs the bytes, they are read once,
+ * before LoadImage, and that very buffer is served (pinned).
  */
 #include "mshim.h"
 #include "mb/sha.h"
@@ -45,9 +54,17 @@ static initrd_device_path initrd_dp = {
 struct mshim_initrd {
         EFI_LOAD_FILE_PROTOCOL proto;
         EFI_HANDLE handle;
-        void *buf;
-        UINTN size;
+        UINTN size;                     /* the files' total when published */
+        void *buf;                      /* pinned: their bytes; NULL: read when asked */
+        /* Where to read them from when asked (borrowed: they outlive the
+         * protocol, which is uninstalled before mshim returns). */
+        EFI_FILE_HANDLE root;
+        const mb_bls_entry *entry;
+        const CHAR16 *label;
 };
+
+static EFI_STATUS initrd_read_all(EFI_FILE_HANDLE root, const mb_bls_entry *e, const CHAR16 *label,
+                                  UINT8 *buf, UINTN total);
 
 static EFI_STATUS EFIAPI initrd_load_file(EFI_LOAD_FILE_PROTOCOL *This, EFI_DEVICE_PATH *FilePath,
                                           BOOLEAN BootPolicy, UINTN *BufferSize, VOID *Buffer) {
@@ -62,7 +79,17 @@ static EFI_STATUS EFIAPI initrd_load_file(EFI_LOAD_FILE_PROTOCOL *This, EFI_DEVI
                 *BufferSize = r->size;
                 return EFI_BUFFER_TOO_SMALL;
         }
-        mshim_copy(Buffer, r->buf, r->size);
+        if (r->buf) {
+                mshim_copy(Buffer, r->buf, r->size);
+        } else {
+                /* Exactly the size the stub was told: a file that changed
+                 * since is refused (said on the console), and the stub
+                 * then boots nothing. */
+                EFI_STATUS st = initrd_read_all(r->root, r->entry, r->label, Buffer, r->size);
+
+                if (EFI_ERROR(st))
+                        return st;
+        }
         *BufferSize = r->size;
         return EFI_SUCCESS;
 }
@@ -140,8 +167,8 @@ static bool initrd_already_served(void) {
         return !EFI_ERROR(BS->LocateDevicePath(&load_file2_guid, &dp, &h)) && IsDevicePathEnd(dp);
 }
 
-EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
-                                const CHAR16 *label, mshim_initrd **ret) {
+EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e, const CHAR16 *label,
+                                bool pin, mshim_initrd **ret) {
         mshim_initrd *r = NULL;
         UINTN total = 0;
         EFI_STATUS st;
@@ -159,18 +186,23 @@ EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
         r = AllocateZeroPool(sizeof(*r));
         if (!r)
                 return mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory", label);
-        /* + 1: valid even when all initrds are empty. Pages, not pool:
-         * mshim_pages_alloc says why. */
-        r->buf = mshim_pages_alloc(total + 1);
-        if (!r->buf) {
-                st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory for %ld bytes of initrd",
-                               label, (UINT64) total);
-                goto fail;
-        }
         r->size = total;
-        st = initrd_read_all(root, e, label, r->buf, total);
-        if (EFI_ERROR(st))
-                goto fail;
+        r->root = root;
+        r->entry = e;
+        r->label = label;
+        if (pin) {
+                /* + 1: valid even when all initrds are empty. Pages, not
+                 * pool: mshim_pages_alloc says why. */
+                r->buf = mshim_pages_alloc(total + 1);
+                if (!r->buf) {
+                        st = mshim_log(EFI_OUT_OF_RESOURCES, L"entry %s: out of memory for %ld bytes of initrd",
+                                       label, (UINT64) total);
+                        goto fail;
+                }
+                st = initrd_read_all(root, e, label, r->buf, total);
+                if (EFI_ERROR(st))
+                        goto fail;
+        }
 
         r->proto.LoadFile = initrd_load_file;
         st = BS->InstallMultipleProtocolInterfaces(&r->handle, &DevicePathProtocol, &initrd_dp,
@@ -182,7 +214,8 @@ EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
         *ret = r;
         return EFI_SUCCESS;
 fail:
-        mshim_pages_free(r->buf, total + 1);
+        if (r->buf)
+                mshim_pages_free(r->buf, total + 1);
         FreePool(r);
         return st;
 }
@@ -198,8 +231,16 @@ void mshim_initrd_uninstall(mshim_initrd *r) {
          * live in mshim's image: see mshim_fatal_stuck. */
         if (EFI_ERROR(st))
                 mshim_fatal_stuck(L"the initrd's LoadFile2 protocol", st);
-        mshim_pages_free(r->buf, r->size + 1);
+        if (r->buf)
+                mshim_pages_free(r->buf, r->size + 1);
         FreePool(r);
+}
+
+/* A step that needs the bytes of an initrd that was published unpinned:
+ * mshim_boot_entry decides the pinning from the same steps, so this is a
+ * bug; refused rather than measured as anything. */
+static EFI_STATUS initrd_not_pinned(void) {
+        return mshim_log(EFI_NOT_READY, L"the initrd was not read before it was to be measured; refusing to start anything");
 }
 
 EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r) {
@@ -209,6 +250,10 @@ EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r) {
 
         if (!t->tcg2)
                 return EFI_SUCCESS;     /* no TPM, no code: nothing to bind */
+        if (r && !r->buf) {
+                t->failed = true;
+                return initrd_not_pinned();
+        }
         /* The core's SHA-256 once, not HashLogExtendEvent over the initrd,
          * which would hash it in every bank. */
         if (mb_hash_buf(MB_ALG_SHA256, r ? r->buf : none, size, sha256) != MB_OK) {
@@ -222,5 +267,7 @@ EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r) {
 EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r) {
         if (!r)
                 return EFI_SUCCESS;
+        if (!r->buf)
+                return initrd_not_pinned();
         return mshim_tpm_measure_initrd(t, r->buf, r->size);
 }

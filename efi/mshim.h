@@ -219,19 +219,23 @@ EFI_STATUS mshim_tpm_measure_pe(mshim_tpm *t, const void *image, UINTN size);
 
 typedef struct mshim_initrd mshim_initrd;
 
-/* Read the entry's initrd files, concatenated in order, and publish them
- * through LoadFile2 on the Linux initrd media device path. *ret is NULL
- * when the entry has no initrd. */
-EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e,
-                                const CHAR16 *label, mshim_initrd **ret);
+/* Publish the entry's initrd files, concatenated in order, through
+ * LoadFile2 on the Linux initrd media device path; their sizes are taken
+ * now. pin: read them now and serve that buffer (a step measures it);
+ * else they are read when the stub asks, into its buffer. *ret is NULL
+ * when the entry has no initrd. root, e and label must outlive *ret. */
+EFI_STATUS mshim_initrd_install(EFI_FILE_HANDLE root, const mb_bls_entry *e, const CHAR16 *label,
+                                bool pin, mshim_initrd **ret);
 /* Undo mshim_initrd_install (NULL is fine); when the protocol cannot be
  * uninstalled, powers off (mshim_fatal_stuck). */
 void mshim_initrd_uninstall(mshim_initrd *r);
-/* Measure the published initrd as the Linux stub would (NULL is fine). */
+/* Measure the published initrd as the Linux stub would (NULL is fine;
+ * it must have been pinned). */
 EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r);
 /* With TOTP on, before the code: the published initrd's size and SHA-256
  * into PCR 12 (mshim_tpm_measure_totp_initrd); NULL: an entry without
- * initrd, measured as zero bytes. The very buffer LoadFile2 serves. */
+ * initrd, measured as zero bytes. The very buffer LoadFile2 serves (it
+ * must have been pinned). */
 EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r);
 
 /* ---- boot.c -------------------------------------------------------------- */
@@ -276,16 +280,26 @@ void mshim_menu_run(mb_plan *plan, mshim_entry **v, UINTN n, struct mb_menu *m);
 
 /* ---- image.c ------------------------------------------------------------- */
 
-/* Read path from the boot volume, check it against the SBAT policy
+/* An image file's bytes as read for LoadImage, in pages (mshim_pages_alloc).
+ * LoadImage copies what it needs, but the buffer is kept until StartImage
+ * returns: EDK2 fills freed pages (DEBUG_CLEAR_MEMORY), a pass over the
+ * kernel that a boot which never comes back need not pay for. */
+typedef struct mshim_image {
+        void *buf;
+        UINTN size;
+        bool stub_measures_initrd;  /* mb_linux_stub_measures_initrd of buf */
+} mshim_image;
+/* Read path from the boot volume and check it against the SBAT policy
  * (sbat_required: refuse an image without .sbat when a policy is set, see
- * mshim_sbat_check) and LoadImage it (the firmware verifies it under
- * Secure Boot and measures it into PCR 4). ret_stub_measures_initrd (may
- * be NULL) says whether the image's Linux EFI stub measures the initrd
- * itself (mb_linux_stub_measures_initrd). Refusals are reported with the
- * file and the reason; EFI_NOT_FOUND is returned silently, for the caller
- * to say what was missing. */
-EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, bool sbat_required, EFI_HANDLE *ret_child,
-                            bool *ret_stub_measures_initrd);
+ * mshim_sbat_check). Refusals are reported with the file and the reason;
+ * EFI_NOT_FOUND is returned silently, for the caller to say what was
+ * missing. *ret is untouched on failure. */
+EFI_STATUS mshim_image_read(mshim_ctx *c, const CHAR16 *path, bool sbat_required, mshim_image *ret);
+/* LoadImage of img, read from path (the firmware verifies it under Secure
+ * Boot and measures it into PCR 4). Refusals are reported. */
+EFI_STATUS mshim_image_load(mshim_ctx *c, const CHAR16 *path, const mshim_image *img, EFI_HANDLE *ret_child);
+/* Free img's buffer; again, or on a zeroed img, does nothing. */
+void mshim_image_release(mshim_image *img);
 /* StartImage, with SHIM_LOCK offered for the time it runs when shim_lock
  * is set. Takes child, and options: the pool buffer child's LoadOptions
  * point to (or NULL), freed only when the child cannot still use it.

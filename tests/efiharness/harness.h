@@ -121,6 +121,17 @@ void fh_selftest_verdict(EFI_STATUS st);
 void fh_boot_policy(const char *text);
 void fh_mshim_path(const char *path);   /* default \EFI\BOOT\BOOTX64.EFI */
 
+/* A file that passes for a Linux x86 kernel with this kernel_version
+ * string (its stub measures the initrd from "5.17"): written to out, its
+ * size returned (0 when cap is too small). Give it to fh_image_bytes. */
+#define FH_LINUX_IMAGE_MIN 0x500
+size_t fh_linux_image(uint8_t *out, size_t cap, const char *version);
+/* From a started image's code: get the initrd as Linux's EFI stub does
+ * (LoadFile2 on the initrd media path: the size, then the bytes into buf,
+ * which holds cap). EFI_NOT_FOUND: nobody serves one; else LoadFile2's
+ * status, with *ret_size set on success. */
+EFI_STATUS fh_stub_load_initrd(void *buf, size_t cap, size_t *ret_size);
+
 /* UEFI variables (GetVariable); SecureBoot is 0 unless set. */
 void fh_var(const CHAR16 *name, const EFI_GUID *guid, const void *data, size_t size);
 void fh_secure_boot(bool on);

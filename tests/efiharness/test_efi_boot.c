@@ -9,6 +9,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "harness.h"
 
 #define EV_IPL       0x0000000d
@@ -40,30 +42,15 @@ static struct {
         bool initrd_ok, options_ok;
 } seen;
 
-/* The Linux stub's view (drivers/firmware/efi/libstub/efi-stub-helper.c):
- * LocateDevicePath on the initrd media path, then LoadFile2. */
 static EFI_STATUS kernel_reads_initrd(void) {
-        struct {
-                VENDOR_DEVICE_PATH vendor;
-                EFI_DEVICE_PATH end;
-        } __attribute__((packed)) dp = {
-                .vendor = { .Header = { MEDIA_DEVICE_PATH, MEDIA_VENDOR_DP, { sizeof(VENDOR_DEVICE_PATH), 0 } },
-                            .Guid = fh_initrd_media_guid },
-                .end = { END_DEVICE_PATH_TYPE, END_ENTIRE_DEVICE_PATH_SUBTYPE, { sizeof(EFI_DEVICE_PATH), 0 } },
-        };
-        EFI_DEVICE_PATH *p = (EFI_DEVICE_PATH *) &dp;
-        EFI_LOAD_FILE_PROTOCOL *lf = NULL;
-        EFI_HANDLE h = NULL;
         char buf[64];
-        UINTN size = 0;
+        size_t size = 0;
+        EFI_STATUS st = fh_stub_load_initrd(buf, sizeof(buf), &size);
 
-        if (BS->LocateDevicePath(&fh_load_file2_guid, &p, &h) != EFI_SUCCESS ||
-            BS->HandleProtocol(h, &fh_load_file2_guid, (void **) &lf) != EFI_SUCCESS)
-                return EFI_NOT_FOUND;
-        if (lf->LoadFile(lf, p, FALSE, &size, NULL) != EFI_BUFFER_TOO_SMALL || size != sizeof(initrd_bytes) - 1)
+        if (st != EFI_SUCCESS)
+                return st;
+        if (size != sizeof(initrd_bytes) - 1)
                 return EFI_BAD_BUFFER_SIZE;
-        if (lf->LoadFile(lf, p, FALSE, &size, buf) != EFI_SUCCESS)
-                return EFI_DEVICE_ERROR;
         return memcmp(buf, initrd_bytes, size) == 0 ? EFI_SUCCESS : EFI_CRC_ERROR;
 }
 
@@ -419,6 +406,117 @@ FH_CASE(cmdline_over_the_cap_refuses_the_entry) {
         FH_CHECK_CLEAN();
 }
 
+/* ---- the initrd: read when the stub asks, or pinned ------------------------------- */
+
+/* What the stub kernel below does: the initrd file is replaced (by these
+ * bytes, when set) after mshim published it and before the stub asks,
+ * then the stub asks; what it got, and how many files mshim opened while
+ * it asked. */
+static struct {
+        const char *swap;
+        EFI_STATUS status;
+        char got[64];
+        size_t got_size, opened_while_asking;
+} stub;
+
+static EFI_STATUS stub_entry(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+        size_t before;
+
+        (void) image;
+        (void) st;
+        if (stub.swap)
+                fh_file_str("/initrd.img", stub.swap);
+        before = fh_n_opened();
+        stub.status = fh_stub_load_initrd(stub.got, sizeof(stub.got), &stub.got_size);
+        stub.opened_while_asking = fh_n_opened() - before;
+        return EFI_LOAD_ERROR;
+}
+
+/* One entry whose kernel's stub says version; the initrd as above. */
+static void esp_stub_kernel(const char *version, const char *swap) {
+        static const fh_image_spec spec = { .entry = stub_entry };
+        static uint8_t img[FH_LINUX_IMAGE_MIN + 64];
+
+        memset(&stub, 0, sizeof(stub));
+        stub.swap = swap;
+        fh_file_str("/loader/entries/debian.conf", entry_conf);
+        fh_image_bytes("/vmlinuz", img, fh_linux_image(img, sizeof(img), version), &spec);
+        fh_file("/initrd.img", initrd_bytes, sizeof(initrd_bytes) - 1);
+}
+
+/* A 5.17+ stub measures the initrd itself, so mshim needs none of its
+ * bytes: the file is read when the stub asks, into the stub's buffer
+ * (one file opened then), and no PCR 9 event is mshim's. The stub gets
+ * the file as it is at that moment, which is what it measures. */
+FH_CASE(initrd_is_read_when_the_stub_asks) {
+        static const char later[] = "INITRD: a CPIO ARCHIVE";   /* the same size */
+        fh_result r;
+
+        esp_stub_kernel("6.1.0-28-amd64 (debian-kernel@lists.debian.org) #1 SMP", later);
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(fh_calls("StartImage"), 1);
+        FH_CHECK_EQ(stub.status, EFI_SUCCESS);
+        FH_CHECK_EQ(stub.opened_while_asking, 1);
+        FH_CHECK(stub.got_size == strlen(later) && memcmp(stub.got, later, stub.got_size) == 0);
+        FH_CHECK_EQ(fh_count_events(9, 0), 0);
+        FH_CHECK_EQ(r.leaked, 0);
+        FH_CHECK_CLEAN();
+}
+
+/* The file changed size between its publication (the size the stub was
+ * told) and the stub's request: refused, with a message, and the stub
+ * gets nothing. Longer and shorter. */
+FH_CASE(initrd_that_changed_size_is_refused_when_the_stub_asks) {
+        static const char *const swaps[] = { "initrd: a cpio archive, now longer", "initrd" };
+
+        for (size_t i = 0; i < 2; i++) {
+                pid_t pid = fork();
+                int ws = 0;
+
+                if (pid == 0) {
+                        fh_result r;
+
+                        esp_stub_kernel("6.1.0", swaps[i]);
+                        r = fh_boot();
+                        FH_CHECK(r.returned);
+                        FH_CHECK(stub.status != EFI_SUCCESS && stub.status != EFI_BUFFER_TOO_SMALL);
+                        FH_CHECK(fh_console_has("cannot read initrd") || fh_console_has("changed size"));
+                        FH_CHECK_EQ(r.leaked, 0);
+                        FH_CHECK_CLEAN();
+                        fflush(stderr);
+                        _exit(fh_case_ok() ? 0 : 1);
+                }
+                FH_CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+        }
+}
+
+/* A stub older than 5.17 does not measure the initrd: mshim does, so it
+ * reads the file before LoadImage and serves exactly the bytes it
+ * measured into PCR 9, whatever the file holds when the stub asks. */
+FH_CASE(initrd_is_pinned_when_mshim_measures_it) {
+        fh_result r;
+        size_t n9 = 0;
+
+        esp_stub_kernel("5.10.0-28-amd64", "an evil maid's swap: 1");
+        r = fh_boot();
+        FH_CHECK(r.returned);
+        FH_CHECK_EQ(stub.status, EFI_SUCCESS);
+        FH_CHECK_EQ(stub.opened_while_asking, 0);
+        FH_CHECK(stub.got_size == sizeof(initrd_bytes) - 1 && memcmp(stub.got, initrd_bytes, stub.got_size) == 0);
+        for (size_t i = 0; i < fh_n_events(); i++) {
+                const fh_event *e = fh_event_at(i);
+
+                if (e->pcr != 9 || e->by_firmware)
+                        continue;
+                n9++;
+                FH_CHECK(e->data_size == stub.got_size && memcmp(e->data, stub.got, stub.got_size) == 0);
+        }
+        FH_CHECK_EQ(n9, 1);
+        FH_CHECK_EQ(r.leaked, 0);
+        FH_CHECK_CLEAN();
+}
+
 int main(void) {
         FH_RUN(direct_boot_measures_entry_and_cmdline);
         FH_RUN(unparseable_entry_is_measured_before_it_is_skipped);
@@ -433,5 +531,8 @@ int main(void) {
         FH_RUN(odd_length_directory_record_stays_terminated);
         FH_RUN(cmdline_at_the_cap_is_measured_and_booted);
         FH_RUN(cmdline_over_the_cap_refuses_the_entry);
+        FH_RUN(initrd_is_read_when_the_stub_asks);
+        FH_RUN(initrd_that_changed_size_is_refused_when_the_stub_asks);
+        FH_RUN(initrd_is_pinned_when_mshim_measures_it);
         return fh_exit_status();
 }

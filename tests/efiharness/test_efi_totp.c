@@ -33,11 +33,19 @@
 static const uint8_t FENCE[] = { 0x08, 0x68, 0x73, 0x6d, 17, 0, 0, 0, 'm', 's', 'h', 'i', 'm', ' ', 'T', 'O', 'T',
                                  'P', ' ', 'f', 'e', 'n', 'c', 'e', 0 };
 
-/* What the kernel saw when it started: the fences already in PCR 12. */
+/* What the kernel saw when it started: the fences already in PCR 12, and
+ * (with an initrd) what its stub got through LoadFile2. */
 static struct {
         bool started;
         size_t fences;
+        EFI_STATUS initrd_status;
+        char initrd[64];
+        size_t initrd_size;
 } k;
+
+/* Set by the next scenario's users: the initrd file is replaced by this
+ * text when the kernel starts, before its stub asks for the initrd. */
+static const char *swap_text;
 
 /* The fences in pcr (12 or 13). */
 static size_t fences_in(uint32_t pcr) {
@@ -65,6 +73,9 @@ static EFI_STATUS kernel_entry(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
         /* Whatever loader.conf says: the lock is in PCR 13, once, before
          * any image starts (docs/MEASUREMENTS.md "The TOTP fence"). */
         FH_CHECK_EQ(fences_in(13), 1);
+        if (swap_text)
+                fh_file_str("/initrd.img", swap_text);
+        k.initrd_status = fh_stub_load_initrd(k.initrd, sizeof(k.initrd), &k.initrd_size);
         return EFI_LOAD_ERROR;
 }
 
@@ -79,6 +90,9 @@ static void hex(const uint8_t *p, size_t n, char *out) {
  * (efi /app.efi) instead of linux, for the next scenario. */
 static const char *initrd_text;
 static bool efi_entry;
+/* The kernel is a Linux image whose stub measures the initrd itself (6.1)
+ * rather than a file mshim knows nothing of. */
+static bool stub_kernel;
 
 /* The ESP: loader.conf, one entry, the kernel, the clock at 2026-01-01
  * 00:00:00 UTC; the enrolment file with these states (NULL: none). */
@@ -90,7 +104,13 @@ static void scenario(const char *conf, const uint8_t *states, size_t n_states) {
         snprintf(text, sizeof(text), "title A\n%s\n%soptions quiet\n", efi_entry ? "efi /app.efi" : "linux /vmlinuz",
                  initrd_text ? "initrd /initrd.img\n" : "");
         fh_file_str("/loader/entries/a.conf", text);
-        fh_image(efi_entry ? "/app.efi" : "/vmlinuz", &kernel);
+        if (stub_kernel) {
+                static uint8_t img[FH_LINUX_IMAGE_MIN + 16];
+
+                fh_image_bytes("/vmlinuz", img, fh_linux_image(img, sizeof(img), "6.1.0"), &kernel);
+        } else {
+                fh_image(efi_entry ? "/app.efi" : "/vmlinuz", &kernel);
+        }
         if (initrd_text)
                 fh_file_str("/initrd.img", initrd_text);
         fh_clock(2026, 1, 1, 0, 0, 0, 0x7ff);
@@ -419,6 +439,32 @@ FH_CASE(evil_initrd_no_code) {
         FH_CHECK_CLEAN();
 }
 
+/* The kernel's stub measures the initrd into PCR 9 itself, but only after
+ * the code was shown: mshim reads it before the code all the same and
+ * serves that very buffer, so an initrd swapped on the ESP once the code
+ * is on the screen, before the stub asks, never reaches the kernel. */
+static void swap_after_the_code(size_t unused) {
+        uint8_t st[N_PCRS * 32];
+
+        stub_kernel = true;
+        initrd_text = GOOD_INITRD;
+        learn_state("totp show\ntotp-timeout 1\n", st);
+        scenario("totp show\ntotp-timeout 1\n", st, 1);
+        swap_text = EVIL_INITRD;
+        fh_boot();
+        FH_CHECK(shows(expected_code(JAN1_2026), "2026-01-01 00:00:00 UTC"));
+        check_pcr12(GOOD_INITRD);
+        FH_CHECK(k.started);
+        FH_CHECK_EQ(k.initrd_status, EFI_SUCCESS);
+        FH_CHECK(k.initrd_size == strlen(GOOD_INITRD) && memcmp(k.initrd, GOOD_INITRD, k.initrd_size) == 0);
+        FH_CHECK_EQ(fh_count_events(9, 0), 0);          /* the stub's to make */
+        FH_CHECK_CLEAN();
+}
+
+FH_CASE(initrd_swapped_after_the_code_never_reaches_the_kernel) {
+        in_child(swap_after_the_code, 0, "a 6.1 stub, the initrd swapped after the code");
+}
+
 static void no_initrd(size_t unused) {
         scenario("totp show\ntotp-timeout 1\n", NULL, 0);
         fh_boot();
@@ -648,6 +694,7 @@ int main(void) {
         FH_RUN(fence_fails_closed);
         FH_RUN(initrd_event_fails_closed);
         FH_RUN(evil_initrd_no_code);
+        FH_RUN(initrd_swapped_after_the_code_never_reaches_the_kernel);
         FH_RUN(efi_entry_no_code);
         FH_RUN(builtin_totp_floor);
         FH_RUN(chainload_path);
