@@ -239,7 +239,8 @@ void mshim_initrd_uninstall(mshim_initrd *r) {
 /* A step that needs the bytes of an initrd that was published unpinned:
  * mshim_boot_entry decides the pinning from the same steps, so this is a
  * bug; refused rather than measured as anything. */
-static EFI_STATUS initrd_not_pinned(void) {
+static EFI_STATUS initrd_not_pinned(mshim_tpm *t) {
+        t->failed = true;
         return mshim_log(EFI_NOT_READY, L"the initrd was not read before it was to be measured; refusing to start anything");
 }
 
@@ -250,10 +251,8 @@ EFI_STATUS mshim_initrd_measure_totp(mshim_tpm *t, const mshim_initrd *r) {
 
         if (!t->tcg2)
                 return EFI_SUCCESS;     /* no TPM, no code: nothing to bind */
-        if (r && !r->buf) {
-                t->failed = true;
-                return initrd_not_pinned();
-        }
+        if (r && !r->buf)
+                return initrd_not_pinned(t);
         /* The core's SHA-256 once, not HashLogExtendEvent over the initrd,
          * which would hash it in every bank. */
         if (mb_hash_buf(MB_ALG_SHA256, r ? r->buf : none, size, sha256) != MB_OK) {
@@ -268,6 +267,6 @@ EFI_STATUS mshim_initrd_measure(mshim_tpm *t, const mshim_initrd *r) {
         if (!r)
                 return EFI_SUCCESS;
         if (!r->buf)
-                return initrd_not_pinned();
+                return initrd_not_pinned(t);
         return mshim_tpm_measure_initrd(t, r->buf, r->size);
 }
