@@ -34,16 +34,30 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 log=$work/all.log
 : > "$log"
 
+# cpu_seconds FILE: the CPU time (user + sys, whole seconds) of the shell's
+# children in FILE, the output of the `times` builtin (its second line).
+# `times > FILE` must run in the shell whose children are counted: in a
+# subshell, $(times) included, the count starts at zero.
+cpu_seconds() {
+        awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] } printf "%d\n", n + 0.5 }' "$1"
+}
+
 # run_one OUT CMD...: run a test program, its output (and a failure line
 # when it died without naming a case) into OUT.
 run_one() {
         local out=$1; shift
-        local t0=$SECONDS
+        local t0=$SECONDS c0
+        times > "$out.cpu"
+        c0=$(cpu_seconds "$out.cpu")
         echo "== $*" > "$out"
         "$@" >> "$out" 2>&1
         local rc=$?
-        # The time per file shows which ones make the suite long.
-        echo "-- $* took $((SECONDS - t0)) s" >> "$out"
+        times > "$out.cpu"
+        # The time per file shows which ones make the suite long; its CPU
+        # time (its processes', QEMU's included), what it costs whatever
+        # runs beside it.
+        echo "-- $* took $((SECONDS - t0)) s (CPU $(($(cpu_seconds "$out.cpu") - c0)) s)" >> "$out"
+        rm -f "$out.cpu"
         # A program that failed without saying which case (a crash, a
         # sanitizer report, a missing tool) still counts as one failure.
         if [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$out"; then
@@ -135,11 +149,13 @@ echo
 grep '^XFAIL: ' "$log"
 # Where the time went: each file's own time, longest first (files run
 # MB_JOBS at a time, so they add up to more than the total).
-echo "Time per file (longest first):"
-sed -n 's/^-- \(.*\) took \([0-9]*\) s$/\2 \1/p' "$log" | sort -rn | head -n 15 |
-        awk '{ t = $1; $1 = ""; printf "  %5d s %s\n", t, $0 }'
-# Their sum: about MB_JOBS times the total when the pool stays full.
-sed -n 's/^-- .* took \([0-9]*\) s$/\1/p' "$log" | awk '{ s += $1 } END { printf "Sum of the files'"'"' times: %d s\n", s }'
+echo "Time per file (longest first; CPU: the file's processes', QEMU's included):"
+sed -n 's/^-- \(.*\) took \([0-9]*\) s (CPU \([0-9]*\) s)$/\2 \3 \1/p' "$log" | sort -rn | head -n 15 |
+        awk '{ t = $1; c = $2; $1 = $2 = ""; sub(/^ +/, ""); printf "  %5d s  (CPU %4d s)  %s\n", t, c, $0 }'
+# Their sum: about MB_JOBS times the total when the pool stays full; the
+# CPU's sum is what the two cores had to do.
+sed -n 's/^-- .* took \([0-9]*\) s (CPU \([0-9]*\) s)$/\1 \2/p' "$log" |
+        awk '{ s += $1; c += $2 } END { printf "Sum of the files'"'"' times: %d s (CPU %d s)\n", s, c }'
 echo "Total: $((SECONDS - start)) s"
 echo "$p passed, $f failed"
 [ "$f" = 0 ] && [ "$p" -gt 0 ]
