@@ -177,6 +177,18 @@ def main():
     for kind, src in (("median", times), ("cpu", cputimes)):
         print("pooled %s loading %.3f" % (kind, statistics.median(
             [v for n, _ in images for v in src[n]["loading"]])))
+    # Each round's ratio to systemd-boot's boot in the same round, then
+    # their median: the machine's speed drifts over a run (by a third at
+    # times, from one minute to the next), less within a round, where the
+    # loaders boot back to back.
+    if "sdboot" in times:
+        for name, _ in images:
+            for span, k0 in (("whole", None), ("loader", "loader")):
+                for kind, src in (("median", times), ("cpu", cputimes)):
+                    def s(n, r):
+                        return src[n]["initrd"][r] - (src[n][k0][r] if k0 else 0)
+                    rs = [s(name, r) / s("sdboot", r) for r in range(a.runs)]
+                    print("roundratio %s %s %s %.3f" % (kind, name, span, statistics.median(rs)))
     for name, _ in images:
         for k, _ in MARKS:
             print("median %s %s %.3f" % (name, k, statistics.median(times[name][k])))

@@ -20,6 +20,7 @@
 #
 # Informative only: exits non-zero when a boot fails, never on a ratio.
 # Environment: B, BENCH_RUNS (default 5), BENCH_INITRD_MB (default 48),
+# BENCH_VARS (blank, the default, or booted: the variable store, below),
 # BENCH_BASELINE (an older mshimx64.efi to compare, see below),
 # SDBOOT (systemd-boot's image; default Debian's, installed by make deps,
 # else unpacked once into $B/systemd-boot-efi with apt-get download).
@@ -55,6 +56,16 @@ fi
 SDVER=$(grep -aoE '#### LoaderInfo: systemd-boot [^ ]+ ####' "$SDBOOT" | head -1 | awk '{print $4}')
 
 it_init bench-loadtime
+# The variable store every boot starts from: by default the firmware's
+# blank store, never booted (every figure in docs/BENCHMARK.md). With
+# BENCH_VARS=booted, the blank store as one boot of mshim left it
+# (it_vars_booted, the one the integration boots start from), as a
+# machine's store is: the firmware then skips writing its boot options,
+# console and language variables to the emulated flash, the same for
+# every loader.
+if [ "${BENCH_VARS:-blank}" = booted ]; then
+        OVMF_VARS=$(it_vars_booted) || die "no booted variable store"
+fi
 D=$IT_DIR
 OPTIONS="console=ttyS0 panic=-1 mshim.test=0"
 head -c $(( ${BENCH_INITRD_MB:-48} << 20 )) /dev/urandom > "$D/initrd.img" || die "no initrd"
@@ -87,6 +98,7 @@ swtpm_setup --tpm2 --tpmstate "$D/tpm-state" --pcr-banks "$IT_BANKS" --overwrite
 
 echo "Loader time: firmware start to the initrd handed over (QEMU TCG, OVMF, swtpm with $IT_BANKS banks)"
 echo "  kernel $(cat "$IT_KDIR/VERSION" 2>/dev/null) ($(( $(stat -c %s "$IT_KERNEL") >> 10 )) KiB), initrd ${BENCH_INITRD_MB:-48} MiB, systemd-boot ${SDVER:-?} ($SDBOOT)"
+echo "  variable store: $OVMF_VARS"
 echo "  $RUNS rounds, loaders in turn, medians; load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 out=$(python3 scripts/bench/loadtime.py --runs "$RUNS" --dir "$D/runs" --tpm-state "$D/tpm-state" \
         --ovmf-code "$OVMF_CODE" --ovmf-vars "$OVMF_VARS" "${imgs[@]}") || { IT_FAILED=1; die "a boot failed"; }
@@ -100,6 +112,7 @@ echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v names="$NAMES" '
 $1 == "median" || $1 == "cpu" { v[$1, $2, $3] = $4 }
 $1 == "pooled" { v[$2, "pooled", $3] = $4 }
+$1 == "roundratio" { rr[$2, $3, $4] = $5 }
 function span(kind, n, k, k0) { return v[kind, n, k] - (k0 == "" ? 0 : v[kind, n, k0]) }
 function pooled(kind, n) { return v[kind, "pooled", "loading"] + span(kind, n, "initrd", "loading") }
 END {
@@ -118,9 +131,15 @@ END {
                 c = pooled("cpu", nm[i]); cs = pooled("cpu", "sdboot")
                 printf "  %-38s %-8s %10.3f s %7.3fx %10.3f s %7.3fx\n", i == 1 ? "QEMU start -> initrd, firmware pooled" : "", nm[i], w, w / ws, c, c / cs
         }
+        split("whole|loader", sp, "|")
+        split("QEMU start -> initrd, round by round|the loader'"'"'s span, round by round", rl, "|")
+        for (r = 1; r <= 2; r++)
+                for (i = 1; i <= n; i++)
+                        printf "  %-38s %-8s %12s %7.3fx %12s %7.3fx\n", i == 1 ? rl[r] : "", nm[i], "", rr["median", nm[i], sp[r]], "", rr["cpu", nm[i], sp[r]]
 }' <<< "$out"
 echo "  (target: mshim <= 0.85x systemd-boot, QEMU start -> initrd handed over; informative, never a failure."
 echo "   \"firmware pooled\": the firmware's start-up up to its \"BdsDxe: loading\" line, the same code for every"
-echo "   loader, is the median over all boots of all loaders; each loader's own median from that line on is added)"
+echo "   loader, is the median over all boots of all loaders; each loader's own median from that line on is added."
+echo "   \"round by round\": the median of each round's ratio, the loaders booting back to back in a round)"
 echo "  mshim's phases (build/bench/mshimx64.efi, -DMB_BENCH; medians, milliseconds):"
 awk '$1 == "phase" && $2 == "phases" { us = $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); printf "    %-52s %9.1f\n", $0, us / 1000 }' <<< "$out"
