@@ -27,9 +27,11 @@
 #                                 "sha256:N=hex" lines in its "pcrs" order
 # At exit the swtpms stop, CLI_AT_EXIT (a command, when set) runs, the
 # scratch directory goes, and a script that printed a FAIL line exits 1
-# rather than 0. MSHIM is the sanitized CLI unless set.
+# rather than 0. MSHIM is the sanitized CLI unless set (make check-quick
+# sets it to the -O2 build users run: tests/run-all.sh, MB_SANITIZE).
 #
-# MB_LEAKS=0 (make check-quick sets it): the sanitized programs run without
+# MB_LEAKS=0 (make check-quick sets it, for MB_SANITIZE=1 runs): the
+# sanitized programs run without
 # LeakSanitizer; AddressSanitizer and UBSan stay. Its check at each exit
 # scans the runtime's own 5 MB of zeroed globals, about 22 ms a run here
 # (check-quick: 398 s of CPU with it, 338 s without); make check keeps
