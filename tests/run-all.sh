@@ -20,8 +20,9 @@ jobs=${MB_JOBS:-2}
 # MB_ONLY=unit: the unit programs alone; MB_ONLY=quick (make check-quick):
 # those and the CLI files, no boot.
 only=${MB_ONLY:-}
-# make check-quick: the CLI files without LeakSanitizer (tests/cli/lib.sh
-# MB_LEAKS; MB_LEAKS=1 keeps it); make check runs everything with it.
+# make check-quick with MB_SANITIZE=1 (below): the sanitized CLI without
+# LeakSanitizer (tests/cli/lib.sh MB_LEAKS; MB_LEAKS=1 keeps it); make
+# check runs everything with it.
 [ "$only" = quick ] && export MB_LEAKS=${MB_LEAKS:-0}
 # make check-quick runs the CLI files against the mshim users run ($B/mshim:
 # -O2, _FORTIFY_SOURCE), not the sanitized one: AddressSanitizer's start-up

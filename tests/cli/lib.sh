@@ -31,12 +31,11 @@
 # sets it to the -O2 build users run: tests/run-all.sh, MB_SANITIZE).
 #
 # MB_LEAKS=0 (make check-quick sets it, for MB_SANITIZE=1 runs): the
-# sanitized programs run without
-# LeakSanitizer; AddressSanitizer and UBSan stay. Its check at each exit
-# scans the runtime's own 5 MB of zeroed globals, about 22 ms a run here
-# (check-quick: 398 s of CPU with it, 338 s without); make check keeps
-# it. A setting of the caller's own in ASAN_OPTIONS comes after, so it
-# wins.
+# sanitized programs run without LeakSanitizer; AddressSanitizer and UBSan
+# stay. Its check at each exit scans the runtime's own 5 MB of zeroed
+# globals, about 22 ms a run here (check-quick: 398 s of CPU with it, 338 s
+# without); make check keeps it. A setting of the caller's own in
+# ASAN_OPTIONS comes after, so it wins.
 MSHIM=${MSHIM:-build/test/mshim}
 if [ "${MB_LEAKS:-1}" = 0 ]; then
         export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
