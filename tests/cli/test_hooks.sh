@@ -28,7 +28,7 @@ T=$(mktemp -d)
 cli_init hooks "$T"
 CLI_AT_EXIT='[ -S "$T/tpm/srv.ctrl" ] && swtpm_ioctl --unix "$T/tpm/srv.ctrl" -s 2>/dev/null'
 for f in "$K1" "$K2" "$MSHIM_REAL" build/mshimx64.efi; do
-        [ -f "$f" ] || { fail "missing $f (make deps; make build/test/mshim)"; exit 1; }
+        [ -f "$f" ] || { fail "missing $f (make deps; make check-build)"; exit 1; }
 done
 cli_need swtpm swtpm_ioctl tpm2_pcrextend python3
 MSHIM_REAL=$(realpath "$MSHIM_REAL")

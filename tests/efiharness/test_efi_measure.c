@@ -53,17 +53,14 @@ FH_CASE(event_at_the_cap_is_logged) {
         FH_CHECK_CLEAN();
 }
 
-/* The volume mshim was loaded from, opened as efi_main opens it. */
+/* The volume mshim was loaded from (gnu-efi's LibOpenRoot, as efi/main.c
+ * opens it). */
 static EFI_FILE_HANDLE volume_root(EFI_HANDLE self) {
         EFI_LOADED_IMAGE *li = NULL;
-        EFI_FILE_IO_INTERFACE *fs = NULL;
-        EFI_FILE_HANDLE root = NULL;
 
-        if (BS->HandleProtocol(self, &LoadedImageProtocol, (void **) &li) != EFI_SUCCESS ||
-            BS->HandleProtocol(li->DeviceHandle, &FileSystemProtocol, (void **) &fs) != EFI_SUCCESS ||
-            fs->OpenVolume(fs, &root) != EFI_SUCCESS)
+        if (BS->HandleProtocol(self, &LoadedImageProtocol, (void **) &li) != EFI_SUCCESS)
                 return NULL;
-        return root;
+        return LibOpenRoot(li->DeviceHandle);
 }
 
 /* An initrd published to be read when the stub asks holds no bytes of
