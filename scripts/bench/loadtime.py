@@ -45,6 +45,36 @@ MARKS = [
 PHASE = re.compile(rb"mshim-bench: (\d+) ([^\r\n]+)\r?\n")
 
 
+def cpu_speeds(seconds=0.3):
+    """{cpu: loop iterations per second} for each CPU this process may
+    use, a busy loop pinned to each in turn. The CPUs of a virtual machine
+    need not be equal: on the machine of 2026-12-07 one ran the same loop
+    at half the other's speed for minutes at a time, and at the same speed
+    later, so a boot's time depended on the CPU the scheduler gave it as
+    much as on the loader."""
+    allowed = sorted(os.sched_getaffinity(0))
+    speeds = {}
+    try:
+        for c in allowed:
+            os.sched_setaffinity(0, {c})
+            n, t0 = 0, time.perf_counter()
+            while time.perf_counter() - t0 < seconds:
+                for _ in range(10000):
+                    pass
+                n += 10000
+            speeds[c] = n / (time.perf_counter() - t0)
+    finally:
+        os.sched_setaffinity(0, allowed)
+    return speeds
+
+
+def pinned(cpu):
+    """preexec_fn for Popen: the child (and its threads) on CPU cpu only."""
+    if cpu is None:
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
 def cpu_seconds(pid):
     """CPU time of all of a process's threads so far (schedstat: ns on a
     CPU), far less sensitive to the machine's other load than wall clock."""
@@ -72,7 +102,8 @@ def boot(args, name, esp, run_dir):
     swtpm = subprocess.Popen(["swtpm", "socket", "--tpm2", "--tpmstate", "dir=" + tpm,
                               "--ctrl", "type=unixio,path=" + sock, "--terminate",
                               "--log", "file=%s/swtpm.log,level=1" % run_dir],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                             preexec_fn=pinned(args.cpu))
     qemu = None
     try:
         for _ in range(100):
@@ -91,7 +122,8 @@ def boot(args, name, esp, run_dir):
                "-tpmdev", "emulator,id=tpm0,chardev=chrtpm", "-device", "tpm-tis,tpmdev=tpm0"]
         with open(os.path.join(run_dir, "qemu.log"), "wb") as qlog:
             t0 = time.monotonic()
-            qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=qlog)
+            qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=qlog,
+                                    preexec_fn=pinned(args.cpu))
         seen, buf, stamps, cpu = {}, b"", [], {}
         fd = qemu.stdout.fileno()
         while len(seen) < len(MARKS):
@@ -143,19 +175,40 @@ def main():
     ap.add_argument("--lock", default="/tmp/mshim-vm.lock")
     ap.add_argument("--ovmf-code", default="/usr/share/OVMF/OVMF_CODE_4M.fd")
     ap.add_argument("--ovmf-vars", default="/usr/share/OVMF/OVMF_VARS_4M.fd")
+    ap.add_argument("--cpu", default="fastest",
+                    help="the CPU each round's QEMU and swtpm run on: a number, 'fastest' (measured "
+                         "at each round's start) or 'any' (wherever the scheduler puts them)")
     ap.add_argument("images", nargs="+", help="NAME=ESP.IMG")
     a = ap.parse_args()
     images = [tuple(x.split("=", 1)) for x in a.images]
+    mode = a.cpu
+    if mode not in ("any", "fastest"):
+        a.cpu = int(mode)
     times = {n: {k: [] for k, _ in MARKS} for n, _ in images}
     cputimes = {n: {k: [] for k, _ in MARKS} for n, _ in images}
     phases = {n: {} for n, _ in images}
     order = {n: [] for n, _ in images}
+    cpus = []   # each round's loop rates per CPU (--cpu fastest)
     for r in range(a.runs):
         turn = images if r % 2 == 0 else images[::-1]
         # One round under the lock: no other VM on the machine meanwhile.
         with open(a.lock, "a") as lk:
             fcntl.flock(lk, fcntl.LOCK_EX)
             load = open("/proc/loadavg").read().split()[0]
+            # Each round's boots on one CPU, every loader's the same: by
+            # default the CPU fastest at the round's start (a machine's
+            # CPUs can differ, and change over a run), so each round's
+            # ratio compares the loaders, not the CPUs they landed on.
+            if mode == "any":
+                a.cpu, where = None, "any CPU"
+            elif mode == "fastest":
+                speeds = cpu_speeds(0.2)
+                a.cpu = max(speeds, key=speeds.get)
+                where = "CPU %d (%s)" % (a.cpu, " ".join(
+                    "%d=%.2f" % (c, v / speeds[a.cpu]) for c, v in sorted(speeds.items())))
+                cpus.append(speeds)
+            else:
+                where = "CPU %d" % a.cpu
             for name, esp in turn:
                 try:
                     seen, cpu, ph = boot(a, name, esp, os.path.join(a.dir, "%s.%d" % (name, r)))
@@ -168,9 +221,14 @@ def main():
                     if p not in phases[name]:
                         order[name].append(p)
                     phases[name].setdefault(p, []).append(us)
-                print("run %d %-7s %s  (load %s)" % (r + 1, name, "  ".join(
-                    "%s %.3f s, cpu %.3f s" % (k, seen[k], cpu[k]) for k, _ in MARKS), load),
+                print("run %d %-7s %s  (load %s, %s)" % (r + 1, name, "  ".join(
+                    "%s %.3f s, cpu %.3f s" % (k, seen[k], cpu[k]) for k, _ in MARKS), load, where),
                     file=sys.stderr, flush=True)
+    if cpus:
+        # How unequal the CPUs were: the slowest's rate over the fastest's,
+        # each round; the lowest and the median.
+        rel = [min(sp.values()) / max(sp.values()) for sp in cpus]
+        print("cpus %d %.2f %.2f" % (len(cpus[0]), min(rel), statistics.median(rel)))
     # The firmware's start-up up to "loading", over every boot of every
     # image: the same code each time, so its spread is the machine's noise,
     # which a median over all boots shrinks.
