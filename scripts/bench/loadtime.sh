@@ -149,21 +149,9 @@ echo "   loader, is the median over all boots of all loaders; each loader's own 
 echo "   \"round by round\": the median of each round's ratio, the loaders booting back to back in a round)"
 echo "  mshim's phases (build/bench/mshimx64.efi, -DMB_BENCH; medians, milliseconds):"
 awk '$1 == "phase" && $2 == "phases" { us = $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); printf "    %-52s %9.1f\n", $0, us / 1000 }' <<< "$out"
-# The floor issue 21 names: the firmware's LoadImage (its hash of the
-# kernel) and one read of each file (the kernel's by mshim, the initrd's
-# in the stub's LoadFile2 call, after mshim's last phase). mshim's own
-# time is its other phases; without it, mshim's whole span would
-# be the floor, shown as a ratio to systemd-boot's like the rows above.
-awk '
-$1 == "median" && $3 == "initrd" { whole[$2] = $4 }
-$1 == "phase" && $2 == "phases" { us = $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); ph[$0] = us }
-END {
-        if (!("total" in ph) || !whole["sdboot"]) exit
-        # The sum of the other phases'"'"' medians (the median total is not
-        # the sum of the medians).
-        for (p in ph)
-                if (p != "total" && p != "image read" && p != "LoadImage (firmware: PE load, PCR 4)")
-                        own += ph[p] / 1e6
-        printf "  mshim'"'"'s own work (its phases but LoadImage and the image read): %.1f ms; without it, QEMU start -> initrd\n", own * 1000
-        printf "  would be %.3f s, %.3fx systemd-boot'"'"'s (the floor: the firmware and the kernel'"'"'s stub; mshim %.3fx)\n", whole["mshim"] - own, (whole["mshim"] - own) / whole["sdboot"], whole["mshim"] / whole["sdboot"]
+# The floor issue 21 names (loadtime.py "floor": mshim's whole span less
+# its own work, each round against systemd-boot's boot of that round).
+awk '$1 == "floor" {
+        printf "  mshim'"'"'s own work (its phases but LoadImage and the image read): %.1f ms; without it, QEMU start -> initrd\n", $2 * 1000
+        printf "  would be %.3fx systemd-boot'"'"'s, round by round (%.3fx to %.3fx over the rounds): the floor, the firmware'"'"'s and the stub'"'"'s\n", $3, $4, $5
 }' <<< "$out"
