@@ -74,17 +74,18 @@ if [ "$(id -u)" = 0 ] && { [ ! -s "${KDIR:-build/kernel}/vmlinuz" ] || [ ! -s "$
 fi
 logs=$(mktemp -d "${TMPDIR:-/tmp}/mshim-deps.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
-scripts/fetch-efi.sh > "$logs/1" 2>&1 & p1=$!
-scripts/fetch-kernel.sh > "$logs/2" 2>&1 & p2=$!
+pids=()
+scripts/fetch-efi.sh > "$logs/1" 2>&1 & pids+=($!)
+scripts/fetch-kernel.sh > "$logs/2" 2>&1 & pids+=($!)
 # Debian's kernel for VMs, which most integration boots start
 # (tests/integration/lib.sh IT_KDIR: LZ4 rather than XZ, a third of a boot
 # less under TCG).
-KDIR=${KCLOUDDIR:-build/kernel-cloud} KMETA=linux-image-cloud-amd64 scripts/fetch-kernel.sh > "$logs/3" 2>&1 & p3=$!
+KDIR=${KCLOUDDIR:-build/kernel-cloud} KMETA=linux-image-cloud-amd64 scripts/fetch-kernel.sh > "$logs/3" 2>&1 & pids+=($!)
 # The second real kernel (tests/integration/test_predict.sh: a kernel update).
-KDIR=${KRTDIR:-build/kernel-rt} KMETA=linux-image-rt-amd64 scripts/fetch-kernel.sh > "$logs/4" 2>&1 & p4=$!
+KDIR=${KRTDIR:-build/kernel-rt} KMETA=linux-image-rt-amd64 scripts/fetch-kernel.sh > "$logs/4" 2>&1 & pids+=($!)
 rc=0
-for i in 1 2 3 4; do
-        eval "wait \$p$i" || rc=1
-        cat "$logs/$i"
+for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || rc=1
+        cat "$logs/$((i + 1))"
 done
 exit "$rc"

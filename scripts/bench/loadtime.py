@@ -183,6 +183,10 @@ def main():
     images = [tuple(x.split("=", 1)) for x in a.images]
     mode = a.cpu
     if mode not in ("any", "fastest"):
+        allowed = sorted(os.sched_getaffinity(0))
+        if not mode.isdigit() or int(mode) not in allowed:
+            ap.error("--cpu %r: want fastest, any, or one of the CPUs this may run on (%s)"
+                     % (mode, " ".join(map(str, allowed))))
         a.cpu = int(mode)
     times = {n: {k: [] for k, _ in MARKS} for n, _ in images}
     cputimes = {n: {k: [] for k, _ in MARKS} for n, _ in images}
@@ -252,7 +256,8 @@ def main():
     # firmware's hash of the kernel) and the image read (one read of the
     # kernel; the initrd's is in the stub's LoadFile2 call, after the last
     # phase). Each round's against systemd-boot's boot of the same round,
-    # their median, like roundratio.
+    # their median, like roundratio. The two names are efi/image.c's
+    # MSHIM_BENCH_MARK labels.
     if "sdboot" in times and "mshim" in times and phases.get("phases"):
         own = sum(statistics.median(v) for p, v in phases["phases"].items()
                   if p not in ("total", "image read", "LoadImage (firmware: PE load, PCR 4)")) / 1e6
