@@ -239,14 +239,21 @@ $(B)/mshimx64.efi: $(B)/mshimx64.so scripts/efi-finish.py
 unit: $(UNIT_BIN) $(B)/test/mshim
 	@MB_ONLY=unit tests/run-all.sh
 
+DEPS_ENV := KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi
 deps:
-	@KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@$(DEPS_ENV) scripts/deps.sh
 
 # The build runs JOBS compilers at once (default: one per CPU); the tests
-# then pace themselves (tests/run-all.sh, MB_JOBS).
+# then pace themselves (tests/run-all.sh, MB_JOBS). The downloads (kernels,
+# Debian's EFI images: scripts/deps.sh --fetch) run beside the build, which
+# needs none of them: on a fresh clone they are mostly waiting on the
+# network. Both must succeed before any test starts.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-check: deps
-	@$(MAKE) --no-print-directory -j$(JOBS) check-build
+check:
+	@$(DEPS_ENV) scripts/deps.sh --packages
+	@$(DEPS_ENV) scripts/deps.sh --fetch & fetch=$$!; \
+	$(MAKE) --no-print-directory -j$(JOBS) check-build; built=$$?; \
+	wait $$fetch && [ $$built = 0 ]
 	@tests/run-all.sh
 
 check-build: binaries $(UNIT_BIN) $(B)/test/mshim $(B)/tsan/mshim
@@ -265,7 +272,7 @@ check-quick: deps
 # dpkg-buildpackage and checked by lintian. Slower than make check, so a
 # target of their own; .ci/run runs both.
 check-system: all
-	@EXTRA_PKGS="debhelper lintian" KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@EXTRA_PKGS="debhelper lintian" $(DEPS_ENV) scripts/deps.sh
 	@MB_ONLY=system tests/run-all.sh
 
 # The real-Debian tests (tests/debian/, issue 23): a Debian 12 system built
@@ -273,7 +280,7 @@ check-system: all
 # OVMF in Secure Boot and swtpm. Slower still: a target of its own, which
 # .ci/run runs after check-system (docs/TESTING.md).
 check-debian: all
-	@EXTRA_PKGS="debhelper debootstrap" KDIR=$(B)/kernel KCLOUDDIR=$(B)/kernel-cloud KRTDIR=$(B)/kernel-rt EFIROOT=$(B)/debian-efi scripts/deps.sh
+	@EXTRA_PKGS="debhelper debootstrap" $(DEPS_ENV) scripts/deps.sh
 	@MB_ONLY=debian tests/run-all.sh
 
 integration: deps binaries

@@ -30,38 +30,53 @@ python3-cryptography python3-yaml python3-packaging ${EXTRA_PKGS:-}"
 # shim-signed on an EFI host re-runs grub-install on its ESP): the tests
 # use copies unpacked by scripts/fetch-efi.sh.
 
-# --build (plain make): only what compiling the loader and the CLI needs,
-# and no download.
+# Modes (make's targets choose):
+#   (none)      the packages, then the downloads
+#   --build     plain make: only what compiling the loader and the CLI
+#               needs, and no download
+#   --packages  every package, no download
+#   --fetch     the downloads alone (make check runs them beside its build:
+#               the build needs none of them, and on a fresh clone the
+#               downloads are mostly waiting on the network)
+mode=${1:-}
+case $mode in
+''|--build|--packages|--fetch) ;;
+*) echo "usage: scripts/deps.sh [--build | --packages | --fetch]" >&2; exit 2 ;;
+esac
 BUILD_PKGS="gnu-efi libssl-dev libtss2-dev libqrencode-dev gcc make python3"
-[ "${1:-}" = --build ] && PKGS=$BUILD_PKGS
+[ "$mode" = --build ] && PKGS=$BUILD_PKGS
 
-# One dpkg-query for all (one per package took a second of every make
-# check); a package dpkg does not know is not listed, so missing too.
-# shellcheck disable=SC2086
-installed=" $(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null | awk '$NF == "installed" { printf "%s ", $1 }') "
-missing=
-for p in $PKGS; do
-        case "$installed" in
-        *" $p "*) ;;
-        *) missing="$missing $p" ;;
-        esac
-done
+# check_packages: install what is missing (as root), else name it and fail.
+check_packages() {
+        local installed missing='' p
+        # One dpkg-query for all (one per package took a second of every make
+        # check); a package dpkg does not know is not listed, so missing too.
+        # shellcheck disable=SC2086
+        installed=" $(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null | awk '$NF == "installed" { printf "%s ", $1 }') "
+        for p in $PKGS; do
+                case "$installed" in
+                *" $p "*) ;;
+                *) missing="$missing $p" ;;
+                esac
+        done
 
-if [ -n "$missing" ]; then
-        if [ "$(id -u)" = 0 ]; then
-                echo "deps: installing:$missing"
-                export DEBIAN_FRONTEND=noninteractive
-                apt-get update -q
-                # shellcheck disable=SC2086
-                apt-get install -y -q --no-install-recommends $missing
-        else
-                echo "deps: missing Debian packages:$missing" >&2
-                echo "deps: run:  sudo apt-get install$missing" >&2
-                exit 1
+        if [ -n "$missing" ]; then
+                if [ "$(id -u)" = 0 ]; then
+                        echo "deps: installing:$missing"
+                        export DEBIAN_FRONTEND=noninteractive
+                        apt-get update -q
+                        # shellcheck disable=SC2086
+                        apt-get install -y -q --no-install-recommends $missing
+                else
+                        echo "deps: missing Debian packages:$missing" >&2
+                        echo "deps: run:  sudo apt-get install$missing" >&2
+                        exit 1
+                fi
         fi
-fi
+}
+[ "$mode" = --fetch ] || check_packages
 
-[ "${1:-}" = --build ] && exit 0
+case $mode in --build|--packages) exit 0 ;; esac
 # The downloads run side by side (about 25 s one after the other on a fresh
 # clone, most of it unpacking the kernels' packages): each into its own
 # log, printed in order when all are done; any failure fails make deps.

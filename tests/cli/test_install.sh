@@ -136,3 +136,9 @@ git ls-files -z | xargs -0 cp --parents -t "$t/clone"
 check "plain make checks the build packages first" grep -q 'scripts/deps.sh --build' "$t/dry.log"
 check "plain make builds build/mshimx64.efi" grep -qE -- '-o build/mshimx64\.so|build/mshimx64\.efi' "$t/dry.log"
 check "plain make builds build/mshim" grep -qE -- '-o build/mshim ' "$t/dry.log"
+out=$(scripts/deps.sh --bogus 2>&1); rc=$?
+if [ "$rc" = 2 ] && grep -q '^usage: scripts/deps.sh \[--build | --packages | --fetch\]' <<<"$out"; then
+        pass "scripts/deps.sh with an unknown option: usage, exit 2"
+else
+        fail "scripts/deps.sh with an unknown option: usage, exit 2" "rc=$rc: $out"
+fi

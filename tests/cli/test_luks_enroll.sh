@@ -101,6 +101,28 @@ cryptsetup luksFormat --batch-mode --type luks1 --pbkdf-force-iterations 1000 --
 "$MSHIM" luks enroll --state-dir "$st" --unlock-key-file "$tmp/pass" --no-crypttab "$tmp/l1.img" >/dev/null 2>"$tmp/err"; rc=$?
 check "LUKS1: refused (exit 2, 'is not a LUKS2 volume'), no key slot added" bash -c \
         "[ $rc = 2 ] && grep -q 'l1.img is not a LUKS2 volume' '$tmp/err' && [ \$(cryptsetup luksDump '$tmp/l1.img' | grep -c ': ENABLED') = 1 ]"
+# The header is read with one cryptsetup run (luksDump) when it works (the
+# keyscript reads it twice an unlock); isLuks only when the dump failed, to
+# name why. A wrapper on PATH logs each run, then runs the real one.
+mkdir -p "$tmp/bin"
+real_cs=$(command -v cryptsetup)
+printf '#!/bin/sh\necho "$*" >> "%s"\nexec "%s" "$@"\n' "$tmp/cs.log" "$real_cs" >"$tmp/bin/cryptsetup"
+chmod +x "$tmp/bin/cryptsetup"
+: >"$tmp/cs.log"
+PATH=$tmp/bin:$PATH "$MSHIM" luks list "$tmp/w.img" >/dev/null 2>"$tmp/err"; rc=$?
+check "luks list: one cryptsetup run (luksDump --dump-json-metadata), exit 0" bash -c \
+        "[ $rc = 0 ] && [ \"\$(cat '$tmp/cs.log')\" = 'luksDump --dump-json-metadata $tmp/w.img' ]"
+env PATH=/nonexistent "$MSHIM" luks list "$tmp/w.img" >/dev/null 2>"$tmp/err"; rc=$?
+check "luks list without cryptsetup on PATH: exit 2, says it cannot run cryptsetup" bash -c \
+        "[ $rc = 2 ] && grep -q 'cannot run cryptsetup: is it installed' '$tmp/err'"
+# A cryptsetup that knows the volume is LUKS2 but cannot dump it (as before
+# 2.5): its own message is shown, then mshim's.
+printf '#!/bin/sh\ncase "$1" in isLuks) exit 0 ;; esac\necho "unknown option --dump-json-metadata" >&2\nexit 1\n' \
+        >"$tmp/bin/cryptsetup"
+PATH=$tmp/bin:$PATH "$MSHIM" luks list "$tmp/w.img" >/dev/null 2>"$tmp/err"; rc=$?
+check "luks list, a LUKS2 volume cryptsetup cannot dump: exit 2, cryptsetup's message and 'luksDump --dump-json-metadata failed'" bash -c \
+        "[ $rc = 2 ] && grep -q 'unknown option --dump-json-metadata' '$tmp/err' &&
+         grep -q 'w.img: cryptsetup luksDump --dump-json-metadata failed (cryptsetup 2.5 or later needed)' '$tmp/err'"
 printf 'other UUID=00000000-0000-0000-0000-000000000000 none luks\n' >"$tmp/ct-none"
 "$MSHIM" luks enroll --state-dir "$st" --unlock-key-file "$tmp/pass" --crypttab "$tmp/ct-none" "$tmp/w.img" >/dev/null 2>"$tmp/err"; rc=$?
 check "no crypttab line for the volume: refused before anything (exit 2), header and crypttab unchanged" bash -c \

@@ -68,8 +68,33 @@ bad:
         return -1;
 }
 
-int luks2_read(const char *device, luks2_hdr *ret) {
+/* Why `cryptsetup luksDump --dump-json-metadata DEVICE` failed with status
+ * r: cryptsetup missing, not a LUKS2 volume (isLuks says so), else the
+ * dump's own error, shown this time. */
+static int dump_failed(const char *device, char **dump, int r) {
         char *is[] = { "cryptsetup", "isLuks", "--type", "luks2", (char *) device, NULL };
+        char *out = NULL;
+
+        if (r == 127) {
+                cli_error("cannot run cryptsetup: is it installed (Debian: cryptsetup-bin)?");
+        } else if (r > 0 && (r = cryptsetup(is, NULL, 0, NULL, true)) > 0 && r != 127) {
+                cli_error("%s is not a LUKS2 volume (cryptsetup isLuks --type luks2)", device);
+        } else {
+                cryptsetup(dump, NULL, 0, &out, false);
+                cli_error("%s: cryptsetup luksDump --dump-json-metadata failed (cryptsetup 2.5 or later "
+                          "needed)", device);
+        }
+        free(out);
+        return EXIT_BAD_INPUT;
+}
+
+/* The dump runs first and alone when it works: the keyscript reads the
+ * header at every unlock (mshim luks list, then mshim unseal), and each
+ * cryptsetup run costs a process start with its libraries in the
+ * initramfs. A device that is not LUKS2 (LUKS1 included) fails the dump
+ * (cryptsetup 2.6: "Dump operation is not supported for this device
+ * type"); isLuks then names the reason. */
+int luks2_read(const char *device, luks2_hdr *ret) {
         char *dump[] = { "cryptsetup", "luksDump", "--dump-json-metadata", (char *) device, NULL };
         luks2_hdr h = { .device = device };
         char *out = NULL;
@@ -81,20 +106,10 @@ int luks2_read(const char *device, luks2_hdr *ret) {
                 cli_error("cannot read %s: %s", device, strerror(errno));
                 return EXIT_BAD_INPUT;
         }
-        r = cryptsetup(is, NULL, 0, NULL, true);
-        if (r == 127 || r < 0)
-                return EXIT_BAD_INPUT;
+        r = cryptsetup(dump, NULL, 0, &out, true);
         if (r) {
-                cli_error("%s is not a LUKS2 volume (cryptsetup isLuks --type luks2)", device);
-                return EXIT_BAD_INPUT;
-        }
-        r = cryptsetup(dump, NULL, 0, &out, false);
-        if (r) {
-                if (r > 0 && r != 127)
-                        cli_error("%s: cryptsetup luksDump --dump-json-metadata failed (cryptsetup 2.5 or later "
-                                  "needed)", device);
                 free(out);
-                return EXIT_BAD_INPUT;
+                return dump_failed(device, dump, r);
         }
         n = strlen(out);
         h.meta = jr_parse(out, n, &meta_limits, &err, &err_off);
