@@ -123,6 +123,11 @@ PATH=$tmp/bin:$PATH "$MSHIM" luks list "$tmp/w.img" >/dev/null 2>"$tmp/err"; rc=
 check "luks list, a LUKS2 volume cryptsetup cannot dump: exit 2, cryptsetup's message and 'luksDump --dump-json-metadata failed'" bash -c \
         "[ $rc = 2 ] && grep -q 'unknown option --dump-json-metadata' '$tmp/err' &&
          grep -q 'w.img: cryptsetup luksDump --dump-json-metadata failed (cryptsetup 2.5 or later needed)' '$tmp/err'"
+# A dump killed by a signal: said so, without the version hint.
+printf '#!/bin/sh\ncase "$1" in isLuks) exit 0 ;; esac\nkill -KILL $$\n' >"$tmp/bin/cryptsetup"
+PATH=$tmp/bin:$PATH "$MSHIM" luks list "$tmp/w.img" >/dev/null 2>"$tmp/err"; rc=$?
+check "luks list, a dump killed by a signal: exit 2, 'failed', no version hint" bash -c \
+        "[ $rc = 2 ] && grep -q 'w.img: cryptsetup luksDump --dump-json-metadata failed\$' '$tmp/err'"
 printf 'other UUID=00000000-0000-0000-0000-000000000000 none luks\n' >"$tmp/ct-none"
 "$MSHIM" luks enroll --state-dir "$st" --unlock-key-file "$tmp/pass" --crypttab "$tmp/ct-none" "$tmp/w.img" >/dev/null 2>"$tmp/err"; rc=$?
 check "no crypttab line for the volume: refused before anything (exit 2), header and crypttab unchanged" bash -c \

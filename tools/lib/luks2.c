@@ -70,19 +70,22 @@ bad:
 
 /* Why `cryptsetup luksDump --dump-json-metadata DEVICE` failed with status
  * r: cryptsetup missing, not a LUKS2 volume (isLuks says so), else the
- * dump's own error, shown this time. */
+ * dump's own error, shown this time. The hint about cryptsetup's version
+ * is for a dump that exited with an error on a LUKS2 volume, not for one
+ * killed by a signal. */
 static int dump_failed(const char *device, char **dump, int r) {
         char *is[] = { "cryptsetup", "isLuks", "--type", "luks2", (char *) device, NULL };
         char *out = NULL;
+        int s;
 
         if (r == 127) {
                 cli_error("cannot run cryptsetup: is it installed (Debian: cryptsetup-bin)?");
-        } else if (r > 0 && (r = cryptsetup(is, NULL, 0, NULL, true)) > 0 && r != 127) {
+        } else if (r > 0 && (s = cryptsetup(is, NULL, 0, NULL, true)) > 0 && s != 127) {
                 cli_error("%s is not a LUKS2 volume (cryptsetup isLuks --type luks2)", device);
         } else {
                 cryptsetup(dump, NULL, 0, &out, false);
-                cli_error("%s: cryptsetup luksDump --dump-json-metadata failed (cryptsetup 2.5 or later "
-                          "needed)", device);
+                cli_error("%s: cryptsetup luksDump --dump-json-metadata failed%s", device,
+                          r > 0 ? " (cryptsetup 2.5 or later needed)" : "");
         }
         free(out);
         return EXIT_BAD_INPUT;
